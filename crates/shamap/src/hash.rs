@@ -1,0 +1,282 @@
+//! 256-bit values: node hashes ([`Hash256`]) and item keys ([`Key`]), plus the
+//! [`Nibble`] and [`Depth`] newtypes used to address a path through the tree.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::error::ParseHexError;
+
+/// A 256-bit hash: the SHA512Half of a node's prefix format.
+///
+/// The all-zero value is the hash of an empty branch and of the empty map.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct Hash256(pub [u8; 32]);
+
+/// A 256-bit item key. Keys order as big-endian unsigned integers, which is
+/// also the order in which the tree stores them.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[repr(transparent)]
+pub struct Key(pub [u8; 32]);
+
+/// One radix-16 digit of a key: the branch taken at some depth. Always < 16.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Nibble(u8);
+
+/// A depth in the tree, counted in nibbles from the root (the root is at
+/// depth 0; leaves sit at depth 1..=64).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
+pub struct Depth(u8);
+
+impl Nibble {
+    /// Makes a nibble, or `None` when `v >= 16`.
+    pub const fn new(v: u8) -> Option<Self> {
+        if v < 16 {
+            Some(Nibble(v))
+        } else {
+            None
+        }
+    }
+
+    /// The digit, 0..=15.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+
+    /// All sixteen nibbles in ascending order.
+    pub fn all() -> impl DoubleEndedIterator<Item = Nibble> + ExactSizeIterator {
+        (0..16u8).map(Nibble)
+    }
+}
+
+impl Depth {
+    /// The root's depth.
+    pub const ROOT: Depth = Depth(0);
+    /// The deepest a leaf can sit: all 64 nibbles of the key consumed.
+    pub const MAX: Depth = Depth(64);
+
+    /// Makes a depth, or `None` when `v > 64`.
+    pub const fn new(v: u8) -> Option<Self> {
+        if v <= 64 {
+            Some(Depth(v))
+        } else {
+            None
+        }
+    }
+
+    /// The depth as a number of nibbles.
+    pub const fn get(self) -> u8 {
+        self.0
+    }
+}
+
+macro_rules! bytes32_common {
+    ($t:ident) => {
+        impl $t {
+            /// The all-zero value.
+            pub const ZERO: $t = $t([0; 32]);
+
+            /// The raw bytes.
+            pub const fn as_bytes(&self) -> &[u8; 32] {
+                &self.0
+            }
+
+            /// True when every byte is zero.
+            pub fn is_zero(&self) -> bool {
+                self.0 == [0; 32]
+            }
+
+            /// Parses exactly 64 hex digits (either case).
+            pub fn from_hex(s: &str) -> Result<Self, ParseHexError> {
+                let mut out = [0u8; 32];
+                decode_hex_into(s, &mut out)?;
+                Ok($t(out))
+            }
+
+            /// Takes a 32-byte slice, or `None` for any other length.
+            pub fn from_slice(b: &[u8]) -> Option<Self> {
+                <[u8; 32]>::try_from(b).ok().map($t)
+            }
+
+            /// Upper-case hex, as rippled prints hashes.
+            pub fn to_hex(&self) -> String {
+                encode_hex_upper(&self.0)
+            }
+        }
+
+        impl fmt::Display for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                for b in &self.0 {
+                    write!(f, "{b:02X}")?;
+                }
+                Ok(())
+            }
+        }
+
+        impl fmt::Debug for $t {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}({self})", stringify!($t))
+            }
+        }
+
+        impl FromStr for $t {
+            type Err = ParseHexError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                $t::from_hex(s)
+            }
+        }
+
+        impl From<[u8; 32]> for $t {
+            fn from(b: [u8; 32]) -> Self {
+                $t(b)
+            }
+        }
+
+        impl AsRef<[u8]> for $t {
+            fn as_ref(&self) -> &[u8] {
+                &self.0
+            }
+        }
+    };
+}
+
+bytes32_common!(Hash256);
+bytes32_common!(Key);
+
+impl Key {
+    /// The branch this key takes at `depth` (high nibble of byte `depth/2`
+    /// first). `depth` must be below 64; a leaf at depth 64 takes no branch.
+    #[inline]
+    pub fn nibble(&self, depth: usize) -> Nibble {
+        debug_assert!(depth < 64, "depth {depth} has no nibble");
+        let byte = self.0[depth / 2];
+        Nibble(if depth % 2 == 0 { byte >> 4 } else { byte & 0x0F })
+    }
+
+    /// Number of leading nibbles `self` and `other` share (64 when equal).
+    pub fn common_prefix_nibbles(&self, other: &Key) -> usize {
+        for (i, (a, b)) in self.0.iter().zip(other.0.iter()).enumerate() {
+            let x = a ^ b;
+            if x != 0 {
+                return 2 * i + usize::from(x & 0xF0 == 0);
+            }
+        }
+        64
+    }
+
+    /// The key masked to its first `depth` nibbles (the rest zero), as used in
+    /// rippled's node IDs.
+    pub fn masked(&self, depth: usize) -> Key {
+        let mut out = [0u8; 32];
+        let full = depth / 2;
+        out[..full].copy_from_slice(&self.0[..full]);
+        if depth % 2 == 1 {
+            out[full] = self.0[full] & 0xF0;
+        }
+        Key(out)
+    }
+}
+
+impl From<Hash256> for Key {
+    fn from(h: Hash256) -> Self {
+        Key(h.0)
+    }
+}
+
+impl From<Key> for Hash256 {
+    fn from(k: Key) -> Self {
+        Hash256(k.0)
+    }
+}
+
+/// Decodes hex digits into `out`, which must be exactly half as long as `s`.
+pub(crate) fn decode_hex_into(s: &str, out: &mut [u8]) -> Result<(), ParseHexError> {
+    let bytes = s.as_bytes();
+    if bytes.len() != out.len() * 2 {
+        return Err(ParseHexError::Length {
+            expected: out.len() * 2,
+            found: bytes.len(),
+        });
+    }
+    for (i, pair) in bytes.chunks_exact(2).enumerate() {
+        let hi = hex_val(pair[0]).ok_or(ParseHexError::Digit { position: 2 * i })?;
+        let lo = hex_val(pair[1]).ok_or(ParseHexError::Digit { position: 2 * i + 1 })?;
+        out[i] = (hi << 4) | lo;
+    }
+    Ok(())
+}
+
+/// Decodes a hex string of any even length.
+pub fn decode_hex(s: &str) -> Result<Vec<u8>, ParseHexError> {
+    if s.len() % 2 != 0 {
+        return Err(ParseHexError::OddLength { found: s.len() });
+    }
+    let mut out = vec![0u8; s.len() / 2];
+    decode_hex_into(s, &mut out)?;
+    Ok(out)
+}
+
+/// Upper-case hex of any byte string.
+pub fn encode_hex_upper(b: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
+    let mut s = String::with_capacity(b.len() * 2);
+    for &x in b {
+        s.push(char::from(DIGITS[usize::from(x >> 4)]));
+        s.push(char::from(DIGITS[usize::from(x & 15)]));
+    }
+    s
+}
+
+fn hex_val(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nibbles_take_high_half_first() {
+        let k = Key::from_hex(&format!("a5{}", "0".repeat(62))).expect("valid hex");
+        assert_eq!(k.nibble(0).get(), 0xA);
+        assert_eq!(k.nibble(1).get(), 0x5);
+        assert_eq!(k.nibble(2).get(), 0);
+    }
+
+    #[test]
+    fn common_prefix_counts_nibbles() {
+        let a = Key([0x12; 32]);
+        let mut b = a;
+        assert_eq!(a.common_prefix_nibbles(&b), 64);
+        b.0[3] = 0x13;
+        assert_eq!(a.common_prefix_nibbles(&b), 7);
+        b.0[3] = 0x22;
+        assert_eq!(a.common_prefix_nibbles(&b), 6);
+    }
+
+    #[test]
+    fn masked_keeps_prefix_only() {
+        let k = Key([0xFF; 32]);
+        let m = k.masked(3);
+        assert_eq!(&m.0[..3], &[0xFF, 0xF0, 0]);
+    }
+
+    #[test]
+    fn hex_round_trip_and_errors() {
+        let h = Hash256([0xAB; 32]);
+        assert_eq!(Hash256::from_hex(&h.to_hex()), Ok(h));
+        assert_eq!(
+            Hash256::from_hex("00"),
+            Err(ParseHexError::Length { expected: 64, found: 2 })
+        );
+        let mut bad = h.to_hex();
+        bad.replace_range(5..6, "g");
+        assert_eq!(Hash256::from_hex(&bad), Err(ParseHexError::Digit { position: 5 }));
+        assert_eq!(decode_hex("abc"), Err(ParseHexError::OddLength { found: 3 }));
+    }
+}

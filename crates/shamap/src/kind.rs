@@ -1,0 +1,53 @@
+//! What a map holds, fixed at creation: it decides how leaves are hashed.
+
+use crate::hash::{Hash256, Key};
+use crate::xrpl::prefix::HashPrefix;
+use crate::xrpl::sha512half::Sha512Half;
+
+/// The kind of a map, which fixes its leaf hashing.
+///
+/// | kind                  | leaf hash                               | used for                      |
+/// |-----------------------|-----------------------------------------|-------------------------------|
+/// | `AccountState`        | `SHA512Half(MLN\0 ‖ data ‖ key)`        | ledger state (`account_hash`) |
+/// | `TransactionWithMeta` | `SHA512Half(SND\0 ‖ data ‖ key)`        | closed ledger's transactions  |
+/// | `TransactionNoMeta`   | `SHA512Half(TXN\0 ‖ data)` (key unused) | consensus transaction sets    |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MapKind {
+    /// Account-state map: keys are ledger-entry indexes, data the serialized entry.
+    AccountState,
+    /// Transaction+metadata map: keys are transaction IDs, data `VL(tx) ‖ VL(meta)`.
+    TransactionWithMeta,
+    /// Transaction-only map (consensus transaction sets): data is the tx blob.
+    TransactionNoMeta,
+}
+
+impl MapKind {
+    /// The hash prefix of this kind's leaves.
+    pub const fn leaf_prefix(self) -> HashPrefix {
+        match self {
+            MapKind::AccountState => HashPrefix::LEAF_NODE,
+            MapKind::TransactionWithMeta => HashPrefix::TX_NODE,
+            MapKind::TransactionNoMeta => HashPrefix::TRANSACTION_ID,
+        }
+    }
+
+    /// The hash of a leaf holding `data` under `key`.
+    pub fn leaf_hash(self, key: &Key, data: &[u8]) -> Hash256 {
+        let mut h = Sha512Half::new();
+        h.update(self.leaf_prefix().bytes());
+        h.update(data);
+        if self != MapKind::TransactionNoMeta {
+            h.update(key.as_bytes());
+        }
+        h.finish()
+    }
+
+    /// Short lower-case name used by the CLI and JSON output.
+    pub const fn name(self) -> &'static str {
+        match self {
+            MapKind::AccountState => "state",
+            MapKind::TransactionWithMeta => "tx",
+            MapKind::TransactionNoMeta => "txset",
+        }
+    }
+}

@@ -1,0 +1,43 @@
+//! # shamap
+//!
+//! The XRP Ledger's SHAMap — a Merkle radix-16 tree over 256-bit keys hashed
+//! with SHA512Half — rebuilt to give exactly rippled's root hashes while
+//! holding far less memory per entry.
+//!
+//! ```
+//! use shamap::{Key, MapKind, ShaMap};
+//!
+//! let mut map = ShaMap::new(MapKind::AccountState);
+//! map.insert(Key([1; 32]), b"twelve bytes").unwrap();
+//! assert_eq!(map.get(&Key([1; 32])), Some(&b"twelve bytes"[..]));
+//! let root = map.root_hash();
+//! assert!(!root.is_zero());
+//! ```
+//!
+//! Layers, each depending only on those below it:
+//!
+//! | module    | role                                                            |
+//! |-----------|-----------------------------------------------------------------|
+//! | [`tree`]  | the public map: shape rules, iteration, hashing, `check()`      |
+//! | `ptr`     | tagged, stamped node pointers and byte views of node chunks      |
+//! | `alloc`   | slab pools per size class (the only other `unsafe` module)       |
+//! | [`xrpl`]  | prefixes, SHA512Half, VL, transaction IDs, ledger header, readers |
+//!
+//! See `docs/design.md` for byte layouts and invariants.
+
+mod alloc;
+pub mod error;
+pub mod hash;
+pub mod kind;
+pub mod options;
+mod ptr;
+pub mod stats;
+pub mod tree;
+pub mod xrpl;
+
+pub use error::{CheckError, MapError, ParseHexError, SizeClassError};
+pub use hash::{Depth, Hash256, Key, Nibble};
+pub use kind::MapKind;
+pub use options::{MapOptions, SizeClasses};
+pub use stats::MemStats;
+pub use tree::ShaMap;

@@ -1,0 +1,156 @@
+//! Construction options for a map.
+
+use crate::error::SizeClassError;
+
+/// Most classes the 3-bit pointer tag can name (tag 0 marks a leaf).
+pub const MAX_SIZE_CLASSES: usize = 7;
+
+/// The capacities an inner node's child array may have.
+///
+/// An inner node with `n` children always uses the smallest class whose
+/// capacity is at least `n` (so the class is canonical and `check()` can
+/// audit it). The largest class must be 16, the dense layout. The default,
+/// `{2, 4, 6, 16}`, is rippled's; measured mainnet histograms favour
+/// `{2, 4, 10, 16}` (rippled PR #4804).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct SizeClasses {
+    caps: [u8; MAX_SIZE_CLASSES],
+    len: u8,
+    /// `class_of[n]` = index of the smallest class holding `n` children.
+    class_of: [u8; 17],
+}
+
+impl SizeClasses {
+    /// rippled's classes, `{2, 4, 6, 16}`.
+    pub const DEFAULT: SizeClasses = match SizeClasses::build(&[2, 4, 6, 16]) {
+        Ok(c) => c,
+        Err(_) => panic!("the default classes are valid"),
+    };
+
+    /// Builds a class set: 1 to 7 strictly increasing capacities in 1..=16,
+    /// the last being 16.
+    pub fn new(caps: &[u8]) -> Result<SizeClasses, SizeClassError> {
+        SizeClasses::build(caps).map_err(|e| match e {
+            Invalid::Count => SizeClassError::Count(caps.len()),
+            Invalid::Range => SizeClassError::Range(caps.to_vec()),
+            Invalid::NotIncreasing => SizeClassError::NotIncreasing(caps.to_vec()),
+        })
+    }
+
+    const fn build(caps: &[u8]) -> Result<SizeClasses, Invalid> {
+        if caps.is_empty() || caps.len() > MAX_SIZE_CLASSES {
+            return Err(Invalid::Count);
+        }
+        let mut out = [0u8; MAX_SIZE_CLASSES];
+        let mut i = 0;
+        while i < caps.len() {
+            if caps[i] == 0 || caps[i] > 16 {
+                return Err(Invalid::Range);
+            }
+            if i > 0 && caps[i] <= caps[i - 1] {
+                return Err(Invalid::NotIncreasing);
+            }
+            out[i] = caps[i];
+            i += 1;
+        }
+        if caps[caps.len() - 1] != 16 {
+            return Err(Invalid::Range);
+        }
+        let mut class_of = [0u8; 17];
+        let mut n = 0;
+        let mut c = 0;
+        while n <= 16 {
+            while out[c] < n as u8 {
+                c += 1;
+            }
+            class_of[n] = c as u8;
+            n += 1;
+        }
+        Ok(SizeClasses {
+            caps: out,
+            len: caps.len() as u8,
+            class_of,
+        })
+    }
+
+    /// Number of classes.
+    pub const fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Always false: a class set has at least one class (16).
+    pub const fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// Capacity of class `class`.
+    #[inline]
+    pub const fn capacity(&self, class: usize) -> usize {
+        self.caps[class] as usize
+    }
+
+    /// The capacities, smallest first.
+    pub fn capacities(&self) -> &[u8] {
+        &self.caps[..self.len as usize]
+    }
+
+    /// The class an inner node with `children` children uses.
+    #[inline]
+    pub const fn class_for(&self, children: usize) -> usize {
+        self.class_of[children] as usize
+    }
+}
+
+impl Default for SizeClasses {
+    fn default() -> Self {
+        SizeClasses::DEFAULT
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Invalid {
+    Count,
+    Range,
+    NotIncreasing,
+}
+
+/// Options fixed when a map is created.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MapOptions {
+    /// Child-array capacity classes. Default: `{2, 4, 6, 16}`.
+    pub size_classes: SizeClasses,
+}
+
+impl MapOptions {
+    /// Options with the given size classes.
+    pub fn with_size_classes(mut self, classes: SizeClasses) -> Self {
+        self.size_classes = classes;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_classes_map_counts_to_smallest_fit() {
+        let c = SizeClasses::DEFAULT;
+        let caps: Vec<usize> = (0..=16).map(|n| c.capacity(c.class_for(n))).collect();
+        assert_eq!(caps, [2, 2, 2, 4, 4, 6, 6, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16]);
+    }
+
+    #[test]
+    fn invalid_class_sets_are_refused() {
+        assert_eq!(SizeClasses::new(&[]), Err(SizeClassError::Count(0)));
+        assert_eq!(SizeClasses::new(&[1, 2, 3, 4, 5, 6, 7, 16]), Err(SizeClassError::Count(8)));
+        assert_eq!(SizeClasses::new(&[2, 4]), Err(SizeClassError::Range(vec![2, 4])));
+        assert_eq!(
+            SizeClasses::new(&[4, 2, 16]),
+            Err(SizeClassError::NotIncreasing(vec![4, 2, 16]))
+        );
+        assert!(SizeClasses::new(&[16]).is_ok());
+        assert!(SizeClasses::new(&[1, 2, 4, 8, 10, 12, 16]).is_ok());
+    }
+}

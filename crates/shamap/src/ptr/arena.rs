@@ -1,0 +1,425 @@
+//! `NodeArena`: makes, reshapes and frees node chunks from slab pools.
+//!
+//! Inner nodes come from one pool per size class; leaves from one pool per
+//! chunk size (multiples of 8 up to `MAX_POOLED_CHUNK`), and larger leaves
+//! from the global allocator. The arena keeps exact counters so that memory
+//! statistics are counted, never estimated.
+
+use super::mask::BranchMask;
+use super::node::{
+    inner_chunk_size, leaf_chunk_size, NodeBox, DATA_OFFSET, HASH_OFFSET, KEY_OFFSET, LONG_DATA_OFFSET,
+    LONG_LEAF, LONG_LEN_OFFSET,
+};
+use super::tagged::Tagged;
+use crate::alloc::{PoolStats, SlabPool};
+use crate::hash::{Key, Nibble};
+#[cfg(test)]
+use crate::hash::Hash256;
+#[cfg(test)]
+use std::ptr::NonNull;
+use crate::options::SizeClasses;
+
+/// Largest leaf chunk served from a pool; larger ones use the global allocator.
+pub(crate) const MAX_POOLED_CHUNK: usize = 4096;
+
+/// Exact counters kept by the arena.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ArenaCounters {
+    /// Per inner size class: (capacity, pool counters).
+    pub inner_pools: Vec<(usize, PoolStats)>,
+    /// Leaf pools that hold at least one block.
+    pub leaf_pools: Vec<PoolStats>,
+    /// Leaves in global-allocator chunks, and their chunk bytes.
+    pub large_leaves: usize,
+    pub large_leaf_bytes: usize,
+    /// Occupied child slots over all inner nodes.
+    pub child_slots_used: usize,
+    /// Occupied child slots per size class.
+    pub slots_used_by_class: Vec<usize>,
+    /// Sum of leaf data lengths.
+    pub leaf_data_bytes: usize,
+    /// Leaves alive.
+    pub leaves: usize,
+}
+
+/// Allocates and reshapes nodes for one map.
+pub(crate) struct NodeArena {
+    classes: SizeClasses,
+    inner: Vec<SlabPool>,
+    leaf: Vec<Option<SlabPool>>,
+    large_leaves: usize,
+    large_leaf_bytes: usize,
+    child_slots_used: usize,
+    slots_used_by_class: [usize; crate::options::MAX_SIZE_CLASSES],
+    leaf_data_bytes: usize,
+    leaves: usize,
+}
+
+impl NodeArena {
+    /// An arena whose inner nodes use `classes`.
+    pub(crate) fn new(classes: SizeClasses) -> NodeArena {
+        let inner = (0..classes.len())
+            .map(|c| SlabPool::new(inner_chunk_size(classes.capacity(c))))
+            .collect();
+        NodeArena {
+            classes,
+            inner,
+            leaf: Vec::new(),
+            large_leaves: 0,
+            large_leaf_bytes: 0,
+            child_slots_used: 0,
+            slots_used_by_class: [0; crate::options::MAX_SIZE_CLASSES],
+            leaf_data_bytes: 0,
+            leaves: 0,
+        }
+    }
+
+    /// The size classes in use.
+    pub(crate) fn classes(&self) -> &SizeClasses {
+        &self.classes
+    }
+
+    /// Counters for statistics.
+    pub(crate) fn counters(&self) -> ArenaCounters {
+        ArenaCounters {
+            inner_pools: self
+                .inner
+                .iter()
+                .enumerate()
+                .map(|(c, p)| (self.classes.capacity(c), p.stats()))
+                .collect(),
+            leaf_pools: self
+                .leaf
+                .iter()
+                .flatten()
+                .map(SlabPool::stats)
+                .filter(|s| s.blocks > 0)
+                .collect(),
+            large_leaves: self.large_leaves,
+            large_leaf_bytes: self.large_leaf_bytes,
+            child_slots_used: self.child_slots_used,
+            slots_used_by_class: self.slots_used_by_class[..self.classes.len()].to_vec(),
+            leaf_data_bytes: self.leaf_data_bytes,
+            leaves: self.leaves,
+        }
+    }
+
+    /// Heap bytes of the arena's own bookkeeping (pool headers and vectors).
+    pub(crate) fn bookkeeping_bytes(&self) -> usize {
+        std::mem::size_of::<NodeArena>()
+            + self.inner.capacity() * std::mem::size_of::<SlabPool>()
+            + self.leaf.capacity() * std::mem::size_of::<Option<SlabPool>>()
+    }
+
+    /// Audits every pool's internal lists and counters.
+    pub(crate) fn audit(&self) -> Result<(), String> {
+        for p in self.inner.iter().chain(self.leaf.iter().flatten()) {
+            p.audit().map_err(|e| format!("pool of {}-byte chunks: {e}", p.chunk_size()))?;
+        }
+        Ok(())
+    }
+
+    fn leaf_pool(&mut self, chunk: usize) -> &mut SlabPool {
+        let i = chunk / 8;
+        if self.leaf.len() <= i {
+            self.leaf.resize_with(i + 1, || None);
+        }
+        self.leaf[i].get_or_insert_with(|| SlabPool::new(chunk))
+    }
+
+    /// A new leaf holding `key` and `data`, hash not yet computed.
+    pub(crate) fn new_leaf(&mut self, key: &Key, data: &[u8]) -> NodeBox {
+        let len = data.len();
+        let chunk = leaf_chunk_size(len);
+        let p = if chunk <= MAX_POOLED_CHUNK {
+            self.leaf_pool(chunk).alloc()
+        } else {
+            self.large_leaves += 1;
+            self.large_leaf_bytes += chunk;
+            crate::alloc::alloc_large(chunk)
+        };
+        let long = len >= usize::from(LONG_LEAF);
+        let data_off = if long { LONG_DATA_OFFSET } else { DATA_OFFSET };
+        // SAFETY: `p` is a fresh chunk of `leaf_chunk_size(len)` bytes, so
+        // hash, key, optional length and `len` data bytes all fit; source and
+        // destination cannot overlap (the chunk is new).
+        unsafe {
+            let b = p.as_ptr();
+            b.add(HASH_OFFSET).write_bytes(0, 32);
+            b.add(KEY_OFFSET).copy_from_nonoverlapping(key.0.as_ptr(), 32);
+            if long {
+                b.add(LONG_LEN_OFFSET).cast::<u64>().write_unaligned((len as u64).to_le());
+            }
+            b.add(data_off).copy_from_nonoverlapping(data.as_ptr(), len);
+        }
+        self.leaves += 1;
+        self.leaf_data_bytes += len;
+        let stamp = if long { LONG_LEAF } else { len as u16 };
+        NodeBox(Tagged::new(p, 0, stamp))
+    }
+
+    /// A new inner node with no children, hash not yet computed.
+    pub(crate) fn new_inner(&mut self) -> NodeBox {
+        let class = self.classes.class_for(0);
+        let p = self.inner[class].alloc();
+        // SAFETY: a fresh inner chunk has at least 32 bytes for the hash.
+        unsafe { p.as_ptr().write_bytes(0, 32) };
+        NodeBox(Tagged::new(p, class as u8 + 1, 0))
+    }
+
+    /// Replaces a leaf's data (keeping its key), moving it to a chunk of the
+    /// right size when the size changes. The hash is marked stale.
+    pub(crate) fn set_leaf_data(&mut self, leaf: &mut NodeBox, data: &[u8]) {
+        let old_len = leaf.leaf_len();
+        let same_chunk = leaf_chunk_size(old_len) == leaf_chunk_size(data.len())
+            && (old_len >= usize::from(LONG_LEAF)) == (data.len() >= usize::from(LONG_LEAF));
+        if same_chunk && data.len() < usize::from(LONG_LEAF) {
+            // SAFETY: same chunk size and layout, so the data fits at offset 64;
+            // `&mut NodeBox` gives exclusive access; `data` is caller memory,
+            // distinct from the chunk (a `&mut` to the chunk exists).
+            unsafe {
+                leaf.base()
+                    .as_ptr()
+                    .add(DATA_OFFSET)
+                    .copy_from_nonoverlapping(data.as_ptr(), data.len());
+            }
+            self.leaf_data_bytes = self.leaf_data_bytes - old_len + data.len();
+            leaf.0.set_stamp(data.len() as u16);
+            leaf.clear_hash();
+            return;
+        }
+        let key = *leaf.leaf().expect("set_leaf_data on a leaf").key();
+        let fresh = self.new_leaf(&key, data);
+        let old = std::mem::replace(leaf, fresh);
+        self.free_node(old);
+    }
+
+    /// Adds `child` on the empty branch `b` of `node`, growing the child
+    /// array to the next size class when it is full.
+    pub(crate) fn insert_child(&mut self, node: &mut NodeBox, b: Nibble, child: NodeBox) {
+        let mask = node.mask_bits();
+        assert!(!node.is_leaf() && !mask.has(b), "insert_child on a leaf or an occupied branch");
+        let n = mask.count();
+        let slot = mask.slot(b);
+        let class = node.class_index();
+        let new_mask = mask.with(b);
+        if n < self.classes.capacity(class) {
+            let children = node.children_ptr();
+            // SAFETY: slots 0..n are initialised and capacity > n, so moving
+            // slots slot..n up by one stays inside the chunk; then slot `slot`
+            // is written with the new child (the old bits there were moved).
+            unsafe {
+                std::ptr::copy(children.add(slot), children.add(slot + 1), n - slot);
+                children.add(slot).write(child);
+            }
+            node.0.set_stamp(new_mask.0);
+            self.slots_used_by_class[class] += 1;
+        } else {
+            let new_class = self.classes.class_for(n + 1);
+            self.slots_used_by_class[class] -= n;
+            self.slots_used_by_class[new_class] += n + 1;
+            let p = self.inner[new_class].alloc();
+            let old_children = node.children_ptr();
+            // SAFETY: the new chunk holds capacity(new_class) > n slots plus
+            // the hash; the old chunk's first n slots are initialised; the
+            // chunks are distinct. The children are moved bitwise and the old
+            // chunk is freed without reading them again.
+            unsafe {
+                let dst = p.as_ptr();
+                dst.copy_from_nonoverlapping(node.base().as_ptr(), 32);
+                let new_children = dst.add(32).cast::<NodeBox>();
+                new_children.copy_from_nonoverlapping(old_children, slot);
+                new_children.add(slot).write(child);
+                new_children
+                    .add(slot + 1)
+                    .copy_from_nonoverlapping(old_children.add(slot), n - slot);
+                self.inner[class].free(node.base());
+            }
+            node.0 = Tagged::new(p, new_class as u8 + 1, new_mask.0);
+        }
+        self.child_slots_used += 1;
+    }
+
+    /// Takes the child on branch `b` out of `node`, shrinking the child array
+    /// to the smallest size class that fits.
+    pub(crate) fn remove_child(&mut self, node: &mut NodeBox, b: Nibble) -> NodeBox {
+        let mask = node.mask_bits();
+        assert!(!node.is_leaf() && mask.has(b), "remove_child on a leaf or an empty branch");
+        let n = mask.count();
+        let slot = mask.slot(b);
+        let class = node.class_index();
+        let new_mask = mask.without(b);
+        let new_class = self.classes.class_for(n - 1);
+        let children = node.children_ptr();
+        // SAFETY: `slot < n`, so the slot is initialised; reading moves the
+        // child out, and the slot is overwritten or abandoned below.
+        let child = unsafe { children.add(slot).read() };
+        if new_class == class {
+            // SAFETY: slots slot+1..n are initialised; moving them down by one
+            // stays inside the chunk.
+            unsafe { std::ptr::copy(children.add(slot + 1), children.add(slot), n - 1 - slot) };
+            node.0.set_stamp(new_mask.0);
+            self.slots_used_by_class[class] -= 1;
+        } else {
+            self.slots_used_by_class[class] -= n;
+            self.slots_used_by_class[new_class] += n - 1;
+            let p = self.inner[new_class].alloc();
+            // SAFETY: the new chunk has capacity >= n - 1; the old chunk's
+            // slots other than `slot` are initialised and moved bitwise; the
+            // chunks are distinct; the old chunk is freed without reading it
+            // again.
+            unsafe {
+                let dst = p.as_ptr();
+                dst.copy_from_nonoverlapping(node.base().as_ptr(), 32);
+                let new_children = dst.add(32).cast::<NodeBox>();
+                new_children.copy_from_nonoverlapping(children, slot);
+                new_children
+                    .add(slot)
+                    .copy_from_nonoverlapping(children.add(slot + 1), n - 1 - slot);
+                self.inner[class].free(node.base());
+            }
+            node.0 = Tagged::new(p, new_class as u8 + 1, new_mask.0);
+        }
+        self.child_slots_used -= 1;
+        child
+    }
+
+    /// Frees one node. An inner node must have no children left.
+    pub(crate) fn free_node(&mut self, node: NodeBox) {
+        if node.is_leaf() {
+            let len = node.leaf_len();
+            let chunk = leaf_chunk_size(len);
+            self.leaves -= 1;
+            self.leaf_data_bytes -= len;
+            if chunk <= MAX_POOLED_CHUNK {
+                let pool = self.leaf[chunk / 8]
+                    .as_mut()
+                    .expect("a pooled leaf's pool exists");
+                // SAFETY: the leaf was allocated from this pool (same chunk
+                // size) and, being consumed here, is not used again.
+                unsafe { pool.free(node.base()) };
+            } else {
+                self.large_leaves -= 1;
+                self.large_leaf_bytes -= chunk;
+                // SAFETY: allocated by `alloc_large(chunk)` in `new_leaf`.
+                unsafe { crate::alloc::free_large(node.base(), chunk) };
+            }
+        } else {
+            assert_eq!(node.mask_bits(), BranchMask(0), "free_node on an inner node with children");
+            let class = node.class_index();
+            // SAFETY: the inner node came from the pool of its class (its
+            // tag) and is consumed here.
+            unsafe { self.inner[class].free(node.base()) };
+        }
+    }
+
+    /// Frees a node and everything below it.
+    pub(crate) fn free_tree(&mut self, mut node: NodeBox) {
+        while let Some(inner) = node.inner() {
+            let Some(b) = inner.mask().branches().next_back() else {
+                break;
+            };
+            let child = self.remove_child(&mut node, b);
+            self.free_tree(child);
+        }
+        self.free_node(node);
+    }
+}
+
+impl Drop for NodeArena {
+    fn drop(&mut self) {
+        // Pools release their blocks when dropped. Large leaves must have been
+        // freed by the owner (the map frees its tree first).
+        debug_assert_eq!(self.large_leaves, 0, "large leaves leaked");
+    }
+}
+
+/// Raw chunk address, for tests of the pointer module.
+#[cfg(test)]
+pub(crate) fn chunk_addr(n: &NodeBox) -> NonNull<u8> {
+    n.base()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nib(v: u8) -> Nibble {
+        Nibble::new(v).expect("< 16")
+    }
+
+    #[test]
+    fn leaves_hold_key_and_data_of_every_length_class() {
+        let mut a = NodeArena::new(SizeClasses::DEFAULT);
+        for len in [0usize, 1, 7, 8, 9, 167, 4031, 4032, 4033, 70_000] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 31) as u8).collect();
+            let key = Key([len as u8; 32]);
+            let mut leaf = a.new_leaf(&key, &data);
+            assert_eq!(leaf.leaf().expect("leaf").data(), &data[..], "len {len}");
+            assert_eq!(leaf.leaf().expect("leaf").key(), &key);
+            assert!(leaf.hash().is_zero());
+            leaf.set_hash(Hash256([9; 32]));
+            let shorter = &data[..len / 2];
+            a.set_leaf_data(&mut leaf, shorter);
+            assert_eq!(leaf.leaf().expect("leaf").data(), shorter);
+            assert_eq!(leaf.leaf().expect("leaf").key(), &key);
+            assert!(leaf.hash().is_zero(), "changed data marks the hash stale");
+            a.free_node(leaf);
+        }
+        let c = a.counters();
+        assert_eq!((c.leaves, c.leaf_data_bytes, c.large_leaves), (0, 0, 0));
+        a.audit().expect("pools consistent");
+    }
+
+    #[test]
+    fn children_grow_and_shrink_through_every_class() {
+        let mut a = NodeArena::new(SizeClasses::DEFAULT);
+        let mut inner = a.new_inner();
+        let order = [7u8, 0, 15, 3, 9, 1, 12, 5, 14, 2, 11, 4, 8, 6, 13, 10];
+        for (i, &b) in order.iter().enumerate() {
+            let leaf = a.new_leaf(&Key([b; 32]), &[b]);
+            a.insert_child(&mut inner, nib(b), leaf);
+            let view = inner.inner().expect("inner");
+            assert_eq!(view.mask().count(), i + 1);
+            assert_eq!(a.classes().capacity(view.class()), a.classes().capacity(a.classes().class_for(i + 1)));
+            let keys: Vec<u8> = view.children().iter().map(|c| c.leaf().expect("leaf").key().0[0]).collect();
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            assert_eq!(keys, sorted, "children stay in branch order");
+            assert_eq!(view.child(nib(b)).map(|c| c.leaf().expect("leaf").data()), Some(&[b][..]));
+        }
+        for (i, &b) in order.iter().rev().enumerate() {
+            let child = a.remove_child(&mut inner, nib(b));
+            assert_eq!(child.leaf().expect("leaf").data(), &[b]);
+            a.free_node(child);
+            let view = inner.inner().expect("inner");
+            assert_eq!(view.mask().count(), 15 - i);
+            assert_eq!(view.class(), a.classes().class_for(15 - i));
+        }
+        a.free_node(inner);
+        let c = a.counters();
+        assert_eq!(c.child_slots_used, 0);
+        assert!(c.inner_pools.iter().all(|(_, p)| p.live_chunks == 0));
+        a.audit().expect("pools consistent");
+    }
+
+    #[test]
+    fn free_tree_releases_everything() {
+        let mut a = NodeArena::new(SizeClasses::new(&[2, 4, 10, 16]).expect("valid"));
+        let mut root = a.new_inner();
+        for b in 0..16u8 {
+            let mut mid = a.new_inner();
+            for c in 0..(b % 5 + 1) {
+                let leaf = a.new_leaf(&Key([c; 32]), &vec![c; 100 * usize::from(c)]);
+                a.insert_child(&mut mid, nib(c), leaf);
+            }
+            a.insert_child(&mut root, nib(b), mid);
+        }
+        assert!(chunk_addr(&root).as_ptr().addr() % 8 == 0);
+        a.free_tree(root);
+        let c = a.counters();
+        assert_eq!((c.leaves, c.child_slots_used, c.leaf_data_bytes), (0, 0, 0));
+        assert!(c.inner_pools.iter().all(|(_, p)| p.live_chunks == 0));
+        a.audit().expect("pools consistent");
+    }
+}

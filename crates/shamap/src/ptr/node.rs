@@ -1,0 +1,267 @@
+//! `NodeBox`: the owning handle of one node chunk, and views over chunks.
+//!
+//! Chunk layouts (all offsets in bytes; every chunk is 8-aligned):
+//!
+//! Inner node, size class with capacity `cap` (`32 + 8·cap` bytes):
+//!
+//! | offset | bytes  | field                                                    |
+//! |--------|--------|----------------------------------------------------------|
+//! | 0      | 32     | hash (all zero = not yet computed since the last change) |
+//! | 32     | 8·cap  | children: `n = popcount(mask)` `NodeBox` words in branch order, then unused |
+//!
+//! The branch mask and the size class are not in the chunk: they are the
+//! stamp and tag of the `NodeBox` word that points at it.
+//!
+//! Leaf, data length `len < 0xFFFF` (`64 + round8(len)` bytes):
+//!
+//! | offset | bytes | field                            |
+//! |--------|-------|----------------------------------|
+//! | 0      | 32    | hash (all zero = not computed)   |
+//! | 32     | 32    | key                              |
+//! | 64     | len   | data, then padding to 8          |
+//!
+//! Leaf, data length `len >= 0xFFFF` (stamp `LONG_LEAF`): as above, with a
+//! little-endian `u64` length at offset 64 and data from offset 72.
+//!
+//! The hash sits at offset 0 in both kinds, so a parent reads a child's hash
+//! without knowing its kind.
+
+use std::ptr::NonNull;
+
+use super::mask::BranchMask;
+use super::tagged::Tagged;
+use crate::hash::{Hash256, Key, Nibble};
+
+/// Stamp of a leaf whose length is stored in the chunk.
+pub(crate) const LONG_LEAF: u16 = 0xFFFF;
+pub(crate) const HASH_OFFSET: usize = 0;
+pub(crate) const CHILDREN_OFFSET: usize = 32;
+pub(crate) const KEY_OFFSET: usize = 32;
+pub(crate) const DATA_OFFSET: usize = 64;
+pub(crate) const LONG_LEN_OFFSET: usize = 64;
+pub(crate) const LONG_DATA_OFFSET: usize = 72;
+
+/// Bytes of an inner chunk with capacity `cap`.
+pub(crate) const fn inner_chunk_size(cap: usize) -> usize {
+    CHILDREN_OFFSET + 8 * cap
+}
+
+/// Bytes of a leaf chunk holding `len` bytes of data.
+pub(crate) const fn leaf_chunk_size(len: usize) -> usize {
+    let padded = (len + 7) & !7;
+    if len < LONG_LEAF as usize {
+        DATA_OFFSET + padded
+    } else {
+        LONG_DATA_OFFSET + padded
+    }
+}
+
+/// The unique owner of one node chunk: a leaf or an inner node (which in
+/// turn owns its children). Eight bytes; not `Copy`, not `Clone`.
+///
+/// Dropping a `NodeBox` without giving it back to its arena leaks the chunk
+/// (never unsafe; the arena's counters expose it in tests).
+#[repr(transparent)]
+pub(crate) struct NodeBox(pub(super) Tagged);
+
+// SAFETY: a NodeBox uniquely owns its chunk and, transitively, its children,
+// like `Box<T>`; shared access only reads, mutation needs `&mut`.
+unsafe impl Send for NodeBox {}
+// SAFETY: as above.
+unsafe impl Sync for NodeBox {}
+
+impl NodeBox {
+    #[inline]
+    pub(super) fn base(&self) -> NonNull<u8> {
+        self.0.addr()
+    }
+
+    /// True for a leaf.
+    #[inline]
+    pub(crate) fn is_leaf(&self) -> bool {
+        self.0.tag() == 0
+    }
+
+    /// The node's stored hash (zero when not computed since the last change).
+    #[inline]
+    pub(crate) fn hash(&self) -> &Hash256 {
+        // SAFETY: every chunk starts with a 32-byte hash, initialised when the
+        // chunk was made; `Hash256` is a transparent `[u8; 32]` (align 1); the
+        // borrow of `self` keeps the chunk alive and unaliased by writers.
+        unsafe { &*self.base().as_ptr().add(HASH_OFFSET).cast::<Hash256>() }
+    }
+
+    /// Sets the stored hash.
+    #[inline]
+    pub(crate) fn set_hash(&mut self, h: Hash256) {
+        // SAFETY: as in `hash`; `&mut self` gives exclusive access.
+        unsafe { self.base().as_ptr().add(HASH_OFFSET).cast::<Hash256>().write(h) }
+    }
+
+    /// Marks the node's hash as stale.
+    #[inline]
+    pub(crate) fn clear_hash(&mut self) {
+        self.set_hash(Hash256::ZERO);
+    }
+
+    /// A leaf view, or `None` for an inner node.
+    #[inline]
+    pub(crate) fn leaf(&self) -> Option<LeafRef<'_>> {
+        self.is_leaf().then_some(LeafRef { node: self })
+    }
+
+    /// An inner view, or `None` for a leaf.
+    #[inline]
+    pub(crate) fn inner(&self) -> Option<InnerRef<'_>> {
+        (!self.is_leaf()).then_some(InnerRef { node: self })
+    }
+
+    /// A mutable inner view, or `None` for a leaf.
+    #[inline]
+    pub(crate) fn inner_mut(&mut self) -> Option<InnerMut<'_>> {
+        if self.is_leaf() {
+            None
+        } else {
+            Some(InnerMut { node: self })
+        }
+    }
+
+    /// Branch mask of an inner node (meaningless for a leaf).
+    #[inline]
+    pub(super) fn mask_bits(&self) -> BranchMask {
+        BranchMask(self.0.stamp())
+    }
+
+    /// Size class of an inner node (meaningless for a leaf).
+    #[inline]
+    pub(super) fn class_index(&self) -> usize {
+        usize::from(self.0.tag()).wrapping_sub(1)
+    }
+
+    /// Data length of a leaf.
+    #[inline]
+    pub(super) fn leaf_len(&self) -> usize {
+        debug_assert!(self.is_leaf());
+        let stamp = self.0.stamp();
+        if stamp != LONG_LEAF {
+            return usize::from(stamp);
+        }
+        // SAFETY: a leaf stamped LONG_LEAF has its u64 length at offset 64,
+        // written when the chunk was made; unaligned read needs no alignment.
+        let len = unsafe {
+            self.base()
+                .as_ptr()
+                .add(LONG_LEN_OFFSET)
+                .cast::<u64>()
+                .read_unaligned()
+        };
+        usize::try_from(u64::from_le(len)).expect("lengths were stored from a usize")
+    }
+
+    pub(super) fn children_ptr(&self) -> *mut NodeBox {
+        // SAFETY: offset 32 lies inside every inner chunk (>= 40 bytes).
+        unsafe { self.base().as_ptr().add(CHILDREN_OFFSET).cast::<NodeBox>() }
+    }
+}
+
+/// Read-only view of a leaf.
+#[derive(Clone, Copy)]
+pub(crate) struct LeafRef<'a> {
+    node: &'a NodeBox,
+}
+
+impl<'a> LeafRef<'a> {
+    /// The item key.
+    #[inline]
+    pub(crate) fn key(self) -> &'a Key {
+        // SAFETY: a leaf chunk holds its key at offset 32, initialised at
+        // creation; `Key` is a transparent `[u8; 32]`; the chunk lives as
+        // long as the borrowed NodeBox.
+        unsafe { &*self.node.base().as_ptr().add(KEY_OFFSET).cast::<Key>() }
+    }
+
+    /// The item data.
+    #[inline]
+    pub(crate) fn data(self) -> &'a [u8] {
+        let len = self.node.leaf_len();
+        let off = if self.node.0.stamp() == LONG_LEAF {
+            LONG_DATA_OFFSET
+        } else {
+            DATA_OFFSET
+        };
+        // SAFETY: the chunk was sized by `leaf_chunk_size(len)`, so
+        // `off + len` bytes are inside it and were initialised at creation.
+        unsafe { std::slice::from_raw_parts(self.node.base().as_ptr().add(off), len) }
+    }
+}
+
+/// Read-only view of an inner node.
+#[derive(Clone, Copy)]
+pub(crate) struct InnerRef<'a> {
+    node: &'a NodeBox,
+}
+
+impl<'a> InnerRef<'a> {
+    /// Occupied branches.
+    #[inline]
+    pub(crate) fn mask(self) -> BranchMask {
+        self.node.mask_bits()
+    }
+
+    /// Index of the size class of the child array.
+    #[inline]
+    pub(crate) fn class(self) -> usize {
+        self.node.class_index()
+    }
+
+    /// The children, densely, in branch order.
+    #[inline]
+    pub(crate) fn children(self) -> &'a [NodeBox] {
+        let n = self.mask().count();
+        // SAFETY: the first popcount(mask) slots of an inner chunk hold
+        // initialised NodeBox words (arena invariant); the slice borrows the
+        // chunk for as long as the parent NodeBox is borrowed.
+        unsafe { std::slice::from_raw_parts(self.node.children_ptr(), n) }
+    }
+
+    /// The child on branch `b`, if any.
+    #[inline]
+    pub(crate) fn child(self, b: Nibble) -> Option<&'a NodeBox> {
+        let m = self.mask();
+        m.has(b).then(|| &self.children()[m.slot(b)])
+    }
+}
+
+/// Mutable view of an inner node: may change children in place, but not the
+/// set of occupied branches (that needs the arena).
+pub(crate) struct InnerMut<'a> {
+    node: &'a mut NodeBox,
+}
+
+impl<'a> InnerMut<'a> {
+    /// Occupied branches.
+    #[inline]
+    pub(crate) fn mask(&self) -> BranchMask {
+        self.node.mask_bits()
+    }
+
+    /// The children, densely, in branch order, mutably.
+    #[inline]
+    pub(crate) fn into_children(self) -> &'a mut [NodeBox] {
+        let n = self.mask().count();
+        // SAFETY: as in `InnerRef::children`; `&mut` on the parent gives
+        // exclusive access to its chunk and so to the child words.
+        unsafe { std::slice::from_raw_parts_mut(self.node.children_ptr(), n) }
+    }
+
+    /// The child on branch `b`, if any, mutably.
+    #[inline]
+    pub(crate) fn into_child(self, b: Nibble) -> Option<&'a mut NodeBox> {
+        let m = self.mask();
+        if m.has(b) {
+            Some(&mut self.into_children()[m.slot(b)])
+        } else {
+            None
+        }
+    }
+}

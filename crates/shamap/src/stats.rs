@@ -1,0 +1,164 @@
+//! Memory statistics: where every byte of a map goes, counted from the
+//! allocator's own books (never estimated).
+
+use crate::alloc::BLOCK_SIZE;
+use crate::tree::ShaMap;
+
+/// One inner-node size class.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InnerClassStats {
+    /// Child slots per array in this class.
+    pub capacity: usize,
+    /// Inner nodes using this class.
+    pub nodes: usize,
+    /// Occupied child slots.
+    pub slots_used: usize,
+    /// Allocated but unoccupied child slots.
+    pub slots_unused: usize,
+    /// Bytes per node chunk (hash + slots).
+    pub chunk_bytes: usize,
+    /// Blocks the class's pool holds.
+    pub blocks: usize,
+}
+
+/// One leaf pool (leaves whose chunk has this size).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeafPoolStats {
+    /// Bytes per chunk.
+    pub chunk_bytes: usize,
+    /// Leaves in the pool.
+    pub leaves: usize,
+    /// Blocks the pool holds.
+    pub blocks: usize,
+}
+
+/// Bytes by category. `total` is the sum of the other fields.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ByteBreakdown {
+    /// Stored hashes of inner nodes (32 each).
+    pub inner_hashes: usize,
+    /// Occupied child slots (8-byte stamped pointers).
+    pub child_slots_used: usize,
+    /// Allocated, unoccupied child slots (size-class rounding).
+    pub child_slots_unused: usize,
+    /// Stored hashes of leaves (32 each).
+    pub leaf_hashes: usize,
+    /// Item keys (32 each).
+    pub leaf_keys: usize,
+    /// Item data.
+    pub leaf_data: usize,
+    /// Leaf chunk bytes beyond hash, key and data: padding to 8 and the
+    /// length word of leaves of 64 KiB or more.
+    pub leaf_padding: usize,
+    /// Pool bytes not in live chunks: block headers, freed chunks, and
+    /// chunks of partly used blocks not yet handed out.
+    pub pool_slack: usize,
+    /// The map's own struct and bookkeeping vectors.
+    pub other: usize,
+    /// Everything.
+    pub total: usize,
+}
+
+/// A map's memory, counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MemStats {
+    /// Items.
+    pub entries: usize,
+    /// Inner nodes, the root included.
+    pub inner_nodes: usize,
+    /// Leaf nodes (equal to `entries`).
+    pub leaf_nodes: usize,
+    /// Per inner size class, smallest first.
+    pub inner_classes: Vec<InnerClassStats>,
+    /// Per leaf pool in use, smallest chunk first.
+    pub leaf_pools: Vec<LeafPoolStats>,
+    /// Leaves too large for a pool (own allocation from the global allocator).
+    pub large_leaves: usize,
+    /// Bytes by category.
+    pub bytes: ByteBreakdown,
+}
+
+impl MemStats {
+    /// Bytes per entry beyond its key and data (0 for an empty map).
+    pub fn overhead_per_entry(&self) -> f64 {
+        if self.entries == 0 {
+            return 0.0;
+        }
+        let overhead = self.bytes.total - self.bytes.leaf_keys - self.bytes.leaf_data;
+        overhead as f64 / self.entries as f64
+    }
+
+    /// Allocated child slots per inner node.
+    pub fn slots_per_inner(&self) -> f64 {
+        let slots: usize = self.inner_classes.iter().map(|c| c.nodes * c.capacity).sum();
+        slots as f64 / self.inner_nodes.max(1) as f64
+    }
+}
+
+impl ShaMap {
+    /// Counts where the map's memory goes. Cost: proportional to the number
+    /// of pools, not of nodes.
+    pub fn mem_stats(&self) -> MemStats {
+        let c = self.arena.counters();
+        let mut b = ByteBreakdown::default();
+        let mut inner_classes = Vec::new();
+        let mut pool_bytes = 0;
+        let mut live_chunk_bytes = 0;
+        for ((cap, p), used) in c.inner_pools.iter().zip(&c.slots_used_by_class) {
+            let nodes = p.live_chunks;
+            inner_classes.push(InnerClassStats {
+                capacity: *cap,
+                nodes,
+                slots_used: *used,
+                slots_unused: nodes * cap - used,
+                chunk_bytes: p.chunk_size,
+                blocks: p.blocks,
+            });
+            b.inner_hashes += 32 * nodes;
+            b.child_slots_used += 8 * used;
+            b.child_slots_unused += 8 * (nodes * cap - used);
+            pool_bytes += p.blocks * BLOCK_SIZE;
+            live_chunk_bytes += nodes * p.chunk_size;
+        }
+        let mut leaf_pools = Vec::new();
+        let mut leaf_chunk_bytes = c.large_leaf_bytes;
+        for p in &c.leaf_pools {
+            leaf_pools.push(LeafPoolStats {
+                chunk_bytes: p.chunk_size,
+                leaves: p.live_chunks,
+                blocks: p.blocks,
+            });
+            pool_bytes += p.blocks * BLOCK_SIZE;
+            live_chunk_bytes += p.live_chunks * p.chunk_size;
+            leaf_chunk_bytes += p.live_chunks * p.chunk_size;
+        }
+        b.leaf_hashes = 32 * c.leaves;
+        b.leaf_keys = 32 * c.leaves;
+        b.leaf_data = c.leaf_data_bytes;
+        b.leaf_padding = leaf_chunk_bytes - 64 * c.leaves - c.leaf_data_bytes;
+        b.pool_slack = pool_bytes - live_chunk_bytes;
+        b.other = std::mem::size_of::<ShaMap>() + self.arena.bookkeeping_bytes();
+        b.total = b.inner_hashes
+            + b.child_slots_used
+            + b.child_slots_unused
+            + b.leaf_hashes
+            + b.leaf_keys
+            + b.leaf_data
+            + b.leaf_padding
+            + b.pool_slack
+            + b.other
+            + c.large_leaf_bytes;
+        // Large leaves' hash/key/data are already counted above; what is
+        // double counted is their chunk bytes, which `leaf_chunk_bytes` holds.
+        b.total -= c.large_leaf_bytes;
+        MemStats {
+            entries: self.len(),
+            inner_nodes: inner_classes.iter().map(|c| c.nodes).sum(),
+            leaf_nodes: c.leaves,
+            inner_classes,
+            leaf_pools,
+            large_leaves: c.large_leaves,
+            bytes: b,
+        }
+    }
+}

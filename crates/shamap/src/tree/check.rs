@@ -1,0 +1,156 @@
+//! `check()`: rehash everything and audit every structural invariant.
+
+use crate::error::CheckError;
+use crate::hash::{Hash256, Key};
+use crate::ptr::NodeBox;
+use crate::xrpl::prefix::HashPrefix;
+use crate::xrpl::sha512half::sha512_half;
+
+use super::hashing::INNER_HASH_INPUT;
+use super::map::ShaMap;
+
+/// What the walk counted, to compare with the arena's counters.
+#[derive(Default)]
+struct Tally {
+    leaves: usize,
+    data_bytes: usize,
+    child_slots: usize,
+    inner_by_class: Vec<usize>,
+}
+
+impl ShaMap {
+    /// Audits the whole map; `Ok` means every invariant holds:
+    ///
+    /// - the root is an inner node; every other inner node has at least two
+    ///   items below it (no inner node whose only child is a leaf), so the
+    ///   shape is canonical;
+    /// - each inner node's child array uses the smallest size class that fits
+    ///   its branch count, and the mask matches the array;
+    /// - every leaf's key starts with the nibble path that leads to it (which
+    ///   also makes iteration ordered and keys unique);
+    /// - every stored hash equals its recomputation from the node's contents,
+    ///   and a node marked stale has only stale ancestors;
+    /// - item count, data bytes, child slots and pool counters agree with a
+    ///   full walk, and every pool's lists are consistent.
+    ///
+    /// Cost: one full rehash (it trusts no stored hash).
+    pub fn check(&self) -> Result<(), CheckError> {
+        let mut tally = Tally {
+            inner_by_class: vec![0; self.arena.classes().len()],
+            ..Tally::default()
+        };
+        let mut path = Vec::with_capacity(64);
+        self.check_node(&self.root, &mut path, &mut tally, false)?;
+        let structure = |reason: String| CheckError::Structure {
+            path: String::new(),
+            reason,
+        };
+        if tally.leaves != self.len {
+            return Err(structure(format!("{} leaves but len() is {}", tally.leaves, self.len)));
+        }
+        let c = self.arena.counters();
+        if (c.leaves, c.leaf_data_bytes, c.child_slots_used)
+            != (tally.leaves, tally.data_bytes, tally.child_slots)
+        {
+            return Err(structure(format!(
+                "arena counts leaves/data/slots {}/{}/{}, walk counts {}/{}/{}",
+                c.leaves, c.leaf_data_bytes, c.child_slots_used, tally.leaves, tally.data_bytes, tally.child_slots
+            )));
+        }
+        for (class, ((_, pool), walked)) in c.inner_pools.iter().zip(&tally.inner_by_class).enumerate() {
+            if pool.live_chunks != *walked {
+                return Err(structure(format!(
+                    "size class {class} pool has {} live chunks, walk found {walked} nodes",
+                    pool.live_chunks
+                )));
+            }
+        }
+        self.arena.audit().map_err(structure)
+    }
+
+    /// Checks the subtree at `node`, reached by `path`; returns its
+    /// recomputed hash. `parent_clean` is true when the parent's stored hash
+    /// is not stale.
+    fn check_node(
+        &self,
+        node: &NodeBox,
+        path: &mut Vec<u8>,
+        tally: &mut Tally,
+        parent_clean: bool,
+    ) -> Result<Hash256, CheckError> {
+        let fail = |path: &[u8], reason: String| CheckError::Structure {
+            path: path_string(path),
+            reason,
+        };
+        let stored = *node.hash();
+        if parent_clean && stored.is_zero() {
+            return Err(fail(path, "stale node under a node whose hash is current".into()));
+        }
+        let computed = if let Some(leaf) = node.leaf() {
+            if path.is_empty() {
+                return Err(fail(path, "the root is a leaf".into()));
+            }
+            if !key_has_prefix(leaf.key(), path) {
+                return Err(fail(path, format!("leaf key {} is off its path", leaf.key())));
+            }
+            tally.leaves += 1;
+            tally.data_bytes += leaf.data().len();
+            self.kind.leaf_hash(leaf.key(), leaf.data())
+        } else {
+            let inner = node.inner().expect("not a leaf");
+            let mask = inner.mask();
+            let n = mask.count();
+            if path.len() >= 64 {
+                return Err(fail(path, "inner node at depth 64".into()));
+            }
+            if !path.is_empty() && n == 0 {
+                return Err(fail(path, "non-root inner node with no children".into()));
+            }
+            if !path.is_empty() && n == 1 && inner.children()[0].is_leaf() {
+                return Err(fail(path, "non-root inner node with a single leaf below it".into()));
+            }
+            let classes = self.arena.classes();
+            if inner.class() >= classes.len() || inner.class() != classes.class_for(n) {
+                return Err(fail(
+                    path,
+                    format!("{n} children in size class {} (expected {})", inner.class(), classes.class_for(n)),
+                ));
+            }
+            tally.inner_by_class[inner.class()] += 1;
+            tally.child_slots += n;
+            let mut buf = [0u8; INNER_HASH_INPUT];
+            buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
+            for (child, b) in inner.children().iter().zip(mask.branches()) {
+                path.push(b.get());
+                let h = self.check_node(child, path, tally, !stored.is_zero())?;
+                path.pop();
+                let off = 4 + 32 * usize::from(b.get());
+                buf[off..off + 32].copy_from_slice(&h.0);
+            }
+            if n == 0 {
+                Hash256::ZERO
+            } else {
+                sha512_half(&[&buf])
+            }
+        };
+        if !stored.is_zero() && stored != computed {
+            return Err(CheckError::HashMismatch {
+                path: path_string(path),
+                stored,
+                computed,
+            });
+        }
+        Ok(computed)
+    }
+}
+
+fn key_has_prefix(key: &Key, path: &[u8]) -> bool {
+    path.iter().enumerate().all(|(d, &b)| key.nibble(d).get() == b)
+}
+
+fn path_string(path: &[u8]) -> String {
+    if path.is_empty() {
+        return "root".into();
+    }
+    path.iter().map(|&b| char::from_digit(u32::from(b), 16).unwrap_or('?')).collect()
+}

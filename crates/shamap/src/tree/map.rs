@@ -1,0 +1,276 @@
+//! `ShaMap`: an XRPL SHAMap over 256-bit keys.
+
+use std::fmt;
+
+use crate::error::MapError;
+use crate::hash::{Hash256, Key};
+use crate::kind::MapKind;
+use crate::options::MapOptions;
+use crate::ptr::{NodeArena, NodeBox};
+
+/// Most bytes of data one item may hold.
+pub const MAX_DATA_LEN: usize = u32::MAX as usize;
+
+/// An XRPL SHAMap: a Merkle radix-16 tree over 256-bit keys whose root hash
+/// is exactly rippled's for the same items.
+///
+/// The shape depends only on the set of keys: the root is always an inner
+/// node; below it an inner node exists at a nibble prefix exactly when two
+/// or more keys share that prefix; a leaf sits at the first depth where its
+/// key is alone. Hashes are computed lazily: every change marks the path from
+/// the root to the change as stale, and [`ShaMap::root_hash`] rehashes only
+/// stale nodes.
+///
+/// Memory: nodes live in slab pools owned by the map; see
+/// [`ShaMap::mem_stats`] and `docs/design.md`.
+pub struct ShaMap {
+    pub(crate) kind: MapKind,
+    pub(crate) arena: NodeArena,
+    /// Always an inner node.
+    pub(crate) root: NodeBox,
+    pub(crate) len: usize,
+}
+
+/// What a write may do when the key is present or absent.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WriteMode {
+    Insert,
+    Update,
+    Upsert,
+}
+
+/// What a successful write did.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Added,
+    Replaced,
+}
+
+impl ShaMap {
+    /// An empty map of `kind` with default options.
+    pub fn new(kind: MapKind) -> ShaMap {
+        ShaMap::with_options(kind, MapOptions::default())
+    }
+
+    /// An empty map of `kind` with the given options.
+    pub fn with_options(kind: MapKind, options: MapOptions) -> ShaMap {
+        let mut arena = NodeArena::new(options.size_classes);
+        let root = arena.new_inner();
+        ShaMap {
+            kind,
+            arena,
+            root,
+            len: 0,
+        }
+    }
+
+    /// The map's kind, fixed at creation.
+    pub fn kind(&self) -> MapKind {
+        self.kind
+    }
+
+    /// The options the map was made with.
+    pub fn options(&self) -> MapOptions {
+        MapOptions::default().with_size_classes(*self.arena.classes())
+    }
+
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when the map holds no items.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Adds an item; fails with [`MapError::KeyExists`] when the key is
+    /// present (rippled's `addItem`).
+    pub fn insert(&mut self, key: Key, data: &[u8]) -> Result<(), MapError> {
+        self.write(key, data, WriteMode::Insert).map(|_| ())
+    }
+
+    /// Replaces the data of a present key; fails with
+    /// [`MapError::KeyMissing`] when absent (rippled's `updateGiveItem`).
+    pub fn update(&mut self, key: Key, data: &[u8]) -> Result<(), MapError> {
+        self.write(key, data, WriteMode::Update).map(|_| ())
+    }
+
+    /// Inserts or replaces. Returns true when the key was new.
+    pub fn upsert(&mut self, key: Key, data: &[u8]) -> Result<bool, MapError> {
+        self.write(key, data, WriteMode::Upsert)
+            .map(|w| w == Written::Added)
+    }
+
+    /// Removes an item; fails with [`MapError::KeyMissing`] when absent
+    /// (rippled's `delItem`).
+    pub fn remove(&mut self, key: &Key) -> Result<(), MapError> {
+        if remove_below(&mut self.arena, &mut self.root, 0, key) {
+            self.len -= 1;
+            self.root.clear_hash();
+            Ok(())
+        } else {
+            Err(MapError::KeyMissing(*key))
+        }
+    }
+
+    /// Removes every item.
+    pub fn clear(&mut self) {
+        let fresh = self.arena.new_inner();
+        let old = std::mem::replace(&mut self.root, fresh);
+        self.arena.free_tree(old);
+        self.len = 0;
+    }
+
+    /// The data stored under `key`.
+    pub fn get(&self, key: &Key) -> Option<&[u8]> {
+        let mut node = &self.root;
+        let mut depth = 0;
+        loop {
+            let child = node.inner()?.child(key.nibble(depth))?;
+            if let Some(leaf) = child.leaf() {
+                return (leaf.key() == key).then(|| leaf.data());
+            }
+            node = child;
+            depth += 1;
+        }
+    }
+
+    /// True when `key` is present.
+    pub fn contains(&self, key: &Key) -> bool {
+        self.get(key).is_some()
+    }
+
+    fn write(&mut self, key: Key, data: &[u8], mode: WriteMode) -> Result<Written, MapError> {
+        if data.len() > MAX_DATA_LEN {
+            return Err(MapError::DataTooLong { len: data.len() });
+        }
+        let w = write_below(&mut self.arena, &mut self.root, 0, &key, data, mode)?;
+        if w == Written::Added {
+            self.len += 1;
+        }
+        self.root.clear_hash();
+        Ok(w)
+    }
+}
+
+/// Writes into the subtree of the inner node `node` at `depth`. On success
+/// every inner node on the path below `node` is marked stale (the caller
+/// marks `node`).
+fn write_below(
+    arena: &mut NodeArena,
+    node: &mut NodeBox,
+    depth: usize,
+    key: &Key,
+    data: &[u8],
+    mode: WriteMode,
+) -> Result<Written, MapError> {
+    let b = key.nibble(depth);
+    let Some(child) = node.inner_mut().expect("paths run through inner nodes").into_child(b) else {
+        if mode == WriteMode::Update {
+            return Err(MapError::KeyMissing(*key));
+        }
+        let leaf = arena.new_leaf(key, data);
+        arena.insert_child(node, b, leaf);
+        return Ok(Written::Added);
+    };
+    if !child.is_leaf() {
+        let w = write_below(arena, child, depth + 1, key, data, mode)?;
+        child.clear_hash();
+        return Ok(w);
+    }
+    let other = *child.leaf().expect("checked is_leaf").key();
+    if other == *key {
+        if mode == WriteMode::Insert {
+            return Err(MapError::KeyExists(*key));
+        }
+        arena.set_leaf_data(child, data);
+        return Ok(Written::Replaced);
+    }
+    if mode == WriteMode::Update {
+        return Err(MapError::KeyMissing(*key));
+    }
+    // Two keys now share the prefix down to `split`: replace the leaf with a
+    // chain of inner nodes from depth+1 to `split`, where they part.
+    let split = key.common_prefix_nibbles(&other);
+    debug_assert!(split > depth && split < 64);
+    let old_leaf = std::mem::replace(child, arena.new_inner());
+    let mut cur = child;
+    for d in depth + 1..split {
+        let b = key.nibble(d);
+        let next = arena.new_inner();
+        arena.insert_child(cur, b, next);
+        cur = cur
+            .inner_mut()
+            .expect("just made inner")
+            .into_child(b)
+            .expect("just inserted");
+    }
+    let new_leaf = arena.new_leaf(key, data);
+    arena.insert_child(cur, key.nibble(split), new_leaf);
+    arena.insert_child(cur, other.nibble(split), old_leaf);
+    Ok(Written::Added)
+}
+
+/// Removes `key` from the subtree of the inner node `node` at `depth`.
+/// Returns false when absent. A child inner node left with a single leaf is
+/// replaced by that leaf, so the shape stays canonical (`node` itself is
+/// collapsed, if needed, by its caller; the root never is).
+fn remove_below(arena: &mut NodeArena, node: &mut NodeBox, depth: usize, key: &Key) -> bool {
+    let b = key.nibble(depth);
+    let Some(child) = node.inner_mut().expect("paths run through inner nodes").into_child(b) else {
+        return false;
+    };
+    if let Some(leaf) = child.leaf() {
+        if leaf.key() != key {
+            return false;
+        }
+        let leaf = arena.remove_child(node, b);
+        arena.free_node(leaf);
+        return true;
+    }
+    if !remove_below(arena, child, depth + 1, key) {
+        return false;
+    }
+    let inner = child.inner().expect("checked not a leaf");
+    let mask = inner.mask();
+    if mask.count() == 1 && inner.children()[0].is_leaf() {
+        let only = mask.branches().next().expect("one branch");
+        let leaf = arena.remove_child(child, only);
+        let emptied = std::mem::replace(child, leaf);
+        arena.free_node(emptied);
+    } else {
+        child.clear_hash();
+    }
+    true
+}
+
+impl Drop for ShaMap {
+    fn drop(&mut self) {
+        let root = std::mem::replace(&mut self.root, self.arena.new_inner());
+        self.arena.free_tree(root);
+        // The placeholder root is released with the arena's pools.
+    }
+}
+
+impl fmt::Debug for ShaMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShaMap")
+            .field("kind", &self.kind)
+            .field("len", &self.len)
+            .field("root_hash", &self.cached_root_hash())
+            .finish()
+    }
+}
+
+impl ShaMap {
+    /// The root hash if it is current, without computing anything.
+    pub fn cached_root_hash(&self) -> Option<Hash256> {
+        if self.len == 0 {
+            Some(Hash256::ZERO)
+        } else {
+            let h = *self.root.hash();
+            (!h.is_zero()).then_some(h)
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! XRPL specifics: hash prefixes, SHA512Half, VL encoding, transaction IDs,
+//! the ledger header, and readers for the JSON that rippled and Clio emit.
+
+pub mod dump;
+pub mod ledger;
+pub mod prefix;
+pub mod sha512half;
+pub mod tx;
+pub mod vl;
+
+pub use ledger::LedgerHeader;
+pub use prefix::HashPrefix;
+pub use sha512half::{sha512_half, Sha512Half};
+pub use tx::{transaction_id, tx_with_meta_item};
