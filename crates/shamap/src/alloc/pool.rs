@@ -10,8 +10,9 @@
 //! A free chunk holds the address of the next free chunk of its block in its
 //! first 8 bytes. Chunks past `bump` have never been handed out (and, being
 //! untouched, are usually not resident). A block whose last chunk is freed is
-//! returned to the OS, except that each pool keeps one empty block to absorb
-//! alloc/free churn at a block boundary.
+//! returned to the OS, except that a pool still in use keeps one empty block
+//! to absorb alloc/free churn at a block boundary; a pool with no chunk in
+//! use holds no block at all.
 //!
 //! Invariants (audited by `audit` in tests):
 //! - `live` of a block = chunks handed out and not freed; pool `live` = sum.
@@ -169,13 +170,26 @@ impl SlabPool {
                 self.push_avail(b);
             }
             if (*hdr).live == 0 {
-                if self.empty_blocks < KEEP_EMPTY {
+                if self.live > 0 && self.empty_blocks < KEEP_EMPTY {
                     self.empty_blocks += 1;
                 } else {
                     self.release(b);
                 }
             }
+            if self.live == 0 {
+                self.release_all();
+            }
         }
+    }
+
+    /// Returns every block to the OS; only when no chunk is in use.
+    fn release_all(&mut self) {
+        debug_assert_eq!(self.live, 0);
+        while let Some(b) = self.all {
+            // SAFETY: with no live chunk in the pool, every block is empty.
+            unsafe { self.release(b) };
+        }
+        self.empty_blocks = 0;
     }
 
     fn new_block(&mut self) -> NonNull<BlockHeader> {
@@ -355,7 +369,7 @@ mod tests {
         }
         pool.audit().expect("consistent when empty");
         assert_eq!(pool.stats().live_chunks, 0);
-        assert_eq!(pool.stats().blocks, KEEP_EMPTY, "empty blocks go back to the OS");
+        assert_eq!(pool.stats().blocks, 0, "an unused pool holds no block");
     }
 
     #[test]

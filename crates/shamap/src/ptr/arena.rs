@@ -313,6 +313,24 @@ impl NodeArena {
         }
     }
 
+    /// A deep copy, into this arena, of a tree from any arena (stored hashes
+    /// included).
+    pub(crate) fn clone_tree(&mut self, src: &NodeBox) -> NodeBox {
+        let mut out = if let Some(leaf) = src.leaf() {
+            self.new_leaf(leaf.key(), leaf.data())
+        } else {
+            let inner = src.inner().expect("not a leaf");
+            let mut out = self.new_inner();
+            for (child, b) in inner.children().iter().zip(inner.mask().branches()) {
+                let c = self.clone_tree(child);
+                self.insert_child(&mut out, b, c);
+            }
+            out
+        };
+        out.set_hash(*src.hash());
+        out
+    }
+
     /// Frees a node and everything below it.
     pub(crate) fn free_tree(&mut self, mut node: NodeBox) {
         while let Some(inner) = node.inner() {

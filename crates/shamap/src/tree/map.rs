@@ -253,6 +253,20 @@ impl Drop for ShaMap {
     }
 }
 
+impl Clone for ShaMap {
+    /// A deep copy with its own pools (O(n); O(1) snapshots are separate work).
+    fn clone(&self) -> ShaMap {
+        let mut arena = NodeArena::new(*self.arena.classes());
+        let root = arena.clone_tree(&self.root);
+        ShaMap {
+            kind: self.kind,
+            arena,
+            root,
+            len: self.len,
+        }
+    }
+}
+
 impl fmt::Debug for ShaMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShaMap")

@@ -1,0 +1,98 @@
+//! Shared helpers: seeded RNG, key generators, oracle adapters, vector file.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::{Hash256, Key, MapKind, ShaMap};
+use shamap_oracle::OracleKind;
+
+/// A seeded RNG. The seed comes from `SHAMAP_SEED` when set, else from
+/// `default`; it is printed so that a failing run can be replayed (cargo
+/// shows a test's output when it fails).
+pub fn rng(test: &str, default: u64) -> SmallRng {
+    let seed = std::env::var("SHAMAP_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default);
+    eprintln!("{test}: seed {seed} (replay with SHAMAP_SEED={seed})");
+    SmallRng::seed_from_u64(seed)
+}
+
+pub fn oracle_kind(kind: MapKind) -> OracleKind {
+    match kind {
+        MapKind::AccountState => OracleKind::AccountState,
+        MapKind::TransactionWithMeta => OracleKind::TransactionWithMeta,
+        MapKind::TransactionNoMeta => OracleKind::TransactionNoMeta,
+    }
+}
+
+/// The oracle's root for the contents of a BTreeMap model.
+pub fn oracle_root(kind: MapKind, model: &std::collections::BTreeMap<Key, Vec<u8>>) -> Hash256 {
+    let items: Vec<([u8; 32], Vec<u8>)> = model.iter().map(|(k, v)| (k.0, v.clone())).collect();
+    Hash256(shamap_oracle::root_hash(oracle_kind(kind), &items))
+}
+
+pub fn random_key(rng: &mut SmallRng) -> Key {
+    Key(rng.gen())
+}
+
+/// A key that shares exactly `shared` leading nibbles with `base` (< 64).
+pub fn key_sharing(rng: &mut SmallRng, base: &Key, shared: usize) -> Key {
+    assert!(shared < 64);
+    let mut k = random_key(rng);
+    for d in 0..shared {
+        set_nibble(&mut k, d, base.nibble(d).get());
+    }
+    let theirs = base.nibble(shared).get();
+    let mut mine = rng.gen_range(0..15u8);
+    if mine >= theirs {
+        mine += 1;
+    }
+    set_nibble(&mut k, shared, mine);
+    debug_assert_eq!(k.common_prefix_nibbles(base), shared);
+    k
+}
+
+/// A key sharing a random number (0..=63) of leading nibbles with `base`.
+pub fn key_near(rng: &mut SmallRng, base: &Key) -> Key {
+    let shared = rng.gen_range(0..64);
+    key_sharing(rng, base, shared)
+}
+
+pub fn set_nibble(k: &mut Key, d: usize, v: u8) {
+    let byte = &mut k.0[d / 2];
+    if d % 2 == 0 {
+        *byte = (*byte & 0x0F) | (v << 4);
+    } else {
+        *byte = (*byte & 0xF0) | v;
+    }
+}
+
+/// Random data of 0..max bytes.
+pub fn random_data(rng: &mut SmallRng, max: usize) -> Vec<u8> {
+    let len = rng.gen_range(0..max);
+    (0..len).map(|_| rng.gen()).collect()
+}
+
+/// The known-answer vectors shipped in `../shared`.
+pub fn vectors() -> serde_json::Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/vectors/shamap-vectors.json");
+    let text = std::fs::read_to_string(path).expect("shared vectors beside the repo");
+    serde_json::from_str(&text).expect("vectors are JSON")
+}
+
+pub fn hex_key(s: &str) -> Key {
+    Key::from_hex(s).expect("vector keys are 64 hex digits")
+}
+
+pub fn hex_hash(s: &str) -> Hash256 {
+    Hash256::from_hex(s).expect("vector hashes are 64 hex digits")
+}
+
+/// Builds a map from items, in the given order.
+pub fn build(kind: MapKind, items: &[(Key, Vec<u8>)]) -> ShaMap {
+    let mut m = ShaMap::new(kind);
+    for (k, v) in items {
+        m.insert(*k, v).expect("distinct keys");
+    }
+    m
+}

@@ -1,0 +1,149 @@
+//! Long random operation sequences checked against two oracles: a BTreeMap
+//! for contents and the dense reference for root hashes.
+
+use std::collections::BTreeMap;
+
+use rand::rngs::SmallRng;
+use rand::Rng;
+use shamap::{Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
+
+use crate::common::{key_sharing, oracle_root, random_data, random_key, rng};
+
+/// Nibble counts a new key shares with an existing one: the edges of the tree.
+const SHARED: [usize; 8] = [0, 1, 2, 15, 16, 31, 62, 63];
+
+fn pick_new_key(r: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Key {
+    if model.is_empty() || r.gen_bool(0.3) {
+        return random_key(r);
+    }
+    let i = r.gen_range(0..model.len());
+    let base = *model.keys().nth(i).expect("index in range");
+    let shared = SHARED[r.gen_range(0..SHARED.len())];
+    key_sharing(r, &base, shared)
+}
+
+fn pick_existing(r: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Option<Key> {
+    if model.is_empty() {
+        return None;
+    }
+    let i = r.gen_range(0..model.len());
+    model.keys().nth(i).copied()
+}
+
+/// Runs `steps` random operations in batches, checking after each batch.
+fn run(kind: MapKind, options: MapOptions, seed: u64, steps: usize, batch: usize, test: &str) {
+    let mut r = rng(test, seed);
+    let mut map = ShaMap::with_options(kind, options);
+    let mut model: BTreeMap<Key, Vec<u8>> = BTreeMap::new();
+    for step in 0..steps {
+        let op = r.gen_range(0..100);
+        if op < 45 {
+            let k = pick_new_key(&mut r, &model);
+            let d = random_data(&mut r, 300);
+            let res = map.insert(k, &d);
+            if model.contains_key(&k) {
+                assert_eq!(res, Err(MapError::KeyExists(k)), "step {step}");
+            } else {
+                res.expect("insert of a new key");
+                model.insert(k, d);
+            }
+        } else if op < 60 {
+            let Some(k) = pick_existing(&mut r, &model) else { continue };
+            let d = random_data(&mut r, 300);
+            map.update(k, &d).expect("update of a present key");
+            model.insert(k, d);
+        } else if op < 65 {
+            let k = random_key(&mut r);
+            assert_eq!(map.update(k, b"x"), Err(MapError::KeyMissing(k)));
+            assert_eq!(map.remove(&k), Err(MapError::KeyMissing(k)));
+        } else if op < 70 {
+            let k = if r.gen_bool(0.5) { pick_existing(&mut r, &model).unwrap_or_default() } else { random_key(&mut r) };
+            let d = random_data(&mut r, 100);
+            let was_new = map.upsert(k, &d).expect("upsert");
+            assert_eq!(was_new, model.insert(k, d).is_none(), "step {step}");
+        } else {
+            let Some(k) = pick_existing(&mut r, &model) else { continue };
+            map.remove(&k).expect("remove of a present key");
+            model.remove(&k);
+        }
+        if step % batch == batch - 1 {
+            verify(&mut map, &model, kind, step);
+        }
+    }
+    verify(&mut map, &model, kind, steps);
+    // Remove everything: back to the empty root.
+    let keys: Vec<Key> = model.keys().copied().collect();
+    for k in keys {
+        map.remove(&k).expect("present");
+    }
+    assert_eq!(map.root_hash(), shamap::Hash256::ZERO);
+    map.check().expect("empty map is consistent");
+    let stats = map.mem_stats();
+    assert_eq!((stats.entries, stats.leaf_nodes, stats.inner_nodes), (0, 0, 1));
+}
+
+fn verify(map: &mut ShaMap, model: &BTreeMap<Key, Vec<u8>>, kind: MapKind, step: usize) {
+    assert_eq!(map.len(), model.len(), "len after step {step}");
+    assert!(
+        map.iter().map(|(k, v)| (*k, v)).eq(model.iter().map(|(k, v)| (*k, &v[..]))),
+        "contents differ from the BTreeMap after step {step}"
+    );
+    for (k, v) in model.iter().take(50) {
+        assert_eq!(map.get(k), Some(&v[..]));
+    }
+    assert_eq!(map.root_hash(), oracle_root(kind, model), "root differs from the oracle after step {step}");
+    map.check().unwrap_or_else(|e| panic!("check failed after step {step}: {e}"));
+}
+
+#[test]
+fn random_ops_on_state_maps_match_both_oracles() {
+    run(MapKind::AccountState, MapOptions::default(), 1, 6000, 500, "state");
+}
+
+#[test]
+fn random_ops_on_tx_maps_match_both_oracles() {
+    run(MapKind::TransactionWithMeta, MapOptions::default(), 2, 3000, 300, "tx");
+}
+
+#[test]
+fn random_ops_on_txset_maps_with_other_size_classes_match_both_oracles() {
+    let c = SizeClasses::new(&[2, 4, 10, 16]).expect("valid classes");
+    run(MapKind::TransactionNoMeta, MapOptions::default().with_size_classes(c), 3, 3000, 300, "txset-2-4-10-16");
+    let c = SizeClasses::new(&[16]).expect("valid classes");
+    run(MapKind::AccountState, MapOptions::default().with_size_classes(c), 4, 2000, 400, "dense-only");
+    let c = SizeClasses::new(&[1, 2, 3, 5, 8, 12, 16]).expect("valid classes");
+    run(MapKind::AccountState, MapOptions::default().with_size_classes(c), 5, 2000, 400, "seven-classes");
+}
+
+#[test]
+fn tens_of_thousands_of_random_entries_match_the_oracle() {
+    let mut r = rng("large", 6);
+    let mut map = ShaMap::new(MapKind::AccountState);
+    let mut model = BTreeMap::new();
+    for _ in 0..30_000 {
+        let k = random_key(&mut r);
+        let d = random_data(&mut r, 200);
+        map.insert(k, &d).expect("random keys are distinct");
+        model.insert(k, d);
+    }
+    assert_eq!(map.root_hash(), oracle_root(MapKind::AccountState, &model));
+    map.check().expect("consistent");
+    // Change a tenth, remove a tenth, rehash incrementally.
+    let keys: Vec<Key> = model.keys().copied().collect();
+    for (i, k) in keys.iter().enumerate() {
+        match i % 10 {
+            0 => {
+                let d = random_data(&mut r, 200);
+                map.update(*k, &d).expect("present");
+                model.insert(*k, d);
+            }
+            1 => {
+                map.remove(k).expect("present");
+                model.remove(k);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(map.root_hash(), oracle_root(MapKind::AccountState, &model));
+    map.check().expect("consistent");
+}

@@ -1,0 +1,112 @@
+//! The shape and hash depend only on the key set.
+
+use rand::seq::SliceRandom;
+use rand::Rng;
+use shamap::{Hash256, Key, MapKind, ShaMap};
+
+use crate::common::{build, key_near, random_data, random_key, rng};
+
+#[test]
+fn empty_map_hashes_to_zero_and_checks() {
+    let mut m = ShaMap::new(MapKind::AccountState);
+    assert_eq!(m.root_hash(), Hash256::ZERO);
+    assert!(m.is_empty());
+    m.check().expect("empty map is consistent");
+    assert_eq!(m.iter().count(), 0);
+    assert_eq!(m.first(), None);
+    assert_eq!(m.last(), None);
+}
+
+#[test]
+fn insertion_order_does_not_change_the_root() {
+    let mut r = rng("order", 11);
+    let mut items: Vec<(Key, Vec<u8>)> = Vec::new();
+    for i in 0..2000 {
+        let k = if i > 0 && i % 3 == 0 {
+            let base = items[r.gen_range(0..items.len())].0;
+            key_near(&mut r, &base)
+        } else {
+            random_key(&mut r)
+        };
+        if items.iter().all(|(x, _)| *x != k) {
+            items.push((k, random_data(&mut r, 64)));
+        }
+    }
+    let mut first = build(MapKind::AccountState, &items);
+    let want = first.root_hash();
+    for _ in 0..3 {
+        items.shuffle(&mut r);
+        let mut m = build(MapKind::AccountState, &items);
+        assert_eq!(m.root_hash(), want);
+        m.check().expect("canonical");
+    }
+    // Building by inserting extra keys and removing them again ends in the
+    // same shape too.
+    let mut m = build(MapKind::AccountState, &items);
+    let mut extra: Vec<Key> = (0..500).map(|_| key_near(&mut r, &items[0].0)).collect();
+    extra.sort_unstable();
+    extra.dedup();
+    for k in &extra {
+        let _ = m.insert(*k, b"temporary");
+    }
+    for k in &extra {
+        if items.iter().all(|(x, _)| x != k) {
+            m.remove(k).expect("inserted above");
+        }
+    }
+    assert_eq!(m.root_hash(), want);
+    m.check().expect("canonical");
+}
+
+#[test]
+fn root_is_rehashed_only_along_dirty_paths() {
+    let mut r = rng("dirty", 12);
+    let items: Vec<(Key, Vec<u8>)> = (0..1000).map(|_| (random_key(&mut r), random_data(&mut r, 50))).collect();
+    let mut m = build(MapKind::AccountState, &items);
+    let h1 = m.root_hash();
+    assert_eq!(m.cached_root_hash(), Some(h1));
+    m.update(items[3].0, b"changed").expect("present");
+    assert_eq!(m.cached_root_hash(), None, "a write marks the root stale");
+    // check() insists that every stale node has only stale ancestors and
+    // that every current hash is right, which is what incremental rehash
+    // relies on.
+    m.check().expect("consistent while stale");
+    let h2 = m.root_hash();
+    assert_ne!(h1, h2);
+    m.update(items[3].0, &items[3].1).expect("present");
+    assert_eq!(m.root_hash(), h1, "restoring the data restores the root");
+    m.check().expect("consistent");
+}
+
+#[test]
+fn keys_sharing_63_nibbles_make_a_64_deep_tree_and_collapse_back() {
+    let a = Key([0x5A; 32]);
+    let mut b = a;
+    b.0[31] = 0x5B;
+    let mut m = ShaMap::new(MapKind::AccountState);
+    m.insert(a, b"a").expect("new");
+    let one = m.root_hash();
+    m.insert(b, b"b").expect("new");
+    m.check().expect("deep chain is canonical");
+    let stats = m.mem_stats();
+    assert_eq!(stats.inner_nodes, 64, "root plus 63 chain nodes down to depth 63");
+    m.remove(&b).expect("present");
+    m.check().expect("chain collapsed");
+    assert_eq!(m.mem_stats().inner_nodes, 1);
+    assert_eq!(m.root_hash(), one);
+}
+
+#[test]
+fn clear_and_reuse() {
+    let mut r = rng("clear", 13);
+    let items: Vec<(Key, Vec<u8>)> = (0..300).map(|_| (random_key(&mut r), random_data(&mut r, 50))).collect();
+    let mut m = build(MapKind::AccountState, &items);
+    let want = m.root_hash();
+    m.clear();
+    assert_eq!(m.root_hash(), Hash256::ZERO);
+    m.check().expect("consistent");
+    for (k, v) in &items {
+        m.insert(*k, v).expect("new");
+    }
+    assert_eq!(m.root_hash(), want);
+}
