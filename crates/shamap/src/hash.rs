@@ -150,7 +150,11 @@ impl Key {
     pub fn nibble(&self, depth: usize) -> Nibble {
         debug_assert!(depth < 64, "depth {depth} has no nibble");
         let byte = self.0[depth / 2];
-        Nibble(if depth % 2 == 0 { byte >> 4 } else { byte & 0x0F })
+        Nibble(if depth % 2 == 0 {
+            byte >> 4
+        } else {
+            byte & 0x0F
+        })
     }
 
     /// Number of leading nibbles `self` and `other` share (64 when equal).
@@ -200,7 +204,9 @@ pub(crate) fn decode_hex_into(s: &str, out: &mut [u8]) -> Result<(), ParseHexErr
     }
     for (i, pair) in bytes.chunks_exact(2).enumerate() {
         let hi = hex_val(pair[0]).ok_or(ParseHexError::Digit { position: 2 * i })?;
-        let lo = hex_val(pair[1]).ok_or(ParseHexError::Digit { position: 2 * i + 1 })?;
+        let lo = hex_val(pair[1]).ok_or(ParseHexError::Digit {
+            position: 2 * i + 1,
+        })?;
         out[i] = (hi << 4) | lo;
     }
     Ok(())
@@ -272,11 +278,20 @@ mod tests {
         assert_eq!(Hash256::from_hex(&h.to_hex()), Ok(h));
         assert_eq!(
             Hash256::from_hex("00"),
-            Err(ParseHexError::Length { expected: 64, found: 2 })
+            Err(ParseHexError::Length {
+                expected: 64,
+                found: 2
+            })
         );
         let mut bad = h.to_hex();
         bad.replace_range(5..6, "g");
-        assert_eq!(Hash256::from_hex(&bad), Err(ParseHexError::Digit { position: 5 }));
-        assert_eq!(decode_hex("abc"), Err(ParseHexError::OddLength { found: 3 }));
+        assert_eq!(
+            Hash256::from_hex(&bad),
+            Err(ParseHexError::Digit { position: 5 })
+        );
+        assert_eq!(
+            decode_hex("abc"),
+            Err(ParseHexError::OddLength { found: 3 })
+        );
     }
 }

@@ -138,14 +138,23 @@ mod tests {
     fn default_classes_map_counts_to_smallest_fit() {
         let c = SizeClasses::DEFAULT;
         let caps: Vec<usize> = (0..=16).map(|n| c.capacity(c.class_for(n))).collect();
-        assert_eq!(caps, [2, 2, 2, 4, 4, 6, 6, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16]);
+        assert_eq!(
+            caps,
+            [2, 2, 2, 4, 4, 6, 6, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16]
+        );
     }
 
     #[test]
     fn invalid_class_sets_are_refused() {
         assert_eq!(SizeClasses::new(&[]), Err(SizeClassError::Count(0)));
-        assert_eq!(SizeClasses::new(&[1, 2, 3, 4, 5, 6, 7, 16]), Err(SizeClassError::Count(8)));
-        assert_eq!(SizeClasses::new(&[2, 4]), Err(SizeClassError::Range(vec![2, 4])));
+        assert_eq!(
+            SizeClasses::new(&[1, 2, 3, 4, 5, 6, 7, 16]),
+            Err(SizeClassError::Count(8))
+        );
+        assert_eq!(
+            SizeClasses::new(&[2, 4]),
+            Err(SizeClassError::Range(vec![2, 4]))
+        );
         assert_eq!(
             SizeClasses::new(&[4, 2, 16]),
             Err(SizeClassError::NotIncreasing(vec![4, 2, 16]))

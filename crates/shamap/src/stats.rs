@@ -90,7 +90,11 @@ impl MemStats {
 
     /// Allocated child slots per inner node.
     pub fn slots_per_inner(&self) -> f64 {
-        let slots: usize = self.inner_classes.iter().map(|c| c.nodes * c.capacity).sum();
+        let slots: usize = self
+            .inner_classes
+            .iter()
+            .map(|c| c.nodes * c.capacity)
+            .sum();
         slots as f64 / self.inner_nodes.max(1) as f64
     }
 }

@@ -75,7 +75,10 @@ pub fn random_data(rng: &mut SmallRng, max: usize) -> Vec<u8> {
 
 /// The known-answer vectors shipped in `../shared`.
 pub fn vectors() -> serde_json::Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/vectors/shamap-vectors.json");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/vectors/shamap-vectors.json"
+    );
     let text = std::fs::read_to_string(path).expect("shared vectors beside the repo");
     serde_json::from_str(&text).expect("vectors are JSON")
 }

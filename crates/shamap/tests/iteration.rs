@@ -15,7 +15,10 @@ fn setup() -> (ShaMap, BTreeMap<Key, Vec<u8>>, Vec<Key>) {
     let mut probes = Vec::new();
     for i in 0..3000u32 {
         let k = if i > 10 && i % 2 == 0 {
-            let base = *model.keys().nth(r.gen_range(0..model.len())).expect("non-empty");
+            let base = *model
+                .keys()
+                .nth(r.gen_range(0..model.len()))
+                .expect("non-empty");
             key_near(&mut r, &base)
         } else {
             random_key(&mut r)
@@ -38,7 +41,10 @@ fn bounds_match_btreemap_semantics() {
     let pair = |(k, v): (&Key, &Vec<u8>)| (*k, v.clone());
     let got = |o: Option<(&Key, &[u8])>| o.map(|(k, v)| (*k, v.to_vec()));
     for p in &probes {
-        let want_upper = model.range((Bound::Excluded(*p), Bound::Unbounded)).next().map(pair);
+        let want_upper = model
+            .range((Bound::Excluded(*p), Bound::Unbounded))
+            .next()
+            .map(pair);
         assert_eq!(got(map.upper_bound(p)), want_upper, "upper_bound {p}");
         let want_lower = model.range(*p..).next().map(pair);
         assert_eq!(got(map.lower_bound(p)), want_lower, "lower_bound {p}");
@@ -66,7 +72,10 @@ fn ranges_match_btreemap() {
         let want: Vec<Key> = model.range(a..=b).map(|(k, _)| *k).collect();
         assert_eq!(got, want, "range {a}..={b}");
         let got = map.range((Bound::Excluded(a), Bound::Unbounded)).count();
-        assert_eq!(got, model.range((Bound::Excluded(a), Bound::Unbounded)).count());
+        assert_eq!(
+            got,
+            model.range((Bound::Excluded(a), Bound::Unbounded)).count()
+        );
     }
     assert_eq!(map.range(..).count(), model.len());
     assert_eq!(map.iter().size_hint(), (model.len(), Some(model.len())));

@@ -59,7 +59,10 @@ fn testnet_ledger_42089779_transaction_and_ledger_hashes_match() {
         "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A0DCB3EBEE1"
     );
     let header = dump.header.complete_header().expect("full header");
-    assert_eq!(header.hash().to_hex(), "B5DAF827112ABCA37CE03C01353F62B5F12514EC04A16FCA11A229C450DA9264");
+    assert_eq!(
+        header.hash().to_hex(),
+        "B5DAF827112ABCA37CE03C01353F62B5F12514EC04A16FCA11A229C450DA9264"
+    );
 }
 
 #[test]

@@ -23,7 +23,11 @@ fn stats_count_every_node_and_byte() {
     assert_eq!(s.bytes.leaf_data, data_bytes);
     assert_eq!(s.bytes.leaf_keys, 32 * 20_000);
     let slots: usize = s.inner_classes.iter().map(|c| c.slots_used).sum();
-    assert_eq!(slots, s.inner_nodes - 1 + s.leaf_nodes, "every node but the root fills one slot");
+    assert_eq!(
+        slots,
+        s.inner_nodes - 1 + s.leaf_nodes,
+        "every node but the root fills one slot"
+    );
     for c in &s.inner_classes {
         assert_eq!(c.slots_used + c.slots_unused, c.nodes * c.capacity);
     }
@@ -41,14 +45,21 @@ fn stats_count_every_node_and_byte() {
     let overhead = s.overhead_per_entry();
     // At 20k entries a partly used 64 KiB block per leaf size dominates; the
     // 1M-entry figure is measured by the memory benchmark.
-    assert!(overhead > 60.0 && overhead < 250.0, "overhead {overhead} per entry at 20k entries");
+    assert!(
+        overhead > 60.0 && overhead < 250.0,
+        "overhead {overhead} per entry at 20k entries"
+    );
     // Removing everything gives the memory back.
     for k in &keys {
         m.remove(k).expect("present");
     }
     let s = m.mem_stats();
     assert_eq!((s.entries, s.inner_nodes, s.bytes.leaf_data), (0, 1, 0));
-    assert!(s.bytes.total < 1 << 20, "pools released their blocks: {} bytes left", s.bytes.total);
+    assert!(
+        s.bytes.total < 1 << 20,
+        "pools released their blocks: {} bytes left",
+        s.bytes.total
+    );
 }
 
 #[test]
@@ -57,7 +68,10 @@ fn sparse_classes_use_fewer_slots_than_dense() {
     let keys: Vec<_> = (0..20_000).map(|_| random_key(&mut r)).collect();
     let slots = |classes: &[u8]| {
         let c = SizeClasses::new(classes).expect("valid");
-        let mut m = ShaMap::with_options(MapKind::AccountState, MapOptions::default().with_size_classes(c));
+        let mut m = ShaMap::with_options(
+            MapKind::AccountState,
+            MapOptions::default().with_size_classes(c),
+        );
         for k in &keys {
             m.insert(*k, b"twelve bytes").expect("distinct");
         }
@@ -69,5 +83,8 @@ fn sparse_classes_use_fewer_slots_than_dense() {
     assert_eq!(dense, 16.0);
     // Which sparse set wins depends on the histogram (at 20k random keys
     // most inner nodes have 4-6 children, so {2,4,6,16} wins here).
-    assert!(rippled < 5.5 && pr4804 < 5.5 && rippled != pr4804, "slots per inner: {rippled} {pr4804}");
+    assert!(
+        rippled < 5.5 && pr4804 < 5.5 && rippled != pr4804,
+        "slots per inner: {rippled} {pr4804}"
+    );
 }

@@ -41,14 +41,19 @@ fn run(kind: MapKind, options: MapOptions, seed: u64, steps: usize, batch: usize
             let k = pick_new_key(&mut r, &model);
             let d = random_data(&mut r, 300);
             let res = map.insert(k, &d);
-            if model.contains_key(&k) {
-                assert_eq!(res, Err(MapError::KeyExists(k)), "step {step}");
-            } else {
-                res.expect("insert of a new key");
-                model.insert(k, d);
+            match model.entry(k) {
+                std::collections::btree_map::Entry::Occupied(_) => {
+                    assert_eq!(res, Err(MapError::KeyExists(k)), "step {step}");
+                }
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    res.expect("insert of a new key");
+                    slot.insert(d);
+                }
             }
         } else if op < 60 {
-            let Some(k) = pick_existing(&mut r, &model) else { continue };
+            let Some(k) = pick_existing(&mut r, &model) else {
+                continue;
+            };
             let d = random_data(&mut r, 300);
             map.update(k, &d).expect("update of a present key");
             model.insert(k, d);
@@ -57,12 +62,18 @@ fn run(kind: MapKind, options: MapOptions, seed: u64, steps: usize, batch: usize
             assert_eq!(map.update(k, b"x"), Err(MapError::KeyMissing(k)));
             assert_eq!(map.remove(&k), Err(MapError::KeyMissing(k)));
         } else if op < 70 {
-            let k = if r.gen_bool(0.5) { pick_existing(&mut r, &model).unwrap_or_default() } else { random_key(&mut r) };
+            let k = if r.gen_bool(0.5) {
+                pick_existing(&mut r, &model).unwrap_or_default()
+            } else {
+                random_key(&mut r)
+            };
             let d = random_data(&mut r, 100);
             let was_new = map.upsert(k, &d).expect("upsert");
             assert_eq!(was_new, model.insert(k, d).is_none(), "step {step}");
         } else {
-            let Some(k) = pick_existing(&mut r, &model) else { continue };
+            let Some(k) = pick_existing(&mut r, &model) else {
+                continue;
+            };
             map.remove(&k).expect("remove of a present key");
             model.remove(&k);
         }
@@ -79,40 +90,85 @@ fn run(kind: MapKind, options: MapOptions, seed: u64, steps: usize, batch: usize
     assert_eq!(map.root_hash(), shamap::Hash256::ZERO);
     map.check().expect("empty map is consistent");
     let stats = map.mem_stats();
-    assert_eq!((stats.entries, stats.leaf_nodes, stats.inner_nodes), (0, 0, 1));
+    assert_eq!(
+        (stats.entries, stats.leaf_nodes, stats.inner_nodes),
+        (0, 0, 1)
+    );
 }
 
 fn verify(map: &mut ShaMap, model: &BTreeMap<Key, Vec<u8>>, kind: MapKind, step: usize) {
     assert_eq!(map.len(), model.len(), "len after step {step}");
     assert!(
-        map.iter().map(|(k, v)| (*k, v)).eq(model.iter().map(|(k, v)| (*k, &v[..]))),
+        map.iter()
+            .map(|(k, v)| (*k, v))
+            .eq(model.iter().map(|(k, v)| (*k, &v[..]))),
         "contents differ from the BTreeMap after step {step}"
     );
     for (k, v) in model.iter().take(50) {
         assert_eq!(map.get(k), Some(&v[..]));
     }
-    assert_eq!(map.root_hash(), oracle_root(kind, model), "root differs from the oracle after step {step}");
-    map.check().unwrap_or_else(|e| panic!("check failed after step {step}: {e}"));
+    assert_eq!(
+        map.root_hash(),
+        oracle_root(kind, model),
+        "root differs from the oracle after step {step}"
+    );
+    map.check()
+        .unwrap_or_else(|e| panic!("check failed after step {step}: {e}"));
 }
 
 #[test]
 fn random_ops_on_state_maps_match_both_oracles() {
-    run(MapKind::AccountState, MapOptions::default(), 1, 6000, 500, "state");
+    run(
+        MapKind::AccountState,
+        MapOptions::default(),
+        1,
+        6000,
+        500,
+        "state",
+    );
 }
 
 #[test]
 fn random_ops_on_tx_maps_match_both_oracles() {
-    run(MapKind::TransactionWithMeta, MapOptions::default(), 2, 3000, 300, "tx");
+    run(
+        MapKind::TransactionWithMeta,
+        MapOptions::default(),
+        2,
+        3000,
+        300,
+        "tx",
+    );
 }
 
 #[test]
 fn random_ops_on_txset_maps_with_other_size_classes_match_both_oracles() {
     let c = SizeClasses::new(&[2, 4, 10, 16]).expect("valid classes");
-    run(MapKind::TransactionNoMeta, MapOptions::default().with_size_classes(c), 3, 3000, 300, "txset-2-4-10-16");
+    run(
+        MapKind::TransactionNoMeta,
+        MapOptions::default().with_size_classes(c),
+        3,
+        3000,
+        300,
+        "txset-2-4-10-16",
+    );
     let c = SizeClasses::new(&[16]).expect("valid classes");
-    run(MapKind::AccountState, MapOptions::default().with_size_classes(c), 4, 2000, 400, "dense-only");
+    run(
+        MapKind::AccountState,
+        MapOptions::default().with_size_classes(c),
+        4,
+        2000,
+        400,
+        "dense-only",
+    );
     let c = SizeClasses::new(&[1, 2, 3, 5, 8, 12, 16]).expect("valid classes");
-    run(MapKind::AccountState, MapOptions::default().with_size_classes(c), 5, 2000, 400, "seven-classes");
+    run(
+        MapKind::AccountState,
+        MapOptions::default().with_size_classes(c),
+        5,
+        2000,
+        400,
+        "seven-classes",
+    );
 }
 
 #[test]

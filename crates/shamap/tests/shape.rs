@@ -61,7 +61,9 @@ fn insertion_order_does_not_change_the_root() {
 #[test]
 fn root_is_rehashed_only_along_dirty_paths() {
     let mut r = rng("dirty", 12);
-    let items: Vec<(Key, Vec<u8>)> = (0..1000).map(|_| (random_key(&mut r), random_data(&mut r, 50))).collect();
+    let items: Vec<(Key, Vec<u8>)> = (0..1000)
+        .map(|_| (random_key(&mut r), random_data(&mut r, 50)))
+        .collect();
     let mut m = build(MapKind::AccountState, &items);
     let h1 = m.root_hash();
     assert_eq!(m.cached_root_hash(), Some(h1));
@@ -89,7 +91,10 @@ fn keys_sharing_63_nibbles_make_a_64_deep_tree_and_collapse_back() {
     m.insert(b, b"b").expect("new");
     m.check().expect("deep chain is canonical");
     let stats = m.mem_stats();
-    assert_eq!(stats.inner_nodes, 64, "root plus 63 chain nodes down to depth 63");
+    assert_eq!(
+        stats.inner_nodes, 64,
+        "root plus 63 chain nodes down to depth 63"
+    );
     m.remove(&b).expect("present");
     m.check().expect("chain collapsed");
     assert_eq!(m.mem_stats().inner_nodes, 1);
@@ -99,7 +104,9 @@ fn keys_sharing_63_nibbles_make_a_64_deep_tree_and_collapse_back() {
 #[test]
 fn clear_and_reuse() {
     let mut r = rng("clear", 13);
-    let items: Vec<(Key, Vec<u8>)> = (0..300).map(|_| (random_key(&mut r), random_data(&mut r, 50))).collect();
+    let items: Vec<(Key, Vec<u8>)> = (0..300)
+        .map(|_| (random_key(&mut r), random_data(&mut r, 50)))
+        .collect();
     let mut m = build(MapKind::AccountState, &items);
     let want = m.root_hash();
     m.clear();

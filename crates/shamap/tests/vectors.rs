@@ -9,7 +9,12 @@ use crate::common::{hex_hash, hex_key, vectors};
 fn build_tear_roots_match_rippled_after_each_insert_and_delete() {
     let v = vectors();
     let bt = &v["build_tear"];
-    let keys: Vec<Key> = bt["keys"].as_array().expect("keys").iter().map(|k| hex_key(k.as_str().expect("str"))).collect();
+    let keys: Vec<Key> = bt["keys"]
+        .as_array()
+        .expect("keys")
+        .iter()
+        .map(|k| hex_key(k.as_str().expect("str")))
+        .collect();
     let roots: Vec<Hash256> = bt["root_after_insert"]
         .as_array()
         .expect("roots")
@@ -55,7 +60,10 @@ fn iteration_yields_ascending_order_whatever_the_insert_order() {
             .expect("prefix of a build_tear key");
         map.insert(*key, &[1; 32]).expect("new");
     }
-    let got: Vec<String> = map.iter().map(|(k, _)| k.to_hex().to_lowercase()[..8].to_string()).collect();
+    let got: Vec<String> = map
+        .iter()
+        .map(|(k, _)| k.to_hex().to_lowercase()[..8].to_string())
+        .collect();
     let mut want = order.clone();
     want.reverse();
     assert_eq!(got, want);
@@ -112,10 +120,18 @@ fn single_item_maps_of_each_kind_match_derived_hashes() {
         ("state", MapKind::AccountState),
     ] {
         let case = &s["by_leaf_type"][name];
-        assert_eq!(kind.leaf_hash(&key, &[1; 32]), hex_hash(case["leaf_hash"].as_str().expect("hex")), "{name} leaf");
+        assert_eq!(
+            kind.leaf_hash(&key, &[1; 32]),
+            hex_hash(case["leaf_hash"].as_str().expect("hex")),
+            "{name} leaf"
+        );
         let mut m = ShaMap::new(kind);
         m.insert(key, &[1; 32]).expect("new");
-        assert_eq!(m.root_hash(), hex_hash(case["root_hash"].as_str().expect("hex")), "{name} root");
+        assert_eq!(
+            m.root_hash(),
+            hex_hash(case["root_hash"].as_str().expect("hex")),
+            "{name} root"
+        );
     }
 }
 
@@ -129,7 +145,11 @@ fn deepest_possible_tree_matches_derived_roots() {
         k[31] = c;
         m.insert(Key(k), &k).expect("new");
         if let Some(want) = roots.get(c.to_string()) {
-            assert_eq!(m.root_hash(), hex_hash(want.as_str().expect("hex")), "after {c}");
+            assert_eq!(
+                m.root_hash(),
+                hex_hash(want.as_str().expect("hex")),
+                "after {c}"
+            );
         }
     }
     m.check().expect("canonical");
@@ -138,7 +158,12 @@ fn deepest_possible_tree_matches_derived_roots() {
         k[31] = c;
         m.remove(&Key(k)).expect("present");
         if let Some(want) = roots.get((c - 1).to_string()) {
-            assert_eq!(m.root_hash(), hex_hash(want.as_str().expect("hex")), "after removing down to {}", c - 1);
+            assert_eq!(
+                m.root_hash(),
+                hex_hash(want.as_str().expect("hex")),
+                "after removing down to {}",
+                c - 1
+            );
         }
         m.check().expect("canonical while tearing down");
     }
@@ -153,7 +178,11 @@ fn ledger_header_hashes_match_rippled_and_xahaud() {
         let num = |f: &str| case[f].as_u64().expect("number");
         let header = LedgerHeader {
             seq: num("seq") as u32,
-            total_coins: case["total_coins"].as_str().expect("str").parse().expect("u64"),
+            total_coins: case["total_coins"]
+                .as_str()
+                .expect("str")
+                .parse()
+                .expect("u64"),
             parent_hash: hh("parent_hash"),
             transaction_hash: hh("transaction_hash"),
             account_hash: hh("account_hash"),

@@ -161,6 +161,12 @@ impl SlabPool {
         // chunk is at least 8 bytes and 8-aligned).
         unsafe {
             debug_assert!((*hdr).live > 0, "double free");
+            if cfg!(debug_assertions) {
+                // Poison freed chunks so a use after free shows up as garbage
+                // (and as hash mismatches in `check()`) rather than as stale
+                // but plausible data.
+                p.as_ptr().write_bytes(0xDB, self.chunk);
+            }
             let f = p.cast::<FreeChunk>();
             f.as_ptr().write(FreeChunk { next: (*hdr).free });
             (*hdr).free = Some(f);
@@ -352,7 +358,10 @@ mod tests {
         let mut addrs: Vec<usize> = v.iter().map(|p| p.as_ptr().addr()).collect();
         assert!(addrs.iter().all(|a| a % 8 == 0));
         addrs.sort_unstable();
-        assert!(addrs.windows(2).all(|w| w[1] - w[0] >= 48), "chunks overlap");
+        assert!(
+            addrs.windows(2).all(|w| w[1] - w[0] >= 48),
+            "chunks overlap"
+        );
         pool.audit().expect("consistent after allocs");
         assert_eq!(pool.stats().live_chunks, 5000);
         let blocks = pool.stats().blocks;

@@ -7,17 +7,17 @@
 
 use super::mask::BranchMask;
 use super::node::{
-    inner_chunk_size, leaf_chunk_size, NodeBox, DATA_OFFSET, HASH_OFFSET, KEY_OFFSET, LONG_DATA_OFFSET,
-    LONG_LEAF, LONG_LEN_OFFSET,
+    inner_chunk_size, leaf_chunk_size, NodeBox, DATA_OFFSET, HASH_OFFSET, KEY_OFFSET,
+    LONG_DATA_OFFSET, LONG_LEAF, LONG_LEN_OFFSET,
 };
 use super::tagged::Tagged;
 use crate::alloc::{PoolStats, SlabPool};
-use crate::hash::{Key, Nibble};
 #[cfg(test)]
 use crate::hash::Hash256;
+use crate::hash::{Key, Nibble};
+use crate::options::SizeClasses;
 #[cfg(test)]
 use std::ptr::NonNull;
-use crate::options::SizeClasses;
 
 /// Largest leaf chunk served from a pool; larger ones use the global allocator.
 pub(crate) const MAX_POOLED_CHUNK: usize = 4096;
@@ -114,7 +114,8 @@ impl NodeArena {
     /// Audits every pool's internal lists and counters.
     pub(crate) fn audit(&self) -> Result<(), String> {
         for p in self.inner.iter().chain(self.leaf.iter().flatten()) {
-            p.audit().map_err(|e| format!("pool of {}-byte chunks: {e}", p.chunk_size()))?;
+            p.audit()
+                .map_err(|e| format!("pool of {}-byte chunks: {e}", p.chunk_size()))?;
         }
         Ok(())
     }
@@ -146,9 +147,12 @@ impl NodeArena {
         unsafe {
             let b = p.as_ptr();
             b.add(HASH_OFFSET).write_bytes(0, 32);
-            b.add(KEY_OFFSET).copy_from_nonoverlapping(key.0.as_ptr(), 32);
+            b.add(KEY_OFFSET)
+                .copy_from_nonoverlapping(key.0.as_ptr(), 32);
             if long {
-                b.add(LONG_LEN_OFFSET).cast::<u64>().write_unaligned((len as u64).to_le());
+                b.add(LONG_LEN_OFFSET)
+                    .cast::<u64>()
+                    .write_unaligned((len as u64).to_le());
             }
             b.add(data_off).copy_from_nonoverlapping(data.as_ptr(), len);
         }
@@ -198,7 +202,10 @@ impl NodeArena {
     /// array to the next size class when it is full.
     pub(crate) fn insert_child(&mut self, node: &mut NodeBox, b: Nibble, child: NodeBox) {
         let mask = node.mask_bits();
-        assert!(!node.is_leaf() && !mask.has(b), "insert_child on a leaf or an occupied branch");
+        assert!(
+            !node.is_leaf() && !mask.has(b),
+            "insert_child on a leaf or an occupied branch"
+        );
         let n = mask.count();
         let slot = mask.slot(b);
         let class = node.class_index();
@@ -244,7 +251,10 @@ impl NodeArena {
     /// to the smallest size class that fits.
     pub(crate) fn remove_child(&mut self, node: &mut NodeBox, b: Nibble) -> NodeBox {
         let mask = node.mask_bits();
-        assert!(!node.is_leaf() && mask.has(b), "remove_child on a leaf or an empty branch");
+        assert!(
+            !node.is_leaf() && mask.has(b),
+            "remove_child on a leaf or an empty branch"
+        );
         let n = mask.count();
         let slot = mask.slot(b);
         let class = node.class_index();
@@ -305,7 +315,11 @@ impl NodeArena {
                 unsafe { crate::alloc::free_large(node.base(), chunk) };
             }
         } else {
-            assert_eq!(node.mask_bits(), BranchMask(0), "free_node on an inner node with children");
+            assert_eq!(
+                node.mask_bits(),
+                BranchMask(0),
+                "free_node on an inner node with children"
+            );
             let class = node.class_index();
             // SAFETY: the inner node came from the pool of its class (its
             // tag) and is consumed here.
@@ -399,12 +413,22 @@ mod tests {
             a.insert_child(&mut inner, nib(b), leaf);
             let view = inner.inner().expect("inner");
             assert_eq!(view.mask().count(), i + 1);
-            assert_eq!(a.classes().capacity(view.class()), a.classes().capacity(a.classes().class_for(i + 1)));
-            let keys: Vec<u8> = view.children().iter().map(|c| c.leaf().expect("leaf").key().0[0]).collect();
+            assert_eq!(
+                a.classes().capacity(view.class()),
+                a.classes().capacity(a.classes().class_for(i + 1))
+            );
+            let keys: Vec<u8> = view
+                .children()
+                .iter()
+                .map(|c| c.leaf().expect("leaf").key().0[0])
+                .collect();
             let mut sorted = keys.clone();
             sorted.sort_unstable();
             assert_eq!(keys, sorted, "children stay in branch order");
-            assert_eq!(view.child(nib(b)).map(|c| c.leaf().expect("leaf").data()), Some(&[b][..]));
+            assert_eq!(
+                view.child(nib(b)).map(|c| c.leaf().expect("leaf").data()),
+                Some(&[b][..])
+            );
         }
         for (i, &b) in order.iter().rev().enumerate() {
             let child = a.remove_child(&mut inner, nib(b));

@@ -95,7 +95,13 @@ impl NodeBox {
     #[inline]
     pub(crate) fn set_hash(&mut self, h: Hash256) {
         // SAFETY: as in `hash`; `&mut self` gives exclusive access.
-        unsafe { self.base().as_ptr().add(HASH_OFFSET).cast::<Hash256>().write(h) }
+        unsafe {
+            self.base()
+                .as_ptr()
+                .add(HASH_OFFSET)
+                .cast::<Hash256>()
+                .write(h)
+        }
     }
 
     /// Marks the node's hash as stale.

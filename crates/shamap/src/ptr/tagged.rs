@@ -38,7 +38,11 @@ impl Tagged {
     /// Folds `tag` and `stamp` into `addr`.
     #[inline]
     pub(crate) fn new(addr: NonNull<u8>, tag: u8, stamp: u16) -> Tagged {
-        debug_assert_eq!(addr.as_ptr().addr() & !ADDR_MASK, 0, "misaligned or high chunk");
+        debug_assert_eq!(
+            addr.as_ptr().addr() & !ADDR_MASK,
+            0,
+            "misaligned or high chunk"
+        );
         debug_assert!(usize::from(tag) <= TAG_MASK);
         Tagged(addr.map_addr(|a| a | usize::from(tag) | (usize::from(stamp) << STAMP_SHIFT)))
     }

@@ -46,7 +46,10 @@ impl ShaMap {
             reason,
         };
         if tally.leaves != self.len {
-            return Err(structure(format!("{} leaves but len() is {}", tally.leaves, self.len)));
+            return Err(structure(format!(
+                "{} leaves but len() is {}",
+                tally.leaves, self.len
+            )));
         }
         let c = self.arena.counters();
         if (c.leaves, c.leaf_data_bytes, c.child_slots_used)
@@ -54,10 +57,17 @@ impl ShaMap {
         {
             return Err(structure(format!(
                 "arena counts leaves/data/slots {}/{}/{}, walk counts {}/{}/{}",
-                c.leaves, c.leaf_data_bytes, c.child_slots_used, tally.leaves, tally.data_bytes, tally.child_slots
+                c.leaves,
+                c.leaf_data_bytes,
+                c.child_slots_used,
+                tally.leaves,
+                tally.data_bytes,
+                tally.child_slots
             )));
         }
-        for (class, ((_, pool), walked)) in c.inner_pools.iter().zip(&tally.inner_by_class).enumerate() {
+        for (class, ((_, pool), walked)) in
+            c.inner_pools.iter().zip(&tally.inner_by_class).enumerate()
+        {
             if pool.live_chunks != *walked {
                 return Err(structure(format!(
                     "size class {class} pool has {} live chunks, walk found {walked} nodes",
@@ -84,14 +94,20 @@ impl ShaMap {
         };
         let stored = *node.hash();
         if parent_clean && stored.is_zero() {
-            return Err(fail(path, "stale node under a node whose hash is current".into()));
+            return Err(fail(
+                path,
+                "stale node under a node whose hash is current".into(),
+            ));
         }
         let computed = if let Some(leaf) = node.leaf() {
             if path.is_empty() {
                 return Err(fail(path, "the root is a leaf".into()));
             }
             if !key_has_prefix(leaf.key(), path) {
-                return Err(fail(path, format!("leaf key {} is off its path", leaf.key())));
+                return Err(fail(
+                    path,
+                    format!("leaf key {} is off its path", leaf.key()),
+                ));
             }
             tally.leaves += 1;
             tally.data_bytes += leaf.data().len();
@@ -107,13 +123,20 @@ impl ShaMap {
                 return Err(fail(path, "non-root inner node with no children".into()));
             }
             if !path.is_empty() && n == 1 && inner.children()[0].is_leaf() {
-                return Err(fail(path, "non-root inner node with a single leaf below it".into()));
+                return Err(fail(
+                    path,
+                    "non-root inner node with a single leaf below it".into(),
+                ));
             }
             let classes = self.arena.classes();
             if inner.class() >= classes.len() || inner.class() != classes.class_for(n) {
                 return Err(fail(
                     path,
-                    format!("{n} children in size class {} (expected {})", inner.class(), classes.class_for(n)),
+                    format!(
+                        "{n} children in size class {} (expected {})",
+                        inner.class(),
+                        classes.class_for(n)
+                    ),
                 ));
             }
             tally.inner_by_class[inner.class()] += 1;
@@ -145,12 +168,16 @@ impl ShaMap {
 }
 
 fn key_has_prefix(key: &Key, path: &[u8]) -> bool {
-    path.iter().enumerate().all(|(d, &b)| key.nibble(d).get() == b)
+    path.iter()
+        .enumerate()
+        .all(|(d, &b)| key.nibble(d).get() == b)
 }
 
 fn path_string(path: &[u8]) -> String {
     if path.is_empty() {
         return "root".into();
     }
-    path.iter().map(|&b| char::from_digit(u32::from(b), 16).unwrap_or('?')).collect()
+    path.iter()
+        .map(|&b| char::from_digit(u32::from(b), 16).unwrap_or('?'))
+        .collect()
 }

@@ -166,7 +166,11 @@ fn write_below(
     mode: WriteMode,
 ) -> Result<Written, MapError> {
     let b = key.nibble(depth);
-    let Some(child) = node.inner_mut().expect("paths run through inner nodes").into_child(b) else {
+    let Some(child) = node
+        .inner_mut()
+        .expect("paths run through inner nodes")
+        .into_child(b)
+    else {
         if mode == WriteMode::Update {
             return Err(MapError::KeyMissing(*key));
         }
@@ -218,7 +222,11 @@ fn write_below(
 /// collapsed, if needed, by its caller; the root never is).
 fn remove_below(arena: &mut NodeArena, node: &mut NodeBox, depth: usize, key: &Key) -> bool {
     let b = key.nibble(depth);
-    let Some(child) = node.inner_mut().expect("paths run through inner nodes").into_child(b) else {
+    let Some(child) = node
+        .inner_mut()
+        .expect("paths run through inner nodes")
+        .into_child(b)
+    else {
         return false;
     };
     if let Some(leaf) = child.leaf() {

@@ -33,7 +33,10 @@ mod tests {
         assert_eq!(u32::from_be_bytes(HashPrefix::INNER_NODE.0), 0x4D49_4E00);
         assert_eq!(u32::from_be_bytes(HashPrefix::LEAF_NODE.0), 0x4D4C_4E00);
         assert_eq!(u32::from_be_bytes(HashPrefix::TX_NODE.0), 0x534E_4400);
-        assert_eq!(u32::from_be_bytes(HashPrefix::TRANSACTION_ID.0), 0x5458_4E00);
+        assert_eq!(
+            u32::from_be_bytes(HashPrefix::TRANSACTION_ID.0),
+            0x5458_4E00
+        );
         assert_eq!(u32::from_be_bytes(HashPrefix::LEDGER_MASTER.0), 0x4C57_5200);
     }
 }

@@ -77,7 +77,8 @@ pub fn split_vl(input: &[u8]) -> Result<(&[u8], &[u8]), VlError> {
             if rest.len() < 2 {
                 return Err(trunc(3));
             }
-            let n = (usize::from(b0 - 241) << 16) + (usize::from(rest[0]) << 8) + usize::from(rest[1]);
+            let n =
+                (usize::from(b0 - 241) << 16) + (usize::from(rest[0]) << 8) + usize::from(rest[1]);
             (12_481 + n, 3)
         }
         255 => return Err(VlError::BadPrefix(b0)),
@@ -94,11 +95,19 @@ mod tests {
 
     #[test]
     fn boundaries_round_trip() {
-        for len in [0, 1, 192, 193, 194, 448, 12_480, 12_481, 12_482, 100_000, MAX_VL_LEN] {
+        for len in [
+            0, 1, 192, 193, 194, 448, 12_480, 12_481, 12_482, 100_000, MAX_VL_LEN,
+        ] {
             let blob = vec![7u8; len];
             let mut out = Vec::new();
             append_vl(&blob, &mut out).expect("length within VL range");
-            let expected_hdr = if len <= 192 { 1 } else if len <= 12_480 { 2 } else { 3 };
+            let expected_hdr = if len <= 192 {
+                1
+            } else if len <= 12_480 {
+                2
+            } else {
+                3
+            };
             assert_eq!(out.len(), len + expected_hdr, "len {len}");
             let (got, rest) = split_vl(&out).expect("just encoded");
             assert_eq!(got.len(), len);
@@ -117,15 +126,24 @@ mod tests {
         out.clear();
         encode_vl_len(MAX_VL_LEN, &mut out).expect("in range");
         assert_eq!(out, [254, 212, 23]);
-        assert_eq!(encode_vl_len(MAX_VL_LEN + 1, &mut out), Err(VlError::TooLong(MAX_VL_LEN + 1)));
+        assert_eq!(
+            encode_vl_len(MAX_VL_LEN + 1, &mut out),
+            Err(VlError::TooLong(MAX_VL_LEN + 1))
+        );
     }
 
     #[test]
     fn truncated_and_bad_prefixes_are_errors() {
         assert!(matches!(split_vl(&[]), Err(VlError::Truncated { .. })));
-        assert!(matches!(split_vl(&[5, 1, 2]), Err(VlError::Truncated { .. })));
+        assert!(matches!(
+            split_vl(&[5, 1, 2]),
+            Err(VlError::Truncated { .. })
+        ));
         assert!(matches!(split_vl(&[200]), Err(VlError::Truncated { .. })));
-        assert!(matches!(split_vl(&[250, 0]), Err(VlError::Truncated { .. })));
+        assert!(matches!(
+            split_vl(&[250, 0]),
+            Err(VlError::Truncated { .. })
+        ));
         assert_eq!(split_vl(&[255]), Err(VlError::BadPrefix(255)));
     }
 }

@@ -1,0 +1,68 @@
+//! Builds N random entries and prints the counted memory and the time to
+//! build and hash: `cargo run --release --example memory -- 1000000 [data_len]`.
+//!
+//! Keys are uniformly random; data is `data_len` bytes (default 32) so that
+//! the figure beyond key and data is what the layout costs.
+
+use std::time::Instant;
+
+use shamap::{Key, MapKind, MapOptions, ShaMap, SizeClasses};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args
+        .next()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let len: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(32);
+    let classes: Vec<u8> = args
+        .next()
+        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![2, 4, 6, 16]);
+    let classes = SizeClasses::new(&classes).expect("valid size classes");
+    let mut map = ShaMap::with_options(
+        MapKind::AccountState,
+        MapOptions::default().with_size_classes(classes),
+    );
+    let mut x: u64 = 0x0123_4567_89AB_CDEF;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let data = vec![0xA5u8; len];
+    let t = Instant::now();
+    for _ in 0..n {
+        let mut k = [0u8; 32];
+        for c in k.chunks_exact_mut(8) {
+            c.copy_from_slice(&next().to_le_bytes());
+        }
+        map.insert(Key(k), &data).expect("random keys are distinct");
+    }
+    let build = t.elapsed();
+    let t = Instant::now();
+    let root = map.root_hash();
+    let hash = t.elapsed();
+    let s = map.mem_stats();
+    println!(
+        "entries {n} data_len {len} classes {:?}",
+        classes.capacities()
+    );
+    println!(
+        "build {:.3}s  root_hash {:.3}s  root {root}",
+        build.as_secs_f64(),
+        hash.as_secs_f64()
+    );
+    println!(
+        "inner {} ({:.3}/entry), slots/inner {:.2}",
+        s.inner_nodes,
+        s.inner_nodes as f64 / n as f64,
+        s.slots_per_inner()
+    );
+    println!("{:#?}", s.bytes);
+    println!(
+        "overhead per entry beyond key and data: {:.2} B",
+        s.overhead_per_entry()
+    );
+}

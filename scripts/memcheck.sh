@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs the tests of the unsafe modules (alloc, ptr) and the map's own tests
+# under valgrind memcheck. Any error fails the script.
+#   scripts/memcheck.sh            # unit tests of alloc::, ptr::, tree:: + a few integration tests
+# AddressSanitizer (nightly only):
+#   RUSTFLAGS=-Zsanitizer=address cargo +nightly test -p shamap --target x86_64-unknown-linux-gnu
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "memcheck: valgrind not installed" >&2; exit 2; }
+
+build_tests() {
+  cargo test -p shamap "$@" --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json,sys
+for l in sys.stdin:
+    m=json.loads(l)
+    if m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["kind"]==["lib"]: print(m["executable"])
+    elif m.get("reason")=="compiler-artifact" and m.get("executable") and m["target"]["name"]=="main": print(m["executable"])'
+}
+
+vg=(valgrind --tool=memcheck --error-exitcode=99 --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite --quiet)
+status=0
+for exe in $(build_tests); do
+  case "$exe" in
+    */deps/shamap-*) filters=("alloc::" "ptr::") ;;
+    */deps/main-*) filters=("vectors::" "shape::" "ledgers::") ;;
+    *) continue ;;
+  esac
+  for f in "${filters[@]}"; do
+    echo "== memcheck: $(basename "$exe") $f"
+    "${vg[@]}" "$exe" "$f" --test-threads=1 -q || status=$?
+  done
+done
+if [ "$status" -ne 0 ]; then echo "memcheck: FAILED ($status)" >&2; fi
+exit "$status"
