@@ -117,3 +117,34 @@ fn clear_and_reuse() {
     }
     assert_eq!(m.root_hash(), want);
 }
+
+#[test]
+fn shape_histograms_equal_the_oracles() {
+    let mut r = rng("histograms", 14);
+    let mut keys: Vec<Key> = (0..5000).map(|_| random_key(&mut r)).collect();
+    for i in 0..500 {
+        let base = keys[i];
+        keys.push(key_near(&mut r, &base));
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    let items: Vec<(Key, Vec<u8>)> = keys.iter().map(|k| (*k, vec![1; 12])).collect();
+    let mut m = build(MapKind::AccountState, &items);
+    let s = m.shape_stats();
+    let raw: Vec<[u8; 32]> = keys.iter().map(|k| k.0).collect();
+    assert_eq!(
+        s.child_histogram,
+        shamap_oracle::child_count_histogram(&raw)
+    );
+    let mut depths = [0u64; 65];
+    for (_, d) in shamap_oracle::leaf_depths(&raw) {
+        depths[d] += 1;
+    }
+    assert_eq!(s.depth_histogram, depths);
+    assert_eq!(s.inner_nodes() as usize, m.mem_stats().inner_nodes);
+    let root = m.root_hash();
+    m.invalidate_hashes();
+    assert_eq!(m.cached_root_hash(), None);
+    assert_eq!(m.root_hash(), root);
+    m.check().expect("consistent");
+}

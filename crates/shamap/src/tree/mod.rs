@@ -5,6 +5,8 @@ mod check;
 mod hashing;
 mod iter;
 mod map;
+mod shape;
 
 pub use iter::{Iter, Range};
-pub use map::ShaMap;
+pub use map::{ShaMap, MAX_DATA_LEN};
+pub use shape::ShapeStats;
