@@ -42,8 +42,20 @@ fn main() {
     }
     let build = t.elapsed();
     let t = Instant::now();
-    let root = map.root_hash();
+    let root = map.root_hash_serial();
     let hash = t.elapsed();
+    let mut parallel = Vec::new();
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("thread pool");
+        map.invalidate_hashes();
+        let t = Instant::now();
+        let again = pool.install(|| map.root_hash());
+        parallel.push((threads, t.elapsed().as_secs_f64()));
+        assert_eq!(again, root, "parallel hashing gives the serial root");
+    }
     let s = map.mem_stats();
     println!(
         "entries {n} data_len {len} classes {:?}",
@@ -53,6 +65,13 @@ fn main() {
         "build {:.3}s  root_hash {:.3}s  root {root}",
         build.as_secs_f64(),
         hash.as_secs_f64()
+    );
+    for (threads, secs) in &parallel {
+        println!("root from scratch on {threads} thread(s): {secs:.3}s");
+    }
+    println!(
+        "speed-up 2 threads vs 1: {:.2}x",
+        parallel[0].1 / parallel[1].1
     );
     println!(
         "inner {} ({:.3}/entry), slots/inner {:.2}",

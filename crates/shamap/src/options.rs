@@ -115,14 +115,31 @@ enum Invalid {
 }
 
 /// Options fixed when a map is created.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct MapOptions {
     /// Child-array capacity classes. Default: `{2, 4, 6, 16}`.
     pub size_classes: SizeClasses,
+    /// Hash large stale subtrees on the rayon thread pool. Default: on.
+    pub parallel_hashing: bool,
+}
+
+impl Default for MapOptions {
+    fn default() -> Self {
+        MapOptions {
+            size_classes: SizeClasses::DEFAULT,
+            parallel_hashing: true,
+        }
+    }
 }
 
 impl MapOptions {
+    /// Options with parallel hashing on or off.
+    pub fn with_parallel_hashing(mut self, on: bool) -> Self {
+        self.parallel_hashing = on;
+        self
+    }
+
     /// Options with the given size classes.
     pub fn with_size_classes(mut self, classes: SizeClasses) -> Self {
         self.size_classes = classes;

@@ -148,3 +148,27 @@ fn shape_histograms_equal_the_oracles() {
     assert_eq!(m.root_hash(), root);
     m.check().expect("consistent");
 }
+
+#[test]
+fn parallel_hashing_gives_the_serial_root() {
+    let mut r = rng("parallel", 15);
+    let items: Vec<(Key, Vec<u8>)> = (0..20_000)
+        .map(|_| (random_key(&mut r), random_data(&mut r, 100)))
+        .collect();
+    let mut serial = build(MapKind::AccountState, &items);
+    let want = serial.root_hash_serial();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .expect("thread pool");
+    let mut par = build(MapKind::AccountState, &items);
+    assert_eq!(pool.install(|| par.root_hash()), want);
+    par.check().expect("consistent after parallel hashing");
+    // Incremental: a big batch of updates, hashed in parallel again.
+    for (k, _) in items.iter().step_by(7) {
+        serial.update(*k, b"updated").expect("present");
+        par.update(*k, b"updated").expect("present");
+    }
+    assert_eq!(pool.install(|| par.root_hash()), serial.root_hash_serial());
+    par.check().expect("consistent");
+}

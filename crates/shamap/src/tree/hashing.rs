@@ -5,6 +5,8 @@
 //! safe: were a real node hash ever zero (probability 2^-256), the node would
 //! merely be rehashed again on each call, to the same value.
 
+use rayon::prelude::*;
+
 use crate::hash::Hash256;
 use crate::kind::MapKind;
 use crate::ptr::NodeBox;
@@ -16,10 +18,40 @@ use super::map::ShaMap;
 /// Bytes hashed for an inner node: prefix and sixteen child hashes.
 pub(crate) const INNER_HASH_INPUT: usize = 4 + 16 * 32;
 
+/// Writes since the last `root_hash()` from which hashing fans out to the
+/// rayon thread pool; below it the work is too small to share.
+pub const PARALLEL_MIN_WRITES: usize = 1024;
+
+/// Depth above which stale children are hashed as separate parallel tasks
+/// (up to 16 + 256 tasks); below it each task hashes serially.
+const PARALLEL_DEPTH: usize = 2;
+
 impl ShaMap {
     /// The root hash: 32 zero bytes for an empty map, else the hash of the
     /// root inner node. Rehashes only nodes changed since the last call.
+    ///
+    /// After many writes (at least [`PARALLEL_MIN_WRITES`]) and when
+    /// [`crate::MapOptions::parallel_hashing`] is on, stale subtrees are
+    /// hashed on the current rayon thread pool (install a pool to choose the
+    /// thread count). The result is identical either way.
     pub fn root_hash(&mut self) -> Hash256 {
+        let parallel = self.parallel_hashing
+            && self.pending_writes >= PARALLEL_MIN_WRITES
+            && rayon::current_num_threads() > 1;
+        self.pending_writes = 0;
+        if self.len == 0 {
+            return Hash256::ZERO;
+        }
+        if parallel {
+            rehash_parallel(self.kind, &mut self.root, 0)
+        } else {
+            rehash(self.kind, &mut self.root)
+        }
+    }
+
+    /// [`ShaMap::root_hash`] on the calling thread only.
+    pub fn root_hash_serial(&mut self) -> Hash256 {
+        self.pending_writes = 0;
         if self.len == 0 {
             return Hash256::ZERO;
         }
@@ -38,14 +70,45 @@ pub(crate) fn rehash(kind: MapKind, node: &mut NodeBox) -> Hash256 {
     } else {
         let inner = node.inner_mut().expect("not a leaf");
         let mask = inner.mask();
-        let mut buf = [0u8; INNER_HASH_INPUT];
-        buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
+        let mut buf = inner_buffer();
         for (child, b) in inner.into_children().iter_mut().zip(mask.branches()) {
-            let off = 4 + 32 * usize::from(b.get());
-            buf[off..off + 32].copy_from_slice(&rehash(kind, child).0);
+            put_child(&mut buf, b.get(), &rehash(kind, child));
         }
         sha512_half(&[&buf])
     };
     node.set_hash(h);
     h
+}
+
+/// Like [`rehash`], hashing the stale children of nodes above
+/// `PARALLEL_DEPTH` as parallel tasks.
+fn rehash_parallel(kind: MapKind, node: &mut NodeBox, depth: usize) -> Hash256 {
+    if depth >= PARALLEL_DEPTH || node.is_leaf() || !node.hash().is_zero() {
+        return rehash(kind, node);
+    }
+    let inner = node.inner_mut().expect("not a leaf");
+    let mask = inner.mask();
+    let children = inner.into_children();
+    children.par_iter_mut().for_each(|c| {
+        rehash_parallel(kind, c, depth + 1);
+    });
+    let mut buf = inner_buffer();
+    for (child, b) in children.iter().zip(mask.branches()) {
+        put_child(&mut buf, b.get(), child.hash());
+    }
+    let h = sha512_half(&[&buf]);
+    node.set_hash(h);
+    h
+}
+
+fn inner_buffer() -> [u8; INNER_HASH_INPUT] {
+    let mut buf = [0u8; INNER_HASH_INPUT];
+    buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
+    buf
+}
+
+#[inline]
+fn put_child(buf: &mut [u8; INNER_HASH_INPUT], branch: u8, h: &Hash256) {
+    let off = 4 + 32 * usize::from(branch);
+    buf[off..off + 32].copy_from_slice(&h.0);
 }

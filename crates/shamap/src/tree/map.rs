@@ -29,6 +29,9 @@ pub struct ShaMap {
     /// Always an inner node.
     pub(crate) root: NodeBox,
     pub(crate) len: usize,
+    /// Writes since the last `root_hash()`; decides whether to hash in parallel.
+    pub(crate) pending_writes: usize,
+    pub(crate) parallel_hashing: bool,
 }
 
 /// What a write may do when the key is present or absent.
@@ -61,6 +64,8 @@ impl ShaMap {
             arena,
             root,
             len: 0,
+            pending_writes: 0,
+            parallel_hashing: options.parallel_hashing,
         }
     }
 
@@ -71,7 +76,9 @@ impl ShaMap {
 
     /// The options the map was made with.
     pub fn options(&self) -> MapOptions {
-        MapOptions::default().with_size_classes(*self.arena.classes())
+        MapOptions::default()
+            .with_size_classes(*self.arena.classes())
+            .with_parallel_hashing(self.parallel_hashing)
     }
 
     /// Number of items.
@@ -107,6 +114,7 @@ impl ShaMap {
     pub fn remove(&mut self, key: &Key) -> Result<(), MapError> {
         if remove_below(&mut self.arena, &mut self.root, 0, key) {
             self.len -= 1;
+            self.pending_writes += 1;
             self.root.clear_hash();
             Ok(())
         } else {
@@ -120,6 +128,7 @@ impl ShaMap {
         let old = std::mem::replace(&mut self.root, fresh);
         self.arena.free_tree(old);
         self.len = 0;
+        self.pending_writes = 0;
     }
 
     /// The data stored under `key`.
@@ -149,6 +158,7 @@ impl ShaMap {
         if w == Written::Added {
             self.len += 1;
         }
+        self.pending_writes += 1;
         self.root.clear_hash();
         Ok(w)
     }
@@ -271,6 +281,8 @@ impl Clone for ShaMap {
             arena,
             root,
             len: self.len,
+            pending_writes: self.pending_writes,
+            parallel_hashing: self.parallel_hashing,
         }
     }
 }

@@ -61,6 +61,7 @@ impl ShaMap {
     /// result is the same root.
     pub fn invalidate_hashes(&mut self) {
         invalidate(&mut self.root);
+        self.pending_writes = self.len;
     }
 }
 

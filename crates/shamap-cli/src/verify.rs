@@ -1,0 +1,765 @@
+//! `shamap verify`: rebuild a real ledger's maps from rippled/Clio JSON and
+//! check the hashes the JSON claims.
+//!
+//! Steps, each a pure function tested below: [`read_input`] parses each file
+//! with [`shamap::xrpl::dump::parse`]; [`group`] makes one [`Group`] per
+//! ledger (each `ledger` response alone; `ledger_data` pages of the same
+//! ledger merged); [`check`] builds the AccountState map from the state
+//! entries and the TransactionWithMeta map from the transactions, and
+//! hashes the header with the computed roots where there are some and the
+//! header's own values otherwise; [`render_text`] / [`render_json`] print.
+//!
+//! Text output, per ledger: a heading naming the ledger and its files, then
+//! one line per value:
+//!
+//! ```text
+//! ledger 38129 from data/ledger-38129.json (261 state entries, 1 transaction)
+//! account_hash 2C23…B452 match
+//! transaction_hash DB83…951A MISMATCH expected 0000…0000
+//! ledger_hash E6DB…758E (no expected value)
+//! ```
+//!
+//! or `account_hash not computed (no state entries)`,
+//! `transaction_hash not computed (no transaction list)`,
+//! `ledger_hash not computed (missing header fields: close_time, …)`.
+//!
+//! `--json` prints one object instead:
+//!
+//! ```json
+//! {"ok": true, "checked": 3, "mismatches": 0,
+//!  "ledgers": [{"sources": ["data/ledger-38129.json"], "ledger_index": 38129,
+//!               "state_entries": 261, "transactions": 1, "incomplete": false,
+//!               "account_hash": {"computed": "2C23…", "expected": "2C23…", "status": "match"},
+//!               "transaction_hash": {…}, "ledger_hash": {…}}]}
+//! ```
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `ok` | the exit status is 0: something was checked and everything checked matched |
+//! | `checked` | values that had both a computed and an expected hash |
+//! | `mismatches` | of those, how many differ |
+//! | `sources` | the files merged into this ledger (`<stdin>` for `-`) |
+//! | `ledger_index` | the ledger's sequence number, or `null` when the input has none |
+//! | `state_entries`, `transactions` | entries read, or `null` when the input has no such list |
+//! | `incomplete` | every `ledger_data` page had a `marker`: the last page is missing |
+//! | `computed`, `expected` | upper-case hex, or `null` |
+//! | `status` | `match`, `mismatch`, `no_expected` or `not_computed` |
+//! | `reason` | only with `not_computed`: why |
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use serde_json::{json, Value};
+use shamap::xrpl::dump::{self, DumpKind, HeaderFields, LedgerDump};
+use shamap::xrpl::tx_with_meta_item;
+use shamap::{Hash256, MapError, MapKind, ShaMap};
+
+/// Arguments of `shamap verify`.
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// JSON files: rippled or Clio `ledger` responses (with "binary": true,
+    /// "expand": true, and "accounts" and/or "transactions") or `ledger_data`
+    /// pages (with "binary": true). `-` reads standard input.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A problem that stops verification: which input, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The file, as named on the command line (`<stdin>` for `-`).
+    pub source: String,
+    /// What is wrong, one line.
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.source, self.message)
+    }
+}
+
+/// One parsed input file.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The file's name for messages.
+    pub name: String,
+    /// What it holds.
+    pub dump: LedgerDump,
+}
+
+/// One file's contribution to a [`Group`], in merge order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The file's name for messages.
+    pub name: String,
+    /// State entries it contributed.
+    pub state_entries: usize,
+    /// Transactions it contributed.
+    pub transactions: usize,
+}
+
+/// All the input about one ledger.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Where the entries came from, in order (one file unless pages were merged).
+    pub sources: Vec<Source>,
+    /// The merged dump.
+    pub dump: LedgerDump,
+}
+
+impl Group {
+    /// The file and the index within it of entry `index` of the merged
+    /// list whose per-file lengths `count` gives.
+    fn locate(&self, mut index: usize, count: fn(&Source) -> usize) -> (&str, usize) {
+        for s in &self.sources {
+            let n = count(s);
+            if index < n {
+                return (&s.name, index);
+            }
+            index -= n;
+        }
+        (self.sources.first().map_or("", |s| s.name.as_str()), index)
+    }
+
+    fn error_at(
+        &self,
+        index: usize,
+        count: fn(&Source) -> usize,
+        what: impl FnOnce(usize) -> String,
+    ) -> InputError {
+        let (source, local) = self.locate(index, count);
+        InputError {
+            source: source.to_owned(),
+            message: what(local),
+        }
+    }
+}
+
+/// How one computed value compares with the input's claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Computed and equal to the expected value.
+    Match,
+    /// Computed and different from the expected value.
+    Mismatch,
+    /// Computed, but the input claims no value.
+    NoExpected,
+    /// Not computed: the input lacks what it needs.
+    NotComputed,
+}
+
+impl Status {
+    /// The name used in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Match => "match",
+            Status::Mismatch => "mismatch",
+            Status::NoExpected => "no_expected",
+            Status::NotComputed => "not_computed",
+        }
+    }
+}
+
+/// One checked value: `account_hash`, `transaction_hash` or `ledger_hash`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// What the input's entries hash to, when they could be hashed.
+    pub computed: Option<Hash256>,
+    /// What the input claims.
+    pub expected: Option<Hash256>,
+    /// Why nothing was computed (set exactly when `computed` is `None`).
+    pub reason: Option<String>,
+}
+
+impl Checked {
+    fn computed(computed: Hash256, expected: Option<Hash256>) -> Checked {
+        Checked {
+            computed: Some(computed),
+            expected,
+            reason: None,
+        }
+    }
+
+    fn not_computed(reason: impl Into<String>, expected: Option<Hash256>) -> Checked {
+        Checked {
+            computed: None,
+            expected,
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// How the computed value compares with the expected one.
+    pub fn status(&self) -> Status {
+        match (self.computed, self.expected) {
+            (None, _) => Status::NotComputed,
+            (Some(_), None) => Status::NoExpected,
+            (Some(c), Some(e)) if c == e => Status::Match,
+            (Some(_), Some(_)) => Status::Mismatch,
+        }
+    }
+}
+
+/// The result of checking one ledger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerReport {
+    /// The files merged into this ledger.
+    pub sources: Vec<String>,
+    /// Header fields as read (for the ledger's name and index).
+    pub header: HeaderFields,
+    /// State entries read, if the input had a state list.
+    pub state_entries: Option<usize>,
+    /// Transactions read, if the input had a transaction list.
+    pub transactions: Option<usize>,
+    /// Every `ledger_data` page had a `marker`: the last page is missing.
+    pub incomplete: bool,
+    /// The state map's root.
+    pub account_hash: Checked,
+    /// The transaction map's root.
+    pub transaction_hash: Checked,
+    /// The header's hash.
+    pub ledger_hash: Checked,
+}
+
+impl LedgerReport {
+    /// The three values with their names, in output order.
+    pub fn values(&self) -> [(&'static str, &Checked); 3] {
+        [
+            ("account_hash", &self.account_hash),
+            ("transaction_hash", &self.transaction_hash),
+            ("ledger_hash", &self.ledger_hash),
+        ]
+    }
+}
+
+/// The verdict over all ledgers, which decides the exit status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// At least one value checked, and every checked value matched (exit 0).
+    Verified,
+    /// Some value differs from its expected value (exit 1).
+    Mismatch,
+    /// No computed value had an expected value to compare with (exit 1).
+    NothingChecked,
+}
+
+/// Reads and parses one file; `-` is standard input.
+pub fn read_input(path: &Path) -> Result<Input, InputError> {
+    let stdin = path.as_os_str() == "-";
+    let name = if stdin {
+        "<stdin>".to_owned()
+    } else {
+        path.display().to_string()
+    };
+    let bytes = if stdin {
+        let mut buf = Vec::new();
+        io::stdin().lock().read_to_end(&mut buf).map(|_| buf)
+    } else {
+        std::fs::read(path)
+    };
+    let bytes = bytes.map_err(|e| InputError {
+        source: name.clone(),
+        message: format!("cannot read: {e}"),
+    })?;
+    let dump = dump::parse(&bytes).map_err(|e| InputError {
+        source: name.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(Input { name, dump })
+}
+
+/// Makes one group per ledger, in order of first appearance: each `ledger`
+/// response alone, and `ledger_data` pages merged with earlier pages of the
+/// same ledger (same `ledger_index` and/or `ledger_hash`).
+pub fn group(inputs: Vec<Input>) -> Result<Vec<Group>, InputError> {
+    let mut groups: Vec<Group> = Vec::new();
+    for Input { name, dump } in inputs {
+        let source = Source {
+            name,
+            state_entries: dump.state.as_ref().map_or(0, Vec::len),
+            transactions: dump.transactions.as_ref().map_or(0, Vec::len),
+        };
+        let same = (dump.kind == DumpKind::LedgerDataPage)
+            .then(|| {
+                groups.iter().position(|g| {
+                    g.dump.kind == DumpKind::LedgerDataPage
+                        && g.dump.header.same_ledger(&dump.header)
+                })
+            })
+            .flatten();
+        match same {
+            Some(pos) => {
+                let g = &mut groups[pos];
+                let placeholder = LedgerDump {
+                    kind: DumpKind::LedgerDataPage,
+                    header: HeaderFields::default(),
+                    state: None,
+                    transactions: None,
+                    marker: None,
+                };
+                let merged_so_far = std::mem::replace(&mut g.dump, placeholder);
+                g.dump = dump::merge([merged_so_far, dump]).map_err(|e| InputError {
+                    source: source.name.clone(),
+                    message: e.to_string(),
+                })?;
+                g.sources.push(source);
+            }
+            None => groups.push(Group {
+                sources: vec![source],
+                dump,
+            }),
+        }
+    }
+    Ok(groups)
+}
+
+/// Builds the maps of one ledger and compares their roots, and the ledger
+/// hash, with the values the input claims.
+pub fn check(group: &Group) -> Result<LedgerReport, InputError> {
+    let d = &group.dump;
+    let h = &d.header;
+
+    let account_hash = match d.state.as_deref() {
+        Some(entries) if !entries.is_empty() => {
+            let mut map = ShaMap::new(MapKind::AccountState);
+            for (i, e) in entries.iter().enumerate() {
+                map.insert(e.key, &e.data).map_err(|err| {
+                    group.error_at(
+                        i,
+                        |s| s.state_entries,
+                        |at| match err {
+                            MapError::KeyExists(k) => {
+                                format!("duplicate state key {k} at entry {at}")
+                            }
+                            other => format!("state entry {at}: {other}"),
+                        },
+                    )
+                })?;
+            }
+            Checked::computed(map.root_hash(), h.account_hash)
+        }
+        _ => Checked::not_computed("no state entries", h.account_hash),
+    };
+
+    let transaction_hash = match d.transactions.as_deref() {
+        Some(txs) => {
+            let mut map = ShaMap::new(MapKind::TransactionWithMeta);
+            for (i, t) in txs.iter().enumerate() {
+                let (key, data) = tx_with_meta_item(&t.tx, &t.meta).map_err(|err| {
+                    group.error_at(
+                        i,
+                        |s| s.transactions,
+                        |at| format!("transactions entry {at}: {err}"),
+                    )
+                })?;
+                map.insert(key, &data).map_err(|err| {
+                    group.error_at(
+                        i,
+                        |s| s.transactions,
+                        |at| match err {
+                            MapError::KeyExists(k) => {
+                                format!("duplicate transaction {k} at entry {at}")
+                            }
+                            other => format!("transactions entry {at}: {other}"),
+                        },
+                    )
+                })?;
+            }
+            Checked::computed(map.root_hash(), h.transaction_hash)
+        }
+        None => Checked::not_computed("no transaction list", h.transaction_hash),
+    };
+
+    let ledger_hash = match h.header_with_roots(account_hash.computed, transaction_hash.computed) {
+        Ok(header) => Checked::computed(header.hash(), h.ledger_hash),
+        Err(missing) => Checked::not_computed(
+            format!("missing header fields: {}", missing.join(", ")),
+            h.ledger_hash,
+        ),
+    };
+
+    Ok(LedgerReport {
+        sources: group.sources.iter().map(|s| s.name.clone()).collect(),
+        header: *h,
+        state_entries: d.state.as_ref().map(Vec::len),
+        transactions: d.transactions.as_ref().map(Vec::len),
+        incomplete: d.kind == DumpKind::LedgerDataPage && d.marker.is_some(),
+        account_hash,
+        transaction_hash,
+        ledger_hash,
+    })
+}
+
+/// The verdict over all reports.
+pub fn outcome(reports: &[LedgerReport]) -> Outcome {
+    let statuses = || {
+        reports
+            .iter()
+            .flat_map(|r| r.values())
+            .map(|(_, c)| c.status())
+    };
+    if statuses().any(|s| s == Status::Mismatch) {
+        Outcome::Mismatch
+    } else if statuses().any(|s| s == Status::Match) {
+        Outcome::Verified
+    } else {
+        Outcome::NothingChecked
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// The text report (see the module docs).
+pub fn render_text(reports: &[LedgerReport]) -> String {
+    let mut out = String::new();
+    for (i, r) in reports.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let state = match r.state_entries {
+            Some(n) => plural(n, "state entry", "state entries"),
+            None => "no state list".to_owned(),
+        };
+        let txs = match r.transactions {
+            Some(n) => plural(n, "transaction", "transactions"),
+            None => "no transaction list".to_owned(),
+        };
+        let incomplete = if r.incomplete {
+            "; incomplete: every page has a marker"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "{} from {} ({state}, {txs}{incomplete})\n",
+            r.header.ledger_name(),
+            r.sources.join(", ")
+        ));
+        for (name, c) in r.values() {
+            let line = match (c.status(), c.computed, c.expected) {
+                (Status::Match, Some(v), _) => format!("{name} {v} match"),
+                (Status::Mismatch, Some(v), Some(e)) => format!("{name} {v} MISMATCH expected {e}"),
+                (Status::NoExpected, Some(v), _) => format!("{name} {v} (no expected value)"),
+                _ => format!(
+                    "{name} not computed ({})",
+                    c.reason.as_deref().unwrap_or("no input")
+                ),
+            };
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn checked_json(c: &Checked) -> Value {
+    let mut v = json!({
+        "computed": c.computed.map(|h| h.to_hex()),
+        "expected": c.expected.map(|h| h.to_hex()),
+        "status": c.status().name(),
+    });
+    if let (Some(reason), Value::Object(o)) = (&c.reason, &mut v) {
+        o.insert("reason".to_owned(), Value::String(reason.clone()));
+    }
+    v
+}
+
+/// The JSON report (field names in the module docs).
+pub fn render_json(reports: &[LedgerReport]) -> Value {
+    let statuses: Vec<Status> = reports
+        .iter()
+        .flat_map(|r| r.values())
+        .map(|(_, c)| c.status())
+        .collect();
+    let checked = statuses
+        .iter()
+        .filter(|s| matches!(s, Status::Match | Status::Mismatch))
+        .count();
+    let mismatches = statuses.iter().filter(|s| **s == Status::Mismatch).count();
+    let ledgers: Vec<Value> = reports
+        .iter()
+        .map(|r| {
+            json!({
+                "sources": r.sources,
+                "ledger_index": r.header.ledger_index,
+                "state_entries": r.state_entries,
+                "transactions": r.transactions,
+                "incomplete": r.incomplete,
+                "account_hash": checked_json(&r.account_hash),
+                "transaction_hash": checked_json(&r.transaction_hash),
+                "ledger_hash": checked_json(&r.ledger_hash),
+            })
+        })
+        .collect();
+    json!({
+        "ok": outcome(reports) == Outcome::Verified,
+        "checked": checked,
+        "mismatches": mismatches,
+        "ledgers": ledgers,
+    })
+}
+
+/// Reads, groups and checks every input; the first problem stops it.
+pub fn verify_all(files: &[PathBuf]) -> Result<Vec<LedgerReport>, InputError> {
+    let inputs = files
+        .iter()
+        .map(|f| read_input(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    group(inputs)?.iter().map(check).collect()
+}
+
+/// Runs `shamap verify` and returns its exit status.
+pub fn run(args: &VerifyArgs) -> ExitCode {
+    let reports = match verify_all(&args.files) {
+        Ok(r) => r,
+        Err(e) => {
+            report_error(&e.to_string());
+            return ExitCode::from(2);
+        }
+    };
+    let out = if args.json {
+        let mut s = serde_json::to_string_pretty(&render_json(&reports))
+            .unwrap_or_else(|e| format!("{{\"error\": \"cannot render JSON: {e}\"}}"));
+        s.push('\n');
+        s
+    } else {
+        render_text(&reports)
+    };
+    let mut stdout = io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        // A reader that stopped early (`| head`) is not an error worth a line.
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            report_error(&format!("cannot write output: {e}"));
+            return ExitCode::from(2);
+        }
+    }
+    match outcome(&reports) {
+        Outcome::Verified => ExitCode::SUCCESS,
+        Outcome::Mismatch => ExitCode::from(1),
+        Outcome::NothingChecked => {
+            report_error("nothing checked: no computed hash has an expected value in the input");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Prints `error: <what>` on stderr, ignoring a closed stderr.
+fn report_error(what: &str) {
+    let _ = writeln!(io::stderr(), "error: {what}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LEDGER_38129: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/ledger-38129.json"
+    ));
+    const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
+    const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
+    const LEDGER_HASH_38129: &str =
+        "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+    const KEY1: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD";
+    const KEY2: &str = "032D4205B5D7DCEC8A4E56851C44555F6DC7D410AA823AE140C78674B8734DBF";
+
+    fn input(name: &str, json: &str) -> Input {
+        Input {
+            name: name.to_owned(),
+            dump: dump::parse(json.as_bytes()).expect("test JSON parses"),
+        }
+    }
+
+    fn page(name: &str, index: u32, keys: &[&str]) -> Input {
+        let entries: Vec<String> = keys
+            .iter()
+            .map(|k| {
+                format!(r#"{{"index": "{k}", "data": "110061220000000024000000012500000000"}}"#)
+            })
+            .collect();
+        input(
+            name,
+            &format!(
+                r#"{{"ledger_index": {index}, "state": [{}]}}"#,
+                entries.join(",")
+            ),
+        )
+    }
+
+    fn hash(hex: &str) -> Hash256 {
+        Hash256::from_hex(hex).expect("test hex")
+    }
+
+    fn report_38129() -> LedgerReport {
+        let inputs = vec![Input {
+            name: "l.json".to_owned(),
+            dump: dump::parse(LEDGER_38129).expect("shipped data parses"),
+        }];
+        let groups = group(inputs).expect("one ledger");
+        check(&groups[0]).expect("checks")
+    }
+
+    #[test]
+    fn pages_of_one_ledger_merge_and_other_ledgers_stay_apart() {
+        let groups = group(vec![
+            page("a", 9, &[KEY1]),
+            page("b", 10, &[KEY1]),
+            page("c", 9, &[KEY2]),
+            input(
+                "d",
+                r#"{"ledger": {"ledger_index": 9, "accountState": []}}"#,
+            ),
+        ])
+        .expect("groups");
+        let names: Vec<Vec<&str>> = groups
+            .iter()
+            .map(|g| g.sources.iter().map(|s| s.name.as_str()).collect())
+            .collect();
+        assert_eq!(names, [vec!["a", "c"], vec!["b"], vec!["d"]]);
+        assert_eq!(groups[0].dump.state.as_ref().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn conflicting_pages_name_the_later_file() {
+        let e = group(vec![
+            input("a", r#"{"ledger_index": 9, "close_time": 1, "state": []}"#),
+            input("b", r#"{"ledger_index": 9, "close_time": 2, "state": []}"#),
+        ])
+        .expect_err("conflict");
+        assert_eq!(
+            e.to_string(),
+            r#"b: conflicting values for "close_time": 1 and 2"#
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_are_located_in_their_file() {
+        let groups =
+            group(vec![page("a", 9, &[KEY1, KEY2]), page("b", 9, &[KEY2])]).expect("groups");
+        let e = check(&groups[0]).expect_err("duplicate");
+        assert_eq!(
+            e.to_string(),
+            format!("b: duplicate state key {KEY2} at entry 0")
+        );
+    }
+
+    #[test]
+    fn ledger_38129_matches_all_three_values() {
+        let r = report_38129();
+        assert_eq!(
+            r.account_hash,
+            Checked::computed(hash(ACCOUNT_38129), Some(hash(ACCOUNT_38129)))
+        );
+        assert_eq!(r.transaction_hash.computed, Some(hash(TX_38129)));
+        assert_eq!(r.ledger_hash.computed, Some(hash(LEDGER_HASH_38129)));
+        assert_eq!(outcome(std::slice::from_ref(&r)), Outcome::Verified);
+        let text = render_text(&[r]);
+        assert_eq!(
+            text,
+            format!(
+                "ledger 38129 from l.json (261 state entries, 1 transaction)\n\
+                 account_hash {ACCOUNT_38129} match\n\
+                 transaction_hash {TX_38129} match\n\
+                 ledger_hash {LEDGER_HASH_38129} match\n"
+            )
+        );
+    }
+
+    #[test]
+    fn ledger_hash_uses_computed_roots() {
+        let mut r = report_38129();
+        // A wrong claimed account_hash does not change the computed ledger hash.
+        let mut g = group(vec![Input {
+            name: "l".to_owned(),
+            dump: dump::parse(LEDGER_38129).expect("parses"),
+        }])
+        .expect("groups");
+        g[0].dump.header.account_hash = Some(Hash256([7; 32]));
+        let changed = check(&g[0]).expect("checks");
+        assert_eq!(changed.account_hash.status(), Status::Mismatch);
+        assert_eq!(changed.ledger_hash.status(), Status::Match);
+        r.account_hash = changed.account_hash;
+        assert_eq!(outcome(&[r]), Outcome::Mismatch);
+    }
+
+    #[test]
+    fn missing_lists_and_fields_are_not_computed() {
+        let g = group(vec![input(
+            "a",
+            r#"{"ledger_index": 9, "transactions": []}"#,
+        )])
+        .expect("groups");
+        let r = check(&g[0]).expect("checks");
+        assert_eq!(r.account_hash.reason.as_deref(), Some("no state entries"));
+        assert_eq!(r.transaction_hash.computed, Some(Hash256::ZERO));
+        assert_eq!(r.transaction_hash.status(), Status::NoExpected);
+        assert_eq!(
+            r.ledger_hash.reason.as_deref(),
+            Some(
+                "missing header fields: total_coins, parent_hash, account_hash, parent_close_time, \
+                 close_time, close_time_resolution, close_flags"
+            )
+        );
+        assert_eq!(outcome(std::slice::from_ref(&r)), Outcome::NothingChecked);
+        let text = render_text(&[r]);
+        assert!(
+            text.contains("\naccount_hash not computed (no state entries)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "\ntransaction_hash {} (no expected value)\n",
+                Hash256::ZERO
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn json_report_has_documented_fields() {
+        let mut r = report_38129();
+        r.transaction_hash.expected = Some(Hash256::ZERO);
+        let v = render_json(&[r]);
+        assert_eq!(v["ok"], false);
+        assert_eq!(v["checked"], 3);
+        assert_eq!(v["mismatches"], 1);
+        let l = &v["ledgers"][0];
+        assert_eq!(l["sources"][0], "l.json");
+        assert_eq!(l["ledger_index"], 38129);
+        assert_eq!(l["state_entries"], 261);
+        assert_eq!(l["account_hash"]["status"], "match");
+        assert_eq!(l["account_hash"]["computed"], ACCOUNT_38129);
+        assert_eq!(l["transaction_hash"]["status"], "mismatch");
+        assert!(l["transaction_hash"].get("reason").is_none());
+    }
+
+    #[test]
+    fn mismatch_line_shows_both_values() {
+        let mut r = report_38129();
+        r.account_hash.expected = Some(Hash256::ZERO);
+        let text = render_text(&[r]);
+        assert!(text.contains(&format!(
+            "\naccount_hash {ACCOUNT_38129} MISMATCH expected {}\n",
+            Hash256::ZERO
+        )));
+    }
+
+    #[test]
+    fn read_input_names_the_file_in_errors() {
+        let e = read_input(Path::new("/nonexistent/x.json")).expect_err("missing file");
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/x.json: cannot read: "),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests of the `shamap` binary, compiled as one test binary.
+//! Each module runs the built binary on real or deliberately broken input.
+
+mod support;
+mod verify_data;
+mod verify_errors;
+mod verify_pages;

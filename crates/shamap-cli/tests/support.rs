@@ -1,0 +1,106 @@
+//! Running the binary and reading the shipped ledger data.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Path of a file in the project's `data/` directory.
+pub fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data")
+        .join(name)
+}
+
+/// Mainnet ledger 38129: 261 state entries, one transaction, full header.
+pub fn ledger_38129() -> PathBuf {
+    data("ledger-38129.json")
+}
+
+/// Testnet ledger 42089779: header and ten transactions.
+pub fn testnet_42089779() -> PathBuf {
+    data("ledger-testnet-42089779.json")
+}
+
+/// What a run of the binary produced.
+pub struct Run {
+    /// Exit status code (`None` if killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+/// Runs `shamap` with `args`, feeding `stdin` (empty when `None`).
+pub fn shamap<I, S>(args: I, stdin: Option<&[u8]>) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shamap"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    let input = stdin.unwrap_or_default().to_vec();
+    let writer = std::thread::spawn(move || {
+        // The binary may exit without reading; a broken pipe is fine then.
+        let _ = pipe.write_all(&input);
+    });
+    let out = child
+        .wait_with_output()
+        .expect("the binary runs to the end");
+    writer.join().expect("stdin writer finishes");
+    out.into()
+}
+
+/// Asserts a clean failure with status 2: nothing on stdout, exactly one
+/// `error: <file>: …` line on stderr, and no panic. Returns that line.
+pub fn assert_input_error(run: &Run, file: &str) -> String {
+    assert_eq!(run.code, Some(2), "stderr: {}", run.stderr);
+    assert!(run.stdout.is_empty(), "stdout: {}", run.stdout);
+    assert!(!run.stderr.contains("panicked"), "stderr: {}", run.stderr);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "stderr: {}", run.stderr);
+    let prefix = format!("error: {file}: ");
+    assert!(
+        lines[0].starts_with(&prefix),
+        "expected {prefix:?}, got {:?}",
+        lines[0]
+    );
+    lines[0].to_owned()
+}
+
+/// Writes `bytes` to a new temporary file named `name`.
+pub fn temp_file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("temp file is writable");
+    path
+}
+
+/// The 38129 dump as a JSON value, to be altered by a test.
+pub fn ledger_38129_json() -> serde_json::Value {
+    let bytes = std::fs::read(ledger_38129()).expect("data file is readable");
+    serde_json::from_slice(&bytes).expect("data file is JSON")
+}
+
+/// Mutable access to the string at `pointer` (RFC 6901) in `v`.
+pub fn string_at<'a>(v: &'a mut serde_json::Value, pointer: &str) -> &'a mut String {
+    match v.pointer_mut(pointer) {
+        Some(serde_json::Value::String(s)) => s,
+        other => panic!("{pointer} is not a string: {other:?}"),
+    }
+}

@@ -1,0 +1,195 @@
+//! Changed data is a mismatch (status 1); broken input is one error line
+//! (status 2), never a panic.
+
+use crate::support::{assert_input_error, ledger_38129_json, shamap, string_at, temp_file};
+
+/// Replaces the hex digit at `pos` by a different valid digit.
+fn flip_digit(s: &mut String, pos: usize) {
+    let new = if &s[pos..=pos] == "0" { "1" } else { "0" };
+    s.replace_range(pos..=pos, new);
+}
+
+fn write_json(dir: &tempfile::TempDir, name: &str, v: &serde_json::Value) -> std::path::PathBuf {
+    temp_file(dir, name, v.to_string().as_bytes())
+}
+
+fn run_verify(path: &std::path::Path) -> crate::support::Run {
+    shamap([std::ffi::OsStr::new("verify"), path.as_os_str()], None)
+}
+
+#[test]
+fn one_changed_state_byte_is_a_mismatch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut v = ledger_38129_json();
+    flip_digit(string_at(&mut v, "/ledger/accountState/100/data"), 20);
+    let path = write_json(&dir, "changed.json", &v);
+    let run = run_verify(&path);
+    assert_eq!(
+        run.code,
+        Some(1),
+        "stdout: {}\nstderr: {}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[1].starts_with("account_hash ")
+            && lines[1].ends_with(" MISMATCH expected 2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].ends_with(" match"), "{}", lines[2]);
+    assert!(
+        lines[3].starts_with("ledger_hash ") && lines[3].contains(" MISMATCH expected E6DB7365"),
+        "{}",
+        lines[3]
+    );
+
+    let json = shamap(
+        [
+            std::ffi::OsStr::new("verify"),
+            std::ffi::OsStr::new("--json"),
+            path.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(json.code, Some(1));
+    let out: serde_json::Value = serde_json::from_str(&json.stdout).expect("stdout is JSON");
+    assert_eq!(out["ok"], false);
+    assert_eq!(out["mismatches"], 2);
+    assert_eq!(out["ledgers"][0]["account_hash"]["status"], "mismatch");
+}
+
+#[test]
+fn one_changed_transaction_byte_is_a_mismatch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut v = ledger_38129_json();
+    flip_digit(string_at(&mut v, "/ledger/transactions/0/meta"), 30);
+    let run = run_verify(&write_json(&dir, "tx.json", &v));
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("\ntransaction_hash ")
+            && run.stdout.contains(" MISMATCH expected DB83BF80")
+    );
+}
+
+#[test]
+fn truncated_file_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bytes = ledger_38129_json().to_string();
+    let path = temp_file(&dir, "cut.json", &bytes.as_bytes()[..bytes.len() / 3]);
+    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
+    assert!(line.contains("invalid JSON at line 1 column "), "{line}");
+}
+
+#[test]
+fn bad_hex_digit_names_entry_position_and_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut v = ledger_38129_json();
+    string_at(&mut v, "/ledger/accountState/17/data").replace_range(5..6, "G");
+    let path = write_json(&dir, "badhex.json", &v);
+    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
+    assert_eq!(
+        line,
+        format!(
+            "error: {}: accountState entry 17: bad hex digit at position 5 in \"data\"",
+            path.display()
+        )
+    );
+}
+
+#[test]
+fn wrong_key_length_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut v = ledger_38129_json();
+    string_at(&mut v, "/ledger/accountState/3/index").truncate(62);
+    let path = write_json(&dir, "short.json", &v);
+    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
+    assert!(
+        line.ends_with("accountState entry 3: index is 31 bytes, expected 32"),
+        "{line}"
+    );
+}
+
+#[test]
+fn duplicate_state_key_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut v = ledger_38129_json();
+    let state = v
+        .pointer_mut("/ledger/accountState")
+        .and_then(serde_json::Value::as_array_mut)
+        .expect("state list");
+    let copy = state[5].clone();
+    state.push(copy);
+    let path = write_json(&dir, "dup.json", &v);
+    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
+    assert!(
+        line.contains(": duplicate state key ") && line.ends_with(" at entry 261"),
+        "{line}"
+    );
+}
+
+#[test]
+fn non_json_and_empty_files_are_input_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, bytes) in [
+        ("text.json", &b"this is not JSON\n"[..]),
+        ("empty.json", &b""[..]),
+        ("binary.json", &[0xFF, 0x00, 0x7B, 0x22][..]),
+        ("array.json", &b"[]"[..]),
+        ("nothing.json", &b"{}"[..]),
+        (
+            "error.json",
+            &br#"{"result": {"error": "lgrNotFound", "status": "error"}}"#[..],
+        ),
+        (
+            "decoded.json",
+            &br#"{"state": [{"index": "AB", "LedgerEntryType": "AccountRoot"}]}"#[..],
+        ),
+    ] {
+        let path = temp_file(&dir, name, bytes);
+        assert_input_error(&run_verify(&path), &path.display().to_string());
+    }
+    let empty = assert_input_error(&shamap(["verify", "-"], Some(b"")), "<stdin>");
+    assert_eq!(empty, "error: <stdin>: empty input");
+}
+
+#[test]
+fn missing_file_is_an_input_error() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("absent.json");
+    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
+    assert!(line.contains("cannot read"), "{line}");
+}
+
+#[test]
+fn json_mode_errors_still_go_to_stderr() {
+    let run = shamap(["verify", "--json", "-"], Some(b"{\"ledger\": "));
+    let line = assert_input_error(&run, "<stdin>");
+    assert!(line.contains("invalid JSON"), "{line}");
+}
+
+#[test]
+fn nothing_to_check_is_not_success() {
+    let run = shamap(
+        ["verify", "-"],
+        Some(br#"{"ledger_index": 5, "transactions": []}"#),
+    );
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stdout.contains("transaction_hash 0000"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
+fn usage_errors_exit_two_without_panic() {
+    for args in [&["verify"][..], &["frobnicate"][..], &[][..]] {
+        let run = shamap(args, None);
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(!run.stderr.contains("panicked"));
+    }
+}
