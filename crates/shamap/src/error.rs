@@ -38,6 +38,9 @@ pub enum MapError {
     /// `update` or `remove` of a key that is not present.
     #[error("key {0} is not present")]
     KeyMissing(Key),
+    /// `undo` or `squash` with no open session.
+    #[error("no open undo session")]
+    NoSession,
     /// Item data longer than the engine stores (u32::MAX bytes).
     #[error("item data of {len} bytes is too long")]
     DataTooLong {

@@ -53,7 +53,8 @@ pub struct ByteBreakdown {
     /// Pool bytes not in live chunks: block headers, freed chunks, and
     /// chunks of partly used blocks not yet handed out.
     pub pool_slack: usize,
-    /// The map's own struct and bookkeeping vectors.
+    /// The map's own struct, bookkeeping vectors, and the reference-count
+    /// table of shared nodes (about 24 bytes per shared node).
     pub other: usize,
     /// Everything.
     pub total: usize,
@@ -74,6 +75,9 @@ pub struct MemStats {
     pub leaf_pools: Vec<LeafPoolStats>,
     /// Leaves too large for a pool (own allocation from the global allocator).
     pub large_leaves: usize,
+    /// Nodes referenced from more than one tree (shared with snapshots or
+    /// undo records).
+    pub shared_nodes: usize,
     /// Bytes by category.
     pub bytes: ByteBreakdown,
 }
@@ -102,8 +106,26 @@ impl MemStats {
 impl ShaMap {
     /// Counts where the map's memory goes. Cost: proportional to the number
     /// of pools, not of nodes.
+    ///
+    /// The pools are shared with the map's snapshots and undo records, so
+    /// while any exist the figures cover every version together (nodes they
+    /// share are counted once); `entries` is this map's item count.
     pub fn mem_stats(&self) -> MemStats {
-        let c = self.arena.counters();
+        mem_stats_of(&crate::tree::lock_arena(&self.arena), self.len())
+    }
+}
+
+impl crate::Snapshot {
+    /// Counts the memory of the pools this snapshot shares with its map and
+    /// the map's other versions; see [`ShaMap::mem_stats`].
+    pub fn mem_stats(&self) -> MemStats {
+        mem_stats_of(&crate::tree::lock_arena(&self.arena), self.len())
+    }
+}
+
+fn mem_stats_of(arena: &crate::ptr::NodeArena, entries: usize) -> MemStats {
+    {
+        let c = arena.counters();
         let mut b = ByteBreakdown::default();
         let mut inner_classes = Vec::new();
         let mut pool_bytes = 0;
@@ -141,7 +163,8 @@ impl ShaMap {
         b.leaf_data = c.leaf_data_bytes;
         b.leaf_padding = leaf_chunk_bytes - 64 * c.leaves - c.leaf_data_bytes;
         b.pool_slack = pool_bytes - live_chunk_bytes;
-        b.other = std::mem::size_of::<ShaMap>() + self.arena.bookkeeping_bytes();
+        b.other =
+            std::mem::size_of::<ShaMap>() + arena.bookkeeping_bytes() + 24 * arena.shared_nodes();
         b.total = b.inner_hashes
             + b.child_slots_used
             + b.child_slots_unused
@@ -156,12 +179,13 @@ impl ShaMap {
         // double counted is their chunk bytes, which `leaf_chunk_bytes` holds.
         b.total -= c.large_leaf_bytes;
         MemStats {
-            entries: self.len(),
+            entries,
             inner_nodes: inner_classes.iter().map(|c| c.nodes).sum(),
             leaf_nodes: c.leaves,
             inner_classes,
             leaf_pools,
             large_leaves: c.large_leaves,
+            shared_nodes: arena.shared_nodes(),
             bytes: b,
         }
     }

@@ -7,3 +7,4 @@ mod memory;
 mod randomized;
 mod shape;
 mod vectors;
+mod versions;

@@ -42,9 +42,19 @@ pub(crate) struct ArenaCounters {
     pub leaves: usize,
 }
 
-/// Allocates and reshapes nodes for one map.
+/// Allocates, reshapes, shares and frees nodes for one map and all its
+/// snapshots.
+///
+/// Sharing: a node referenced by more than one node word (after a
+/// snapshot, by the snapshot's tree and the map's) has an entry in `shared`
+/// counting the references beyond the first; a node without an entry has
+/// exactly one. Shared nodes are immutable: a writer first calls
+/// [`NodeArena::make_mut`], which copies a shared node (path copying), and
+/// [`NodeArena::release`] frees a node only when its last reference goes.
+/// When nothing is shared the table is empty and costs one branch per step.
 pub(crate) struct NodeArena {
     classes: SizeClasses,
+    shared: hashbrown::HashMap<usize, u32>,
     inner: Vec<SlabPool>,
     leaf: Vec<Option<SlabPool>>,
     large_leaves: usize,
@@ -63,6 +73,7 @@ impl NodeArena {
             .collect();
         NodeArena {
             classes,
+            shared: hashbrown::HashMap::new(),
             inner,
             leaf: Vec::new(),
             large_leaves: 0,
@@ -174,6 +185,14 @@ impl NodeArena {
     /// Replaces a leaf's data (keeping its key), moving it to a chunk of the
     /// right size when the size changes. The hash is marked stale.
     pub(crate) fn set_leaf_data(&mut self, leaf: &mut NodeBox, data: &[u8]) {
+        if self.is_shared(leaf) {
+            // Shared leaves are immutable: the writer gets a new one.
+            let key = *leaf.leaf().expect("set_leaf_data on a leaf").key();
+            let fresh = self.new_leaf(&key, data);
+            let old = std::mem::replace(leaf, fresh);
+            self.release(old);
+            return;
+        }
         let old_len = leaf.leaf_len();
         let same_chunk = leaf_chunk_size(old_len) == leaf_chunk_size(data.len())
             && (old_len >= usize::from(LONG_LEAF)) == (data.len() >= usize::from(LONG_LEAF));
@@ -345,16 +364,120 @@ impl NodeArena {
         out
     }
 
-    /// Frees a node and everything below it.
-    pub(crate) fn free_tree(&mut self, mut node: NodeBox) {
-        while let Some(inner) = node.inner() {
-            let Some(b) = inner.mask().branches().next_back() else {
-                break;
-            };
-            let child = self.remove_child(&mut node, b);
-            self.free_tree(child);
+    /// True when more than one node word refers to `node`'s chunk.
+    #[inline]
+    pub(crate) fn is_shared(&self, node: &NodeBox) -> bool {
+        !self.shared.is_empty() && self.shared.contains_key(&node.base().as_ptr().addr())
+    }
+
+    /// Nodes currently referenced more than once.
+    pub(crate) fn shared_nodes(&self) -> usize {
+        self.shared.len()
+    }
+
+    /// A second reference to `node`: the node becomes shared (immutable)
+    /// until all but one reference are released.
+    pub(crate) fn share(&mut self, node: &NodeBox) -> NodeBox {
+        *self.shared.entry(node.base().as_ptr().addr()).or_insert(0) += 1;
+        NodeBox(node.0.duplicate())
+    }
+
+    /// Drops one reference; frees the node, and releases its children, when
+    /// it was the last.
+    pub(crate) fn release(&mut self, node: NodeBox) {
+        if self.drop_reference(&node) {
+            // Another reference still owns the chunk; this word just goes.
+            node.discard_word();
+            return;
         }
-        self.free_node(node);
+        if node.is_leaf() {
+            self.free_node(node);
+            return;
+        }
+        for child in self.take_children(node).into_iter().flatten() {
+            self.release(child);
+        }
+    }
+
+    /// Decrements `node`'s extra-reference count; false when it had none.
+    fn drop_reference(&mut self, node: &NodeBox) -> bool {
+        if self.shared.is_empty() {
+            return false;
+        }
+        let addr = node.base().as_ptr().addr();
+        match self.shared.get_mut(&addr) {
+            None => false,
+            Some(c) => {
+                *c -= 1;
+                if *c == 0 {
+                    self.shared.remove(&addr);
+                }
+                true
+            }
+        }
+    }
+
+    /// Frees an inner chunk, returning its children (branch order).
+    fn take_children(&mut self, node: NodeBox) -> [Option<NodeBox>; 16] {
+        let n = node.mask_bits().count();
+        let class = node.class_index();
+        let mut out: [Option<NodeBox>; 16] = Default::default();
+        let children = node.children_ptr();
+        for (i, slot) in out.iter_mut().enumerate().take(n) {
+            // SAFETY: slots 0..n are initialised; each is read once and the
+            // chunk is freed below without reading them again.
+            *slot = Some(unsafe { children.add(i).read() });
+        }
+        self.child_slots_used -= n;
+        self.slots_used_by_class[class] -= n;
+        // SAFETY: the chunk came from the pool of its class and its children
+        // were moved out above; `node` is consumed.
+        unsafe { self.inner[class].free(node.base()) };
+        node.discard_word();
+        out
+    }
+
+    /// Makes the node in `slot` exclusively owned, copying it first when it
+    /// is shared (the copy's children become shared with the original).
+    pub(crate) fn make_mut(&mut self, slot: &mut NodeBox) {
+        if !self.is_shared(slot) {
+            return;
+        }
+        let copy = if let Some(leaf) = slot.leaf() {
+            let mut c = self.new_leaf(leaf.key(), leaf.data());
+            c.set_hash(*slot.hash());
+            c
+        } else {
+            let class = slot.class_index();
+            let n = slot.mask_bits().count();
+            let p = self.inner[class].alloc();
+            let src = slot.children_ptr();
+            // SAFETY: the new chunk has the same class, so room for the hash
+            // and n slots; the source slots 0..n are initialised; the chunks
+            // are distinct. Copying the words duplicates each child
+            // reference, which is counted just below.
+            unsafe {
+                let dst = p.as_ptr();
+                dst.copy_from_nonoverlapping(slot.base().as_ptr(), 32);
+                dst.add(32)
+                    .cast::<NodeBox>()
+                    .copy_from_nonoverlapping(src, n);
+            }
+            for i in 0..n {
+                // SAFETY: slot i < n is an initialised word; only its address
+                // is read, through a shared reference that does not outlive
+                // this statement.
+                let addr = unsafe { (*src.add(i)).base().as_ptr().addr() };
+                *self.shared.entry(addr).or_insert(0) += 1;
+            }
+            self.child_slots_used += n;
+            self.slots_used_by_class[class] += n;
+            NodeBox(Tagged::new(p, slot.0.tag(), slot.0.stamp()))
+        };
+        let original = std::mem::replace(slot, copy);
+        let had_extra = self.drop_reference(&original);
+        debug_assert!(had_extra, "make_mut copied a node that was not shared");
+        original.discard_word();
     }
 }
 
@@ -446,7 +569,7 @@ mod tests {
     }
 
     #[test]
-    fn free_tree_releases_everything() {
+    fn release_frees_an_unshared_tree() {
         let mut a = NodeArena::new(SizeClasses::new(&[2, 4, 10, 16]).expect("valid"));
         let mut root = a.new_inner();
         for b in 0..16u8 {
@@ -458,7 +581,7 @@ mod tests {
             a.insert_child(&mut root, nib(b), mid);
         }
         assert!(chunk_addr(&root).as_ptr().addr() % 8 == 0);
-        a.free_tree(root);
+        a.release(root);
         let c = a.counters();
         assert_eq!((c.leaves, c.child_slots_used, c.leaf_data_bytes), (0, 0, 0));
         assert!(c.inner_pools.iter().all(|(_, p)| p.live_chunks == 0));

@@ -70,10 +70,32 @@ unsafe impl Send for NodeBox {}
 // SAFETY: as above.
 unsafe impl Sync for NodeBox {}
 
+/// An empty inner chunk that is never written or freed; see
+/// [`NodeBox::placeholder`].
+static PLACEHOLDER: [u64; 6] = [0; 6];
+
 impl NodeBox {
+    /// A word naming a static, empty inner node, to stand in a field whose
+    /// node has just been moved out (e.g. while dropping). It must only be
+    /// read or forgotten: never mutated, given to the arena, or freed.
+    pub(crate) fn placeholder() -> NodeBox {
+        NodeBox(Tagged::new(NonNull::from(&PLACEHOLDER).cast(), 1, 0))
+    }
+
     #[inline]
     pub(super) fn base(&self) -> NonNull<u8> {
         self.0.addr()
+    }
+
+    /// Drops this word without touching the chunk: for when another word
+    /// still owns the chunk (a shared node) or the chunk was just freed.
+    #[inline]
+    pub(crate) fn discard_word(self) {}
+
+    /// True when both words name the same chunk.
+    #[inline]
+    pub(crate) fn same_chunk(&self, other: &NodeBox) -> bool {
+        self.base() == other.base()
     }
 
     /// True for a leaf.

@@ -47,6 +47,13 @@ impl Tagged {
         Tagged(addr.map_addr(|a| a | usize::from(tag) | (usize::from(stamp) << STAMP_SHIFT)))
     }
 
+    /// A second word naming the same chunk with the same tag and stamp. Only
+    /// the arena's reference counting may use it (see `NodeArena::share`).
+    #[inline]
+    pub(crate) fn duplicate(&self) -> Tagged {
+        Tagged(self.0)
+    }
+
     /// The chunk address with tag and stamp cleared.
     #[inline]
     pub(crate) fn addr(&self) -> NonNull<u8> {

@@ -7,13 +7,15 @@
 
 use rayon::prelude::*;
 
+use std::sync::Mutex;
+
 use crate::hash::Hash256;
 use crate::kind::MapKind;
-use crate::ptr::NodeBox;
+use crate::ptr::{NodeArena, NodeBox};
 use crate::xrpl::prefix::HashPrefix;
 use crate::xrpl::sha512half::sha512_half;
 
-use super::map::ShaMap;
+use super::map::{lock, ShaMap};
 
 /// Bytes hashed for an inner node: prefix and sixteen child hashes.
 pub(crate) const INNER_HASH_INPUT: usize = 4 + 16 * 32;
@@ -43,9 +45,9 @@ impl ShaMap {
             return Hash256::ZERO;
         }
         if parallel {
-            rehash_parallel(self.kind, &mut self.root, 0)
+            rehash_parallel(self.kind, &self.arena, &mut self.root, 0)
         } else {
-            rehash(self.kind, &mut self.root)
+            rehash(self.kind, &self.arena, &mut self.root)
         }
     }
 
@@ -55,16 +57,20 @@ impl ShaMap {
         if self.len == 0 {
             return Hash256::ZERO;
         }
-        rehash(self.kind, &mut self.root)
+        rehash(self.kind, &self.arena, &mut self.root)
     }
 }
 
 /// Brings `node`'s stored hash up to date and returns it.
-pub(crate) fn rehash(kind: MapKind, node: &mut NodeBox) -> Hash256 {
+///
+/// A stale node may be shared with an undo record; it is copied before its
+/// hash is written (shared nodes are never written).
+pub(crate) fn rehash(kind: MapKind, arena: &Mutex<NodeArena>, node: &mut NodeBox) -> Hash256 {
     let stored = *node.hash();
     if !stored.is_zero() {
         return stored;
     }
+    lock(arena).make_mut(node);
     let h = if let Some(leaf) = node.leaf() {
         kind.leaf_hash(leaf.key(), leaf.data())
     } else {
@@ -72,7 +78,7 @@ pub(crate) fn rehash(kind: MapKind, node: &mut NodeBox) -> Hash256 {
         let mask = inner.mask();
         let mut buf = inner_buffer();
         for (child, b) in inner.into_children().iter_mut().zip(mask.branches()) {
-            put_child(&mut buf, b.get(), &rehash(kind, child));
+            put_child(&mut buf, b.get(), &rehash(kind, arena, child));
         }
         sha512_half(&[&buf])
     };
@@ -82,15 +88,21 @@ pub(crate) fn rehash(kind: MapKind, node: &mut NodeBox) -> Hash256 {
 
 /// Like [`rehash`], hashing the stale children of nodes above
 /// `PARALLEL_DEPTH` as parallel tasks.
-fn rehash_parallel(kind: MapKind, node: &mut NodeBox, depth: usize) -> Hash256 {
+fn rehash_parallel(
+    kind: MapKind,
+    arena: &Mutex<NodeArena>,
+    node: &mut NodeBox,
+    depth: usize,
+) -> Hash256 {
     if depth >= PARALLEL_DEPTH || node.is_leaf() || !node.hash().is_zero() {
-        return rehash(kind, node);
+        return rehash(kind, arena, node);
     }
+    lock(arena).make_mut(node);
     let inner = node.inner_mut().expect("not a leaf");
     let mask = inner.mask();
     let children = inner.into_children();
     children.par_iter_mut().for_each(|c| {
-        rehash_parallel(kind, c, depth + 1);
+        rehash_parallel(kind, arena, c, depth + 1);
     });
     let mut buf = inner_buffer();
     for (child, b) in children.iter().zip(mask.branches()) {

@@ -15,6 +15,7 @@ use crate::hash::Key;
 use crate::ptr::NodeBox;
 
 use super::map::ShaMap;
+use super::snapshot::Snapshot;
 
 /// Iterator over `(key, data)` in ascending key order.
 pub struct Iter<'a> {
@@ -77,17 +78,31 @@ impl<'a> Iterator for Range<'a> {
     }
 }
 
-impl<'a> IntoIterator for &'a ShaMap {
-    type Item = (&'a Key, &'a [u8]);
-    type IntoIter = Iter<'a>;
-    fn into_iter(self) -> Iter<'a> {
-        self.iter()
-    }
+/// A read-only view of one tree (a map's or a snapshot's): every read
+/// operation is written once, here.
+#[derive(Clone, Copy)]
+pub(crate) struct TreeRef<'a> {
+    pub(crate) root: &'a NodeBox,
+    pub(crate) len: usize,
 }
 
-impl ShaMap {
+impl<'a> TreeRef<'a> {
+    /// The data stored under `key`.
+    pub(crate) fn get(self, key: &Key) -> Option<&'a [u8]> {
+        let mut node = self.root;
+        let mut depth = 0;
+        loop {
+            let child = node.inner()?.child(key.nibble(depth))?;
+            if let Some(leaf) = child.leaf() {
+                return (leaf.key() == key).then(|| leaf.data());
+            }
+            node = child;
+            depth += 1;
+        }
+    }
+
     /// All items in ascending key order.
-    pub fn iter(&self) -> Iter<'_> {
+    pub(crate) fn iter(self) -> Iter<'a> {
         let root = self.root.inner().expect("the root is an inner node");
         Iter {
             stack: vec![root.children().iter()],
@@ -96,7 +111,7 @@ impl ShaMap {
     }
 
     /// The items whose keys lie in `range`, ascending.
-    pub fn range<R: RangeBounds<Key>>(&self, range: R) -> Range<'_> {
+    pub(crate) fn range<R: RangeBounds<Key>>(self, range: R) -> Range<'a> {
         let inner = match range.start_bound() {
             Bound::Included(k) => self.seek(k, true),
             Bound::Excluded(k) => self.seek(k, false),
@@ -109,36 +124,36 @@ impl ShaMap {
     }
 
     /// The first item with key > `key` (rippled's `upper_bound`).
-    pub fn upper_bound(&self, key: &Key) -> Option<(&Key, &[u8])> {
+    pub(crate) fn upper_bound(self, key: &Key) -> Option<(&'a Key, &'a [u8])> {
         self.seek(key, false).next()
     }
 
     /// The first item with key >= `key` (std/C++ meaning; rippled's
     /// `lower_bound` is [`ShaMap::last_below`]).
-    pub fn lower_bound(&self, key: &Key) -> Option<(&Key, &[u8])> {
+    pub(crate) fn lower_bound(self, key: &Key) -> Option<(&'a Key, &'a [u8])> {
         self.seek(key, true).next()
     }
 
     /// The last item with key < `key` (rippled's `lower_bound`).
-    pub fn last_below(&self, key: &Key) -> Option<(&Key, &[u8])> {
-        last_below_in(&self.root, 0, key)
+    pub(crate) fn last_below(self, key: &Key) -> Option<(&'a Key, &'a [u8])> {
+        last_below_in(self.root, 0, key)
     }
 
     /// The first item, if any.
-    pub fn first(&self) -> Option<(&Key, &[u8])> {
+    pub(crate) fn first(self) -> Option<(&'a Key, &'a [u8])> {
         self.iter().next()
     }
 
     /// The last item, if any.
-    pub fn last(&self) -> Option<(&Key, &[u8])> {
-        last_in(&self.root)
+    pub(crate) fn last(self) -> Option<(&'a Key, &'a [u8])> {
+        last_in(self.root)
     }
 
     /// An iterator positioned at the first key >= `key` (`inclusive`) or
     /// > `key`.
-    fn seek(&self, key: &Key, inclusive: bool) -> Iter<'_> {
+    fn seek(self, key: &Key, inclusive: bool) -> Iter<'a> {
         let mut stack = Vec::with_capacity(8);
-        let mut node = &self.root;
+        let mut node = self.root;
         let mut depth = 0;
         loop {
             let inner = node.inner().expect("descent stays on inner nodes");
@@ -199,3 +214,77 @@ fn last_below_in<'a>(node: &'a NodeBox, depth: usize, key: &Key) -> Option<(&'a 
     // Every child before `slot` has a smaller branch: its last item is < key.
     children[..slot].last().and_then(last_in)
 }
+
+/// Implements the read-only API on a type with `fn tree(&self) -> TreeRef`.
+macro_rules! read_api {
+    ($t:ty) => {
+        impl $t {
+            /// Number of items.
+            pub fn len(&self) -> usize {
+                self.tree().len
+            }
+
+            /// True when there are no items.
+            pub fn is_empty(&self) -> bool {
+                self.tree().len == 0
+            }
+
+            /// The data stored under `key`.
+            pub fn get(&self, key: &Key) -> Option<&[u8]> {
+                self.tree().get(key)
+            }
+
+            /// True when `key` is present.
+            pub fn contains(&self, key: &Key) -> bool {
+                self.tree().get(key).is_some()
+            }
+
+            /// All items in ascending key order.
+            pub fn iter(&self) -> Iter<'_> {
+                self.tree().iter()
+            }
+
+            /// The items whose keys lie in `range`, ascending.
+            pub fn range<R: RangeBounds<Key>>(&self, range: R) -> Range<'_> {
+                self.tree().range(range)
+            }
+
+            /// The first item with key > `key` (rippled's `upper_bound`).
+            pub fn upper_bound(&self, key: &Key) -> Option<(&Key, &[u8])> {
+                self.tree().upper_bound(key)
+            }
+
+            /// The first item with key >= `key` (std/C++ meaning; rippled's
+            /// `lower_bound` is `last_below`).
+            pub fn lower_bound(&self, key: &Key) -> Option<(&Key, &[u8])> {
+                self.tree().lower_bound(key)
+            }
+
+            /// The last item with key < `key` (rippled's `lower_bound`).
+            pub fn last_below(&self, key: &Key) -> Option<(&Key, &[u8])> {
+                self.tree().last_below(key)
+            }
+
+            /// The first item, if any.
+            pub fn first(&self) -> Option<(&Key, &[u8])> {
+                self.tree().first()
+            }
+
+            /// The last item, if any.
+            pub fn last(&self) -> Option<(&Key, &[u8])> {
+                self.tree().last()
+            }
+        }
+
+        impl<'a> IntoIterator for &'a $t {
+            type Item = (&'a Key, &'a [u8]);
+            type IntoIter = Iter<'a>;
+            fn into_iter(self) -> Iter<'a> {
+                self.iter()
+            }
+        }
+    };
+}
+
+read_api!(ShaMap);
+read_api!(Snapshot);

@@ -1,12 +1,31 @@
 //! `ShaMap`: an XRPL SHAMap over 256-bit keys.
 
 use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::MapError;
 use crate::hash::{Hash256, Key};
 use crate::kind::MapKind;
 use crate::options::MapOptions;
 use crate::ptr::{NodeArena, NodeBox};
+
+use super::iter::TreeRef;
+
+/// The arena a map shares with its snapshots and undo records.
+pub(crate) type SharedArena = Arc<Mutex<NodeArena>>;
+
+/// Locks the arena. A panic while it was held (never expected: arena
+/// operations only panic on broken invariants) leaves no dangling pointer,
+/// so the lock is taken over rather than poisoned forever.
+pub(crate) fn lock(arena: &Mutex<NodeArena>) -> MutexGuard<'_, NodeArena> {
+    arena.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// An undo record: the tree as it was when a session began.
+pub(crate) struct SessionRecord {
+    pub(crate) root: NodeBox,
+    pub(crate) len: usize,
+}
 
 /// Most bytes of data one item may hold.
 pub const MAX_DATA_LEN: usize = u32::MAX as usize;
@@ -25,13 +44,15 @@ pub const MAX_DATA_LEN: usize = u32::MAX as usize;
 /// [`ShaMap::mem_stats`] and `docs/design.md`.
 pub struct ShaMap {
     pub(crate) kind: MapKind,
-    pub(crate) arena: NodeArena,
+    pub(crate) arena: SharedArena,
     /// Always an inner node.
     pub(crate) root: NodeBox,
     pub(crate) len: usize,
     /// Writes since the last `root_hash()`; decides whether to hash in parallel.
     pub(crate) pending_writes: usize,
     pub(crate) parallel_hashing: bool,
+    /// Open undo sessions, oldest first.
+    pub(crate) sessions: Vec<SessionRecord>,
 }
 
 /// What a write may do when the key is present or absent.
@@ -61,11 +82,12 @@ impl ShaMap {
         let root = arena.new_inner();
         ShaMap {
             kind,
-            arena,
+            arena: Arc::new(Mutex::new(arena)),
             root,
             len: 0,
             pending_writes: 0,
             parallel_hashing: options.parallel_hashing,
+            sessions: Vec::new(),
         }
     }
 
@@ -77,18 +99,16 @@ impl ShaMap {
     /// The options the map was made with.
     pub fn options(&self) -> MapOptions {
         MapOptions::default()
-            .with_size_classes(*self.arena.classes())
+            .with_size_classes(*lock(&self.arena).classes())
             .with_parallel_hashing(self.parallel_hashing)
     }
 
-    /// Number of items.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// True when the map holds no items.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+    /// The read-only view every read operation goes through.
+    pub(crate) fn tree(&self) -> TreeRef<'_> {
+        TreeRef {
+            root: &self.root,
+            len: self.len,
+        }
     }
 
     /// Adds an item; fails with [`MapError::KeyExists`] when the key is
@@ -112,7 +132,9 @@ impl ShaMap {
     /// Removes an item; fails with [`MapError::KeyMissing`] when absent
     /// (rippled's `delItem`).
     pub fn remove(&mut self, key: &Key) -> Result<(), MapError> {
-        if remove_below(&mut self.arena, &mut self.root, 0, key) {
+        let mut arena = lock(&self.arena);
+        arena.make_mut(&mut self.root);
+        if remove_below(&mut arena, &mut self.root, 0, key) {
             self.len -= 1;
             self.pending_writes += 1;
             self.root.clear_hash();
@@ -124,37 +146,21 @@ impl ShaMap {
 
     /// Removes every item.
     pub fn clear(&mut self) {
-        let fresh = self.arena.new_inner();
+        let mut arena = lock(&self.arena);
+        let fresh = arena.new_inner();
         let old = std::mem::replace(&mut self.root, fresh);
-        self.arena.free_tree(old);
+        arena.release(old);
         self.len = 0;
         self.pending_writes = 0;
-    }
-
-    /// The data stored under `key`.
-    pub fn get(&self, key: &Key) -> Option<&[u8]> {
-        let mut node = &self.root;
-        let mut depth = 0;
-        loop {
-            let child = node.inner()?.child(key.nibble(depth))?;
-            if let Some(leaf) = child.leaf() {
-                return (leaf.key() == key).then(|| leaf.data());
-            }
-            node = child;
-            depth += 1;
-        }
-    }
-
-    /// True when `key` is present.
-    pub fn contains(&self, key: &Key) -> bool {
-        self.get(key).is_some()
     }
 
     fn write(&mut self, key: Key, data: &[u8], mode: WriteMode) -> Result<Written, MapError> {
         if data.len() > MAX_DATA_LEN {
             return Err(MapError::DataTooLong { len: data.len() });
         }
-        let w = write_below(&mut self.arena, &mut self.root, 0, &key, data, mode)?;
+        let mut arena = lock(&self.arena);
+        arena.make_mut(&mut self.root);
+        let w = write_below(&mut arena, &mut self.root, 0, &key, data, mode)?;
         if w == Written::Added {
             self.len += 1;
         }
@@ -189,6 +195,7 @@ fn write_below(
         return Ok(Written::Added);
     };
     if !child.is_leaf() {
+        arena.make_mut(child);
         let w = write_below(arena, child, depth + 1, key, data, mode)?;
         child.clear_hash();
         return Ok(w);
@@ -244,9 +251,10 @@ fn remove_below(arena: &mut NodeArena, node: &mut NodeBox, depth: usize, key: &K
             return false;
         }
         let leaf = arena.remove_child(node, b);
-        arena.free_node(leaf);
+        arena.release(leaf);
         return true;
     }
+    arena.make_mut(child);
     if !remove_below(arena, child, depth + 1, key) {
         return false;
     }
@@ -263,26 +271,79 @@ fn remove_below(arena: &mut NodeArena, node: &mut NodeBox, depth: usize, key: &K
     true
 }
 
+impl ShaMap {
+    /// Opens an undo session (sessions nest) and returns the new depth. O(1):
+    /// the current tree is kept by reference and later writes copy the
+    /// nodes they change (the undo records, from the same pools).
+    pub fn begin_session(&mut self) -> usize {
+        let root = lock(&self.arena).share(&self.root);
+        self.sessions.push(SessionRecord {
+            root,
+            len: self.len,
+        });
+        self.sessions.len()
+    }
+
+    /// Number of open sessions.
+    pub fn session_depth(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Restores the contents (and so the root hash) the map had when the
+    /// innermost session began, and closes that session.
+    pub fn undo(&mut self) -> Result<(), MapError> {
+        let rec = self.sessions.pop().ok_or(MapError::NoSession)?;
+        let mut arena = lock(&self.arena);
+        let current = std::mem::replace(&mut self.root, rec.root);
+        arena.release(current);
+        self.len = rec.len;
+        Ok(())
+    }
+
+    /// Merges the innermost session into its parent: its changes stay, and
+    /// undoing the parent will undo them too. With no parent, the changes
+    /// become permanent.
+    pub fn squash(&mut self) -> Result<(), MapError> {
+        let rec = self.sessions.pop().ok_or(MapError::NoSession)?;
+        lock(&self.arena).release(rec.root);
+        Ok(())
+    }
+
+    /// Makes every change so far permanent: closes all sessions and frees
+    /// their undo records.
+    pub fn commit(&mut self) {
+        let mut arena = lock(&self.arena);
+        for rec in self.sessions.drain(..) {
+            arena.release(rec.root);
+        }
+    }
+}
+
 impl Drop for ShaMap {
     fn drop(&mut self) {
-        let root = std::mem::replace(&mut self.root, self.arena.new_inner());
-        self.arena.free_tree(root);
-        // The placeholder root is released with the arena's pools.
+        let mut arena = lock(&self.arena);
+        for s in self.sessions.drain(..) {
+            arena.release(s.root);
+        }
+        let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
+        arena.release(root);
     }
 }
 
 impl Clone for ShaMap {
-    /// A deep copy with its own pools (O(n); O(1) snapshots are separate work).
+    /// A deep copy with its own pools: O(n), sharing nothing. For an O(1)
+    /// copy take a [`crate::Snapshot`] and call `to_map()` on it.
     fn clone(&self) -> ShaMap {
-        let mut arena = NodeArena::new(*self.arena.classes());
+        let mut arena = NodeArena::new(*lock(&self.arena).classes());
         let root = arena.clone_tree(&self.root);
         ShaMap {
             kind: self.kind,
-            arena,
+            arena: Arc::new(Mutex::new(arena)),
             root,
             len: self.len,
             pending_writes: self.pending_writes,
             parallel_hashing: self.parallel_hashing,
+            sessions: Vec::new(),
         }
     }
 }

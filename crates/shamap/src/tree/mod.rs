@@ -6,7 +6,11 @@ mod hashing;
 mod iter;
 mod map;
 mod shape;
+mod snapshot;
 
 pub use iter::{Iter, Range};
 pub use map::{ShaMap, MAX_DATA_LEN};
 pub use shape::ShapeStats;
+pub use snapshot::Snapshot;
+
+pub(crate) use map::lock as lock_arena;

@@ -1,8 +1,8 @@
 //! Shape statistics: child-count and depth histograms from a full walk.
 
-use crate::ptr::NodeBox;
+use crate::ptr::{NodeArena, NodeBox};
 
-use super::map::ShaMap;
+use super::map::{lock, ShaMap};
 
 /// The shape of a map's tree, counted by walking every node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,12 +55,28 @@ impl ShaMap {
         walk(&self.root, 0, &mut s);
         s
     }
+}
 
+impl crate::Snapshot {
+    /// Walks the snapshot's tree and counts its shape.
+    pub fn shape_stats(&self) -> ShapeStats {
+        let mut s = ShapeStats {
+            child_histogram: [0; 17],
+            depth_histogram: [0; 65],
+            inner_depth_histogram: [0; 65],
+        };
+        walk(&self.root, 0, &mut s);
+        s
+    }
+}
+
+impl ShaMap {
     /// Marks every node stale so that the next [`ShaMap::root_hash`]
     /// recomputes the whole tree. For benchmarks and cost measurement; the
     /// result is the same root.
     pub fn invalidate_hashes(&mut self) {
-        invalidate(&mut self.root);
+        let mut arena = lock(&self.arena);
+        invalidate(&mut arena, &mut self.root);
         self.pending_writes = self.len;
     }
 }
@@ -78,11 +94,12 @@ fn walk(node: &NodeBox, depth: usize, s: &mut ShapeStats) {
     }
 }
 
-fn invalidate(node: &mut NodeBox) {
+fn invalidate(arena: &mut NodeArena, node: &mut NodeBox) {
+    arena.make_mut(node);
     node.clear_hash();
     if let Some(inner) = node.inner_mut() {
         for c in inner.into_children() {
-            invalidate(c);
+            invalidate(arena, c);
         }
     }
 }
