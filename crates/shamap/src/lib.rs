@@ -40,4 +40,4 @@ pub use hash::{Depth, Hash256, Key, Nibble};
 pub use kind::MapKind;
 pub use options::{MapOptions, SizeClasses};
 pub use stats::MemStats;
-pub use tree::{ShaMap, ShapeStats, Snapshot};
+pub use tree::{Difference, ProofPath, ShaMap, ShapeStats, Snapshot, TooManyDifferences};

@@ -101,6 +101,15 @@ impl<'a> TreeRef<'a> {
         }
     }
 
+    /// All items below `root` (which may be a leaf or a non-root inner
+    /// node), ascending.
+    pub(crate) fn subtree_items(self) -> Iter<'a> {
+        Iter {
+            stack: vec![std::slice::from_ref(self.root).iter()],
+            remaining: None,
+        }
+    }
+
     /// All items in ascending key order.
     pub(crate) fn iter(self) -> Iter<'a> {
         let root = self.root.inner().expect("the root is an inner node");

@@ -2,13 +2,17 @@
 //! iteration, incremental hashing and the structural audit.
 
 mod check;
+mod diff;
 mod hashing;
 mod iter;
 mod map;
+mod prove;
 mod shape;
 mod snapshot;
 
+pub use diff::{Difference, TooManyDifferences};
 pub use iter::{Iter, Range};
+pub use prove::ProofPath;
 pub use map::{ShaMap, MAX_DATA_LEN};
 pub use shape::ShapeStats;
 pub use hashing::PARALLEL_MIN_WRITES;

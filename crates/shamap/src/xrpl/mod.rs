@@ -7,6 +7,7 @@ pub mod prefix;
 pub mod sha512half;
 pub mod tx;
 pub mod vl;
+pub mod wire;
 
 pub use ledger::LedgerHeader;
 pub use prefix::HashPrefix;

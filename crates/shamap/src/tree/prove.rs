@@ -1,0 +1,134 @@
+//! Proof generation: the wire blobs of the nodes on a key's path, in
+//! rippled's `getProofPath` order (leaf or last node first, root last).
+//! Verification of untrusted proofs is in the `verify` module.
+
+use crate::hash::{Hash256, Key};
+use crate::kind::MapKind;
+use crate::ptr::NodeBox;
+use crate::xrpl::wire::{encode_inner, encode_leaf};
+
+use super::iter::TreeRef;
+use super::map::ShaMap;
+use super::snapshot::Snapshot;
+
+/// The nodes on one key's path, as wire blobs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProofPath {
+    /// The key the proof is about.
+    pub key: Key,
+    /// The map kind (decides leaf hashing).
+    pub kind: MapKind,
+    /// The root hash the proof leads to.
+    pub root: Hash256,
+    /// Wire blobs: the leaf holding `key` (inclusion) or the last node on
+    /// the path (non-inclusion: an inner node with the key's branch empty,
+    /// or a leaf with another key) first, the root last. Empty for an empty
+    /// map.
+    pub nodes: Vec<Vec<u8>>,
+    /// True when the map holds `key`.
+    pub included: bool,
+}
+
+impl Snapshot {
+    /// The proof path for `key` (inclusion or non-inclusion).
+    pub fn proof_path(&self, key: &Key) -> ProofPath {
+        proof_path(self.tree(), self.kind, self.hash, key)
+    }
+
+    /// The union of the proof paths of `keys`, each node once, root first
+    /// (depth-first, branch order). Smaller than the sum of single proofs
+    /// whenever paths share nodes (verification: the `verify` module).
+    pub fn multi_proof(&self, keys: &[Key]) -> Vec<Vec<u8>> {
+        multi_proof(self.tree(), self.kind, keys)
+    }
+}
+
+impl ShaMap {
+    /// The proof path for `key` (hashes the map first).
+    pub fn proof_path(&mut self, key: &Key) -> ProofPath {
+        let root = self.root_hash();
+        proof_path(self.tree(), self.kind, root, key)
+    }
+
+    /// The union of the proof paths of `keys` (hashes the map first); see
+    /// [`Snapshot::multi_proof`].
+    pub fn multi_proof(&mut self, keys: &[Key]) -> Vec<Vec<u8>> {
+        self.root_hash();
+        multi_proof(self.tree(), self.kind, keys)
+    }
+}
+
+fn child_hashes(node: &NodeBox) -> [Hash256; 16] {
+    let inner = node.inner().expect("inner node");
+    let mut out = [Hash256::ZERO; 16];
+    for (c, b) in inner.children().iter().zip(inner.mask().branches()) {
+        out[usize::from(b.get())] = *c.hash();
+    }
+    out
+}
+
+fn node_blob(kind: MapKind, node: &NodeBox) -> Vec<u8> {
+    match node.leaf() {
+        Some(l) => encode_leaf(kind, l.key(), l.data()),
+        None => encode_inner(&child_hashes(node)),
+    }
+}
+
+fn proof_path(tree: TreeRef<'_>, kind: MapKind, root: Hash256, key: &Key) -> ProofPath {
+    let mut nodes = Vec::new();
+    let mut included = false;
+    if tree.len > 0 {
+        let mut node = tree.root;
+        let mut depth = 0;
+        loop {
+            nodes.push(node_blob(kind, node));
+            if let Some(leaf) = node.leaf() {
+                included = leaf.key() == key;
+                break;
+            }
+            match node.inner().expect("inner").child(key.nibble(depth)) {
+                None => break,
+                Some(child) => {
+                    node = child;
+                    depth += 1;
+                }
+            }
+        }
+        nodes.reverse();
+    }
+    ProofPath {
+        key: *key,
+        kind,
+        root,
+        nodes,
+        included,
+    }
+}
+
+fn multi_proof(tree: TreeRef<'_>, kind: MapKind, keys: &[Key]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    if tree.len == 0 {
+        return out;
+    }
+    let mut sorted: Vec<Key> = keys.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    collect(tree.root, 0, &sorted, kind, &mut out);
+    out
+}
+
+/// Emits `node` and, for each branch some of `keys` take, that child's
+/// subtree; `keys` all share the path to `node`.
+fn collect(node: &NodeBox, depth: usize, keys: &[Key], kind: MapKind, out: &mut Vec<Vec<u8>>) {
+    out.push(node_blob(kind, node));
+    let Some(inner) = node.inner() else { return };
+    let mut rest = keys;
+    while let Some(first) = rest.first() {
+        let b = first.nibble(depth);
+        let n = rest.iter().take_while(|k| k.nibble(depth) == b).count();
+        if let Some(child) = inner.child(b) {
+            collect(child, depth + 1, &rest[..n], kind, out);
+        }
+        rest = &rest[n..];
+    }
+}
