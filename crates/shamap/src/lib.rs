@@ -40,4 +40,6 @@ pub use hash::{Depth, Hash256, Key, Nibble};
 pub use kind::MapKind;
 pub use options::{MapOptions, SizeClasses};
 pub use stats::MemStats;
-pub use tree::{Difference, ProofPath, ShaMap, ShapeStats, Snapshot, TooManyDifferences};
+pub use tree::{
+    Difference, HashWork, ProofPath, ShaMap, ShapeStats, Snapshot, StoredNode, TooManyDifferences,
+};

@@ -53,8 +53,9 @@ pub struct ByteBreakdown {
     /// Pool bytes not in live chunks: block headers, freed chunks, and
     /// chunks of partly used blocks not yet handed out.
     pub pool_slack: usize,
-    /// The map's own struct, bookkeeping vectors, and the reference-count
-    /// table of shared nodes (about 24 bytes per shared node).
+    /// The map's own struct, bookkeeping vectors, the reference-count
+    /// table of shared nodes (about 24 bytes per shared node) and the undo
+    /// log's buffer.
     pub other: usize,
     /// Everything.
     pub total: usize,
@@ -111,7 +112,11 @@ impl ShaMap {
     /// while any exist the figures cover every version together (nodes they
     /// share are counted once); `entries` is this map's item count.
     pub fn mem_stats(&self) -> MemStats {
-        mem_stats_of(&crate::tree::lock_arena(&self.arena), self.len())
+        let mut s = mem_stats_of(&crate::tree::lock_arena(&self.arena), self.len());
+        let undo = self.undo.capacity_bytes();
+        s.bytes.other += undo;
+        s.bytes.total += undo;
+        s
     }
 }
 

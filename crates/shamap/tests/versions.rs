@@ -281,3 +281,20 @@ fn undo_restores_the_exact_root_and_commit_frees_the_records() {
     assert_eq!(m.mem_stats().shared_nodes, 0);
     m.check().expect("sole owner after commit");
 }
+
+#[test]
+fn every_stored_node_hashes_to_its_key() {
+    let (mut m, model) = filled(3000, 49);
+    let snap = m.snapshot();
+    let mut count = (0, 0);
+    snap.for_each_node(|n| {
+        assert_eq!(shamap::xrpl::sha512_half(&[&n.prefix_bytes]), n.hash);
+        if n.is_leaf {
+            count.1 += 1;
+        } else {
+            count.0 += 1;
+        }
+    });
+    assert_eq!(count.1, model.len());
+    assert_eq!(count.0 as u64, snap.shape_stats().inner_nodes());
+}

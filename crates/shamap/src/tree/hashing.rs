@@ -7,6 +7,7 @@
 
 use rayon::prelude::*;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::hash::Hash256;
@@ -28,7 +29,44 @@ pub const PARALLEL_MIN_WRITES: usize = 1024;
 /// (up to 16 + 256 tasks); below it each task hashes serially.
 const PARALLEL_DEPTH: usize = 2;
 
+/// What one `root_hash` computed: the hashing work, for cost accounting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HashWork {
+    /// Leaves hashed.
+    pub leaves: u64,
+    /// Bytes of leaf hash input (prefix, data and key).
+    pub leaf_bytes: u64,
+    /// Inner nodes hashed (516 bytes of input each).
+    pub inner: u64,
+}
+
+/// Counters shared by parallel hashing tasks.
+#[derive(Default)]
+struct WorkCounter {
+    leaves: AtomicU64,
+    leaf_bytes: AtomicU64,
+    inner: AtomicU64,
+}
+
+impl WorkCounter {
+    fn get(&self) -> HashWork {
+        HashWork {
+            leaves: self.leaves.load(Ordering::Relaxed),
+            leaf_bytes: self.leaf_bytes.load(Ordering::Relaxed),
+            inner: self.inner.load(Ordering::Relaxed),
+        }
+    }
+}
+
 impl ShaMap {
+    /// Like [`ShaMap::root_hash`], also reporting how many nodes and bytes
+    /// were hashed (the input of a hashing-floor benchmark).
+    pub fn root_hash_with_work(&mut self) -> (Hash256, HashWork) {
+        let work = WorkCounter::default();
+        let h = self.root_hash_counting(&work);
+        (h, work.get())
+    }
+
     /// The root hash: 32 zero bytes for an empty map, else the hash of the
     /// root inner node. Rehashes only nodes changed since the last call.
     ///
@@ -37,6 +75,10 @@ impl ShaMap {
     /// hashed on the current rayon thread pool (install a pool to choose the
     /// thread count). The result is identical either way.
     pub fn root_hash(&mut self) -> Hash256 {
+        self.root_hash_counting(&WorkCounter::default())
+    }
+
+    fn root_hash_counting(&mut self, work: &WorkCounter) -> Hash256 {
         let parallel = self.parallel_hashing
             && self.pending_writes >= PARALLEL_MIN_WRITES
             && rayon::current_num_threads() > 1;
@@ -45,9 +87,9 @@ impl ShaMap {
             return Hash256::ZERO;
         }
         if parallel {
-            rehash_parallel(self.kind, &self.arena, &mut self.root, 0)
+            rehash_parallel(self.kind, &self.arena, &mut self.root, 0, work)
         } else {
-            rehash(self.kind, &self.arena, &mut self.root)
+            rehash(self.kind, &self.arena, &mut self.root, work)
         }
     }
 
@@ -57,29 +99,48 @@ impl ShaMap {
         if self.len == 0 {
             return Hash256::ZERO;
         }
-        rehash(self.kind, &self.arena, &mut self.root)
+        rehash(
+            self.kind,
+            &self.arena,
+            &mut self.root,
+            &WorkCounter::default(),
+        )
     }
 }
 
 /// Brings `node`'s stored hash up to date and returns it.
-///
-/// A stale node may be shared with an undo record; it is copied before its
-/// hash is written (shared nodes are never written).
-pub(crate) fn rehash(kind: MapKind, arena: &Mutex<NodeArena>, node: &mut NodeBox) -> Hash256 {
+fn rehash(
+    kind: MapKind,
+    arena: &Mutex<NodeArena>,
+    node: &mut NodeBox,
+    work: &WorkCounter,
+) -> Hash256 {
     let stored = *node.hash();
     if !stored.is_zero() {
         return stored;
     }
-    lock(arena).make_mut(node);
+    // Only snapshots share nodes, and they are fully hashed when taken (a
+    // copy made for writing starts stale but is exclusive), so a stale node
+    // is never shared and may be written without the arena's lock.
+    debug_assert!(!lock(arena).is_shared(node), "stale shared node");
     let h = if let Some(leaf) = node.leaf() {
+        work.leaves.fetch_add(1, Ordering::Relaxed);
+        let key_bytes = if kind == MapKind::TransactionNoMeta {
+            0
+        } else {
+            32
+        };
+        work.leaf_bytes
+            .fetch_add(4 + key_bytes + leaf.data().len() as u64, Ordering::Relaxed);
         kind.leaf_hash(leaf.key(), leaf.data())
     } else {
         let inner = node.inner_mut().expect("not a leaf");
         let mask = inner.mask();
         let mut buf = inner_buffer();
         for (child, b) in inner.into_children().iter_mut().zip(mask.branches()) {
-            put_child(&mut buf, b.get(), &rehash(kind, arena, child));
+            put_child(&mut buf, b.get(), &rehash(kind, arena, child, work));
         }
+        work.inner.fetch_add(1, Ordering::Relaxed);
         sha512_half(&[&buf])
     };
     node.set_hash(h);
@@ -93,21 +154,23 @@ fn rehash_parallel(
     arena: &Mutex<NodeArena>,
     node: &mut NodeBox,
     depth: usize,
+    work: &WorkCounter,
 ) -> Hash256 {
     if depth >= PARALLEL_DEPTH || node.is_leaf() || !node.hash().is_zero() {
-        return rehash(kind, arena, node);
+        return rehash(kind, arena, node, work);
     }
-    lock(arena).make_mut(node);
+    debug_assert!(!lock(arena).is_shared(node), "stale shared node");
     let inner = node.inner_mut().expect("not a leaf");
     let mask = inner.mask();
     let children = inner.into_children();
     children.par_iter_mut().for_each(|c| {
-        rehash_parallel(kind, arena, c, depth + 1);
+        rehash_parallel(kind, arena, c, depth + 1, work);
     });
     let mut buf = inner_buffer();
     for (child, b) in children.iter().zip(mask.branches()) {
         put_child(&mut buf, b.get(), child.hash());
     }
+    work.inner.fetch_add(1, Ordering::Relaxed);
     let h = sha512_half(&[&buf]);
     node.set_hash(h);
     h

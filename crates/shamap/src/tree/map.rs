@@ -10,6 +10,7 @@ use crate::options::MapOptions;
 use crate::ptr::{NodeArena, NodeBox};
 
 use super::iter::TreeRef;
+use super::undo::UndoLog;
 
 /// The arena a map shares with its snapshots and undo records.
 pub(crate) type SharedArena = Arc<Mutex<NodeArena>>;
@@ -19,12 +20,6 @@ pub(crate) type SharedArena = Arc<Mutex<NodeArena>>;
 /// so the lock is taken over rather than poisoned forever.
 pub(crate) fn lock(arena: &Mutex<NodeArena>) -> MutexGuard<'_, NodeArena> {
     arena.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// An undo record: the tree as it was when a session began.
-pub(crate) struct SessionRecord {
-    pub(crate) root: NodeBox,
-    pub(crate) len: usize,
 }
 
 /// Most bytes of data one item may hold.
@@ -51,8 +46,8 @@ pub struct ShaMap {
     /// Writes since the last `root_hash()`; decides whether to hash in parallel.
     pub(crate) pending_writes: usize,
     pub(crate) parallel_hashing: bool,
-    /// Open undo sessions, oldest first.
-    pub(crate) sessions: Vec<SessionRecord>,
+    /// Undo records of open sessions.
+    pub(crate) undo: UndoLog,
 }
 
 /// What a write may do when the key is present or absent.
@@ -87,7 +82,7 @@ impl ShaMap {
             len: 0,
             pending_writes: 0,
             parallel_hashing: options.parallel_hashing,
-            sessions: Vec::new(),
+            undo: UndoLog::default(),
         }
     }
 
@@ -114,27 +109,45 @@ impl ShaMap {
     /// Adds an item; fails with [`MapError::KeyExists`] when the key is
     /// present (rippled's `addItem`).
     pub fn insert(&mut self, key: Key, data: &[u8]) -> Result<(), MapError> {
-        self.write(key, data, WriteMode::Insert).map(|_| ())
+        self.write(key, data, WriteMode::Insert, self.undo.active())
+            .map(|_| ())
     }
 
     /// Replaces the data of a present key; fails with
     /// [`MapError::KeyMissing`] when absent (rippled's `updateGiveItem`).
     pub fn update(&mut self, key: Key, data: &[u8]) -> Result<(), MapError> {
-        self.write(key, data, WriteMode::Update).map(|_| ())
+        self.write(key, data, WriteMode::Update, self.undo.active())
+            .map(|_| ())
     }
 
     /// Inserts or replaces. Returns true when the key was new.
     pub fn upsert(&mut self, key: Key, data: &[u8]) -> Result<bool, MapError> {
-        self.write(key, data, WriteMode::Upsert)
+        self.write(key, data, WriteMode::Upsert, self.undo.active())
             .map(|w| w == Written::Added)
     }
 
     /// Removes an item; fails with [`MapError::KeyMissing`] when absent
     /// (rippled's `delItem`).
     pub fn remove(&mut self, key: &Key) -> Result<(), MapError> {
+        let log = self.undo.active();
+        self.remove_logged(key, log)
+    }
+
+    /// `remove` without an undo record (used to replay undo records).
+    pub(crate) fn remove_unlogged(&mut self, key: &Key) -> Result<(), MapError> {
+        self.remove_logged(key, false)
+    }
+
+    pub(crate) fn write_unlogged(&mut self, key: Key, data: &[u8]) -> Result<bool, MapError> {
+        self.write(key, data, WriteMode::Upsert, false)
+            .map(|w| w == Written::Added)
+    }
+
+    fn remove_logged(&mut self, key: &Key, log: bool) -> Result<(), MapError> {
         let mut arena = lock(&self.arena);
         arena.make_mut(&mut self.root);
-        if remove_below(&mut arena, &mut self.root, 0, key) {
+        let undo = if log { Some(&mut self.undo) } else { None };
+        if remove_below(&mut arena, &mut self.root, 0, key, undo) {
             self.len -= 1;
             self.pending_writes += 1;
             self.root.clear_hash();
@@ -154,13 +167,20 @@ impl ShaMap {
         self.pending_writes = 0;
     }
 
-    fn write(&mut self, key: Key, data: &[u8], mode: WriteMode) -> Result<Written, MapError> {
+    fn write(
+        &mut self,
+        key: Key,
+        data: &[u8],
+        mode: WriteMode,
+        log: bool,
+    ) -> Result<Written, MapError> {
         if data.len() > MAX_DATA_LEN {
             return Err(MapError::DataTooLong { len: data.len() });
         }
         let mut arena = lock(&self.arena);
         arena.make_mut(&mut self.root);
-        let w = write_below(&mut arena, &mut self.root, 0, &key, data, mode)?;
+        let undo = if log { Some(&mut self.undo) } else { None };
+        let w = write_below(&mut arena, &mut self.root, 0, &key, data, mode, undo)?;
         if w == Written::Added {
             self.len += 1;
         }
@@ -180,6 +200,7 @@ fn write_below(
     key: &Key,
     data: &[u8],
     mode: WriteMode,
+    undo: Option<&mut UndoLog>,
 ) -> Result<Written, MapError> {
     let b = key.nibble(depth);
     let Some(child) = node
@@ -190,13 +211,16 @@ fn write_below(
         if mode == WriteMode::Update {
             return Err(MapError::KeyMissing(*key));
         }
+        if let Some(u) = undo {
+            u.record(key, None);
+        }
         let leaf = arena.new_leaf(key, data);
         arena.insert_child(node, b, leaf);
         return Ok(Written::Added);
     };
     if !child.is_leaf() {
         arena.make_mut(child);
-        let w = write_below(arena, child, depth + 1, key, data, mode)?;
+        let w = write_below(arena, child, depth + 1, key, data, mode, undo)?;
         child.clear_hash();
         return Ok(w);
     }
@@ -205,11 +229,17 @@ fn write_below(
         if mode == WriteMode::Insert {
             return Err(MapError::KeyExists(*key));
         }
+        if let Some(u) = undo {
+            u.record(key, Some(child.leaf().expect("checked is_leaf").data()));
+        }
         arena.set_leaf_data(child, data);
         return Ok(Written::Replaced);
     }
     if mode == WriteMode::Update {
         return Err(MapError::KeyMissing(*key));
+    }
+    if let Some(u) = undo {
+        u.record(key, None);
     }
     // Two keys now share the prefix down to `split`: replace the leaf with a
     // chain of inner nodes from depth+1 to `split`, where they part.
@@ -237,7 +267,13 @@ fn write_below(
 /// Returns false when absent. A child inner node left with a single leaf is
 /// replaced by that leaf, so the shape stays canonical (`node` itself is
 /// collapsed, if needed, by its caller; the root never is).
-fn remove_below(arena: &mut NodeArena, node: &mut NodeBox, depth: usize, key: &Key) -> bool {
+fn remove_below(
+    arena: &mut NodeArena,
+    node: &mut NodeBox,
+    depth: usize,
+    key: &Key,
+    undo: Option<&mut UndoLog>,
+) -> bool {
     let b = key.nibble(depth);
     let Some(child) = node
         .inner_mut()
@@ -250,12 +286,15 @@ fn remove_below(arena: &mut NodeArena, node: &mut NodeBox, depth: usize, key: &K
         if leaf.key() != key {
             return false;
         }
+        if let Some(u) = undo {
+            u.record(key, Some(leaf.data()));
+        }
         let leaf = arena.remove_child(node, b);
         arena.release(leaf);
         return true;
     }
     arena.make_mut(child);
-    if !remove_below(arena, child, depth + 1, key) {
+    if !remove_below(arena, child, depth + 1, key, undo) {
         return false;
     }
     let inner = child.inner().expect("checked not a leaf");
@@ -271,60 +310,9 @@ fn remove_below(arena: &mut NodeArena, node: &mut NodeBox, depth: usize, key: &K
     true
 }
 
-impl ShaMap {
-    /// Opens an undo session (sessions nest) and returns the new depth. O(1):
-    /// the current tree is kept by reference and later writes copy the
-    /// nodes they change (the undo records, from the same pools).
-    pub fn begin_session(&mut self) -> usize {
-        let root = lock(&self.arena).share(&self.root);
-        self.sessions.push(SessionRecord {
-            root,
-            len: self.len,
-        });
-        self.sessions.len()
-    }
-
-    /// Number of open sessions.
-    pub fn session_depth(&self) -> usize {
-        self.sessions.len()
-    }
-
-    /// Restores the contents (and so the root hash) the map had when the
-    /// innermost session began, and closes that session.
-    pub fn undo(&mut self) -> Result<(), MapError> {
-        let rec = self.sessions.pop().ok_or(MapError::NoSession)?;
-        let mut arena = lock(&self.arena);
-        let current = std::mem::replace(&mut self.root, rec.root);
-        arena.release(current);
-        self.len = rec.len;
-        Ok(())
-    }
-
-    /// Merges the innermost session into its parent: its changes stay, and
-    /// undoing the parent will undo them too. With no parent, the changes
-    /// become permanent.
-    pub fn squash(&mut self) -> Result<(), MapError> {
-        let rec = self.sessions.pop().ok_or(MapError::NoSession)?;
-        lock(&self.arena).release(rec.root);
-        Ok(())
-    }
-
-    /// Makes every change so far permanent: closes all sessions and frees
-    /// their undo records.
-    pub fn commit(&mut self) {
-        let mut arena = lock(&self.arena);
-        for rec in self.sessions.drain(..) {
-            arena.release(rec.root);
-        }
-    }
-}
-
 impl Drop for ShaMap {
     fn drop(&mut self) {
         let mut arena = lock(&self.arena);
-        for s in self.sessions.drain(..) {
-            arena.release(s.root);
-        }
         let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
         arena.release(root);
     }
@@ -343,7 +331,7 @@ impl Clone for ShaMap {
             len: self.len,
             pending_writes: self.pending_writes,
             parallel_hashing: self.parallel_hashing,
-            sessions: Vec::new(),
+            undo: UndoLog::default(),
         }
     }
 }

@@ -9,13 +9,14 @@ mod map;
 mod prove;
 mod shape;
 mod snapshot;
+mod undo;
 
 pub use diff::{Difference, TooManyDifferences};
+pub use hashing::{HashWork, PARALLEL_MIN_WRITES};
 pub use iter::{Iter, Range};
-pub use prove::ProofPath;
 pub use map::{ShaMap, MAX_DATA_LEN};
+pub use prove::{ProofPath, StoredNode};
 pub use shape::ShapeStats;
-pub use hashing::PARALLEL_MIN_WRITES;
 pub use snapshot::Snapshot;
 
 pub(crate) use map::lock as lock_arena;

@@ -132,3 +132,59 @@ fn collect(node: &NodeBox, depth: usize, keys: &[Key], kind: MapKind, out: &mut 
         rest = &rest[n..];
     }
 }
+
+/// One node of a tree as a node store keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredNode {
+    /// The node's hash (its key in a node store).
+    pub hash: Hash256,
+    /// Depth of the node (0 for the root).
+    pub depth: u8,
+    /// True for a leaf.
+    pub is_leaf: bool,
+    /// The node's "prefix" serialization, whose SHA512Half is `hash`:
+    /// `MIN\0 ‖ 16 child hashes` for an inner node, the kind's leaf prefix ‖
+    /// data ‖ key (no key for tx-only leaves) for a leaf.
+    pub prefix_bytes: Vec<u8>,
+}
+
+impl Snapshot {
+    /// Calls `f` for every node of the tree, parents before children, in
+    /// branch order. Each node's prefix serialization hashes to its hash, so
+    /// a store can check everything it is given.
+    pub fn for_each_node(&self, mut f: impl FnMut(StoredNode)) {
+        if self.len > 0 {
+            visit(&self.root, 0, self.kind, &mut f);
+        }
+    }
+}
+
+fn visit(node: &NodeBox, depth: u8, kind: MapKind, f: &mut impl FnMut(StoredNode)) {
+    let mut bytes = Vec::new();
+    match node.leaf() {
+        Some(l) => {
+            bytes.extend_from_slice(kind.leaf_prefix().bytes());
+            bytes.extend_from_slice(l.data());
+            if kind != MapKind::TransactionNoMeta {
+                bytes.extend_from_slice(&l.key().0);
+            }
+        }
+        None => {
+            bytes.extend_from_slice(crate::xrpl::HashPrefix::INNER_NODE.bytes());
+            for h in child_hashes(node) {
+                bytes.extend_from_slice(&h.0);
+            }
+        }
+    }
+    f(StoredNode {
+        hash: *node.hash(),
+        depth,
+        is_leaf: node.is_leaf(),
+        prefix_bytes: bytes,
+    });
+    if let Some(inner) = node.inner() {
+        for c in inner.children() {
+            visit(c, depth + 1, kind, f);
+        }
+    }
+}

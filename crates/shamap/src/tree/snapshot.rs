@@ -54,7 +54,7 @@ impl ShaMap {
             len: snapshot.len,
             pending_writes: 0,
             parallel_hashing: crate::MapOptions::default().parallel_hashing,
-            sessions: Vec::new(),
+            undo: super::undo::UndoLog::default(),
         }
     }
 }

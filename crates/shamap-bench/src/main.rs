@@ -1,0 +1,400 @@
+//! `shamap-bench`: workload benchmarks, each reported beside its hashing
+//! floor (the time to hash exactly the byte strings the workload hashed, in
+//! a tight loop) and with memory per entry.
+//!
+//! ```text
+//! cargo run --release -p shamap-bench -- --entries 1000000 --seed 7
+//! cargo run --release -p shamap-bench -- --workloads update,session --json
+//! ```
+
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::xrpl::sha512_half;
+use shamap::{HashWork, Key, MapKind, ShaMap};
+
+mod report;
+
+use report::{Report, Row};
+
+/// Workload benchmarks for shamap.
+#[derive(Debug, Parser)]
+#[command(name = "shamap-bench", version, about)]
+struct Args {
+    /// Entries in the base map.
+    #[arg(long, default_value_t = 1_000_000)]
+    entries: usize,
+    /// Bytes of data per entry.
+    #[arg(long, default_value_t = 64)]
+    data_len: usize,
+    /// RNG seed (keys, data, operations).
+    #[arg(long, default_value_t = 7)]
+    seed: u64,
+    /// Operations per update block.
+    #[arg(long, default_value_t = 10_000)]
+    block: usize,
+    /// Seconds each timed loop may run (after warm-up).
+    #[arg(long, default_value_t = 3.0)]
+    time_limit: f64,
+    /// Comma-separated workloads: build, update, get, proof, snapshot, session, diff.
+    #[arg(long, default_value = "build,update,get,proof,snapshot,session,diff")]
+    workloads: String,
+    /// Print JSON instead of a markdown table.
+    #[arg(long)]
+    json: bool,
+}
+
+fn main() {
+    let args = Args::parse();
+    let mut report = Report::new(&args.entries, args.data_len, args.seed);
+    let wanted: Vec<&str> = args.workloads.split(',').map(str::trim).collect();
+    let mut rng = SmallRng::seed_from_u64(args.seed);
+    let (mut map, mut keys) = build_map(&args, &mut rng, &mut report, wanted.contains(&"build"));
+    for w in &wanted {
+        match *w {
+            "build" => {}
+            "update" => update_blocks(&args, &mut rng, &mut map, &mut keys, &mut report),
+            "get" => gets(&args, &mut rng, &map, &keys, &mut report),
+            "proof" => proofs(&args, &mut rng, &mut map, &keys, &mut report),
+            "snapshot" => snapshots(&args, &mut rng, &mut map, &keys, &mut report),
+            "session" => sessions(&args, &mut rng, &mut map, &mut keys, &mut report),
+            "diff" => diffs(&args, &mut rng, &mut map, &keys, &mut report),
+            other => {
+                eprintln!("error: unknown workload {other:?}");
+                std::process::exit(2);
+            }
+        }
+    }
+    if args.json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.markdown());
+    }
+}
+
+fn random_data(rng: &mut SmallRng, len: usize) -> Vec<u8> {
+    (0..len).map(|_| rng.gen()).collect()
+}
+
+/// Builds the base map; optionally reports the build and a from-scratch
+/// root on one and two threads.
+fn build_map(
+    args: &Args,
+    rng: &mut SmallRng,
+    report: &mut Report,
+    record: bool,
+) -> (ShaMap, Vec<Key>) {
+    let mut map = ShaMap::new(MapKind::AccountState);
+    let keys: Vec<Key> = (0..args.entries).map(|_| Key(rng.gen())).collect();
+    let data = random_data(rng, args.data_len);
+    let t = Instant::now();
+    for k in &keys {
+        map.insert(*k, &data).expect("random keys are distinct");
+    }
+    let insert = t.elapsed();
+    let t = Instant::now();
+    let (_, work) = map.root_hash_with_work();
+    let hash_serial = t.elapsed();
+    if record {
+        let floor = hash_floor(&work);
+        let mem = map.mem_stats();
+        report.push(Row::new("build: insert N", args.entries as u64, insert).note("no hashing"));
+        report.push(
+            Row::new(
+                "build: root from scratch, 1 thread",
+                work.leaves + work.inner,
+                hash_serial,
+            )
+            .floor(floor)
+            .note(&format!(
+                "{} leaves + {} inner hashed",
+                work.leaves, work.inner
+            )),
+        );
+        report.push(
+            Row::new(
+                "build: insert + root, 1 thread",
+                args.entries as u64,
+                insert + hash_serial,
+            )
+            .floor(floor)
+            .bytes_per_entry(mem.overhead_per_entry()),
+        );
+        for threads in [1usize, 2] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("pool");
+            map.invalidate_hashes();
+            let t = Instant::now();
+            pool.install(|| map.root_hash());
+            report.push(
+                Row::new(
+                    &format!("build: root from scratch, rayon {threads} thread(s)"),
+                    args.entries as u64,
+                    t.elapsed(),
+                )
+                .floor(floor),
+            );
+        }
+    }
+    (map, keys)
+}
+
+/// Time to hash, in a tight loop, byte strings of the sizes and count that
+/// `work` describes: the floor any tree implementation must pay.
+fn hash_floor(work: &HashWork) -> Duration {
+    let leaf_len = if work.leaves == 0 {
+        0
+    } else {
+        (work.leaf_bytes / work.leaves) as usize
+    };
+    let leaf = vec![0x5Au8; leaf_len];
+    let inner = vec![0xA5u8; 516];
+    let mut acc = 0u8;
+    let t = Instant::now();
+    for _ in 0..work.leaves {
+        acc ^= sha512_half(&[&leaf]).0[0];
+    }
+    for _ in 0..work.inner {
+        acc ^= sha512_half(&[&inner]).0[0];
+    }
+    let d = t.elapsed();
+    std::hint::black_box(acc);
+    d
+}
+
+/// One block of random writes: 60% updates, 20% inserts, 20% removes.
+fn apply_block(rng: &mut SmallRng, map: &mut ShaMap, keys: &mut Vec<Key>, n: usize, data: &[u8]) {
+    for _ in 0..n {
+        let roll = rng.gen_range(0..10);
+        if roll < 6 && !keys.is_empty() {
+            let k = keys[rng.gen_range(0..keys.len())];
+            map.update(k, data).expect("present");
+        } else if roll < 8 || keys.is_empty() {
+            let k = Key(rng.gen());
+            map.insert(k, data).expect("new");
+            keys.push(k);
+        } else {
+            let i = rng.gen_range(0..keys.len());
+            let k = keys.swap_remove(i);
+            map.remove(&k).expect("present");
+        }
+    }
+}
+
+fn update_blocks(
+    args: &Args,
+    rng: &mut SmallRng,
+    map: &mut ShaMap,
+    keys: &mut Vec<Key>,
+    report: &mut Report,
+) {
+    let data = random_data(rng, args.data_len);
+    // Warm-up block.
+    apply_block(rng, map, keys, args.block, &data);
+    map.root_hash_serial();
+    let mut ops = 0u64;
+    let mut total = Duration::ZERO;
+    let mut work = HashWork::default();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    while total.as_secs_f64() < args.time_limit {
+        let t = Instant::now();
+        apply_block(rng, map, keys, args.block, &data);
+        let (_, w) = pool.install(|| map.root_hash_with_work());
+        total += t.elapsed();
+        ops += args.block as u64;
+        work.leaves += w.leaves;
+        work.leaf_bytes += w.leaf_bytes;
+        work.inner += w.inner;
+    }
+    let floor = hash_floor(&work);
+    report.push(
+        Row::new(
+            &format!("update: blocks of {} + root, 1 thread", args.block),
+            ops,
+            total,
+        )
+        .floor(floor)
+        .bytes_per_entry(map.mem_stats().overhead_per_entry()),
+    );
+}
+
+fn gets(args: &Args, rng: &mut SmallRng, map: &ShaMap, keys: &[Key], report: &mut Report) {
+    let n = 1_000_000usize;
+    let probe: Vec<Key> = (0..n).map(|_| keys[rng.gen_range(0..keys.len())]).collect();
+    let mut found = 0usize;
+    for k in probe.iter().take(n / 10) {
+        found += usize::from(map.get(k).is_some());
+    }
+    let t = Instant::now();
+    let mut done = 0u64;
+    while done == 0 || t.elapsed().as_secs_f64() < args.time_limit.min(1.0) {
+        for k in &probe {
+            found += usize::from(map.get(k).is_some());
+        }
+        done += n as u64;
+    }
+    std::hint::black_box(found);
+    report.push(Row::new("get: random present keys", done, t.elapsed()));
+}
+
+fn proofs(args: &Args, rng: &mut SmallRng, map: &mut ShaMap, keys: &[Key], report: &mut Report) {
+    let snap = map.snapshot();
+    let t = Instant::now();
+    let mut n = 0u64;
+    let mut bytes = 0usize;
+    while n == 0 || t.elapsed().as_secs_f64() < args.time_limit.min(1.0) {
+        for _ in 0..1000 {
+            let p = snap.proof_path(&keys[rng.gen_range(0..keys.len())]);
+            bytes += p.nodes.iter().map(Vec::len).sum::<usize>();
+            n += 1;
+        }
+    }
+    report.push(
+        Row::new("proof: proof_path of a random key", n, t.elapsed())
+            .note(&format!("{} B per proof", bytes as u64 / n)),
+    );
+}
+
+fn snapshots(args: &Args, rng: &mut SmallRng, map: &mut ShaMap, keys: &[Key], report: &mut Report) {
+    map.root_hash();
+    let before = map.mem_stats();
+    let t = Instant::now();
+    let snap = map.snapshot();
+    let took = t.elapsed();
+    let after = map.mem_stats();
+    report.push(Row::new("snapshot: take one", 1, took).note(&format!(
+        "{} bytes added",
+        after.bytes.total as i64 - before.bytes.total as i64
+    )));
+    let data = random_data(rng, args.data_len);
+    let k = 10_000usize.min(keys.len());
+    let t = Instant::now();
+    for i in 0..k {
+        map.update(
+            keys[rng.gen_range(0..keys.len())],
+            &data[..(i % 2) + data.len() / 2],
+        )
+        .expect("present");
+    }
+    map.root_hash();
+    let took = t.elapsed();
+    let grown = map.mem_stats();
+    let depth = map.shape_stats().mean_leaf_depth();
+    let nodes = (grown.inner_nodes + grown.leaf_nodes) - (after.inner_nodes + after.leaf_nodes);
+    report.push(
+        Row::new(
+            &format!("snapshot: {k} updates after it, + root"),
+            k as u64,
+            took,
+        )
+        .note(&format!(
+            "{:.2} nodes copied per update (mean leaf depth {depth:.2}); {:.0} bytes per update",
+            nodes as f64 / k as f64,
+            (grown.bytes.total - after.bytes.total) as f64 / k as f64
+        )),
+    );
+    drop(snap);
+}
+
+fn sessions(
+    args: &Args,
+    rng: &mut SmallRng,
+    map: &mut ShaMap,
+    keys: &mut Vec<Key>,
+    report: &mut Report,
+) {
+    let data = random_data(rng, args.data_len);
+    let mut plain = Duration::ZERO;
+    let mut with = Duration::ZERO;
+    let mut plain_nohash = Duration::ZERO;
+    let mut with_nohash = Duration::ZERO;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let rounds = 6;
+    for round in 0..rounds {
+        // Alternate the order so drift favours neither side.
+        for session in [round % 2 == 0, round % 2 == 1] {
+            let t = Instant::now();
+            if session {
+                map.begin_session();
+            }
+            apply_block(rng, map, keys, args.block, &data);
+            let write = t.elapsed();
+            pool.install(|| map.root_hash());
+            if session {
+                map.commit();
+            }
+            let all = t.elapsed();
+            if session {
+                with += all;
+                with_nohash += write;
+            } else {
+                plain += all;
+                plain_nohash += write;
+            }
+        }
+    }
+    let ops = (rounds * args.block) as u64;
+    report.push(
+        Row::new(
+            &format!("session: blocks of {} + root + commit", args.block),
+            ops,
+            with,
+        )
+        .baseline("no session", plain),
+    );
+    report.push(
+        Row::new("session: writes only (no root)", ops, with_nohash)
+            .baseline("no session", plain_nohash),
+    );
+}
+
+fn diffs(args: &Args, rng: &mut SmallRng, map: &mut ShaMap, keys: &[Key], report: &mut Report) {
+    let data = random_data(rng, args.data_len);
+    for n in [keys.len() / 10, keys.len()] {
+        if n == 0 {
+            continue;
+        }
+        let mut small = ShaMap::new(MapKind::AccountState);
+        let base = if n == keys.len() {
+            map.snapshot()
+        } else {
+            for k in &keys[..n] {
+                small.insert(*k, &data).expect("distinct");
+            }
+            small.snapshot()
+        };
+        let mut other = base.to_map();
+        for k in keys[..n].iter().step_by(n / 100) {
+            other
+                .update(*k, b"changed data of this entry")
+                .expect("present");
+        }
+        let other = other.snapshot();
+        let t = Instant::now();
+        let mut runs = 0u64;
+        let mut found = 0;
+        while runs == 0 || t.elapsed().as_secs_f64() < args.time_limit.min(1.0) {
+            found = base.diff(&other, 10_000).expect("few differences").len();
+            runs += 1;
+        }
+        report.push(
+            Row::new(
+                &format!("diff: two {n}-entry versions, {found} differences"),
+                runs,
+                t.elapsed(),
+            )
+            .note("time per diff; grows with differences × depth, not map size"),
+        );
+    }
+    let _ = rng;
+}
