@@ -146,11 +146,7 @@ fn build_map(
 /// Time to hash, in a tight loop, byte strings of the sizes and count that
 /// `work` describes: the floor any tree implementation must pay.
 fn hash_floor(work: &HashWork) -> Duration {
-    let leaf_len = if work.leaves == 0 {
-        0
-    } else {
-        (work.leaf_bytes / work.leaves) as usize
-    };
+    let leaf_len = work.leaf_bytes.checked_div(work.leaves).unwrap_or(0) as usize;
     let leaf = vec![0x5Au8; leaf_len];
     let inner = vec![0xA5u8; 516];
     let mut acc = 0u8;
