@@ -136,8 +136,12 @@ fn rehash(
     } else {
         let inner = node.inner_mut().expect("not a leaf");
         let mask = inner.mask();
+        let children = inner.into_children();
+        for c in children.iter() {
+            c.prefetch();
+        }
         let mut buf = inner_buffer();
-        for (child, b) in inner.into_children().iter_mut().zip(mask.branches()) {
+        for (child, b) in children.iter_mut().zip(mask.branches()) {
             put_child(&mut buf, b.get(), &rehash(kind, arena, child, work));
         }
         work.inner.fetch_add(1, Ordering::Relaxed);
