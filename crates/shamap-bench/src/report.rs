@@ -7,7 +7,8 @@ pub struct Row {
     name: String,
     ops: u64,
     time: Duration,
-    floor: Option<Duration>,
+    /// (single-stream sha2 floor, multi-lane floor).
+    floor: Option<(Duration, Duration)>,
     baseline: Option<(String, Duration)>,
     bytes_per_entry: Option<f64>,
     note: String,
@@ -26,7 +27,7 @@ impl Row {
         }
     }
 
-    pub fn floor(mut self, floor: Duration) -> Row {
+    pub fn floor(mut self, floor: (Duration, Duration)) -> Row {
         self.floor = Some(floor);
         self
     }
@@ -56,7 +57,12 @@ impl Row {
 
     fn vs_floor(&self) -> Option<f64> {
         self.floor
-            .map(|f| self.time.as_secs_f64() / f.as_secs_f64().max(1e-12))
+            .map(|(f, _)| self.time.as_secs_f64() / f.as_secs_f64().max(1e-12))
+    }
+
+    fn vs_lanes_floor(&self) -> Option<f64> {
+        self.floor
+            .map(|(_, f)| self.time.as_secs_f64() / f.as_secs_f64().max(1e-12))
     }
 
     fn vs_baseline(&self) -> Option<f64> {
@@ -98,9 +104,9 @@ impl Report {
             rayon::current_num_threads()
         );
         s.push_str(
-            "| workload | ops | time | ns/op | ops/s | × floor | × baseline | B/entry | note |\n",
+            "| workload | ops | time | ns/op | ops/s | × sha2 floor | × lanes floor | × baseline | B/entry | note |\n",
         );
-        s.push_str("|---|---|---|---|---|---|---|---|---|\n");
+        s.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
         for r in &self.rows {
             let opt = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_default();
             let base = match (&r.baseline, r.vs_baseline()) {
@@ -108,13 +114,14 @@ impl Report {
                 _ => String::new(),
             };
             s.push_str(&format!(
-                "| {} | {} | {:.3} s | {:.0} | {:.0} | {} | {} | {} | {} |\n",
+                "| {} | {} | {:.3} s | {:.0} | {:.0} | {} | {} | {} | {} | {} |\n",
                 r.name,
                 r.ops,
                 r.time.as_secs_f64(),
                 r.per_op_ns(),
                 r.ops_per_sec(),
                 opt(r.vs_floor()),
+                opt(r.vs_lanes_floor()),
                 base,
                 opt(r.bytes_per_entry),
                 r.note
@@ -134,8 +141,10 @@ impl Report {
                     "seconds": r.time.as_secs_f64(),
                     "ns_per_op": r.per_op_ns(),
                     "ops_per_sec": r.ops_per_sec(),
-                    "floor_seconds": r.floor.map(|f| f.as_secs_f64()),
-                    "ratio_to_floor": r.vs_floor(),
+                    "floor_seconds_sha2": r.floor.map(|f| f.0.as_secs_f64()),
+                    "floor_seconds_lanes": r.floor.map(|f| f.1.as_secs_f64()),
+                    "ratio_to_sha2_floor": r.vs_floor(),
+                    "ratio_to_lanes_floor": r.vs_lanes_floor(),
                     "baseline": r.baseline.as_ref().map(|(n, _)| n.clone()),
                     "ratio_to_baseline": r.vs_baseline(),
                     "bytes_per_entry": r.bytes_per_entry,

@@ -10,6 +10,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod bench;
+mod check_proof;
+mod diff;
+mod plot;
+mod prove;
+mod stats;
 mod verify;
 
 /// Rebuild XRP Ledger SHAMaps from real ledger dumps and check their hashes.
@@ -32,6 +38,33 @@ enum Command {
     /// 1 on any mismatch (or when nothing could be checked), 2 on unreadable
     /// or malformed input.
     Verify(verify::VerifyArgs),
+    /// Show where a map's memory and hashing time go: node counts, child
+    /// and depth histograms, data by entry type, bytes by category, the
+    /// same tree priced in rippled's layout, size-class advice, and the
+    /// share of root-hash time inside the hash function.
+    ///
+    /// Reads a ledger dump (as verify does) or builds --random N entries.
+    /// Exit status: 0, or 2 with one error line.
+    Stats(stats::StatsArgs),
+    /// Micro-benchmarks.
+    Bench(bench::BenchArgs),
+    /// Write the proof path of one key (JSON: kind, key, root, included,
+    /// hex wire nodes leaf first) for a ledger dump's state or transaction
+    /// map.
+    ///
+    /// Exit status: 0 when written, 1 when the key is absent (unless
+    /// --absent-ok, which writes the proof of absence), 2 on bad input.
+    Prove(prove::ProveArgs),
+    /// Verify a proof path against a trusted root; prints `included`,
+    /// `absent` or `invalid: <reason>`.
+    ///
+    /// Exit status: 0 valid, 1 invalid, 2 unreadable input.
+    CheckProof(check_proof::CheckProofArgs),
+    /// List the keys added, removed and modified between two ledger dumps'
+    /// maps.
+    ///
+    /// Exit status: 0, 1 past --max differences, 2 on bad input.
+    Diff(diff::DiffArgs),
 }
 
 fn main() -> ExitCode {
@@ -40,17 +73,44 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             // Help and version go to stdout with status 0; usage errors to
-            // stderr with status 2. A closed stdout is not worth reporting.
+            // stderr with status 2, as one line. A closed stdout is not
+            // worth reporting.
+            if e.use_stderr() {
+                let _ = writeln!(std::io::stderr(), "{}", one_line(&e));
+                return ExitCode::from(2);
+            }
             let _ = e.print();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::SUCCESS
-            };
+            return ExitCode::SUCCESS;
         }
     };
     match cli.command {
         Command::Verify(args) => verify::run(&args),
+        Command::Stats(args) => stats::run(&args),
+        Command::Bench(args) => bench::run(&args),
+        Command::Prove(args) => prove::run(&args),
+        Command::CheckProof(args) => check_proof::run(&args),
+        Command::Diff(args) => diff::run(&args),
+    }
+}
+
+/// A clap usage error as one line: its message lines joined, without the
+/// usage block and the `--help` hint.
+fn one_line(e: &clap::Error) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "error: a subcommand is required (see --help)".to_owned();
+    }
+    let rendered = e.render().to_string();
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = parts.join(" ");
+    if line.starts_with("error:") {
+        line
+    } else {
+        format!("error: {line}")
     }
 }
 

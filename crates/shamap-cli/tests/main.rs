@@ -1,6 +1,12 @@
 //! Integration tests of the `shamap` binary, compiled as one test binary.
 //! Each module runs the built binary on real or deliberately broken input.
 
+mod diffs;
+mod proofs;
+mod stats_errors;
+mod stats_ledger;
+mod stats_plot;
+mod stats_random;
 mod support;
 mod verify_data;
 mod verify_errors;

@@ -148,7 +148,10 @@ pub fn from_hex(s: &str) -> Vec<u8> {
         }
     }
     let bytes = s.as_bytes();
-    assert!(bytes.len() % 2 == 0, "from_hex: odd-length input {s:?}");
+    assert!(
+        bytes.len().is_multiple_of(2),
+        "from_hex: odd-length input {s:?}"
+    );
     bytes
         .chunks(2)
         .map(|pair| (digit(pair[0]) << 4) | digit(pair[1]))
@@ -159,7 +162,7 @@ pub fn from_hex(s: &str) -> Vec<u8> {
 /// `depth` is even, low nibble when odd.
 fn nibble(key: &[u8; 32], depth: usize) -> usize {
     let byte = key[depth / 2];
-    usize::from(if depth % 2 == 0 {
+    usize::from(if depth.is_multiple_of(2) {
         byte >> 4
     } else {
         byte & 0x0f

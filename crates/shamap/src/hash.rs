@@ -150,7 +150,7 @@ impl Key {
     pub fn nibble(&self, depth: usize) -> Nibble {
         debug_assert!(depth < 64, "depth {depth} has no nibble");
         let byte = self.0[depth / 2];
-        Nibble(if depth % 2 == 0 {
+        Nibble(if depth.is_multiple_of(2) {
             byte >> 4
         } else {
             byte & 0x0F
@@ -214,7 +214,7 @@ pub(crate) fn decode_hex_into(s: &str, out: &mut [u8]) -> Result<(), ParseHexErr
 
 /// Decodes a hex string of any even length.
 pub fn decode_hex(s: &str) -> Result<Vec<u8>, ParseHexError> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(ParseHexError::OddLength { found: s.len() });
     }
     let mut out = vec![0u8; s.len() / 2];

@@ -25,6 +25,7 @@
 //!
 //! See `docs/design.md` for byte layouts and invariants.
 
+pub mod advisor;
 mod alloc;
 pub mod error;
 pub mod hash;
@@ -33,6 +34,7 @@ pub mod options;
 mod ptr;
 pub mod stats;
 pub mod tree;
+pub mod verify;
 pub mod xrpl;
 
 pub use error::{CheckError, MapError, ParseHexError, SizeClassError};

@@ -50,9 +50,14 @@ pub struct ByteBreakdown {
     /// Leaf chunk bytes beyond hash, key and data: padding to 8 and the
     /// length word of leaves of 64 KiB or more.
     pub leaf_padding: usize,
-    /// Pool bytes not in live chunks: block headers, freed chunks, and
-    /// chunks of partly used blocks not yet handed out.
+    /// Touched pool bytes not in live chunks: block headers, freed chunks,
+    /// and the rest of the last touched page of each block.
     pub pool_slack: usize,
+    /// Not part of `total`: pool address space reserved but never touched
+    /// (the untouched tail of partly used blocks). Blocks are fresh `mmap`
+    /// regions on Unix, so these pages are not resident; elsewhere they may
+    /// be.
+    pub pool_untouched: usize,
     /// The map's own struct, bookkeeping vectors, the reference-count
     /// table of shared nodes (about 24 bytes per shared node) and the undo
     /// log's buffer.
@@ -134,6 +139,7 @@ fn mem_stats_of(arena: &crate::ptr::NodeArena, entries: usize) -> MemStats {
         let mut b = ByteBreakdown::default();
         let mut inner_classes = Vec::new();
         let mut pool_bytes = 0;
+        let mut touched_bytes = 0;
         let mut live_chunk_bytes = 0;
         for ((cap, p), used) in c.inner_pools.iter().zip(&c.slots_used_by_class) {
             let nodes = p.live_chunks;
@@ -149,6 +155,7 @@ fn mem_stats_of(arena: &crate::ptr::NodeArena, entries: usize) -> MemStats {
             b.child_slots_used += 8 * used;
             b.child_slots_unused += 8 * (nodes * cap - used);
             pool_bytes += p.blocks * BLOCK_SIZE;
+            touched_bytes += p.touched_bytes;
             live_chunk_bytes += nodes * p.chunk_size;
         }
         let mut leaf_pools = Vec::new();
@@ -160,6 +167,7 @@ fn mem_stats_of(arena: &crate::ptr::NodeArena, entries: usize) -> MemStats {
                 blocks: p.blocks,
             });
             pool_bytes += p.blocks * BLOCK_SIZE;
+            touched_bytes += p.touched_bytes;
             live_chunk_bytes += p.live_chunks * p.chunk_size;
             leaf_chunk_bytes += p.live_chunks * p.chunk_size;
         }
@@ -167,7 +175,8 @@ fn mem_stats_of(arena: &crate::ptr::NodeArena, entries: usize) -> MemStats {
         b.leaf_keys = 32 * c.leaves;
         b.leaf_data = c.leaf_data_bytes;
         b.leaf_padding = leaf_chunk_bytes - 64 * c.leaves - c.leaf_data_bytes;
-        b.pool_slack = pool_bytes - live_chunk_bytes;
+        b.pool_slack = touched_bytes - live_chunk_bytes;
+        b.pool_untouched = pool_bytes - touched_bytes;
         b.other =
             std::mem::size_of::<ShaMap>() + arena.bookkeeping_bytes() + 24 * arena.shared_nodes();
         b.total = b.inner_hashes

@@ -1,9 +1,11 @@
 //! Integration tests for the shamap library, compiled as one binary.
 
 mod common;
+mod diffs;
 mod iteration;
 mod ledgers;
 mod memory;
+mod proofs;
 mod randomized;
 mod shape;
 mod vectors;

@@ -39,7 +39,7 @@ struct BlockHeader {
 }
 
 const _: () = assert!(std::mem::size_of::<BlockHeader>() <= FIRST_CHUNK);
-const _: () = assert!(FIRST_CHUNK % 8 == 0);
+const _: () = assert!(FIRST_CHUNK.is_multiple_of(8));
 
 #[repr(C)]
 struct FreeChunk {
@@ -57,6 +57,17 @@ pub(crate) struct PoolStats {
     pub live_chunks: usize,
     /// Chunks a block could still hand out (freed or never touched).
     pub free_chunks: usize,
+    /// Bytes of the pool's blocks that have ever been touched (pages up to
+    /// each block's bump offset); the rest was never written and, on Unix
+    /// where blocks are fresh mappings, is not resident.
+    pub touched_bytes: usize,
+}
+
+/// Page granularity of residency.
+const PAGE: usize = 4096;
+
+fn page_round(x: usize) -> usize {
+    (x + PAGE - 1) & !(PAGE - 1)
 }
 
 /// A pool of equal chunks.
@@ -68,6 +79,7 @@ pub(crate) struct SlabPool {
     blocks: usize,
     empty_blocks: usize,
     live: usize,
+    touched: usize,
 }
 
 // SAFETY: the pool exclusively owns its blocks (no sharing with other pools or
@@ -84,7 +96,7 @@ impl SlabPool {
     /// and a quarter block.
     pub(crate) fn new(chunk: usize) -> SlabPool {
         assert!(
-            chunk >= 8 && chunk % 8 == 0 && chunk <= (BLOCK_SIZE - FIRST_CHUNK) / 4,
+            chunk >= 8 && chunk.is_multiple_of(8) && chunk <= (BLOCK_SIZE - FIRST_CHUNK) / 4,
             "bad chunk size {chunk}"
         );
         SlabPool {
@@ -95,6 +107,7 @@ impl SlabPool {
             blocks: 0,
             empty_blocks: 0,
             live: 0,
+            touched: 0,
         }
     }
 
@@ -110,6 +123,7 @@ impl SlabPool {
             blocks: self.blocks,
             live_chunks: self.live,
             free_chunks: self.blocks * self.per_block - self.live,
+            touched_bytes: self.touched,
         }
     }
 
@@ -134,6 +148,7 @@ impl SlabPool {
             } else {
                 let off = (*hdr).bump as usize;
                 (*hdr).bump += self.chunk as u32;
+                self.touched += page_round(off + self.chunk) - page_round(off);
                 b.cast::<u8>().byte_add(off)
             };
             (*hdr).live += 1;
@@ -220,6 +235,7 @@ impl SlabPool {
         self.all = Some(b);
         self.blocks += 1;
         self.empty_blocks += 1;
+        self.touched += page_round(FIRST_CHUNK);
         self.push_avail(b);
         b
     }
@@ -280,6 +296,7 @@ impl SlabPool {
                 (*n.as_ptr()).all_prev = prev;
             }
             self.blocks -= 1;
+            self.touched -= page_round((*hdr).bump as usize);
             // By (1) no chunk of the block is in use, so nothing points in.
             free_block(b.cast());
         }
@@ -290,6 +307,7 @@ impl SlabPool {
         let mut blocks = 0;
         let mut live = 0;
         let mut empty = 0;
+        let mut touched = 0;
         let mut cur = self.all;
         while let Some(b) = cur {
             // SAFETY: blocks on the `all` list are live and ours; `&self`
@@ -318,9 +336,16 @@ impl SlabPool {
                 }
                 live += (*hdr).live as usize;
                 empty += usize::from((*hdr).live == 0);
+                touched += page_round((*hdr).bump as usize);
                 blocks += 1;
                 cur = (*hdr).all_next;
             }
+        }
+        if touched != self.touched {
+            return Err(format!(
+                "touched bytes {touched}, recorded {}",
+                self.touched
+            ));
         }
         if (blocks, live, empty) != (self.blocks, self.live, self.empty_blocks) {
             return Err(format!(
@@ -410,7 +435,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 != 0 || held.is_empty() {
+            if !x.is_multiple_of(3) || held.is_empty() {
                 held.push(pool.alloc());
             } else {
                 let i = (x >> 8) as usize % held.len();

@@ -580,7 +580,7 @@ mod tests {
             }
             a.insert_child(&mut root, nib(b), mid);
         }
-        assert!(chunk_addr(&root).as_ptr().addr() % 8 == 0);
+        assert!(chunk_addr(&root).as_ptr().addr().is_multiple_of(8));
         a.release(root);
         let c = a.counters();
         assert_eq!((c.leaves, c.child_slots_used, c.leaf_data_bytes), (0, 0, 0));

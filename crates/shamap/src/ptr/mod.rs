@@ -10,9 +10,11 @@
 #![allow(unsafe_code)]
 
 mod arena;
+mod batch;
 mod mask;
 mod node;
 mod tagged;
 
 pub(crate) use arena::NodeArena;
+pub(crate) use batch::{rehash_batched, BatchWork};
 pub(crate) use node::NodeBox;

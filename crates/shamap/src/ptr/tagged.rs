@@ -28,7 +28,7 @@ const ADDR_MASK: usize = ((1usize << STAMP_SHIFT) - 1) & !TAG_MASK;
 
 const _: () = assert!(usize::BITS == 64, "stamped pointers need 64-bit addresses");
 const _: () = assert!(NODE_ALIGN > TAG_MASK, "alignment must free the tag bits");
-const _: () = assert!(crate::alloc::BLOCK_SIZE % NODE_ALIGN == 0);
+const _: () = assert!(crate::alloc::BLOCK_SIZE.is_multiple_of(NODE_ALIGN));
 
 /// A pointer to a chunk with a 3-bit tag and a 16-bit stamp folded in.
 #[repr(transparent)]

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use crate::hash::Hash256;
 use crate::kind::MapKind;
-use crate::ptr::{NodeArena, NodeBox};
+use crate::ptr::{rehash_batched, BatchWork, NodeArena, NodeBox};
 use crate::xrpl::prefix::HashPrefix;
 use crate::xrpl::sha512half::sha512_half;
 
@@ -108,51 +108,31 @@ impl ShaMap {
     }
 }
 
-/// Brings `node`'s stored hash up to date and returns it.
+/// Brings `node`'s stored hash (and every stale hash below it) up to date
+/// and returns it: stale leaves first, then stale inner nodes level by level,
+/// many messages per call to the multi-lane SHA-512.
 fn rehash(
     kind: MapKind,
     arena: &Mutex<NodeArena>,
     node: &mut NodeBox,
     work: &WorkCounter,
 ) -> Hash256 {
-    let stored = *node.hash();
-    if !stored.is_zero() {
-        return stored;
-    }
-    // Only snapshots share nodes, and they are fully hashed when taken (a
-    // copy made for writing starts stale but is exclusive), so a stale node
-    // is never shared and may be written without the arena's lock.
-    debug_assert!(!lock(arena).is_shared(node), "stale shared node");
-    let h = if let Some(leaf) = node.leaf() {
-        work.leaves.fetch_add(1, Ordering::Relaxed);
-        let key_bytes = if kind == MapKind::TransactionNoMeta {
-            0
-        } else {
-            32
-        };
-        work.leaf_bytes
-            .fetch_add(4 + key_bytes + leaf.data().len() as u64, Ordering::Relaxed);
-        kind.leaf_hash(leaf.key(), leaf.data())
-    } else {
-        let inner = node.inner_mut().expect("not a leaf");
-        let mask = inner.mask();
-        let children = inner.into_children();
-        for c in children.iter() {
-            c.prefetch();
-        }
-        let mut buf = inner_buffer();
-        for (child, b) in children.iter_mut().zip(mask.branches()) {
-            put_child(&mut buf, b.get(), &rehash(kind, arena, child, work));
-        }
-        work.inner.fetch_add(1, Ordering::Relaxed);
-        sha512_half(&[&buf])
-    };
-    node.set_hash(h);
+    // A stale node is never shared (snapshots hash first), so the batch may
+    // write every stale node it finds; checked in debug builds.
+    debug_assert!(
+        !node.hash().is_zero() || !lock(arena).is_shared(node),
+        "stale shared node"
+    );
+    let mut w = BatchWork::default();
+    let h = rehash_batched(kind, node, sha512_lanes::sha512_half_batch, &mut w);
+    work.leaves.fetch_add(w.leaves, Ordering::Relaxed);
+    work.leaf_bytes.fetch_add(w.leaf_bytes, Ordering::Relaxed);
+    work.inner.fetch_add(w.inner, Ordering::Relaxed);
     h
 }
 
-/// Like [`rehash`], hashing the stale children of nodes above
-/// `PARALLEL_DEPTH` as parallel tasks.
+/// Like [`rehash`], hashing the stale subtrees below `PARALLEL_DEPTH` as
+/// parallel tasks.
 fn rehash_parallel(
     kind: MapKind,
     arena: &Mutex<NodeArena>,

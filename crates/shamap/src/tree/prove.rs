@@ -107,7 +107,7 @@ fn proof_path(tree: TreeRef<'_>, kind: MapKind, root: Hash256, key: &Key) -> Pro
 
 fn multi_proof(tree: TreeRef<'_>, kind: MapKind, keys: &[Key]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    if tree.len == 0 {
+    if tree.len == 0 || keys.is_empty() {
         return out;
     }
     let mut sorted: Vec<Key> = keys.to_vec();

@@ -1,0 +1,197 @@
+//! `shamap bench hash`: the cost of one hash, SHA512Half against BLAKE3, on
+//! the input sizes a SHAMap hashes.
+//!
+//! | input | bytes | what |
+//! |---|---|---|
+//! | keylet | 22 | AccountRoot keylet preimage: 2-byte space key + 20-byte account |
+//! | keylet | 62 | trust-line keylet preimage: space + two accounts + currency |
+//! | keylet | 102 | the large end of keylet preimages |
+//! | leaf | 203 | a state leaf of 167 data bytes: `MLN\0` + data + 32-byte key |
+//! | inner | 516 | an inner node: `MIN\0` + 16 child hashes |
+//!
+//! Each cell hashes a ring of 64 different buffers (so no call sees the
+//! previous call's input) for about `--millis` milliseconds after a short
+//! warm-up, in three rounds; the fastest round is reported. BLAKE3 is the
+//! `blake3` crate (its SIMD back ends chosen at run time; one thread).
+
+use std::hint::black_box;
+use std::io::{self, Write};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use shamap::xrpl::sha512_half;
+
+/// Arguments of `shamap bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    /// Which benchmark.
+    #[command(subcommand)]
+    pub what: BenchCommand,
+}
+
+/// The benchmarks.
+#[derive(Debug, clap::Subcommand)]
+pub enum BenchCommand {
+    /// Nanoseconds and MB/s per hash: SHA512Half and BLAKE3 on keylet-,
+    /// leaf- and inner-node-sized inputs.
+    Hash(HashArgs),
+}
+
+/// Arguments of `shamap bench hash`.
+#[derive(Debug, clap::Args)]
+pub struct HashArgs {
+    /// Time per input and function, in milliseconds (split over 3 rounds).
+    #[arg(long, value_name = "MS", default_value_t = 300, value_parser = clap::value_parser!(u64).range(3..=60_000))]
+    pub millis: u64,
+    /// Print one JSON object instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The inputs measured: (label, bytes).
+pub const INPUTS: [(&str, usize); 5] = [
+    ("keylet", 22),
+    ("keylet", 62),
+    ("keylet", 102),
+    ("leaf (167 B data)", 203),
+    ("inner node", 516),
+];
+
+/// Buffers in the ring each cell cycles through.
+const RING: usize = 64;
+
+/// One measured cell.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    /// Nanoseconds per hash.
+    pub ns: f64,
+    /// Input megabytes (10^6 bytes) hashed per second.
+    pub mb_per_s: f64,
+}
+
+/// One input's row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// What the input stands for.
+    pub label: &'static str,
+    /// Input length.
+    pub bytes: usize,
+    /// SHA512Half.
+    pub sha512_half: Cell,
+    /// BLAKE3 (32-byte output).
+    pub blake3: Cell,
+}
+
+impl Row {
+    /// SHA512Half time over BLAKE3 time.
+    pub fn ratio(&self) -> f64 {
+        self.sha512_half.ns / self.blake3.ns
+    }
+}
+
+fn time_one(bytes: usize, budget: Duration, mut f: impl FnMut(&[u8])) -> Cell {
+    let ring: Vec<Vec<u8>> = (0..RING)
+        .map(|i| (0..bytes).map(|j| (i * 31 + j * 7) as u8).collect())
+        .collect();
+    let round = |limit: Duration, f: &mut dyn FnMut(&[u8])| {
+        let t = Instant::now();
+        let mut n = 0u64;
+        loop {
+            for buf in &ring {
+                f(black_box(buf));
+            }
+            n += RING as u64;
+            let e = t.elapsed();
+            if e >= limit {
+                return e.as_secs_f64() * 1e9 / n as f64;
+            }
+        }
+    };
+    round(budget / 10, &mut f);
+    let ns = (0..3)
+        .map(|_| round(budget / 3, &mut f))
+        .fold(f64::INFINITY, f64::min);
+    Cell {
+        ns,
+        mb_per_s: bytes as f64 / ns * 1e3,
+    }
+}
+
+/// Measures every input.
+pub fn measure(millis: u64) -> Vec<Row> {
+    let budget = Duration::from_millis(millis);
+    INPUTS
+        .iter()
+        .map(|&(label, bytes)| Row {
+            label,
+            bytes,
+            sha512_half: time_one(bytes, budget, |b| {
+                black_box(sha512_half(&[b]));
+            }),
+            blake3: time_one(bytes, budget, |b| {
+                black_box(blake3::hash(b));
+            }),
+        })
+        .collect()
+}
+
+/// The table.
+pub fn render_text(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "input                 bytes  SHA512Half ns    MB/s  BLAKE3 ns    MB/s  SHA512Half/BLAKE3\n",
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:<20} {:>6} {:>14.1} {:>7.0} {:>10.1} {:>7.0} {:>17.2}x\n",
+            r.label,
+            r.bytes,
+            r.sha512_half.ns,
+            r.sha512_half.mb_per_s,
+            r.blake3.ns,
+            r.blake3.mb_per_s,
+            r.ratio()
+        ));
+    }
+    out
+}
+
+/// The JSON form: `{"inputs": [{"label", "bytes", "sha512_half": {"ns",
+/// "mb_per_s"}, "blake3": {…}, "ratio"}]}`.
+pub fn render_json(rows: &[Row]) -> Value {
+    let cell = |c: &Cell| json!({"ns": c.ns, "mb_per_s": c.mb_per_s});
+    json!({
+        "inputs": rows.iter().map(|r| json!({
+            "label": r.label,
+            "bytes": r.bytes,
+            "sha512_half": cell(&r.sha512_half),
+            "blake3": cell(&r.blake3),
+            "ratio": r.ratio(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// Runs `shamap bench`.
+pub fn run(args: &BenchArgs) -> ExitCode {
+    let BenchCommand::Hash(h) = &args.what;
+    let rows = measure(h.millis);
+    let out = if h.json {
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&render_json(&rows)).unwrap_or_default()
+        )
+    } else {
+        render_text(&rows)
+    };
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
+            let _ = writeln!(io::stderr(), "error: cannot write output: {e}");
+            ExitCode::from(2)
+        }
+        _ => ExitCode::SUCCESS,
+    }
+}

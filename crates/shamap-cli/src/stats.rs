@@ -1,0 +1,509 @@
+//! `shamap stats`: where a map's memory and hashing time go.
+//!
+//! The map is built from a ledger dump (the readers of `shamap verify`) or
+//! from `--random N` synthetic entries ([`synth`]); the report comes from
+//! the engine's own counters ([`shamap::ShaMap::mem_stats`]) and a walk of
+//! the tree ([`shamap::ShaMap::shape_stats`]), plus per-type data sizes from
+//! iterating the map. Nothing that can be counted is estimated; the two
+//! layout models ([`models`]) and the advisor's predictions are labelled as
+//! such. Output formats: [`text`], [`json`] and SVG charts
+//! ([`crate::plot`]). Field-by-field documentation: `docs/stats.md`.
+//!
+//! Memory discipline: random entries are generated one at a time and dump
+//! entries are dropped as they are inserted, so the process holds one copy
+//! of the data (the map's) and peak RSS tracks the counted total.
+
+mod entry_type;
+pub mod json;
+mod models;
+mod synth;
+pub mod text;
+mod timing;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use shamap::advisor::{self, Advice, ClassPlan, MAX_SPARSE_CLASSES};
+use shamap::xrpl::{transaction_id, tx_with_meta_item};
+use shamap::{
+    Hash256, Key, MapError, MapKind, MapOptions, MemStats, ShaMap, ShapeStats, SizeClasses,
+};
+
+use crate::verify;
+pub use entry_type::TypeStats;
+pub use models::Models;
+pub use timing::HashTiming;
+
+/// Which map to build.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindArg {
+    /// Account state (`account_hash`): the dump's state entries.
+    State,
+    /// Transactions with metadata (`transaction_hash`): the dump's transactions.
+    Tx,
+    /// A consensus transaction set (no metadata): the dump's transaction blobs.
+    Txset,
+}
+
+impl KindArg {
+    fn kind(self) -> MapKind {
+        match self {
+            KindArg::State => MapKind::AccountState,
+            KindArg::Tx => MapKind::TransactionWithMeta,
+            KindArg::Txset => MapKind::TransactionNoMeta,
+        }
+    }
+}
+
+/// Arguments of `shamap stats`.
+#[derive(Debug, clap::Args)]
+pub struct StatsArgs {
+    /// Ledger JSON files as for `verify` (pages of one ledger are merged);
+    /// `-` reads standard input. Not with --random.
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Build a map of N uniformly random keys instead, with data sized like
+    /// mainnet state (mean about 167 bytes; see docs/stats.md).
+    #[arg(long, value_name = "N", conflicts_with = "files")]
+    pub random: Option<u64>,
+    /// Seed of --random.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// With --random: every datum exactly LEN pseudo-random bytes instead
+    /// of mainnet-shaped sizes (LEN at most 65536).
+    #[arg(long, value_name = "LEN", value_parser = clap::value_parser!(u32).range(0..=synth::MAX_DATA as i64))]
+    pub data_len: Option<u32>,
+    /// Which map: state (default when the input has state entries), tx
+    /// (transactions with metadata) or txset (transactions without).
+    #[arg(long, value_enum)]
+    pub kind: Option<KindArg>,
+    /// Child-array size classes to build with, e.g. 2,4,10,16 (increasing,
+    /// at most 7, the last 16). Default: 2,4,6,16.
+    #[arg(long, value_name = "CAPS", value_parser = parse_classes)]
+    pub classes: Option<SizeClasses>,
+    /// Print one JSON object instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write SVG charts into DIR (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+    /// Skip the hashing-time measurement (the root is still computed).
+    #[arg(long)]
+    pub no_timing: bool,
+}
+
+/// Parses `2,4,10,16` into size classes.
+fn parse_classes(s: &str) -> Result<SizeClasses, String> {
+    let caps = s
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<u8>()
+                .map_err(|_| format!("{x:?} is not a capacity (1..=16)"))
+        })
+        .collect::<Result<Vec<u8>, String>>()?;
+    SizeClasses::new(&caps).map_err(|e| e.to_string())
+}
+
+/// Where the entries came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InputInfo {
+    /// `--random N --seed S`.
+    Random {
+        /// The seed.
+        seed: u64,
+        /// The fixed data length, or `None` for mainnet-shaped sizes.
+        data_len: Option<u32>,
+    },
+    /// Ledger dump files.
+    Dump {
+        /// The files, as named.
+        sources: Vec<String>,
+        /// The ledger's sequence number, when the input has one.
+        ledger_index: Option<u32>,
+    },
+}
+
+/// Leaf data, counted by iterating the map.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataStats {
+    /// Data bytes of all entries.
+    pub total: u64,
+    /// Per ledger-entry type, most bytes first (state maps only).
+    pub by_type: Option<Vec<TypeStats>>,
+    /// Entries by data length.
+    pub lengths: BTreeMap<usize, u64>,
+}
+
+/// Everything `shamap stats` reports about one map.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Where the entries came from.
+    pub input: InputInfo,
+    /// The map's kind.
+    pub kind: MapKind,
+    /// The size classes it was built with.
+    pub classes: SizeClasses,
+    /// Its root hash.
+    pub root_hash: Hash256,
+    /// Counted memory.
+    pub mem: MemStats,
+    /// Counted shape.
+    pub shape: ShapeStats,
+    /// Leaf data sizes.
+    pub data: DataStats,
+    /// The tree priced under other layouts.
+    pub models: Models,
+    /// Size-class advice from the child histogram.
+    pub advice: Advice,
+    /// The classes built with, priced like the advice.
+    pub current: ClassPlan,
+    /// Seconds to build the map (producing and inserting every entry).
+    pub build_seconds: f64,
+    /// Hashing cost, unless skipped.
+    pub hashing: Option<HashTiming>,
+}
+
+impl Report {
+    /// Our bytes beyond keys and data.
+    pub fn overhead_bytes(&self) -> u64 {
+        self.models.ours_bytes
+    }
+
+    /// Predicted bytes per entry beyond key and data were the map built
+    /// with `plan`: ours, with the child slots of `plan` instead of those
+    /// of the classes built with (pool slack assumed unchanged).
+    pub fn predicted_overhead_per_entry(&self, plan: &ClassPlan) -> f64 {
+        let entries = self.mem.entries as f64;
+        if entries == 0.0 {
+            return 0.0;
+        }
+        let delta = 8.0 * (plan.slots as f64 - self.current.slots as f64);
+        (self.overhead_bytes() as f64 + delta) / entries
+    }
+}
+
+/// Why stats could not be produced: one line.
+#[derive(Debug)]
+pub enum StatsError {
+    /// A file could not be read or is malformed.
+    Input(verify::InputError),
+    /// The arguments do not fit together or the input has no such map.
+    Usage(String),
+}
+
+impl fmt::Display for StatsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StatsError::Input(e) => e.fmt(f),
+            StatsError::Usage(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Entries inserted between progress-bar updates (a power of two).
+const PROGRESS_STEP: u64 = 1 << 14;
+/// Builds at least this large show a progress bar (on a terminal).
+const PROGRESS_MIN: u64 = 200_000;
+
+/// A progress bar on stderr for long builds, only when stderr is a terminal.
+fn progress(total: u64) -> Option<ProgressBar> {
+    if total < PROGRESS_MIN || !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template(
+        "building {bar:40} {human_pos}/{human_len} entries, {elapsed} elapsed, about {eta} left",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
+}
+
+/// A spinner naming the current phase after a long build (terminal only).
+fn phases(entries: usize) -> Option<ProgressBar> {
+    if (entries as u64) < PROGRESS_MIN || !io::stderr().is_terminal() {
+        return None;
+    }
+    let s = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} ({elapsed})") {
+        s.set_style(style);
+    }
+    s.enable_steady_tick(std::time::Duration::from_millis(120));
+    Some(s)
+}
+
+fn phase(spinner: Option<&ProgressBar>, what: &'static str) {
+    if let Some(s) = spinner {
+        s.set_message(what);
+    }
+}
+
+/// Inserts one entry, naming it in the error.
+fn insert(map: &mut ShaMap, key: Key, data: &[u8], what: &str, i: usize) -> Result<(), String> {
+    map.insert(key, data).map_err(|e| match e {
+        MapError::KeyExists(k) => format!("duplicate key {k} at {what} {i}"),
+        other => format!("{what} {i}: {other}"),
+    })
+}
+
+/// Builds the map the arguments ask for; returns it, where it came from
+/// and the build time.
+fn build(args: &StatsArgs, options: MapOptions) -> Result<(ShaMap, InputInfo, f64), StatsError> {
+    let usage = StatsError::Usage;
+    if args.data_len.is_some() && args.random.is_none() {
+        return Err(usage("--data-len applies to --random maps only".into()));
+    }
+    match (args.random, args.files.is_empty()) {
+        (Some(_), false) => Err(usage("give either FILE... or --random N, not both".into())),
+        (None, true) => Err(usage("nothing to read: give FILE... or --random N".into())),
+        (Some(n), true) => {
+            let kind = args.kind.unwrap_or(KindArg::State).kind();
+            let mut map = ShaMap::with_options(kind, options);
+            let bar = progress(n);
+            let t = Instant::now();
+            let size = args.data_len.map_or(synth::DataSize::Mainnet, |l| {
+                synth::DataSize::Fixed(l as usize)
+            });
+            let mut synth = synth::Synth::new(args.seed, size);
+            for i in 0..n {
+                let (key, data) = synth.next_entry();
+                insert(&mut map, key, data, "random entry", i as usize).map_err(usage)?;
+                tick(bar.as_ref(), i + 1);
+            }
+            let secs = t.elapsed().as_secs_f64();
+            if let Some(b) = bar {
+                b.finish_and_clear();
+            }
+            let info = InputInfo::Random {
+                seed: args.seed,
+                data_len: args.data_len,
+            };
+            Ok((map, info, secs))
+        }
+        (None, false) => build_from_files(args, options),
+    }
+}
+
+fn build_from_files(
+    args: &StatsArgs,
+    options: MapOptions,
+) -> Result<(ShaMap, InputInfo, f64), StatsError> {
+    let inputs = args
+        .files
+        .iter()
+        .map(|f| verify::read_input(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(StatsError::Input)?;
+    let mut groups = verify::group(inputs).map_err(StatsError::Input)?;
+    if groups.len() != 1 {
+        return Err(StatsError::Usage(format!(
+            "the files hold {} ledgers; stats reads one ledger at a time",
+            groups.len()
+        )));
+    }
+    let group = groups.pop().expect("exactly one group");
+    let sources: Vec<String> = group.sources.iter().map(|s| s.name.clone()).collect();
+    let first = sources.first().cloned().unwrap_or_default();
+    let dump = group.dump;
+    let kind = args.kind.unwrap_or(if dump.state.is_some() {
+        KindArg::State
+    } else {
+        KindArg::Tx
+    });
+    let missing = |what: &str, hint: &str| {
+        StatsError::Input(verify::InputError {
+            source: first.clone(),
+            message: format!("no {what} in the input{hint}"),
+        })
+    };
+    let at = |m: String| {
+        StatsError::Input(verify::InputError {
+            source: first.clone(),
+            message: m,
+        })
+    };
+    let mut map = ShaMap::with_options(kind.kind(), options);
+    let t;
+    match kind {
+        KindArg::State => {
+            let entries = dump
+                .state
+                .ok_or_else(|| missing("state entries", " (try --kind tx)"))?;
+            let bar = progress(entries.len() as u64);
+            t = Instant::now();
+            // Consuming the list frees each entry's data once inserted.
+            for (i, e) in entries.into_iter().enumerate() {
+                insert(&mut map, e.key, &e.data, "state entry", i).map_err(at)?;
+                tick(bar.as_ref(), i as u64 + 1);
+            }
+            finish(bar);
+        }
+        KindArg::Tx | KindArg::Txset => {
+            let txs = dump
+                .transactions
+                .ok_or_else(|| missing("transaction list", " (try --kind state)"))?;
+            let bar = progress(txs.len() as u64);
+            t = Instant::now();
+            for (i, tx) in txs.into_iter().enumerate() {
+                if kind == KindArg::Tx {
+                    let (key, data) = tx_with_meta_item(&tx.tx, &tx.meta)
+                        .map_err(|e| at(format!("transactions entry {i}: {e}")))?;
+                    insert(&mut map, key, &data, "transactions entry", i).map_err(at)?;
+                } else {
+                    let key = Key(transaction_id(&tx.tx).0);
+                    insert(&mut map, key, &tx.tx, "transactions entry", i).map_err(at)?;
+                }
+                tick(bar.as_ref(), i as u64 + 1);
+            }
+            finish(bar);
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    let info = InputInfo::Dump {
+        sources,
+        ledger_index: dump.header.ledger_index,
+    };
+    Ok((map, info, secs))
+}
+
+fn tick(bar: Option<&ProgressBar>, done: u64) {
+    // PROGRESS_STEP is a power of two.
+    if let Some(b) = bar.filter(|_| done & (PROGRESS_STEP - 1) == 0) {
+        b.set_position(done);
+    }
+}
+
+fn finish(bar: Option<ProgressBar>) {
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+}
+
+/// Counts leaf data by iterating the map.
+fn data_stats(map: &ShaMap) -> DataStats {
+    let state = map.kind() == MapKind::AccountState;
+    let mut tally = entry_type::TypeTally::default();
+    let mut lengths = BTreeMap::new();
+    let mut total = 0u64;
+    for (_, data) in map.iter() {
+        total += data.len() as u64;
+        *lengths.entry(data.len()).or_insert(0) += 1;
+        if state {
+            tally.add(data);
+        }
+    }
+    DataStats {
+        total,
+        by_type: state.then(|| tally.finish()),
+        lengths,
+    }
+}
+
+/// Builds the map and gathers the report.
+pub fn collect(args: &StatsArgs) -> Result<Report, StatsError> {
+    let classes = args.classes.unwrap_or_default();
+    let options = MapOptions::default().with_size_classes(classes);
+    let (mut map, input, build_seconds) = build(args, options)?;
+    let spinner = phases(map.len());
+    phase(spinner.as_ref(), "hashing the root");
+    let root_hash = map.root_hash();
+    phase(spinner.as_ref(), "counting");
+    let mem = map.mem_stats();
+    let shape = map.shape_stats();
+    let data = data_stats(&map);
+    phase(
+        spinner.as_ref(),
+        "timing the root from scratch and the hash floor",
+    );
+    let hashing = if args.no_timing {
+        None
+    } else {
+        let (t, again) = timing::measure(&mut map, &data.lengths);
+        if again != root_hash {
+            return Err(StatsError::Usage(format!(
+                "internal error: the serial root {again} differs from {root_hash} (please report this bug)"
+            )));
+        }
+        Some(t)
+    };
+    if let Some(s) = spinner {
+        s.finish_and_clear();
+    }
+    let models = models::price(&mem, &shape);
+    let advice = advisor::advise(&shape.child_histogram, MAX_SPARSE_CLASSES);
+    let current = advisor::price(&shape.child_histogram, &classes);
+    Ok(Report {
+        input,
+        kind: map.kind(),
+        classes,
+        root_hash,
+        mem,
+        shape,
+        data,
+        models,
+        advice,
+        current,
+        build_seconds,
+        hashing,
+    })
+}
+
+/// Runs `shamap stats` and returns its exit status: 0, or 2 with one
+/// `error:` line on bad arguments, unreadable input or unwritable output.
+pub fn run(args: &StatsArgs) -> ExitCode {
+    let report = match collect(args) {
+        Ok(r) => r,
+        Err(e) => return fail(&e.to_string()),
+    };
+    if let Some(dir) = &args.plot {
+        if let Err(e) = crate::plot::write_all(&report, dir) {
+            return fail(&e);
+        }
+    }
+    let out = if args.json {
+        let mut s = serde_json::to_string_pretty(&json::render(&report))
+            .unwrap_or_else(|e| format!("{{\"error\": \"cannot render JSON: {e}\"}}"));
+        s.push('\n');
+        s
+    } else {
+        text::render(&report)
+    };
+    let mut stdout = io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(out.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() != io::ErrorKind::BrokenPipe {
+            return fail(&format!("cannot write output: {e}"));
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn fail(what: &str) -> ExitCode {
+    let _ = writeln!(io::stderr(), "error: {what}");
+    ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_parse_or_say_why_not() {
+        assert_eq!(
+            parse_classes("2,4,10,16").map(|c| c.capacities().to_vec()),
+            Ok(vec![2, 4, 10, 16])
+        );
+        assert!(parse_classes("2,4").is_err());
+        assert!(parse_classes("2,x,16")
+            .expect_err("not a number")
+            .contains("\"x\""));
+    }
+}

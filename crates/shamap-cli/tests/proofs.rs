@@ -1,0 +1,301 @@
+//! `shamap prove` and `shamap check-proof` on the shipped ledger: round
+//! trips for a state key and the transaction, tampering (status 1), garbage
+//! (status 2), and absent keys.
+
+use std::ffi::OsStr;
+use std::path::Path;
+
+use crate::support::{assert_input_error, ledger_38129, shamap, temp_file, testnet_42089779, Run};
+
+const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
+const TX_ROOT_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
+const STATE_KEY: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD";
+/// A key absent from 38129's state map.
+const ABSENT_KEY: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDE";
+
+fn prove(file: &Path, key: &str, extra: &[&str]) -> Run {
+    let mut args: Vec<&OsStr> = vec![OsStr::new("prove"), file.as_os_str(), OsStr::new(key)];
+    args.extend(extra.iter().map(OsStr::new));
+    shamap(args, None)
+}
+
+fn check(root: &str, key: &str, proof: &Path, extra: &[&str]) -> Run {
+    let mut args: Vec<&OsStr> = ["check-proof", "--root", root, "--key", key]
+        .into_iter()
+        .chain(extra.iter().copied())
+        .map(OsStr::new)
+        .collect();
+    args.push(proof.as_os_str());
+    shamap(args, None)
+}
+
+fn json(run: &Run) -> serde_json::Value {
+    serde_json::from_str(&run.stdout).expect("stdout is JSON")
+}
+
+/// The ID of 38129's only transaction.
+fn tx_id_38129() -> String {
+    let v = crate::support::ledger_38129_json();
+    let blob = v
+        .pointer("/ledger/transactions/0/tx_blob")
+        .and_then(serde_json::Value::as_str)
+        .expect("tx_blob");
+    let bytes = shamap::hash::decode_hex(blob).expect("hex");
+    shamap::xrpl::transaction_id(&bytes).to_hex()
+}
+
+#[test]
+fn a_state_key_proof_round_trips() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = prove(&ledger_38129(), STATE_KEY, &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    let v = json(&run);
+    assert_eq!(v["kind"], "state");
+    assert_eq!(v["key"], STATE_KEY);
+    assert_eq!(v["root"], ACCOUNT_38129);
+    assert_eq!(v["included"], true);
+    // `--json` changes nothing.
+    assert_eq!(
+        prove(&ledger_38129(), STATE_KEY, &["--json"]).stdout,
+        run.stdout
+    );
+    let proof = temp_file(&dir, "proof.json", run.stdout.as_bytes());
+    let ok = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
+    assert_eq!(
+        (ok.code, ok.stdout.as_str()),
+        (Some(0), "included\n"),
+        "{}",
+        ok.stderr
+    );
+    assert!(ok.stderr.is_empty());
+    // Standard input works too, and --json carries the data.
+    let via_stdin = shamap(
+        [
+            "check-proof",
+            "--json",
+            "--root",
+            ACCOUNT_38129,
+            "--key",
+            STATE_KEY,
+            "-",
+        ],
+        Some(run.stdout.as_bytes()),
+    );
+    assert_eq!(via_stdin.code, Some(0), "{}", via_stdin.stderr);
+    let out = json(&via_stdin);
+    assert_eq!(out["valid"], true);
+    assert_eq!(out["result"], "included");
+    let leaf = v["nodes"][0].as_str().expect("hex");
+    let data = out["data"].as_str().expect("data");
+    assert!(leaf.starts_with(data), "the leaf blob is data ‖ key ‖ 01");
+}
+
+#[test]
+fn the_transaction_proof_round_trips() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let id = tx_id_38129();
+    let run = prove(&ledger_38129(), &id, &["--kind", "tx"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let v = json(&run);
+    assert_eq!(v["kind"], "tx");
+    assert_eq!(v["root"], TX_ROOT_38129);
+    assert_eq!(v["included"], true);
+    let proof = temp_file(&dir, "tx.json", run.stdout.as_bytes());
+    let ok = check(TX_ROOT_38129, &id, &proof, &[]);
+    assert_eq!(
+        (ok.code, ok.stdout.as_str()),
+        (Some(0), "included\n"),
+        "{}",
+        ok.stderr
+    );
+    // Against the state root it is invalid.
+    let bad = check(ACCOUNT_38129, &id, &proof, &[]);
+    assert_eq!(bad.code, Some(1));
+    assert!(
+        bad.stdout.starts_with("invalid: the proof is for root "),
+        "{}",
+        bad.stdout
+    );
+}
+
+#[test]
+fn every_testnet_transaction_round_trips() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let d = shamap::xrpl::dump::parse(&std::fs::read(testnet_42089779()).expect("data"))
+        .expect("parses");
+    let root = d.header.transaction_hash.expect("claimed root").to_hex();
+    for t in d.transactions.expect("transactions") {
+        let id = shamap::xrpl::transaction_id(&t.tx).to_hex();
+        let run = prove(&testnet_42089779(), &id, &["--kind", "tx"]);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let proof = temp_file(&dir, "p.json", run.stdout.as_bytes());
+        let ok = check(&root, &id, &proof, &[]);
+        assert_eq!(ok.stdout, "included\n", "{}", ok.stderr);
+    }
+    // The testnet file has no state list.
+    let run = prove(&testnet_42089779(), STATE_KEY, &[]);
+    let line = assert_input_error(&run, &testnet_42089779().display().to_string());
+    assert!(
+        line.ends_with("no state list to build the state map from"),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_tampered_proof_is_invalid() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = prove(&ledger_38129(), STATE_KEY, &[]);
+    let mut v = json(&run);
+    let nodes = v["nodes"].as_array().expect("nodes").len();
+    for (node, digit) in [(0, 10), (nodes - 1, 3), (1, 70)] {
+        let mut t = v.clone();
+        let s = t["nodes"][node].as_str().expect("hex").to_owned();
+        let mut s = s.into_bytes();
+        s[digit] = if s[digit] == b'0' { b'1' } else { b'0' };
+        t["nodes"][node] = serde_json::Value::String(String::from_utf8(s).expect("ascii"));
+        let proof = temp_file(&dir, "t.json", t.to_string().as_bytes());
+        let bad = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
+        assert_eq!(bad.code, Some(1), "{}", bad.stderr);
+        assert!(bad.stdout.starts_with("invalid: "), "{}", bad.stdout);
+        assert_eq!(bad.stdout.lines().count(), 1);
+        assert!(bad.stderr.is_empty(), "{}", bad.stderr);
+        let j = check(ACCOUNT_38129, STATE_KEY, &proof, &["--json"]);
+        assert_eq!(j.code, Some(1));
+        assert_eq!(json(&j)["valid"], false);
+    }
+    // A node dropped, an extra node, a claim that does not hold.
+    let arr = v["nodes"].as_array_mut().expect("nodes");
+    let leaf = arr.remove(0);
+    let proof = temp_file(&dir, "short.json", v.to_string().as_bytes());
+    let bad = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
+    assert_eq!(bad.code, Some(1));
+    assert!(bad.stdout.contains("lacks node"), "{}", bad.stdout);
+    let arr = v["nodes"].as_array_mut().expect("nodes");
+    arr.insert(0, leaf.clone());
+    arr.insert(0, leaf);
+    let proof = temp_file(&dir, "long.json", v.to_string().as_bytes());
+    let bad = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
+    assert_eq!(bad.code, Some(1));
+    assert!(
+        bad.stdout.contains("follow the end of the path"),
+        "{}",
+        bad.stdout
+    );
+    // The inclusion proof presented for another (absent) key.
+    let proof = temp_file(&dir, "good.json", run.stdout.as_bytes());
+    let bad = check(ACCOUNT_38129, ABSENT_KEY, &proof, &[]);
+    assert_eq!(bad.code, Some(1));
+    assert!(
+        bad.stdout.starts_with("invalid: the proof is for key "),
+        "{}",
+        bad.stdout
+    );
+}
+
+#[test]
+fn garbage_is_unreadable_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, bytes) in [
+        ("text", &b"not json"[..]),
+        ("empty", &b""[..]),
+        ("number", &b"17"[..]),
+        ("nonodes", &br#"{"kind": "state"}"#[..]),
+        ("badhex", &br#"{"nodes": ["ABCX"]}"#[..]),
+        ("odd", &br#"["ABC"]"#[..]),
+        ("notstring", &br#"[12]"#[..]),
+    ] {
+        let path = temp_file(&dir, name, bytes);
+        let run = check(ACCOUNT_38129, STATE_KEY, &path, &[]);
+        assert_input_error(&run, &path.display().to_string());
+    }
+    let missing = dir.path().join("missing.json");
+    let line = assert_input_error(
+        &check(ACCOUNT_38129, STATE_KEY, &missing, &[]),
+        &missing.display().to_string(),
+    );
+    assert!(line.contains("cannot read"), "{line}");
+    // Bad hex on the command line: a usage error, status 2, one line.
+    let path = temp_file(&dir, "any", b"[]");
+    for (root, key) in [("00", STATE_KEY), (ACCOUNT_38129, "xyz")] {
+        let run = check(root, key, &path, &[]);
+        assert_eq!(run.code, Some(2), "{}", run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stdout.is_empty());
+    }
+    // Well-formed JSON of valid hex that is no node at all: invalid (1).
+    let path = temp_file(&dir, "junk", br#"["0102030405"]"#);
+    let run = check(ACCOUNT_38129, STATE_KEY, &path, &[]);
+    assert_eq!(run.code, Some(1));
+    assert!(
+        run.stdout.starts_with("invalid: node 0: "),
+        "{}",
+        run.stdout
+    );
+    // prove: garbage ledger file, bad key.
+    let garbage = temp_file(&dir, "garbage.json", b"{\"ledger\": ");
+    assert_input_error(
+        &prove(&garbage, STATE_KEY, &[]),
+        &garbage.display().to_string(),
+    );
+    let run = prove(&ledger_38129(), "12", &[]);
+    assert_eq!(run.code, Some(2));
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+}
+
+#[test]
+fn an_absent_key_fails_unless_absent_ok_then_proves_absence() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = prove(&ledger_38129(), ABSENT_KEY, &[]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert_eq!(run.stderr.lines().count(), 1);
+    assert!(
+        run.stderr.contains("is not in the state map"),
+        "{}",
+        run.stderr
+    );
+
+    let run = prove(&ledger_38129(), ABSENT_KEY, &["--absent-ok"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let v = json(&run);
+    assert_eq!(v["included"], false);
+    let proof = temp_file(&dir, "absent.json", run.stdout.as_bytes());
+    let ok = check(ACCOUNT_38129, ABSENT_KEY, &proof, &[]);
+    assert_eq!(
+        (ok.code, ok.stdout.as_str()),
+        (Some(0), "absent\n"),
+        "{}",
+        ok.stderr
+    );
+    // That proof is not one of inclusion: it ends at another key's leaf
+    // (the present key sharing 63 nibbles), which the claims reject.
+    let mut claims = v.clone();
+    claims["included"] = serde_json::Value::Bool(true);
+    let proof = temp_file(&dir, "claims.json", claims.to_string().as_bytes());
+    let bad = check(ACCOUNT_38129, ABSENT_KEY, &proof, &[]);
+    assert_eq!(bad.code, Some(1));
+    assert!(bad.stdout.contains("claims inclusion"), "{}", bad.stdout);
+    // A bare array of the same nodes, checked for the present key next to
+    // it, shows that key included: the path ends at its leaf.
+    let bare = temp_file(&dir, "bare.json", v["nodes"].to_string().as_bytes());
+    let ok = check(ACCOUNT_38129, STATE_KEY, &bare, &[]);
+    assert_eq!(ok.stdout, "included\n", "{}", ok.stderr);
+}
+
+#[test]
+fn a_file_whose_entries_do_not_match_its_root_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut v = crate::support::ledger_38129_json();
+    let data = crate::support::string_at(&mut v, "/ledger/accountState/7/data");
+    let first = if data.starts_with('0') { "1" } else { "0" };
+    data.replace_range(0..1, first);
+    let path = temp_file(&dir, "changed.json", v.to_string().as_bytes());
+    let line = assert_input_error(&prove(&path, STATE_KEY, &[]), &path.display().to_string());
+    assert!(
+        line.contains(&format!(
+            "not the account_hash {ACCOUNT_38129} the file claims"
+        )),
+        "{line}"
+    );
+}

@@ -1,0 +1,116 @@
+//! `shamap stats --random`: deterministic for a seed, and the advisor's
+//! slot counts are what the engine then allocates.
+
+use std::ffi::OsStr;
+
+use serde_json::Value;
+
+use crate::support::shamap;
+
+fn random_json(extra: &[&str]) -> Value {
+    let mut args = vec!["stats", "--json"];
+    args.extend_from_slice(extra);
+    let run = shamap(args.iter().map(OsStr::new), None);
+    assert_eq!(run.code, Some(0), "{args:?}: {}", run.stderr);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    let mut v: Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    // Timings vary from run to run; everything else must not.
+    v.as_object_mut().expect("an object").remove("timing");
+    v
+}
+
+#[test]
+fn same_seed_gives_the_same_report() {
+    let a = random_json(&["--random", "3000", "--seed", "9", "--no-timing"]);
+    let b = random_json(&["--random", "3000", "--seed", "9", "--no-timing"]);
+    assert_eq!(a, b);
+    assert_eq!(a["entries"], 3000);
+    assert_eq!(a["input"]["seed"], 9);
+    assert_eq!(a["input"]["data"], "mainnet");
+    let c = random_json(&["--random", "3000", "--seed", "10", "--no-timing"]);
+    assert_ne!(a["root_hash"], c["root_hash"]);
+    // Mainnet-shaped sizes: a mean in the neighbourhood of 167 bytes.
+    let mean = a["data"]["mean_bytes"].as_f64().expect("mean");
+    assert!((130.0..210.0).contains(&mean), "{mean}");
+    assert!(a["data"]["by_type"]
+        .as_array()
+        .is_some_and(|t| t.len() >= 4));
+}
+
+#[test]
+fn data_length_changes_the_data_not_the_tree() {
+    let a = random_json(&["--random", "2000", "--seed", "3", "--no-timing"]);
+    let b = random_json(&[
+        "--random",
+        "2000",
+        "--seed",
+        "3",
+        "--data-len",
+        "32",
+        "--no-timing",
+    ]);
+    assert_eq!(a["child_histogram"], b["child_histogram"]);
+    assert_eq!(a["depth_histogram"], b["depth_histogram"]);
+    assert_eq!(b["data"]["mean_bytes"], 32.0);
+    assert_eq!(b["bytes"]["leaf_padding"], 0);
+    assert_eq!(b["input"]["data_len"], 32);
+}
+
+#[test]
+fn advised_classes_allocate_the_predicted_slots() {
+    let a = random_json(&["--random", "4000", "--seed", "5", "--no-timing"]);
+    let plan = &a["advisor"]["best"][2];
+    let caps: Vec<String> = plan["classes"]
+        .as_array()
+        .expect("classes")
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let caps = caps.join(",");
+    let b = random_json(&[
+        "--random",
+        "4000",
+        "--seed",
+        "5",
+        "--classes",
+        &caps,
+        "--no-timing",
+    ]);
+    assert_eq!(b["classes"], plan["classes"]);
+    assert_eq!(b["root_hash"], a["root_hash"]);
+    let slots = b["bytes"]["child_slots_used"].as_u64().unwrap_or(0)
+        + b["bytes"]["child_slots_unused"].as_u64().unwrap_or(0);
+    assert_eq!(Some(slots), plan["slots"].as_u64().map(|s| 8 * s));
+    assert_eq!(b["advisor"]["current"]["slots"], plan["slots"]);
+}
+
+#[test]
+fn an_empty_map_has_one_childless_root() {
+    let v = random_json(&["--random", "0"]);
+    assert_eq!(v["entries"], 0);
+    assert_eq!(v["inner_nodes"], 1);
+    assert_eq!(v["child_histogram"][0], 1);
+    assert_eq!(v["root_hash"], "0".repeat(64));
+    assert_eq!(v["bytes"]["overhead_per_entry"], 0.0);
+    assert!(v["models"]["rippled"]["ratio_to_ours"].is_f64());
+}
+
+#[test]
+fn text_report_of_a_random_map_names_its_seed() {
+    let run = shamap(
+        ["stats", "--random", "500", "--seed", "4", "--kind", "txset"],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with(
+            "transaction-set (no metadata) map of 500 entries from random keys, seed 4, mainnet-shaped data sizes\n"
+        ),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("entry type"),
+        "no type table for txset"
+    );
+}

@@ -1,0 +1,151 @@
+//! Batched rehashing: all stale nodes of a tree hashed level by level, many
+//! messages per call, so that a multi-lane SHA-512 (8 messages at once with
+//! AVX-512) can work on independent nodes.
+//!
+//! One depth-first pass records the stale node words (raw pointers into
+//! their parents' child arrays); then stale leaves are hashed, then stale
+//! inner nodes from the deepest level up, each level's inputs built from
+//! children that are all current by then. The tree's structure is not
+//! touched while the pointers are held (the caller holds `&mut` on the
+//! root, and only hash fields are written), which is what makes the stored
+//! pointers valid.
+
+use std::ptr::NonNull;
+
+use super::node::NodeBox;
+use crate::hash::Hash256;
+use crate::kind::MapKind;
+use crate::xrpl::prefix::HashPrefix;
+
+/// Hashes `msgs[i]` into `out[i]` (SHA512Half), any number at once.
+pub(crate) type BatchHasher = fn(&[&[u8]], &mut [[u8; 32]]);
+
+/// Nodes hashed per batch call (bounds the temporary input buffers).
+const CHUNK: usize = 512;
+
+/// What one batched rehash did.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct BatchWork {
+    pub leaves: u64,
+    pub leaf_bytes: u64,
+    pub inner: u64,
+}
+
+/// Brings every stale hash under `root` (and `root`'s) up to date.
+pub(crate) fn rehash_batched(
+    kind: MapKind,
+    root: &mut NodeBox,
+    hasher: BatchHasher,
+    work: &mut BatchWork,
+) -> Hash256 {
+    if !root.hash().is_zero() {
+        return *root.hash();
+    }
+    let mut leaves: Vec<NonNull<NodeBox>> = Vec::new();
+    let mut inner: Vec<Vec<NonNull<NodeBox>>> = Vec::new();
+    collect(root, 0, &mut leaves, &mut inner);
+    hash_leaves(kind, &leaves, hasher, work);
+    let mut inputs: Vec<[u8; 516]> = Vec::with_capacity(CHUNK);
+    let mut out = vec![[0u8; 32]; CHUNK];
+    for level in inner.iter().rev() {
+        for chunk in level.chunks(CHUNK) {
+            inputs.clear();
+            for p in chunk {
+                // SAFETY: `p` points at a node word inside the tree under
+                // `root`, which we hold `&mut` and whose structure does not
+                // change during this function; no other reference to that
+                // word or its children is live here (see the module docs).
+                let node = unsafe { p.as_ref() };
+                inputs.push(inner_input(node));
+            }
+            let msgs: Vec<&[u8]> = inputs.iter().map(|i| &i[..]).collect();
+            hasher(&msgs, &mut out[..chunk.len()]);
+            for (p, h) in chunk.iter().zip(&out) {
+                // SAFETY: as above; the shared borrow taken to build the
+                // input has ended, so this is the only reference.
+                unsafe { (*p.as_ptr()).set_hash(Hash256(*h)) };
+            }
+            work.inner += chunk.len() as u64;
+        }
+    }
+    *root.hash()
+}
+
+/// Records the stale nodes under (and including) `node` at `depth`.
+fn collect(
+    node: &mut NodeBox,
+    depth: usize,
+    leaves: &mut Vec<NonNull<NodeBox>>,
+    inner: &mut Vec<Vec<NonNull<NodeBox>>>,
+) {
+    if !node.hash().is_zero() {
+        return;
+    }
+    if node.is_leaf() {
+        leaves.push(NonNull::from(&mut *node));
+        return;
+    }
+    if inner.len() <= depth {
+        inner.resize_with(depth + 1, Vec::new);
+    }
+    inner[depth].push(NonNull::from(&mut *node));
+    let children = node.inner_mut().expect("not a leaf").into_children();
+    for c in children.iter() {
+        c.prefetch();
+    }
+    for c in children {
+        collect(c, depth + 1, leaves, inner);
+    }
+}
+
+fn hash_leaves(
+    kind: MapKind,
+    leaves: &[NonNull<NodeBox>],
+    hasher: BatchHasher,
+    work: &mut BatchWork,
+) {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut ends: Vec<usize> = Vec::with_capacity(CHUNK);
+    let mut out = vec![[0u8; 32]; CHUNK];
+    for chunk in leaves.chunks(CHUNK) {
+        buf.clear();
+        ends.clear();
+        for p in chunk {
+            // SAFETY: see `rehash_batched`; leaves are distinct words and
+            // only read here.
+            let node = unsafe { p.as_ref() };
+            let leaf = node.leaf().expect("collected as a leaf");
+            buf.extend_from_slice(kind.leaf_prefix().bytes());
+            buf.extend_from_slice(leaf.data());
+            if kind != MapKind::TransactionNoMeta {
+                buf.extend_from_slice(&leaf.key().0);
+            }
+            ends.push(buf.len());
+        }
+        let mut msgs: Vec<&[u8]> = Vec::with_capacity(chunk.len());
+        let mut start = 0;
+        for &e in &ends {
+            msgs.push(&buf[start..e]);
+            start = e;
+        }
+        work.leaf_bytes += buf.len() as u64;
+        hasher(&msgs, &mut out[..chunk.len()]);
+        for (p, h) in chunk.iter().zip(&out) {
+            // SAFETY: as above; no reference to the leaf is live.
+            unsafe { (*p.as_ptr()).set_hash(Hash256(*h)) };
+        }
+        work.leaves += chunk.len() as u64;
+    }
+}
+
+/// `MIN\0 ‖ 16 child hashes` of an inner node whose children are current.
+fn inner_input(node: &NodeBox) -> [u8; 516] {
+    let mut buf = [0u8; 516];
+    buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
+    let inner = node.inner().expect("collected as inner");
+    for (c, b) in inner.children().iter().zip(inner.mask().branches()) {
+        let off = 4 + 32 * usize::from(b.get());
+        buf[off..off + 32].copy_from_slice(&c.hash().0);
+    }
+    buf
+}
