@@ -60,7 +60,7 @@ pub fn key_near(rng: &mut SmallRng, base: &Key) -> Key {
 
 pub fn set_nibble(k: &mut Key, d: usize, v: u8) {
     let byte = &mut k.0[d / 2];
-    if d % 2 == 0 {
+    if d.is_multiple_of(2) {
         *byte = (*byte & 0x0F) | (v << 4);
     } else {
         *byte = (*byte & 0xF0) | v;
