@@ -9,10 +9,15 @@
 //! | leaf | 203 | a state leaf of 167 data bytes: `MLN\0` + data + 32-byte key |
 //! | inner | 516 | an inner node: `MIN\0` + 16 child hashes |
 //!
-//! Each cell hashes a ring of 64 different buffers (so no call sees the
-//! previous call's input) for about `--millis` milliseconds after a short
-//! warm-up, in three rounds; the fastest round is reported. BLAKE3 is the
-//! `blake3` crate (its SIMD back ends chosen at run time; one thread).
+//! Three functions: SHA512Half one message at a time
+//! ([`shamap::xrpl::sha512_half`], the `sha2` crate), SHA512Half in batches
+//! of 512 messages through [`sha512_lanes::sha512_half_batch`] (what the
+//! engine's rehash calls: several messages per SIMD kernel), and BLAKE3 (the
+//! `blake3` crate, one message at a time, its SIMD back end chosen at run
+//! time; one thread). Each cell cycles over 512 different buffers (so no call
+//! sees the previous call's input) for about `--millis` milliseconds after a
+//! short warm-up, in three rounds; the fastest round is reported, as time
+//! per message.
 
 use std::hint::black_box;
 use std::io::{self, Write};
@@ -58,8 +63,8 @@ pub const INPUTS: [(&str, usize); 5] = [
     ("inner node", 516),
 ];
 
-/// Buffers in the ring each cell cycles through.
-const RING: usize = 64;
+/// Buffers each cell cycles through, and messages per batch call.
+const RING: usize = 512;
 
 /// One measured cell.
 #[derive(Clone, Debug, PartialEq)]
@@ -77,30 +82,38 @@ pub struct Row {
     pub label: &'static str,
     /// Input length.
     pub bytes: usize,
-    /// SHA512Half.
+    /// SHA512Half, one message per call.
     pub sha512_half: Cell,
+    /// SHA512Half, 512 messages per multi-lane batch call.
+    pub batch: Cell,
     /// BLAKE3 (32-byte output).
     pub blake3: Cell,
 }
 
 impl Row {
-    /// SHA512Half time over BLAKE3 time.
+    /// SHA512Half time over BLAKE3 time (one message per call each).
     pub fn ratio(&self) -> f64 {
         self.sha512_half.ns / self.blake3.ns
     }
+
+    /// Batched SHA512Half time over BLAKE3 time.
+    pub fn batch_ratio(&self) -> f64 {
+        self.batch.ns / self.blake3.ns
+    }
 }
 
-fn time_one(bytes: usize, budget: Duration, mut f: impl FnMut(&[u8])) -> Cell {
+/// Times `f` over the ring of `RING` buffers of `bytes` bytes: `f` gets the
+/// whole ring and hashes every buffer once. Returns the time per message.
+fn time_ring(bytes: usize, budget: Duration, mut f: impl FnMut(&[&[u8]])) -> Cell {
     let ring: Vec<Vec<u8>> = (0..RING)
         .map(|i| (0..bytes).map(|j| (i * 31 + j * 7) as u8).collect())
         .collect();
-    let round = |limit: Duration, f: &mut dyn FnMut(&[u8])| {
+    let msgs: Vec<&[u8]> = ring.iter().map(Vec::as_slice).collect();
+    let mut round = |limit: Duration| {
         let t = Instant::now();
         let mut n = 0u64;
         loop {
-            for buf in &ring {
-                f(black_box(buf));
-            }
+            f(black_box(&msgs));
             n += RING as u64;
             let e = t.elapsed();
             if e >= limit {
@@ -108,9 +121,9 @@ fn time_one(bytes: usize, budget: Duration, mut f: impl FnMut(&[u8])) -> Cell {
             }
         }
     };
-    round(budget / 10, &mut f);
+    round(budget / 10);
     let ns = (0..3)
-        .map(|_| round(budget / 3, &mut f))
+        .map(|_| round(budget / 3))
         .fold(f64::INFINITY, f64::min);
     Cell {
         ns,
@@ -121,16 +134,25 @@ fn time_one(bytes: usize, budget: Duration, mut f: impl FnMut(&[u8])) -> Cell {
 /// Measures every input.
 pub fn measure(millis: u64) -> Vec<Row> {
     let budget = Duration::from_millis(millis);
+    let mut out = vec![[0u8; 32]; RING];
     INPUTS
         .iter()
         .map(|&(label, bytes)| Row {
             label,
             bytes,
-            sha512_half: time_one(bytes, budget, |b| {
-                black_box(sha512_half(&[b]));
+            sha512_half: time_ring(bytes, budget, |msgs| {
+                for m in msgs {
+                    black_box(sha512_half(&[m]));
+                }
             }),
-            blake3: time_one(bytes, budget, |b| {
-                black_box(blake3::hash(b));
+            batch: time_ring(bytes, budget, |msgs| {
+                sha512_lanes::sha512_half_batch(msgs, &mut out);
+                black_box(&out);
+            }),
+            blake3: time_ring(bytes, budget, |msgs| {
+                for m in msgs {
+                    black_box(blake3::hash(m));
+                }
             }),
         })
         .collect()
@@ -138,35 +160,60 @@ pub fn measure(millis: u64) -> Vec<Row> {
 
 /// The table.
 pub fn render_text(rows: &[Row]) -> String {
-    let mut out = String::from(
-        "input                 bytes  SHA512Half ns    MB/s  BLAKE3 ns    MB/s  SHA512Half/BLAKE3\n",
+    let backend = sha512_lanes::backend();
+    let mut out = format!(
+        "ns per hash, one thread; batch = 512 messages per call through sha512-lanes ({}, {} lanes)\n\n",
+        backend.name(),
+        backend.lanes()
     );
+    out.push_str(&format!(
+        "{:<18} {:>5} {:>11} {:>6} {:>9} {:>6} {:>9} {:>6} {:>15} {:>13}\n",
+        "input",
+        "bytes",
+        "SHA512Half",
+        "MB/s",
+        "batch",
+        "MB/s",
+        "BLAKE3",
+        "MB/s",
+        "SHA512H/BLAKE3",
+        "batch/BLAKE3"
+    ));
     for r in rows {
         out.push_str(&format!(
-            "{:<20} {:>6} {:>14.1} {:>7.0} {:>10.1} {:>7.0} {:>17.2}x\n",
+            "{:<18} {:>5} {:>11.1} {:>6.0} {:>9.1} {:>6.0} {:>9.1} {:>6.0} {:>14.2}x {:>12.2}x\n",
             r.label,
             r.bytes,
             r.sha512_half.ns,
             r.sha512_half.mb_per_s,
+            r.batch.ns,
+            r.batch.mb_per_s,
             r.blake3.ns,
             r.blake3.mb_per_s,
-            r.ratio()
+            r.ratio(),
+            r.batch_ratio()
         ));
     }
     out
 }
 
-/// The JSON form: `{"inputs": [{"label", "bytes", "sha512_half": {"ns",
-/// "mb_per_s"}, "blake3": {…}, "ratio"}]}`.
+/// The JSON form: `{"backend", "lanes", "inputs": [{"label", "bytes",
+/// "sha512_half": {"ns", "mb_per_s"}, "sha512_half_batch": {…}, "blake3":
+/// {…}, "ratio", "batch_ratio"}]}`.
 pub fn render_json(rows: &[Row]) -> Value {
     let cell = |c: &Cell| json!({"ns": c.ns, "mb_per_s": c.mb_per_s});
+    let backend = sha512_lanes::backend();
     json!({
+        "backend": backend.name(),
+        "lanes": backend.lanes(),
         "inputs": rows.iter().map(|r| json!({
             "label": r.label,
             "bytes": r.bytes,
             "sha512_half": cell(&r.sha512_half),
+            "sha512_half_batch": cell(&r.batch),
             "blake3": cell(&r.blake3),
             "ratio": r.ratio(),
+            "batch_ratio": r.batch_ratio(),
         })).collect::<Vec<_>>(),
     })
 }

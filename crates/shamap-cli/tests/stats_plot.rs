@@ -89,8 +89,10 @@ fn bench_hash_reports_both_functions() {
     let inputs = v["inputs"].as_array().expect("inputs");
     let sizes: Vec<u64> = inputs.iter().filter_map(|i| i["bytes"].as_u64()).collect();
     assert_eq!(sizes, [22, 62, 102, 203, 516]);
+    assert!(v["backend"].is_string());
     for i in inputs {
         assert!(i["sha512_half"]["ns"].as_f64() > Some(0.0));
+        assert!(i["sha512_half_batch"]["ns"].as_f64() > Some(0.0));
         assert!(i["blake3"]["mb_per_s"].as_f64() > Some(0.0));
         assert!(i["ratio"].as_f64() > Some(0.0));
     }

@@ -85,6 +85,7 @@ pub fn render(r: &Report) -> Value {
             "leaf_hashes": h.leaf_hashes,
             "inner_hashes": h.inner_hashes,
             "hashed_bytes": h.hashed_bytes,
+            "backend": h.backend,
         })
     });
     json!({
@@ -115,6 +116,7 @@ pub fn render(r: &Report) -> Value {
             "leaf_data": b.leaf_data,
             "leaf_padding": b.leaf_padding,
             "pool_slack": b.pool_slack,
+            "pool_untouched": b.pool_untouched,
             "other": b.other,
             "total": b.total,
             "overhead": r.overhead_bytes(),

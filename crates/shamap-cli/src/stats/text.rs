@@ -287,7 +287,7 @@ fn render_memory(r: &Report, out: &mut String) {
         "leaf padding (and long-length words)".into(),
         b.leaf_padding,
     );
-    row("pool slack (headers, free, untouched)".into(), b.pool_slack);
+    row("pool slack (headers, free chunks)".into(), b.pool_slack);
     row("other (map struct, bookkeeping)".into(), b.other);
     row("total".into(), b.total);
     t.render(out);
@@ -295,6 +295,10 @@ fn render_memory(r: &Report, out: &mut String) {
         "  beyond key and data: {} bytes, {:.2} per entry\n",
         int(r.overhead_bytes()),
         r.mem.overhead_per_entry()
+    ));
+    out.push_str(&format!(
+        "  not in the total: {} bytes of pool blocks never touched (reserved, not resident)\n",
+        int(b.pool_untouched as u64)
     ));
     let leaf_blocks: usize = r.mem.leaf_pools.iter().map(|p| p.blocks).sum();
     out.push_str(&format!(
@@ -438,10 +442,11 @@ fn render_hashing(r: &Report, out: &mut String) {
             ]);
             t.render(out);
             out.push_str(&format!(
-                "  {} leaf + {} inner hashes, {} bytes hashed; fastest of {} run(s)\n",
+                "  {} leaf + {} inner hashes, {} bytes hashed by sha512-lanes ({}); fastest of {} run(s)\n",
                 int(h.leaf_hashes),
                 int(h.inner_hashes),
                 int(h.hashed_bytes),
+                h.backend,
                 h.runs
             ));
         }
