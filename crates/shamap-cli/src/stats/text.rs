@@ -302,7 +302,7 @@ fn render_memory(r: &Report, out: &mut String) {
     ));
     let leaf_blocks: usize = r.mem.leaf_pools.iter().map(|p| p.blocks).sum();
     out.push_str(&format!(
-        "  leaf pools: {} chunk sizes in use, {} blocks of 64 KiB; {} leaves over 4 KiB allocated singly\n",
+        "  leaf pools: {} chunk sizes in use, {} blocks of 256 KiB; {} leaves over 1 KiB allocated singly (malloc)\n",
         int(r.mem.leaf_pools.len() as u64),
         int(leaf_blocks as u64),
         int(r.mem.large_leaves as u64)

@@ -10,7 +10,7 @@ use std::alloc::Layout;
 use std::ptr::NonNull;
 
 /// Bytes per block. A power of two.
-pub(crate) const BLOCK_SIZE: usize = 64 * 1024;
+pub(crate) const BLOCK_SIZE: usize = 256 * 1024;
 
 const _: () = assert!(BLOCK_SIZE.is_power_of_two());
 
@@ -96,22 +96,68 @@ fn block_layout() -> Layout {
     Layout::from_size_align(BLOCK_SIZE, BLOCK_SIZE).expect("power-of-two block size")
 }
 
-/// Allocates `size` bytes aligned to 8 from the global allocator, for chunks
-/// too large for a pool.
-pub(crate) fn alloc_large(size: usize) -> NonNull<u8> {
-    let layout = large_layout(size);
-    // SAFETY: large chunks always have non-zero size (callers pass >= 64).
-    let raw = unsafe { std::alloc::alloc(layout) };
-    let p = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
-    check_address(p, size)
+/// Allocates `size` bytes aligned to 8 for a chunk too large for a pool.
+/// Returns the chunk and its footprint: the bytes the allocator really
+/// holds for it. On Linux with glibc the chunk comes from `malloc` directly
+/// (not the global allocator, which a program may replace), so the
+/// footprint can be counted exactly: `malloc_usable_size` plus glibc's
+/// 8-byte chunk header. Elsewhere it is the requested size.
+pub(crate) fn alloc_large(size: usize) -> (NonNull<u8>, usize) {
+    let size = size.max(8);
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: malloc with a non-zero size; the result is checked below.
+        let raw = unsafe { libc::malloc(size) }.cast::<u8>();
+        let p = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(large_layout(size)));
+        // SAFETY: `p` was just returned by malloc and not freed.
+        let usable = unsafe { libc::malloc_usable_size(p.as_ptr().cast()) };
+        debug_assert!(usable >= size && p.as_ptr().addr().is_multiple_of(8));
+        (check_address(p, size), usable + 8)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let layout = large_layout(size);
+        // SAFETY: the layout has non-zero size.
+        let raw = unsafe { std::alloc::alloc(layout) };
+        let p = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(layout));
+        (check_address(p, size), size)
+    }
+}
+
+/// The footprint [`alloc_large`] reported for `p` (recomputed: the same
+/// value for the same live chunk).
+///
+/// # Safety
+/// 1. `p` came from [`alloc_large`] with this same `size` and was not freed.
+pub(crate) unsafe fn large_footprint(p: NonNull<u8>, size: usize) -> usize {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let _ = size;
+        // SAFETY: by (1) `p` is a live malloc allocation.
+        unsafe { libc::malloc_usable_size(p.as_ptr().cast()) + 8 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        let _ = p;
+        size.max(8)
+    }
 }
 
 /// # Safety
 /// 1. `p` came from [`alloc_large`] with this same `size` and was not freed.
 /// 2. Nothing points into it any more.
 pub(crate) unsafe fn free_large(p: NonNull<u8>, size: usize) {
-    // SAFETY: by (1) the layout matches the allocation's.
-    unsafe { std::alloc::dealloc(p.as_ptr(), large_layout(size)) };
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        let _ = size;
+        // SAFETY: by (1) `p` came from malloc; by (2) it is unused.
+        unsafe { libc::free(p.as_ptr().cast()) };
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        // SAFETY: by (1) the layout matches the allocation's.
+        unsafe { std::alloc::dealloc(p.as_ptr(), large_layout(size.max(8))) };
+    }
 }
 
 fn large_layout(size: usize) -> Layout {

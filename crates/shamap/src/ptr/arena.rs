@@ -20,7 +20,9 @@ use crate::options::SizeClasses;
 use std::ptr::NonNull;
 
 /// Largest leaf chunk served from a pool; larger ones use the global allocator.
-pub(crate) const MAX_POOLED_CHUNK: usize = 4096;
+/// Pools for larger sizes are sparse (few leaves per size), so their
+/// partly filled blocks would cost more than a malloc header per leaf.
+pub(crate) const MAX_POOLED_CHUNK: usize = 1024;
 
 /// Exact counters kept by the arena.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,7 +31,8 @@ pub(crate) struct ArenaCounters {
     pub inner_pools: Vec<(usize, PoolStats)>,
     /// Leaf pools that hold at least one block.
     pub leaf_pools: Vec<PoolStats>,
-    /// Leaves in global-allocator chunks, and their chunk bytes.
+    /// Leaves in chunks of their own (too large for a pool), and the bytes
+    /// the allocator holds for them.
     pub large_leaves: usize,
     pub large_leaf_bytes: usize,
     /// Occupied child slots over all inner nodes.
@@ -146,9 +149,10 @@ impl NodeArena {
         let p = if chunk <= MAX_POOLED_CHUNK {
             self.leaf_pool(chunk).alloc()
         } else {
+            let (p, footprint) = crate::alloc::alloc_large(chunk);
             self.large_leaves += 1;
-            self.large_leaf_bytes += chunk;
-            crate::alloc::alloc_large(chunk)
+            self.large_leaf_bytes += footprint;
+            p
         };
         let long = len >= usize::from(LONG_LEAF);
         let data_off = if long { LONG_DATA_OFFSET } else { DATA_OFFSET };
@@ -329,7 +333,9 @@ impl NodeArena {
                 unsafe { pool.free(node.base()) };
             } else {
                 self.large_leaves -= 1;
-                self.large_leaf_bytes -= chunk;
+                // SAFETY: the leaf came from `alloc_large(chunk)` and is live.
+                let footprint = unsafe { crate::alloc::large_footprint(node.base(), chunk) };
+                self.large_leaf_bytes -= footprint;
                 // SAFETY: allocated by `alloc_large(chunk)` in `new_leaf`.
                 unsafe { crate::alloc::free_large(node.base(), chunk) };
             }
