@@ -45,20 +45,20 @@ pub(crate) fn rehash_batched(
     let mut inner: Vec<Vec<NonNull<NodeBox>>> = Vec::new();
     collect(root, 0, &mut leaves, &mut inner);
     hash_leaves(kind, &leaves, hasher, work);
-    let mut inputs: Vec<[u8; 516]> = Vec::with_capacity(CHUNK);
+    let mut inputs: Vec<[u8; 516]> =
+        vec![inner_prefix(); CHUNK.min(inner.iter().map(Vec::len).max().unwrap_or(0))];
     let mut out = vec![[0u8; 32]; CHUNK];
     for level in inner.iter().rev() {
         for chunk in level.chunks(CHUNK) {
-            inputs.clear();
-            for p in chunk {
+            for (p, input) in chunk.iter().zip(inputs.iter_mut()) {
                 // SAFETY: `p` points at a node word inside the tree under
                 // `root`, which we hold `&mut` and whose structure does not
                 // change during this function; no other reference to that
                 // word or its children is live here (see the module docs).
                 let node = unsafe { p.as_ref() };
-                inputs.push(inner_input(node));
+                fill_inner_input(node, input);
             }
-            let msgs: Vec<&[u8]> = inputs.iter().map(|i| &i[..]).collect();
+            let msgs: Vec<&[u8]> = inputs[..chunk.len()].iter().map(|i| &i[..]).collect();
             hasher(&msgs, &mut out[..chunk.len()]);
             for (p, h) in chunk.iter().zip(&out) {
                 // SAFETY: as above; the shared borrow taken to build the
@@ -138,14 +138,27 @@ fn hash_leaves(
     }
 }
 
-/// `MIN\0 ‖ 16 child hashes` of an inner node whose children are current.
-fn inner_input(node: &NodeBox) -> [u8; 516] {
+/// An inner-node input with the prefix set and every child hash zero.
+fn inner_prefix() -> [u8; 516] {
     let mut buf = [0u8; 516];
     buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
-    let inner = node.inner().expect("collected as inner");
-    for (c, b) in inner.children().iter().zip(inner.mask().branches()) {
-        let off = 4 + 32 * usize::from(b.get());
-        buf[off..off + 32].copy_from_slice(&c.hash().0);
-    }
     buf
+}
+
+/// Writes `MIN\0 ‖ 16 child hashes` of an inner node whose children are
+/// current into `buf` (whose prefix is already set).
+fn fill_inner_input(node: &NodeBox, buf: &mut [u8; 516]) {
+    let inner = node.inner().expect("collected as inner");
+    let mask = inner.mask();
+    let mut children = inner.children().iter();
+    for b in 0..16u8 {
+        let off = 4 + 32 * usize::from(b);
+        let slot = &mut buf[off..off + 32];
+        if mask.0 & (1 << b) != 0 {
+            let c = children.next().expect("one child per set bit");
+            slot.copy_from_slice(&c.hash().0);
+        } else {
+            slot.fill(0);
+        }
+    }
 }
