@@ -5,6 +5,8 @@
 //! ```text
 //! cargo run --release -p shamap-bench -- --entries 1000000 --seed 7
 //! cargo run --release -p shamap-bench -- --workloads update,session --json
+//! cargo run --release -p shamap-bench -- --quick --entries 100000   # fixed counts (callgrind)
+//! cargo run --release -p shamap-bench --features peers -- --workloads peers
 //! ```
 
 use std::time::{Duration, Instant};
@@ -15,7 +17,12 @@ use rand::{Rng, SeedableRng};
 use shamap::xrpl::sha512_half;
 use shamap::{HashWork, Key, MapKind, ShaMap};
 
+#[cfg(feature = "peers-any")]
+mod peers;
+mod quick;
 mod report;
+#[cfg(feature = "peers-any")]
+mod rss;
 
 use report::{Report, Row};
 
@@ -38,16 +45,44 @@ struct Args {
     /// Seconds each timed loop may run (after warm-up).
     #[arg(long, default_value_t = 3.0)]
     time_limit: f64,
-    /// Comma-separated workloads: build, update, get, proof, snapshot, session, diff.
+    /// Comma-separated workloads: build, update, get, proof, snapshot, session, diff;
+    /// `peers` (with the `peers` feature) runs the peer comparison instead.
     #[arg(long, default_value = "build,update,get,proof,snapshot,session,diff")]
     workloads: String,
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     json: bool,
+    /// Fixed operation counts instead of time limits, no warm-up, no floors,
+    /// one thread: repeatable instruction counts for `scripts/callgrind.sh`.
+    /// Runs build (+ root), one update block (+ root), `--gets` gets and
+    /// `--proofs` proofs, each in its own non-inlined function.
+    #[arg(long)]
+    quick: bool,
+    /// Random gets in `--quick` mode and in the peer comparison.
+    #[arg(long, default_value_t = 100_000)]
+    gets: usize,
+    /// Proofs in `--quick` mode.
+    #[arg(long, default_value_t = 10_000)]
+    proofs: usize,
+    /// Update blocks per engine in the peer comparison (fixed, so every
+    /// engine applies the same operations).
+    #[arg(long, default_value_t = 10)]
+    peer_blocks: usize,
+    /// Engines in the peer comparison (comma-separated): ours, ours-blake3-floor, nomt, jmt, alloy-trie.
+    #[arg(long, default_value = "ours,nomt,jmt,alloy-trie")]
+    engines: String,
 }
 
 fn main() {
     let args = Args::parse();
+    if args.quick {
+        quick::run(&args);
+        return;
+    }
+    if args.workloads.split(',').any(|w| w.trim() == "peers") {
+        run_peers(&args);
+        return;
+    }
     let mut report = Report::new(&args.entries, args.data_len, args.seed);
     let wanted: Vec<&str> = args.workloads.split(',').map(str::trim).collect();
     let mut rng = SmallRng::seed_from_u64(args.seed);
@@ -72,6 +107,19 @@ fn main() {
     } else {
         print!("{}", report.markdown());
     }
+}
+
+#[cfg(feature = "peers-any")]
+fn run_peers(args: &Args) {
+    peers::run(args);
+}
+
+#[cfg(not(feature = "peers-any"))]
+fn run_peers(_: &Args) {
+    eprintln!(
+        "error: the peers workload needs `--features peers` (see crates/shamap-bench/README.md)"
+    );
+    std::process::exit(2);
 }
 
 fn random_data(rng: &mut SmallRng, len: usize) -> Vec<u8> {

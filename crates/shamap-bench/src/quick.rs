@@ -1,0 +1,100 @@
+//! `--quick`: the key operations with fixed counts, on one thread, each in a
+//! function of its own that is never inlined, so that valgrind's callgrind
+//! can attribute instructions to it (`scripts/callgrind.sh` reads the
+//! inclusive cost of every `quick::op_*` function).
+
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::hash::encode_hex_upper;
+use shamap::{Hash256, Key, MapKind, ShaMap};
+
+use crate::{apply_block, random_data, Args};
+
+/// Runs the operations and prints one line per operation:
+/// `name ops seconds` (the script divides instructions by `ops`).
+pub fn run(args: &Args) {
+    let mut rng = SmallRng::seed_from_u64(args.seed);
+    let keys: Vec<Key> = (0..args.entries).map(|_| Key(rng.gen())).collect();
+    let data = random_data(&mut rng, args.data_len);
+    let mut map = ShaMap::new(MapKind::AccountState);
+    let mut keys_now = keys.clone();
+
+    let t = Instant::now();
+    let root = op_build(&mut map, &keys, &data);
+    line("build", keys.len(), t, root);
+
+    let block_data = random_data(&mut rng, args.data_len);
+    let mut block_rng = SmallRng::seed_from_u64(args.seed ^ 0xB10C);
+    let t = Instant::now();
+    let root = op_update(
+        &mut map,
+        &mut keys_now,
+        &mut block_rng,
+        args.block,
+        &block_data,
+    );
+    line("update", args.block, t, root);
+
+    let probes: Vec<Key> = (0..args.gets)
+        .map(|_| keys_now[rng.gen_range(0..keys_now.len())])
+        .collect();
+    let t = Instant::now();
+    let found = op_get(&map, &probes);
+    assert_eq!(found, probes.len(), "every probed key is present");
+    line("get", probes.len(), t, map.root_hash_serial());
+
+    let probes: Vec<Key> = (0..args.proofs)
+        .map(|_| keys_now[rng.gen_range(0..keys_now.len())])
+        .collect();
+    let t = Instant::now();
+    let bytes = op_proof(&mut map, &probes);
+    std::hint::black_box(bytes);
+    line("proof", probes.len(), t, map.root_hash_serial());
+}
+
+fn line(name: &str, ops: usize, t: Instant, root: Hash256) {
+    println!(
+        "{name} {ops} {:.6} {}",
+        t.elapsed().as_secs_f64(),
+        encode_hex_upper(&root.0)
+    );
+}
+
+/// Inserts every key, then hashes the root on this thread.
+#[inline(never)]
+fn op_build(map: &mut ShaMap, keys: &[Key], data: &[u8]) -> Hash256 {
+    for k in keys {
+        map.insert(*k, data).expect("random keys are distinct");
+    }
+    map.root_hash_serial()
+}
+
+/// One block of random writes (as the workload's `update`), then the root.
+#[inline(never)]
+fn op_update(
+    map: &mut ShaMap,
+    keys: &mut Vec<Key>,
+    rng: &mut SmallRng,
+    n: usize,
+    data: &[u8],
+) -> Hash256 {
+    apply_block(rng, map, keys, n, data);
+    map.root_hash_serial()
+}
+
+/// Looks every probe up; returns how many were found.
+#[inline(never)]
+fn op_get(map: &ShaMap, probes: &[Key]) -> usize {
+    probes.iter().filter(|k| map.get(k).is_some()).count()
+}
+
+/// A proof path for every probe; returns the total proof bytes.
+#[inline(never)]
+fn op_proof(map: &mut ShaMap, probes: &[Key]) -> usize {
+    probes
+        .iter()
+        .map(|k| map.proof_path(k).nodes.iter().map(Vec::len).sum::<usize>())
+        .sum()
+}
