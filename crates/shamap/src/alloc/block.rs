@@ -108,7 +108,8 @@ pub(crate) fn alloc_large(size: usize) -> (NonNull<u8>, usize) {
     {
         // SAFETY: malloc with a non-zero size; the result is checked below.
         let raw = unsafe { libc::malloc(size) }.cast::<u8>();
-        let p = NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(large_layout(size)));
+        let p =
+            NonNull::new(raw).unwrap_or_else(|| std::alloc::handle_alloc_error(large_layout(size)));
         // SAFETY: `p` was just returned by malloc and not freed.
         let usable = unsafe { libc::malloc_usable_size(p.as_ptr().cast()) };
         debug_assert!(usable >= size && p.as_ptr().addr().is_multiple_of(8));
