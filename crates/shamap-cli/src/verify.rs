@@ -62,11 +62,23 @@ pub struct VerifyArgs {
     /// JSON files: rippled or Clio `ledger` responses (with "binary": true,
     /// "expand": true, and "accounts" and/or "transactions") or `ledger_data`
     /// pages (with "binary": true). `-` reads standard input.
-    #[arg(value_name = "FILE", required = true)]
+    #[arg(
+        value_name = "FILE",
+        required_unless_present = "db",
+        conflicts_with = "db"
+    )]
     pub files: Vec<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Verify a node store instead of files: rehash everything reachable
+    /// from --root (default: every retained root). Exit 0, or 2 naming the
+    /// first bad node.
+    #[arg(long, value_name = "DIR")]
+    pub db: Option<PathBuf>,
+    /// With --db: the ledger hash or map root to verify.
+    #[arg(long, value_name = "HEX", requires = "db")]
+    pub root: Option<String>,
 }
 
 /// A problem that stops verification: which input, and what is wrong.
@@ -516,6 +528,9 @@ pub fn verify_all(files: &[PathBuf]) -> Result<Vec<LedgerReport>, InputError> {
 
 /// Runs `shamap verify` and returns its exit status.
 pub fn run(args: &VerifyArgs) -> ExitCode {
+    if let Some(db) = &args.db {
+        return crate::store_verify::run(db, args.root.as_deref(), args.json);
+    }
     let reports = match verify_all(&args.files) {
         Ok(r) => r,
         Err(e) => {

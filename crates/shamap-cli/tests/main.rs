@@ -7,6 +7,7 @@ mod stats_errors;
 mod stats_ledger;
 mod stats_plot;
 mod stats_random;
+mod store_cli;
 mod support;
 mod verify_data;
 mod verify_errors;

@@ -1,0 +1,183 @@
+//! `shamap import FILE... --db DIR`: rebuild each ledger's maps from JSON
+//! (as `verify` reads it), check them against the file's claims, and store
+//! their nodes, header and root crash-safely.
+//!
+//! Output, per ledger: a heading, then `account_hash <HEX> stored`,
+//! `transaction_hash <HEX> stored`, `ledger_hash <HEX> stored` (or
+//! `… not stored (reason)`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use shamap::xrpl::tx_with_meta_item;
+use shamap::{Hash256, MapKind, ShaMap};
+use shamap_store::{import_ledger, NodeStore};
+
+use crate::store_common::{finish, open_or_create, progress, Failure};
+use crate::verify::{group, read_input, Group};
+
+/// Arguments of `shamap import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// Ledger JSON files (`ledger` responses or `ledger_data` pages, with
+    /// "binary": true); `-` reads standard input.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+    /// The store directory (created if absent).
+    #[arg(long, value_name = "DIR")]
+    pub db: PathBuf,
+}
+
+/// Runs `shamap import`.
+pub fn run(args: &ImportArgs) -> ExitCode {
+    finish(import(args))
+}
+
+fn import(args: &ImportArgs) -> Result<(), Failure> {
+    let inputs = args
+        .files
+        .iter()
+        .map(|f| read_input(f))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| Failure::bad(e.to_string()))?;
+    let groups = group(inputs).map_err(|e| Failure::bad(e.to_string()))?;
+    let store = open_or_create(&args.db)?;
+    for g in &groups {
+        let text = import_group(&store, g)?;
+        crate::prove::print_text(&text);
+    }
+    Ok(())
+}
+
+/// Builds, checks and stores one ledger; returns its report lines.
+fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
+    let d = &g.dump;
+    let h = &d.header;
+    let src = g
+        .sources
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut state = None;
+    if let Some(entries) = d.state.as_deref().filter(|e| !e.is_empty()) {
+        let mut m = ShaMap::new(MapKind::AccountState);
+        for (i, e) in entries.iter().enumerate() {
+            m.insert(e.key, &e.data)
+                .map_err(|err| Failure::bad(format!("{src}: state entry {i}: {err}")))?;
+        }
+        state = Some(m.snapshot());
+    }
+    let mut tx = None;
+    if let Some(txs) = d.transactions.as_deref() {
+        let mut m = ShaMap::new(MapKind::TransactionWithMeta);
+        for (i, t) in txs.iter().enumerate() {
+            let (k, v) = tx_with_meta_item(&t.tx, &t.meta)
+                .map_err(|err| Failure::bad(format!("{src}: transactions entry {i}: {err}")))?;
+            m.insert(k, &v)
+                .map_err(|err| Failure::bad(format!("{src}: transactions entry {i}: {err}")))?;
+        }
+        tx = Some(m.snapshot());
+    }
+    let check = |what: &str, computed: Option<Hash256>, claimed: Option<Hash256>| {
+        match (computed, claimed) {
+            (Some(c), Some(e)) if c != e => Err(Failure::negative(format!(
+                "{src}: computed {what} {c} differs from the file's {e}; nothing stored for this ledger"
+            ))),
+            _ => Ok(()),
+        }
+    };
+    check(
+        "account_hash",
+        state.as_ref().map(|s| s.root_hash()),
+        h.account_hash,
+    )?;
+    check(
+        "transaction_hash",
+        tx.as_ref().map(|s| s.root_hash()),
+        h.transaction_hash,
+    )?;
+    if state.is_none() && tx.is_none() {
+        return Err(Failure::bad(format!(
+            "{src}: no state entries and no transaction list to import"
+        )));
+    }
+
+    // Store the header only when every map it names will be in the store.
+    let mut header_note = None;
+    let header = match h.header_with_roots(
+        state.as_ref().map(|s| s.root_hash()),
+        tx.as_ref().map(|s| s.root_hash()),
+    ) {
+        Ok(hdr) => {
+            let have = |given: bool, root: Hash256| -> Result<bool, Failure> {
+                Ok(given || root.is_zero() || store.contains(&root)?)
+            };
+            if have(state.is_some(), hdr.account_hash)? && have(tx.is_some(), hdr.transaction_hash)?
+            {
+                match h.ledger_hash {
+                    Some(e) if e != hdr.hash() => {
+                        return Err(Failure::negative(format!(
+                            "{src}: computed ledger_hash {} differs from the file's {e}; nothing stored for this ledger",
+                            hdr.hash()
+                        )))
+                    }
+                    _ => Some(hdr),
+                }
+            } else {
+                header_note = Some(
+                    "not stored (a map it names is not in the input nor the store)".to_owned(),
+                );
+                None
+            }
+        }
+        Err(missing) => {
+            header_note = Some(format!(
+                "not stored (missing header fields: {})",
+                missing.join(", ")
+            ));
+            None
+        }
+    };
+    let name = h.ledger_name();
+    let entries =
+        d.state.as_ref().map_or(0, Vec::len) + d.transactions.as_ref().map_or(0, Vec::len);
+    let bar = progress((entries as u64 * 14) / 10 + 1, &name);
+    let r = import_ledger(
+        store,
+        &name,
+        state.as_ref(),
+        tx.as_ref(),
+        header.as_ref(),
+        &mut |n| {
+            if n % 1024 == 0 {
+                bar.set_position(n);
+            }
+        },
+    )?;
+    bar.finish_and_clear();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{name} from {src}: {} nodes written, {} already stored",
+        r.stats.written,
+        r.stats.visited - r.stats.written
+    );
+    if state.is_some() {
+        let _ = writeln!(out, "account_hash {} stored", r.account_hash);
+    }
+    if tx.is_some() {
+        let _ = writeln!(out, "transaction_hash {} stored", r.transaction_hash);
+    }
+    match (r.ledger_hash, header_note) {
+        (Some(lh), _) => {
+            let _ = writeln!(out, "ledger_hash {lh} stored");
+        }
+        (None, Some(note)) => {
+            let _ = writeln!(out, "ledger_hash {note}");
+        }
+        (None, None) => {}
+    }
+    Ok(out)
+}

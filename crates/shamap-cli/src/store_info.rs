@@ -1,0 +1,138 @@
+//! `shamap info --db DIR [--json]`: format version, retained roots, node
+//! counts by kind, value bytes, what NuDB's compact inner codec would save,
+//! and bytes on disk. Scans every stored value (raw: `verify --db` is the
+//! check).
+
+use std::fmt::Write as _;
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use serde_json::json;
+use shamap::xrpl::HashPrefix;
+use shamap_store::{compact, meta, root_kind, NodeStore, RootKind};
+
+use crate::store_common::{finish, open_existing, Failure};
+
+/// Arguments of `shamap info`.
+#[derive(Debug, clap::Args)]
+pub struct InfoArgs {
+    /// The store directory.
+    #[arg(long, value_name = "DIR")]
+    pub db: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Counts over all stored values.
+#[derive(Default)]
+struct Counts {
+    headers: u64,
+    inner: u64,
+    state_leaves: u64,
+    tx_leaves: u64,
+    other: u64,
+    value_bytes: u64,
+    inner_bytes: u64,
+    inner_compact_bytes: u64,
+}
+
+/// Runs `shamap info`.
+pub fn run(args: &InfoArgs) -> ExitCode {
+    finish(info(args))
+}
+
+fn info(args: &InfoArgs) -> Result<(), Failure> {
+    let store = open_existing(&args.db)?;
+    let mut c = Counts::default();
+    store.for_each_value(&mut |_, v| {
+        c.value_bytes += v.len() as u64;
+        let tag = v.get(9..13).unwrap_or_default();
+        if tag == HashPrefix::INNER_NODE.bytes() {
+            c.inner += 1;
+            c.inner_bytes += v.len() as u64;
+            c.inner_compact_bytes += compact::inner_len(v).unwrap_or(v.len()) as u64;
+        } else if tag == HashPrefix::LEAF_NODE.bytes() {
+            c.state_leaves += 1;
+        } else if tag == HashPrefix::TX_NODE.bytes() || tag == HashPrefix::TRANSACTION_ID.bytes() {
+            c.tx_leaves += 1;
+        } else if tag == HashPrefix::LEDGER_MASTER.bytes() {
+            c.headers += 1;
+        } else {
+            c.other += 1;
+        }
+        ControlFlow::Continue(())
+    })?;
+    let disk = store.disk_bytes()?;
+    let roots = meta::retained(&store)?;
+    let nodes = c.headers + c.inner + c.state_leaves + c.tx_leaves + c.other;
+    let saving = c.inner_bytes.saturating_sub(c.inner_compact_bytes);
+    let describe = |h: &shamap::Hash256| match root_kind(&store, h) {
+        Ok(RootKind::Ledger(hdr)) => format!(
+            "ledger {} (account_hash {}, transaction_hash {})",
+            hdr.seq, hdr.account_hash, hdr.transaction_hash
+        ),
+        Ok(RootKind::Map(k)) => format!("{} map root", k.name()),
+        Err(e) => format!("unreadable: {e}"),
+    };
+    if args.json {
+        let v = json!({
+            "db": args.db.display().to_string(),
+            "format_version": meta::FORMAT_VERSION_CURRENT,
+            "roots": roots.iter().map(|r| json!({
+                "name": r.name, "hash": r.hash.to_hex(), "what": describe(&r.hash)
+            })).collect::<Vec<_>>(),
+            "nodes": nodes,
+            "ledger_headers": c.headers,
+            "inner_nodes": c.inner,
+            "state_leaves": c.state_leaves,
+            "tx_leaves": c.tx_leaves,
+            "unrecognized": c.other,
+            "value_bytes": c.value_bytes,
+            "inner_value_bytes": c.inner_bytes,
+            "inner_compact_bytes": c.inner_compact_bytes,
+            "disk_bytes": disk,
+        });
+        crate::prove::print_json(&v);
+        return Ok(());
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "store {} (format version {})",
+        args.db.display(),
+        meta::FORMAT_VERSION_CURRENT
+    );
+    let _ = writeln!(out, "retained roots: {}", roots.len());
+    for r in &roots {
+        let _ = writeln!(out, "  {} {}: {}", r.hash, r.name, describe(&r.hash));
+    }
+    let _ = writeln!(
+        out,
+        "nodes: {nodes} ({} inner, {} state leaves, {} tx leaves, {} ledger headers{})",
+        c.inner,
+        c.state_leaves,
+        c.tx_leaves,
+        c.headers,
+        if c.other > 0 {
+            format!(", {} unrecognized", c.other)
+        } else {
+            String::new()
+        }
+    );
+    let _ = writeln!(out, "value bytes: {}", c.value_bytes);
+    let pct = if c.value_bytes > 0 {
+        100.0 * saving as f64 / c.value_bytes as f64
+    } else {
+        0.0
+    };
+    let _ = writeln!(
+        out,
+        "inner nodes in NuDB's compact codec: {} instead of {} bytes ({saving} fewer, {pct:.1}% of all value bytes)",
+        c.inner_compact_bytes, c.inner_bytes
+    );
+    let _ = writeln!(out, "bytes on disk: {disk}");
+    crate::prove::print_text(&out);
+    Ok(())
+}

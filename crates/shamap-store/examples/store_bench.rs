@@ -1,0 +1,276 @@
+//! Store workloads: import of N entries, random reads, and 10k-update
+//! commits, on MemStore or FjallStore (RocksStore with `--features rocksdb`).
+//!
+//! ```text
+//! cargo run --release -p shamap-store --example store_bench -- \
+//!     --backend fjall --op import --entries 1000000 --dir /tmp/sb
+//! /usr/bin/time -v target/release/examples/store_bench --backend fjall --op read --dir /tmp/sb
+//! ```
+//!
+//! `--op import` builds N random entries (32-byte data) and imports them;
+//! `read` and `commit` reuse the store in `--dir` (importing first when it
+//! is empty, or always for `mem`). Keys come from `--seed`, so every op
+//! sees the same map. Peak RSS: run under `/usr/bin/time -v`.
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::{Key, MapKind, ShaMap, Snapshot};
+use shamap_store::{
+    import_ledger, meta, record_root, write_changed, FjallOptions, FjallStore, MemStore, NodeStore,
+    StoredMap,
+};
+
+struct Args {
+    backend: String,
+    op: String,
+    entries: usize,
+    reads: usize,
+    commits: usize,
+    updates: usize,
+    seed: u64,
+    dir: std::path::PathBuf,
+    cache_mb: Option<u64>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        backend: "fjall".into(),
+        op: "import".into(),
+        entries: 1_000_000,
+        reads: 200_000,
+        commits: 20,
+        updates: 10_000,
+        seed: 1,
+        dir: std::env::temp_dir().join("shamap-store-bench"),
+        cache_mb: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut val = || it.next().ok_or(format!("{flag} needs a value"));
+        let num = |v: String| v.parse::<u64>().map_err(|e| format!("{v}: {e}"));
+        match flag.as_str() {
+            "--backend" => a.backend = val()?,
+            "--op" => a.op = val()?,
+            "--entries" => a.entries = num(val()?)? as usize,
+            "--reads" => a.reads = num(val()?)? as usize,
+            "--commits" => a.commits = num(val()?)? as usize,
+            "--updates" => a.updates = num(val()?)? as usize,
+            "--seed" => a.seed = num(val()?)?,
+            "--dir" => a.dir = val()?.into(),
+            "--cache-mb" => a.cache_mb = Some(num(val()?)?),
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(a)
+}
+
+/// The benchmark map: `n` random keys with 32 bytes of data each.
+fn build(n: usize, seed: u64) -> (ShaMap, Vec<Key>) {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut map = ShaMap::new(MapKind::AccountState);
+    let mut keys = Vec::with_capacity(n);
+    while keys.len() < n {
+        let k = Key(rng.gen());
+        let d: [u8; 32] = rng.gen();
+        if map.insert(k, &d).is_ok() {
+            keys.push(k);
+        }
+    }
+    (map, keys)
+}
+
+type Opened = (Box<dyn NodeStore>, Option<FjallStore>);
+
+fn open(a: &Args) -> Result<Opened, String> {
+    match a.backend.as_str() {
+        "mem" => Ok((Box::new(MemStore::new()), None)),
+        "fjall" => {
+            std::fs::create_dir_all(&a.dir).map_err(|e| e.to_string())?;
+            let mut o = FjallOptions::default();
+            if let Some(mb) = a.cache_mb {
+                o.cache_bytes = mb << 20;
+            }
+            let f = FjallStore::open_with(&a.dir, &o).map_err(|e| e.to_string())?;
+            Ok((Box::new(f.clone()), Some(f)))
+        }
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => Ok((
+            Box::new(shamap_store::RocksStore::open(&a.dir).map_err(|e| e.to_string())?),
+            None,
+        )),
+        other => Err(format!("unknown backend {other}")),
+    }
+}
+
+/// Allocated bytes under `dir`, leaving out fjall's journal files (`*.jnl`,
+/// preallocated at 64 MiB whatever they hold).
+fn bytes_except_journal(dir: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let Ok(md) = e.metadata() else { continue };
+            if md.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_none_or(|x| x != "jnl") {
+                total += md.blocks() * 512;
+            }
+        }
+    }
+    total
+}
+
+fn secs(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Imports the map unless the store already holds it; returns the snapshot.
+fn ensure_imported(
+    store: &dyn NodeStore,
+    a: &Args,
+    keys: &mut Vec<Key>,
+) -> Result<Snapshot, String> {
+    let t = Instant::now();
+    let (mut map, k) = build(a.entries, a.seed);
+    *keys = k;
+    let snap = map.snapshot();
+    let built = t.elapsed();
+    let have = meta::latest(store).map_err(|e| e.to_string())?;
+    if have.map(|r| r.hash) == Some(snap.root_hash()) {
+        return Ok(snap);
+    }
+    let t = Instant::now();
+    let r = import_ledger(store, "bench", Some(&snap), None, None, &mut |_| {})
+        .map_err(|e| e.to_string())?;
+    store.sync().map_err(|e| e.to_string())?;
+    let took = t.elapsed();
+    println!(
+        "import {} entries: build {:.2} s, store {:.2} s = {:.0} entries/s; {} nodes, {} value bytes",
+        a.entries,
+        secs(built),
+        secs(took),
+        a.entries as f64 / secs(took),
+        r.stats.written,
+        r.stats.bytes
+    );
+    Ok(snap)
+}
+
+fn run() -> Result<(), String> {
+    let a = parse_args()?;
+    if a.backend != "mem" && a.op == "import" && a.dir.exists() {
+        std::fs::remove_dir_all(&a.dir).map_err(|e| e.to_string())?;
+    }
+    let (store, fjall) = open(&a)?;
+    let mut keys = Vec::new();
+    let snap = ensure_imported(store.as_ref(), &a, &mut keys)?;
+    if let Some(f) = &fjall {
+        f.flush_memtables().map_err(|e| e.to_string())?;
+    }
+    println!(
+        "disk bytes: {} ({} without the preallocated journal)",
+        store.disk_bytes().map_err(|e| e.to_string())?,
+        bytes_except_journal(&a.dir)
+    );
+    let mut rng = SmallRng::seed_from_u64(a.seed ^ 0x5EED);
+    match a.op.as_str() {
+        "import" => {}
+        "read" => {
+            drop(snap);
+            let map = StoredMap::open(
+                store.as_ref(),
+                meta::latest(store.as_ref())
+                    .map_err(|e| e.to_string())?
+                    .ok_or("no root")?
+                    .hash,
+                MapKind::AccountState,
+            )
+            .map_err(|e| e.to_string())?;
+            // Warm-up: 10% of the reads, not timed.
+            for _ in 0..a.reads / 10 {
+                let k = keys[rng.gen_range(0..keys.len())];
+                map.get(&k).map_err(|e| e.to_string())?;
+            }
+            let mut lat = Vec::with_capacity(a.reads);
+            let t = Instant::now();
+            for _ in 0..a.reads {
+                let k = keys[rng.gen_range(0..keys.len())];
+                let s = Instant::now();
+                let v = map.get(&k).map_err(|e| e.to_string())?;
+                lat.push(s.elapsed());
+                if v.is_none() {
+                    return Err(format!("key {k} missing"));
+                }
+            }
+            let took = t.elapsed();
+            lat.sort_unstable();
+            let p = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
+            println!(
+                "read {} random keys: {:.0} reads/s, p50 {:.1} us, p99 {:.1} us",
+                a.reads,
+                a.reads as f64 / secs(took),
+                p(0.50).as_secs_f64() * 1e6,
+                p(0.99).as_secs_f64() * 1e6
+            );
+        }
+        "commit" => {
+            let mut current = snap;
+            let t = Instant::now();
+            let mut written = 0;
+            for c in 0..a.commits {
+                let mut m = current.to_map();
+                let mut changed = Vec::with_capacity(a.updates);
+                for _ in 0..a.updates {
+                    let k = keys[rng.gen_range(0..keys.len())];
+                    let d: [u8; 32] = rng.gen();
+                    m.update(k, &d).map_err(|e| e.to_string())?;
+                    changed.push(k);
+                }
+                let s = m.snapshot();
+                let w = write_changed(store.as_ref(), &s, &changed).map_err(|e| e.to_string())?;
+                record_root(
+                    store.as_ref(),
+                    &format!("commit {c}"),
+                    s.root_hash(),
+                    Default::default(),
+                )
+                .map_err(|e| e.to_string())?;
+                written += w.written;
+                current = s;
+            }
+            let took = t.elapsed();
+            println!(
+                "{} commits of {} updates: {:.2} commits/s ({:.0} updates/s), {:.0} nodes written per commit",
+                a.commits,
+                a.updates,
+                a.commits as f64 / secs(took),
+                (a.commits * a.updates) as f64 / secs(took),
+                written as f64 / a.commits as f64
+            );
+        }
+        other => return Err(format!("unknown op {other}")),
+    }
+    if let Some(f) = &fjall {
+        f.flush_memtables().map_err(|e| e.to_string())?;
+    }
+    println!(
+        "disk bytes at end: {} ({} without the preallocated journal)",
+        store.disk_bytes().map_err(|e| e.to_string())?,
+        bytes_except_journal(&a.dir)
+    );
+    Ok(())
+}
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("error: {e}");
+        std::process::exit(2);
+    }
+}

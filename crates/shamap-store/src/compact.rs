@@ -1,0 +1,125 @@
+//! rippled's NuDB codec for inner nodes, for measuring what it would save.
+//! The store keeps the plain NodeStore format (every value verifies by
+//! itself); this module encodes and decodes the compact form so that
+//! `shamap info` and the benchmark can report the difference.
+//!
+//! | NuDB type (varint) | body |
+//! |---|---|
+//! | 2, compressed inner | u16 big-endian mask (0x8000 = branch 0) ‖ n × 32-byte hashes |
+//! | 3, full inner | 16 × 32-byte hashes |
+//!
+//! The 9-byte value header and the `MIN\0` prefix are implied. Values other
+//! than inner nodes would go through LZ4 (type 1), not modelled here.
+
+use shamap::xrpl::HashPrefix;
+use shamap::Hash256;
+
+use crate::node::{NodeType, VALUE_HEADER_LEN};
+
+/// Length of an inner node's value in the NodeStore format.
+pub const INNER_VALUE_LEN: usize = VALUE_HEADER_LEN + 4 + 16 * 32;
+
+/// The compact encoding of a stored value, if it is an inner node.
+pub fn encode_inner(value: &[u8]) -> Option<Vec<u8>> {
+    if value.len() != INNER_VALUE_LEN || &value[9..13] != HashPrefix::INNER_NODE.bytes() {
+        return None;
+    }
+    let hashes = &value[13..];
+    let mut mask: u16 = 0;
+    for (b, h) in hashes.chunks_exact(32).enumerate() {
+        if h.iter().any(|&x| x != 0) {
+            mask |= 0x8000 >> b;
+        }
+    }
+    if mask == 0xFFFF {
+        let mut out = Vec::with_capacity(1 + 512);
+        out.push(3);
+        out.extend_from_slice(hashes);
+        return Some(out);
+    }
+    let mut out = Vec::with_capacity(3 + 32 * mask.count_ones() as usize);
+    out.push(2);
+    out.extend_from_slice(&mask.to_be_bytes());
+    for (b, h) in hashes.chunks_exact(32).enumerate() {
+        if mask & (0x8000 >> b) != 0 {
+            out.extend_from_slice(h);
+        }
+    }
+    Some(out)
+}
+
+/// Length of [`encode_inner`]'s output without building it.
+pub fn inner_len(value: &[u8]) -> Option<usize> {
+    if value.len() != INNER_VALUE_LEN || &value[9..13] != HashPrefix::INNER_NODE.bytes() {
+        return None;
+    }
+    let n = value[13..]
+        .chunks_exact(32)
+        .filter(|h| h.iter().any(|&x| x != 0))
+        .count();
+    Some(if n == 16 { 1 + 512 } else { 3 + 32 * n })
+}
+
+/// Restores the NodeStore value of an inner node of type `node_type` from
+/// its compact encoding.
+pub fn decode_inner(compact: &[u8], node_type: NodeType) -> Option<Vec<u8>> {
+    let mut children = [Hash256::ZERO; 16];
+    match compact.split_first()? {
+        (3, body) if body.len() == 512 => {
+            for (c, h) in children.iter_mut().zip(body.chunks_exact(32)) {
+                c.0.copy_from_slice(h);
+            }
+        }
+        (2, body) if body.len() >= 2 => {
+            let mask = u16::from_be_bytes([body[0], body[1]]);
+            let hashes = &body[2..];
+            if hashes.len() != 32 * mask.count_ones() as usize {
+                return None;
+            }
+            let mut it = hashes.chunks_exact(32);
+            for (b, c) in children.iter_mut().enumerate() {
+                if mask & (0x8000 >> b) != 0 {
+                    c.0.copy_from_slice(it.next()?);
+                }
+            }
+        }
+        _ => return None,
+    }
+    let mut out = Vec::with_capacity(INNER_VALUE_LEN);
+    out.extend_from_slice(&[0; 8]);
+    out.push(node_type as u8);
+    out.extend_from_slice(HashPrefix::INNER_NODE.bytes());
+    for c in &children {
+        out.extend_from_slice(&c.0);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node::NodeObject;
+
+    #[test]
+    fn compact_inner_round_trips() {
+        for present in [vec![0usize], vec![1, 7, 15], (0..16).collect::<Vec<_>>()] {
+            let mut prefix = HashPrefix::INNER_NODE.bytes().to_vec();
+            for b in 0..16 {
+                let byte = if present.contains(&b) { b as u8 + 1 } else { 0 };
+                prefix.extend_from_slice(&[byte; 32]);
+            }
+            let obj = NodeObject::from_prefix(NodeType::TransactionNode, &prefix);
+            let c = encode_inner(obj.value()).expect("inner");
+            assert_eq!(Some(c.len()), inner_len(obj.value()));
+            let expect_len = if present.len() == 16 {
+                513
+            } else {
+                3 + 32 * present.len()
+            };
+            assert_eq!(c.len(), expect_len);
+            let back = decode_inner(&c, NodeType::TransactionNode).expect("decodes");
+            assert_eq!(back, obj.value());
+        }
+        assert_eq!(encode_inner(&[0; 20]), None);
+    }
+}

@@ -1,0 +1,106 @@
+//! The one error type of the store layer. Every message is one line and
+//! names the node (by hash), the metadata record or the store it is about.
+
+use shamap::Hash256;
+
+/// A store operation that failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// A stored value that does not decode, or whose prefix-format bytes do
+    /// not hash to its key. Never returned as data.
+    #[error("node {hash} is corrupt: {reason}")]
+    Corrupt {
+        /// The key the value was stored under.
+        hash: Hash256,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A node that a walk needed and the store does not have.
+    #[error("node {hash} is missing from the store")]
+    Missing {
+        /// The hash a parent (or the caller) named.
+        hash: Hash256,
+    },
+    /// A node found by a walk from a root that is bad where it sits: missing,
+    /// corrupt, or of the wrong kind for its place in the tree.
+    #[error("node {hash} at nibble path '{path}': {reason}")]
+    BadNode {
+        /// The hash the parent names.
+        hash: Hash256,
+        /// The nibbles from the root to the node, in hex (empty for the root).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A node of another type than the caller asked for (e.g. a leaf given
+    /// as a map root).
+    #[error("node {hash} is {found}, expected {expected}")]
+    WrongType {
+        /// The node.
+        hash: Hash256,
+        /// What it is.
+        found: &'static str,
+        /// What was wanted.
+        expected: &'static str,
+    },
+    /// The store was written by a format this build does not read.
+    #[error("store {location}: format version {found} is not supported (this build reads version {supported})")]
+    UnknownVersion {
+        /// The store (directory or `<memory>`).
+        location: String,
+        /// The version recorded in the store (as text, since it may not
+        /// even be a number).
+        found: String,
+        /// The version this build writes and reads.
+        supported: u32,
+    },
+    /// A metadata record that does not decode.
+    #[error("store {location}: metadata record '{name}' is malformed: {reason}")]
+    BadMeta {
+        /// The store.
+        location: String,
+        /// The record's name.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The backend failed (I/O, on-disk checksum, lock held by another
+    /// process, ...).
+    #[error("store {location}: {message}")]
+    Backend {
+        /// The store.
+        location: String,
+        /// The backend's message, on one line.
+        message: String,
+    },
+}
+
+impl StoreError {
+    /// A backend error with its message flattened to one line.
+    pub fn backend(location: impl Into<String>, message: impl std::fmt::Display) -> StoreError {
+        StoreError::Backend {
+            location: location.into(),
+            message: message.to_string().replace('\n', " "),
+        }
+    }
+
+    /// Places an error met while walking at the node it concerns: missing,
+    /// corrupt and wrong-type errors become [`StoreError::BadNode`] with the
+    /// nibble path; others pass through.
+    pub fn at(self, hash: Hash256, path: &str) -> StoreError {
+        let reason = match self {
+            StoreError::Missing { .. } => "missing from the store".to_owned(),
+            StoreError::Corrupt { reason, .. } => format!("corrupt: {reason}"),
+            StoreError::WrongType {
+                found, expected, ..
+            } => format!("is {found}, expected {expected}"),
+            other => return other,
+        };
+        StoreError::BadNode {
+            hash,
+            path: path.to_owned(),
+            reason,
+        }
+    }
+}

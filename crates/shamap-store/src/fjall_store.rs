@@ -1,0 +1,212 @@
+//! The default on-disk backend: fjall, a pure-Rust LSM tree (no system
+//! packages, plain `cargo build`).
+//!
+//! Two keyspaces in one database: `nodes` (32-byte hash → value) and `meta`
+//! (record name → bytes). A [`Batch`] becomes one fjall write batch across
+//! both, which fjall journals atomically and flushes to the operating
+//! system before `write` returns: a killed process loses no acknowledged
+//! batch and never shows half of one. [`NodeStore::sync`] adds fsync, for
+//! power loss.
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use shamap::Hash256;
+
+use crate::error::StoreError;
+use crate::meta;
+use crate::store::{Batch, NodeStore, Op};
+
+/// Options of [`FjallStore::open_with`].
+#[derive(Clone, Debug)]
+pub struct FjallOptions {
+    /// Block-cache capacity in bytes. Default 64 MiB.
+    pub cache_bytes: u64,
+}
+
+impl Default for FjallOptions {
+    fn default() -> Self {
+        FjallOptions {
+            cache_bytes: 64 << 20,
+        }
+    }
+}
+
+/// A node store in a fjall database directory.
+#[derive(Clone)]
+pub struct FjallStore {
+    path: PathBuf,
+    db: Database,
+    nodes: Keyspace,
+    meta: Keyspace,
+}
+
+impl std::fmt::Debug for FjallStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FjallStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FjallStore {
+    /// Opens (or creates) the store in directory `path` with default
+    /// options, and checks its format version.
+    pub fn open(path: impl AsRef<Path>) -> Result<FjallStore, StoreError> {
+        FjallStore::open_with(path, &FjallOptions::default())
+    }
+
+    /// Opens (or creates) the store in `path`; see [`FjallStore::open`].
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        opts: &FjallOptions,
+    ) -> Result<FjallStore, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let loc = path.display().to_string();
+        let err = |e: fjall::Error| StoreError::backend(loc.clone(), format!("cannot open: {e}"));
+        let db = Database::builder(&path)
+            .cache_size(opts.cache_bytes)
+            .open()
+            .map_err(err)?;
+        let nodes = db
+            .keyspace("nodes", || {
+                KeyspaceCreateOptions::default().expect_point_read_hits(false)
+            })
+            .map_err(err)?;
+        let meta = db
+            .keyspace("meta", KeyspaceCreateOptions::default)
+            .map_err(err)?;
+        let store = FjallStore {
+            path,
+            db,
+            nodes,
+            meta,
+        };
+        meta::check_format(&store)?;
+        Ok(store)
+    }
+
+    /// Moves everything from the write buffers into table files and waits
+    /// (for measuring bytes on disk, or before copying the directory).
+    pub fn flush_memtables(&self) -> Result<(), StoreError> {
+        for ks in [&self.nodes, &self.meta] {
+            ks.rotate_memtable_and_wait()
+                .map_err(|e| self.fail("cannot flush", e))?;
+        }
+        Ok(())
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn fail(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
+        StoreError::backend(self.location(), format!("{what}: {e}"))
+    }
+}
+
+/// Bytes a file takes on disk: allocated blocks where the platform says
+/// (journals are preallocated sparsely), else its length.
+#[cfg(unix)]
+fn allocated(md: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    md.blocks() * 512
+}
+
+#[cfg(not(unix))]
+fn allocated(md: &std::fs::Metadata) -> u64 {
+    md.len()
+}
+
+/// Total bytes on disk of the files under `dir`.
+pub(crate) fn dir_bytes(dir: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let entry = entry?;
+            let md = entry.metadata()?;
+            if md.is_dir() {
+                stack.push(entry.path());
+            } else {
+                total += allocated(&md);
+            }
+        }
+    }
+    Ok(total)
+}
+
+impl NodeStore for FjallStore {
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+        self.nodes
+            .get(hash.0)
+            .map(|v| v.map(|s| s.to_vec()))
+            .map_err(|e| self.fail(&format!("cannot read node {hash}"), e))
+    }
+
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        self.nodes
+            .contains_key(hash.0)
+            .map_err(|e| self.fail(&format!("cannot read node {hash}"), e))
+    }
+
+    fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut b = self.db.batch().durability(Some(PersistMode::Buffer));
+        for op in batch.into_ops() {
+            match op {
+                Op::PutNode { hash, value } => b.insert(&self.nodes, hash.0.to_vec(), value),
+                Op::DeleteNode(hash) => b.remove(&self.nodes, hash.0.to_vec()),
+                Op::PutMeta { name, value } => b.insert(&self.meta, name.into_bytes(), value),
+                Op::DeleteMeta(name) => b.remove(&self.meta, name.into_bytes()),
+            }
+        }
+        b.commit().map_err(|e| self.fail("cannot write batch", e))
+    }
+
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        for guard in self.nodes.iter() {
+            let (k, v) = guard
+                .into_inner()
+                .map_err(|e| self.fail("cannot iterate nodes", e))?;
+            let hash = Hash256::from_slice(&k).ok_or_else(|| {
+                self.fail(
+                    "cannot iterate nodes",
+                    format!("a key of {} bytes is not a node hash", k.len()),
+                )
+            })?;
+            if f(hash, &v).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.meta
+            .get(name.as_bytes())
+            .map(|v| v.map(|s| s.to_vec()))
+            .map_err(|e| self.fail(&format!("cannot read metadata record '{name}'"), e))
+    }
+
+    fn disk_bytes(&self) -> Result<u64, StoreError> {
+        dir_bytes(&self.path).map_err(|e| self.fail("cannot measure the directory", e))
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        self.db
+            .persist(PersistMode::SyncAll)
+            .map_err(|e| self.fail("cannot sync", e))
+    }
+}

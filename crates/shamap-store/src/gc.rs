@@ -1,0 +1,121 @@
+//! Garbage collection: delete the nodes that no retained root reaches.
+//!
+//! Mark, then sweep. Marking walks every kept root and fails, changing
+//! nothing, if any node on the way is missing or corrupt. Then the retained
+//! list is rewritten to the kept roots, and the sweep deletes, in batches,
+//! every stored node the mark did not reach. A reader of a kept root only
+//! ever loads marked nodes, so it runs safely beside the sweep. A writer
+//! must not run beside it: nodes written but not yet recorded as a root
+//! are unreachable and would be swept (the CLI holds the store's lock).
+
+use std::ops::ControlFlow;
+
+use hashbrown::HashSet;
+use shamap::Hash256;
+
+use crate::error::StoreError;
+use crate::meta::{self, RetainedRoot};
+use crate::node::Node;
+use crate::store::Batch;
+use crate::store::NodeStore;
+
+/// Nodes deleted per batch by the sweep.
+const SWEEP_BATCH: usize = 10_000;
+
+/// What [`gc`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GcReport {
+    /// Roots kept.
+    pub roots: usize,
+    /// Nodes reachable from them.
+    pub reachable: u64,
+    /// Nodes in the store before the sweep.
+    pub scanned: u64,
+    /// Nodes deleted.
+    pub deleted: u64,
+}
+
+/// Every node hash reachable from `root` (a ledger hash or a map root),
+/// added to `marked`. Each node is loaded and verified once; subtrees
+/// already marked are skipped (roots share most of their nodes).
+pub fn mark(
+    store: &dyn NodeStore,
+    root: &Hash256,
+    marked: &mut HashSet<Hash256>,
+) -> Result<(), StoreError> {
+    let mut stack = vec![*root];
+    while let Some(h) = stack.pop() {
+        if h.is_zero() || marked.contains(&h) {
+            continue;
+        }
+        let node = store.load(&h)?.parse()?;
+        marked.insert(h);
+        match node {
+            Node::Inner(children) => stack.extend(children.iter().filter(|c| !c.is_zero())),
+            Node::Leaf { .. } => {}
+            Node::Ledger(hdr) => {
+                stack.push(hdr.account_hash);
+                stack.push(hdr.transaction_hash);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Keeps exactly the roots in `keep` (ledger hashes or map roots): they
+/// become the retained list (names kept for roots already listed, `kept`
+/// for others), and every node none of them reaches is deleted. Fails
+/// before deleting anything if a kept root is incomplete or corrupt.
+pub fn gc(store: &dyn NodeStore, keep: &[Hash256]) -> Result<GcReport, StoreError> {
+    let mut marked = HashSet::new();
+    for root in keep {
+        mark(store, root, &mut marked)?;
+    }
+    let listed = meta::retained(store)?;
+    let mut roots: Vec<RetainedRoot> = Vec::new();
+    for r in &listed {
+        if keep.contains(&r.hash) && !roots.iter().any(|x| x.hash == r.hash) {
+            roots.push(r.clone());
+        }
+    }
+    for h in keep {
+        if !roots.iter().any(|x| x.hash == *h) {
+            roots.push(RetainedRoot {
+                name: "kept".to_owned(),
+                hash: *h,
+            });
+        }
+    }
+    let mut b = Batch::new();
+    meta::put_retained(&mut b, &roots);
+    store.write(b)?;
+
+    let mut report = GcReport {
+        roots: roots.len(),
+        reachable: marked.len() as u64,
+        ..GcReport::default()
+    };
+    let mut doomed: Vec<Hash256> = Vec::new();
+    let mut failure = None;
+    store.for_each_value(&mut |h, _| {
+        report.scanned += 1;
+        if !marked.contains(&h) {
+            doomed.push(h);
+            if doomed.len() >= SWEEP_BATCH {
+                if let Err(e) = store.delete(&doomed) {
+                    failure = Some(e);
+                    return ControlFlow::Break(());
+                }
+                report.deleted += doomed.len() as u64;
+                doomed.clear();
+            }
+        }
+        ControlFlow::Continue(())
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    store.delete(&doomed)?;
+    report.deleted += doomed.len() as u64;
+    Ok(report)
+}

@@ -1,0 +1,52 @@
+//! Persistence for shamap: a node store holding SHAMap nodes under their
+//! hashes in rippled's NodeStore value format, with reads, verification,
+//! history with garbage collection, crash-safe import and state sync.
+//!
+//! - [`NodeStore`]: the small backend trait (get by hash, atomic batch
+//!   write, iterate, delete, metadata); [`MemStore`] for tests,
+//!   [`FjallStore`] on disk (pure Rust), `RocksStore` with the `rocksdb`
+//!   feature.
+//! - [`NodeObject`]: a stored value (`8 zero bytes ‖ type ‖ prefix format`),
+//!   verified against its key on every [`NodeStore::get`].
+//! - [`StoredMap`]: reads a map by root hash, one verified node per level;
+//!   [`verify_all`] rehashes everything reachable from a root.
+//! - [`import_ledger`] / [`write_snapshot`] / [`write_changed`]: writes
+//!   maps, then records the root in one atomic step ([`meta`]).
+//! - [`gc()`]: mark from the kept roots, sweep the rest.
+//! - [`SyncSession`]: `missing_nodes`, `add_root_node`, `add_known_node`
+//!   from wire blobs, each checked against its parent.
+//!
+//! Layout of records and values: `crates/shamap-store/README.md`.
+
+pub mod compact;
+pub mod error;
+mod fjall_store;
+pub mod gc;
+pub mod import;
+mod mem;
+pub mod meta;
+pub mod node;
+pub mod reader;
+#[cfg(feature = "rocksdb")]
+mod rocks;
+pub mod store;
+pub mod sync;
+pub mod verify;
+
+pub use error::StoreError;
+pub use fjall_store::{FjallOptions, FjallStore};
+pub use gc::{gc, GcReport};
+pub use import::{
+    import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,
+};
+pub use mem::MemStore;
+pub use meta::RetainedRoot;
+pub use node::{Node, NodeObject, NodeType};
+pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
+#[cfg(feature = "rocksdb")]
+pub use rocks::RocksStore;
+pub use store::{Batch, NodeStore, Op};
+pub use sync::{
+    add_known_node, add_root_node, missing_nodes, wire_blob, AddOutcome, NodeId, SyncSession,
+};
+pub use verify::{verify_all, VerifyReport};

@@ -1,0 +1,122 @@
+//! An in-memory node store for tests and benchmarks.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use shamap::Hash256;
+
+use crate::error::StoreError;
+use crate::meta;
+use crate::store::{Batch, NodeStore, Op};
+
+#[derive(Debug, Default)]
+struct Inner {
+    nodes: BTreeMap<Hash256, Vec<u8>>,
+    meta: BTreeMap<String, Vec<u8>>,
+}
+
+/// A node store in a `BTreeMap` behind a lock. Cloning shares the store.
+#[derive(Clone, Debug, Default)]
+pub struct MemStore {
+    inner: Arc<RwLock<Inner>>,
+}
+
+impl MemStore {
+    /// An empty store with the current format version recorded.
+    pub fn new() -> MemStore {
+        let s = MemStore::default();
+        s.write_lock()
+            .meta
+            .insert(meta::FORMAT_VERSION.to_owned(), meta::version_bytes());
+        s
+    }
+
+    /// Stores `value` under `hash` without any check: for tests of how
+    /// readers treat damaged stores.
+    pub fn insert_raw(&self, hash: Hash256, value: Vec<u8>) {
+        self.write_lock().nodes.insert(hash, value);
+    }
+
+    /// Number of stored nodes.
+    pub fn node_count(&self) -> usize {
+        self.read_lock().nodes.len()
+    }
+
+    fn read_lock(&self) -> RwLockReadGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave the maps half-changed
+        // (each write is one insert or remove), so a poisoned lock is usable.
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write_lock(&self) -> RwLockWriteGuard<'_, Inner> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl NodeStore for MemStore {
+    fn location(&self) -> String {
+        "<memory>".to_owned()
+    }
+
+    fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.read_lock().nodes.get(hash).cloned())
+    }
+
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        Ok(self.read_lock().nodes.contains_key(hash))
+    }
+
+    fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        let mut g = self.write_lock();
+        for op in batch.into_ops() {
+            match op {
+                Op::PutNode { hash, value } => {
+                    g.nodes.insert(hash, value);
+                }
+                Op::DeleteNode(hash) => {
+                    g.nodes.remove(&hash);
+                }
+                Op::PutMeta { name, value } => {
+                    g.meta.insert(name, value);
+                }
+                Op::DeleteMeta(name) => {
+                    g.meta.remove(&name);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        // A consistent view without holding the lock during `f` (which may
+        // write to this very store).
+        let view: Vec<(Hash256, Vec<u8>)> = self
+            .read_lock()
+            .nodes
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        for (k, v) in &view {
+            if f(*k, v).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.read_lock().meta.get(name).cloned())
+    }
+
+    fn disk_bytes(&self) -> Result<u64, StoreError> {
+        Ok(0)
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,376 @@
+//! Stored node values: rippled's NodeStore value format, verified on decode.
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..8 | zero (rippled's unused ledger index, always 0) |
+//! | 8 | type: 1 ledger header, 3 account-state node, 4 transaction node |
+//! | 9.. | the prefix format, whose SHA512Half is the key |
+//!
+//! Prefix formats (see `shared/docs/xrpl-shamap.md`):
+//!
+//! | node | prefix format |
+//! |---|---|
+//! | inner | `MIN\0` ‖ 16 × 32-byte child hashes (zero = empty branch) |
+//! | state leaf | `MLN\0` ‖ data ‖ key |
+//! | tx+meta leaf | `SND\0` ‖ data ‖ key |
+//! | tx-only leaf | `TXN\0` ‖ data (the key is the node's hash) |
+//! | ledger header | `LWR\0` ‖ 118-byte header |
+
+use shamap::xrpl::ledger::LEDGER_HEADER_LEN;
+use shamap::xrpl::wire::{self, WireNode};
+use shamap::xrpl::{sha512_half, HashPrefix, LedgerHeader};
+use shamap::{Hash256, Key, MapKind};
+
+use crate::error::StoreError;
+
+/// Bytes before the prefix format in a stored value.
+pub const VALUE_HEADER_LEN: usize = 9;
+
+/// The type byte of a stored value (rippled's `NodeObjectType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeType {
+    /// A ledger header (`hotLEDGER`).
+    Ledger = 1,
+    /// A node of an account-state map (`hotACCOUNT_NODE`).
+    AccountNode = 3,
+    /// A node of a transaction map (`hotTRANSACTION_NODE`).
+    TransactionNode = 4,
+}
+
+impl NodeType {
+    /// The type byte's meaning, or `None` for a byte rippled does not use
+    /// for these objects.
+    pub fn from_byte(b: u8) -> Option<NodeType> {
+        match b {
+            1 => Some(NodeType::Ledger),
+            3 => Some(NodeType::AccountNode),
+            4 => Some(NodeType::TransactionNode),
+            _ => None,
+        }
+    }
+
+    /// The type of the nodes of a map of kind `kind`.
+    pub fn for_map(kind: MapKind) -> NodeType {
+        match kind {
+            MapKind::AccountState => NodeType::AccountNode,
+            MapKind::TransactionWithMeta | MapKind::TransactionNoMeta => NodeType::TransactionNode,
+        }
+    }
+}
+
+/// A stored node: its hash and its value bytes (header ‖ prefix format).
+/// Built either from prefix bytes (hash computed) or decoded from a store
+/// (hash checked), so the hash always matches the bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeObject {
+    hash: Hash256,
+    value: Vec<u8>,
+}
+
+/// A node's content, parsed from its prefix format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Node {
+    /// An inner node's sixteen child hashes (zero = empty branch).
+    Inner(Box<[Hash256; 16]>),
+    /// A leaf.
+    Leaf {
+        /// Which map kind its hash prefix names.
+        kind: MapKind,
+        /// Its key (for a tx-only leaf, the node's hash).
+        key: Key,
+        /// Its data.
+        data: Vec<u8>,
+    },
+    /// A ledger header.
+    Ledger(LedgerHeader),
+}
+
+impl Node {
+    /// A short name for messages: `an inner node`, `a state leaf`, ...
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Node::Inner(_) => "an inner node",
+            Node::Leaf {
+                kind: MapKind::AccountState,
+                ..
+            } => "a state leaf",
+            Node::Leaf {
+                kind: MapKind::TransactionWithMeta,
+                ..
+            } => "a tx+meta leaf",
+            Node::Leaf {
+                kind: MapKind::TransactionNoMeta,
+                ..
+            } => "a tx-only leaf",
+            Node::Ledger(_) => "a ledger header",
+        }
+    }
+}
+
+impl NodeObject {
+    /// A node from its type and prefix-format bytes; computes the hash.
+    pub fn from_prefix(node_type: NodeType, prefix_bytes: &[u8]) -> NodeObject {
+        let mut value = Vec::with_capacity(VALUE_HEADER_LEN + prefix_bytes.len());
+        value.extend_from_slice(&[0; 8]);
+        value.push(node_type as u8);
+        value.extend_from_slice(prefix_bytes);
+        NodeObject {
+            hash: sha512_half(&[prefix_bytes]),
+            value,
+        }
+    }
+
+    /// A ledger header node, keyed by the ledger hash.
+    pub fn ledger(header: &LedgerHeader) -> NodeObject {
+        let mut prefix = Vec::with_capacity(4 + LEDGER_HEADER_LEN);
+        prefix.extend_from_slice(HashPrefix::LEDGER_MASTER.bytes());
+        prefix.extend_from_slice(&header.serialize());
+        NodeObject::from_prefix(NodeType::Ledger, &prefix)
+    }
+
+    /// The node of a map of kind `kind` that wire bytes describe (as a
+    /// peer or a proof sends them). The hash is computed; the caller checks
+    /// it against the hash it expects.
+    pub fn from_wire(kind: MapKind, blob: &[u8]) -> Result<NodeObject, wire::WireError> {
+        let node = wire::decode(blob)?;
+        let mut prefix = Vec::with_capacity(blob.len() + 4);
+        match node {
+            WireNode::Inner(children) => {
+                prefix.extend_from_slice(HashPrefix::INNER_NODE.bytes());
+                for h in children.iter() {
+                    prefix.extend_from_slice(&h.0);
+                }
+            }
+            WireNode::Leaf {
+                kind: leaf_kind,
+                key,
+                data,
+            } => {
+                prefix.extend_from_slice(leaf_kind.leaf_prefix().bytes());
+                prefix.extend_from_slice(&data);
+                if leaf_kind != MapKind::TransactionNoMeta {
+                    prefix.extend_from_slice(&key.0);
+                }
+            }
+        }
+        Ok(NodeObject::from_prefix(NodeType::for_map(kind), &prefix))
+    }
+
+    /// Decodes a value read from a store under `hash`, checking the header,
+    /// the type byte against the prefix, and the hash. Any failure is
+    /// [`StoreError::Corrupt`] naming `hash`.
+    pub fn decode(hash: Hash256, value: Vec<u8>) -> Result<NodeObject, StoreError> {
+        let corrupt = |reason: String| StoreError::Corrupt { hash, reason };
+        if value.len() < VALUE_HEADER_LEN + 4 {
+            return Err(corrupt(format!(
+                "value of {} bytes is too short",
+                value.len()
+            )));
+        }
+        if value[..8] != [0; 8] {
+            return Err(corrupt("the 8-byte value header is not zero".to_owned()));
+        }
+        let obj = NodeObject { hash, value };
+        let prefix = obj.prefix_bytes();
+        let actual = sha512_half(&[prefix]);
+        if actual != hash {
+            return Err(corrupt(format!("its bytes hash to {actual}")));
+        }
+        let ty = obj.value[8];
+        let node_type =
+            NodeType::from_byte(ty).ok_or_else(|| corrupt(format!("unknown type byte {ty}")))?;
+        let tag = &prefix[..4];
+        let fits = match node_type {
+            NodeType::Ledger => tag == HashPrefix::LEDGER_MASTER.bytes(),
+            NodeType::AccountNode => {
+                tag == HashPrefix::INNER_NODE.bytes() || tag == HashPrefix::LEAF_NODE.bytes()
+            }
+            NodeType::TransactionNode => {
+                tag == HashPrefix::INNER_NODE.bytes()
+                    || tag == HashPrefix::TX_NODE.bytes()
+                    || tag == HashPrefix::TRANSACTION_ID.bytes()
+            }
+        };
+        if !fits {
+            return Err(corrupt(format!(
+                "type byte {ty} does not fit hash prefix {}",
+                shamap::hash::encode_hex_upper(tag)
+            )));
+        }
+        Ok(obj)
+    }
+
+    /// The node's hash (its key in the store).
+    pub fn hash(&self) -> Hash256 {
+        self.hash
+    }
+
+    /// The stored value: 8 zero bytes ‖ type ‖ prefix format.
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// The value, by move.
+    pub fn into_value(self) -> Vec<u8> {
+        self.value
+    }
+
+    /// The prefix format (the bytes whose SHA512Half is the hash).
+    pub fn prefix_bytes(&self) -> &[u8] {
+        &self.value[VALUE_HEADER_LEN..]
+    }
+
+    /// The type byte's meaning (`None` only for a value not built by this
+    /// module nor checked by [`NodeObject::decode`]).
+    pub fn node_type(&self) -> Option<NodeType> {
+        NodeType::from_byte(self.value[8])
+    }
+
+    /// Parses the prefix format. Fails (as `Corrupt`) on a prefix that names
+    /// no node or a length that does not fit it.
+    pub fn parse(&self) -> Result<Node, StoreError> {
+        let corrupt = |reason: &str| StoreError::Corrupt {
+            hash: self.hash,
+            reason: reason.to_owned(),
+        };
+        let p = self.prefix_bytes();
+        if p.len() < 4 {
+            return Err(corrupt("shorter than a hash prefix"));
+        }
+        let (tag, body) = p.split_at(4);
+        if tag == HashPrefix::INNER_NODE.bytes() {
+            if body.len() != 16 * 32 {
+                return Err(corrupt("inner node is not 16 hashes long"));
+            }
+            let mut children = Box::new([Hash256::ZERO; 16]);
+            for (c, chunk) in children.iter_mut().zip(body.chunks_exact(32)) {
+                c.0.copy_from_slice(chunk);
+            }
+            return Ok(Node::Inner(children));
+        }
+        let leaf_kind = if tag == HashPrefix::LEAF_NODE.bytes() {
+            Some(MapKind::AccountState)
+        } else if tag == HashPrefix::TX_NODE.bytes() {
+            Some(MapKind::TransactionWithMeta)
+        } else if tag == HashPrefix::TRANSACTION_ID.bytes() {
+            Some(MapKind::TransactionNoMeta)
+        } else {
+            None
+        };
+        match leaf_kind {
+            Some(MapKind::TransactionNoMeta) => Ok(Node::Leaf {
+                kind: MapKind::TransactionNoMeta,
+                key: Key::from(self.hash),
+                data: body.to_vec(),
+            }),
+            Some(kind) => {
+                if body.len() < 32 {
+                    return Err(corrupt("leaf shorter than its key"));
+                }
+                let (data, key) = body.split_at(body.len() - 32);
+                let key = Key::from_slice(key).ok_or_else(|| corrupt("leaf key"))?;
+                Ok(Node::Leaf {
+                    kind,
+                    key,
+                    data: data.to_vec(),
+                })
+            }
+            None if tag == HashPrefix::LEDGER_MASTER.bytes() => LedgerHeader::deserialize(body)
+                .map(Node::Ledger)
+                .ok_or_else(|| corrupt("ledger header is not 118 bytes")),
+            None => Err(corrupt("unknown hash prefix")),
+        }
+    }
+
+    /// The node in rippled's wire format (inner nodes compressed below 12
+    /// children, as rippled sends them). `None` for a ledger header, which
+    /// has no wire node form.
+    pub fn to_wire(&self) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(match self.parse()? {
+            Node::Inner(children) => Some(wire::encode_inner(&children)),
+            Node::Leaf { kind, key, data } => Some(wire::encode_leaf(kind, &key, &data)),
+            Node::Ledger(_) => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_round_trip_and_verify() {
+        let mut prefix = HashPrefix::LEAF_NODE.bytes().to_vec();
+        prefix.extend_from_slice(&[7; 20]);
+        prefix.extend_from_slice(&[1; 32]);
+        let obj = NodeObject::from_prefix(NodeType::AccountNode, &prefix);
+        assert_eq!(
+            obj.hash(),
+            MapKind::AccountState.leaf_hash(&Key([1; 32]), &[7; 20])
+        );
+        let back = NodeObject::decode(obj.hash(), obj.value().to_vec()).expect("valid");
+        assert_eq!(back, obj);
+        match back.parse().expect("parses") {
+            Node::Leaf { kind, key, data } => {
+                assert_eq!(kind, MapKind::AccountState);
+                assert_eq!(key, Key([1; 32]));
+                assert_eq!(data, vec![7; 20]);
+            }
+            other => panic!("parsed {other:?}"),
+        }
+    }
+
+    #[test]
+    fn flipped_bytes_and_bad_headers_are_corrupt() {
+        let mut prefix = HashPrefix::INNER_NODE.bytes().to_vec();
+        prefix.extend_from_slice(&[3; 512]);
+        let obj = NodeObject::from_prefix(NodeType::AccountNode, &prefix);
+        for at in [0, 8, 9, 100, obj.value().len() - 1] {
+            let mut v = obj.value().to_vec();
+            v[at] ^= 0x10;
+            let err = NodeObject::decode(obj.hash(), v).expect_err("must not decode");
+            assert!(matches!(err, StoreError::Corrupt { hash, .. } if hash == obj.hash()));
+        }
+        let mut v = obj.value().to_vec();
+        v[8] = 1;
+        let err = NodeObject::decode(obj.hash(), v).expect_err("ledger type on inner");
+        assert!(err.to_string().contains("does not fit"), "{err}");
+        assert!(NodeObject::decode(obj.hash(), vec![0; 5]).is_err());
+    }
+
+    #[test]
+    fn ledger_headers_are_stored_under_the_ledger_hash() {
+        let h = LedgerHeader {
+            seq: 5,
+            total_coins: 1,
+            parent_hash: Hash256([1; 32]),
+            transaction_hash: Hash256::ZERO,
+            account_hash: Hash256([2; 32]),
+            parent_close_time: 3,
+            close_time: 4,
+            close_time_resolution: 10,
+            close_flags: 0,
+        };
+        let obj = NodeObject::ledger(&h);
+        assert_eq!(obj.hash(), h.hash());
+        assert_eq!(obj.value().len(), 9 + 4 + 118);
+        assert_eq!(obj.parse().expect("parses"), Node::Ledger(h));
+        assert_eq!(obj.to_wire().expect("parses"), None);
+    }
+
+    #[test]
+    fn wire_round_trip_preserves_the_hash() {
+        let mut children = [Hash256::ZERO; 16];
+        children[2] = Hash256([9; 32]);
+        let compressed = wire::encode_inner(&children);
+        let full = wire::encode_inner_full(&children);
+        let a = NodeObject::from_wire(MapKind::AccountState, &compressed).expect("valid");
+        let b = NodeObject::from_wire(MapKind::AccountState, &full).expect("valid");
+        assert_eq!(a, b);
+        assert_eq!(a.to_wire().expect("parses"), Some(compressed));
+        let leaf = wire::encode_leaf(MapKind::TransactionNoMeta, &Key::ZERO, &[4; 30]);
+        let t = NodeObject::from_wire(MapKind::TransactionNoMeta, &leaf).expect("valid");
+        assert_eq!(t.node_type(), Some(NodeType::TransactionNode));
+        assert_eq!(t.to_wire().expect("parses"), Some(leaf));
+    }
+}

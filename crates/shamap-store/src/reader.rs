@@ -1,0 +1,256 @@
+//! Reading a map straight from a store: each lookup walks from the root by
+//! hash, loading and verifying one node per level. Nothing is cached and no
+//! whole map is loaded (the engine-side backed map with a node cache is a
+//! separate piece of work).
+
+use shamap::xrpl::LedgerHeader;
+use shamap::{Hash256, Key, MapKind};
+
+use crate::error::StoreError;
+use crate::node::{Node, NodeType};
+use crate::store::NodeStore;
+
+/// The nibbles of `key` above `depth`, in hex: the path to a node.
+pub fn nibble_path(key: &Key, depth: usize) -> String {
+    (0..depth.min(64))
+        .map(|d| char::from(b"0123456789ABCDEF"[usize::from(key.nibble(d).get())]))
+        .collect()
+}
+
+/// What a retained or given hash names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RootKind {
+    /// A ledger header.
+    Ledger(LedgerHeader),
+    /// The root of a map of this kind.
+    Map(MapKind),
+}
+
+/// Finds out what `hash` names: a ledger header, or the root of a state or
+/// transaction map (for transaction maps, the first leaf tells whether they
+/// carry metadata). The nodes read are verified.
+pub fn root_kind(store: &dyn NodeStore, hash: &Hash256) -> Result<RootKind, StoreError> {
+    let root = store.load(hash)?;
+    let mut node = root.parse()?;
+    if let Node::Ledger(h) = node {
+        return Ok(RootKind::Ledger(h));
+    }
+    if root.node_type() == Some(NodeType::AccountNode) {
+        return Ok(RootKind::Map(MapKind::AccountState));
+    }
+    let mut at = *hash;
+    for _ in 0..=64 {
+        match node {
+            Node::Leaf { kind, .. } => return Ok(RootKind::Map(kind)),
+            Node::Inner(children) => {
+                at = children
+                    .iter()
+                    .copied()
+                    .find(|h| !h.is_zero())
+                    .ok_or_else(|| StoreError::Corrupt {
+                        hash: at,
+                        reason: "inner node with no children".to_owned(),
+                    })?;
+                node = store.load(&at)?.parse()?;
+            }
+            Node::Ledger(_) => break,
+        }
+    }
+    Err(StoreError::WrongType {
+        hash: *hash,
+        found: "a tree without a leaf",
+        expected: "a map root",
+    })
+}
+
+/// A map read from a store by root hash.
+pub struct StoredMap<'s> {
+    store: &'s dyn NodeStore,
+    root: Hash256,
+    kind: MapKind,
+    node_type: NodeType,
+    root_children: Option<Box<[Hash256; 16]>>,
+}
+
+impl<'s> StoredMap<'s> {
+    /// Opens the map whose root is `root`, loading and verifying the root
+    /// node. A zero root is the empty map. Fails when the root is absent,
+    /// corrupt, not an inner node, or stored as another map kind's node.
+    pub fn open(
+        store: &'s dyn NodeStore,
+        root: Hash256,
+        kind: MapKind,
+    ) -> Result<StoredMap<'s>, StoreError> {
+        let node_type = NodeType::for_map(kind);
+        let root_children = if root.is_zero() {
+            None
+        } else {
+            let obj = store.load(&root)?;
+            match obj.parse()? {
+                Node::Inner(c) if obj.node_type() == Some(node_type) => Some(c),
+                Node::Inner(_) => {
+                    return Err(StoreError::WrongType {
+                        hash: root,
+                        found: "the root of another map kind",
+                        expected: "a map root of the requested kind",
+                    })
+                }
+                other => {
+                    return Err(StoreError::WrongType {
+                        hash: root,
+                        found: other.describe(),
+                        expected: "a map root (an inner node)",
+                    })
+                }
+            }
+        };
+        Ok(StoredMap {
+            store,
+            root,
+            kind,
+            node_type,
+            root_children,
+        })
+    }
+
+    /// The root hash.
+    pub fn root_hash(&self) -> Hash256 {
+        self.root
+    }
+
+    /// The map kind.
+    pub fn kind(&self) -> MapKind {
+        self.kind
+    }
+
+    /// Loads and checks the node under `hash` at `key`'s path to `depth`.
+    fn node_at(&self, hash: &Hash256, key: &Key, depth: usize) -> Result<Node, StoreError> {
+        let place = |e: StoreError| e.at(*hash, &nibble_path(key, depth));
+        let obj = self.store.load(hash).map_err(place)?;
+        let node = obj.parse().map_err(place)?;
+        let fits = match &node {
+            Node::Inner(_) => obj.node_type() == Some(self.node_type) && depth < 64,
+            Node::Leaf { kind, .. } => *kind == self.kind,
+            Node::Ledger(_) => false,
+        };
+        if !fits {
+            return Err(place(StoreError::WrongType {
+                hash: *hash,
+                found: node.describe(),
+                expected: "a node of this map",
+            }));
+        }
+        Ok(node)
+    }
+
+    /// The data under `key`, walking from the root (one verified load per
+    /// level).
+    pub fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(root) = &self.root_children else {
+            return Ok(None);
+        };
+        let mut children = root.clone();
+        for depth in 0..64 {
+            let h = children[usize::from(key.nibble(depth).get())];
+            if h.is_zero() {
+                return Ok(None);
+            }
+            match self.node_at(&h, key, depth + 1)? {
+                Node::Inner(c) => children = c,
+                Node::Leaf { key: k, data, .. } => return Ok((k == *key).then_some(data)),
+                Node::Ledger(_) => break,
+            }
+        }
+        Ok(None)
+    }
+
+    /// All items in ascending key order. Yields an error (and then stops) at
+    /// the first node that is missing or bad.
+    pub fn iter(&self) -> StoredIter<'_, 's> {
+        StoredIter {
+            map: self,
+            stack: self
+                .root_children
+                .as_ref()
+                .map(|c| Frame {
+                    children: c.clone(),
+                    next: 0,
+                })
+                .into_iter()
+                .collect(),
+            path: Key::ZERO,
+            done: false,
+        }
+    }
+}
+
+struct Frame {
+    children: Box<[Hash256; 16]>,
+    next: u8,
+}
+
+/// Iterator over a [`StoredMap`] in key order.
+pub struct StoredIter<'m, 's> {
+    map: &'m StoredMap<'s>,
+    stack: Vec<Frame>,
+    /// Nibbles of the path to the top frame's node.
+    path: Key,
+    done: bool,
+}
+
+fn set_nibble(key: &mut Key, depth: usize, nibble: u8) {
+    let b = &mut key.0[depth / 2];
+    if depth.is_multiple_of(2) {
+        *b = (*b & 0x0F) | (nibble << 4);
+    } else {
+        *b = (*b & 0xF0) | nibble;
+    }
+}
+
+impl Iterator for StoredIter<'_, '_> {
+    type Item = Result<(Key, Vec<u8>), StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        loop {
+            if self.stack.is_empty() {
+                self.done = true;
+                return None;
+            }
+            let depth = self.stack.len() - 1;
+            let top = self.stack.last_mut()?;
+            let Some(b) = (top.next..16).find(|&b| !top.children[usize::from(b)].is_zero()) else {
+                self.stack.pop();
+                continue;
+            };
+            top.next = b + 1;
+            let h = top.children[usize::from(b)];
+            set_nibble(&mut self.path, depth, b);
+            let path = self.path.masked(depth + 1);
+            match self.map.node_at(&h, &path, depth + 1) {
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                Ok(Node::Inner(children)) => self.stack.push(Frame { children, next: 0 }),
+                Ok(Node::Leaf { key, data, .. }) => {
+                    if key.masked(depth + 1) != path {
+                        self.done = true;
+                        return Some(Err(StoreError::BadNode {
+                            hash: h,
+                            path: nibble_path(&path, depth + 1),
+                            reason: format!("leaf key {key} is not on its path"),
+                        }));
+                    }
+                    return Some(Ok((key, data)));
+                }
+                Ok(Node::Ledger(_)) => {
+                    self.done = true;
+                    return None;
+                }
+            }
+        }
+    }
+}

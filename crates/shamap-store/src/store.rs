@@ -1,0 +1,175 @@
+//! The node-store trait: the few operations every backend provides.
+//!
+//! Like redb's `StorageBackend`, the trait is small and raw (bytes in,
+//! bytes out); verification lives in the provided methods, so a backend
+//! cannot forget it. Writes go through a [`Batch`] that the backend applies
+//! atomically: after a crash either all of a batch is there or none of it.
+
+use std::ops::ControlFlow;
+
+use shamap::Hash256;
+
+use crate::error::StoreError;
+use crate::node::NodeObject;
+
+/// One change in a [`Batch`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Store `value` under node hash `hash`.
+    PutNode {
+        /// The key.
+        hash: Hash256,
+        /// The value (header ‖ prefix format).
+        value: Vec<u8>,
+    },
+    /// Remove the node stored under `hash` (no-op when absent).
+    DeleteNode(Hash256),
+    /// Set metadata record `name`.
+    PutMeta {
+        /// The record's name.
+        name: String,
+        /// Its bytes.
+        value: Vec<u8>,
+    },
+    /// Remove metadata record `name`.
+    DeleteMeta(String),
+}
+
+/// Changes applied together, atomically, by [`NodeStore::write`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Batch {
+    ops: Vec<Op>,
+    bytes: usize,
+}
+
+impl Batch {
+    /// An empty batch.
+    pub fn new() -> Batch {
+        Batch::default()
+    }
+
+    /// Adds a node (verified by construction: a [`NodeObject`]'s hash
+    /// always matches its bytes).
+    pub fn put_node(&mut self, node: NodeObject) {
+        let hash = node.hash();
+        let value = node.into_value();
+        self.bytes += 32 + value.len();
+        self.ops.push(Op::PutNode { hash, value });
+    }
+
+    /// Removes a node.
+    pub fn delete_node(&mut self, hash: Hash256) {
+        self.bytes += 32;
+        self.ops.push(Op::DeleteNode(hash));
+    }
+
+    /// Sets a metadata record.
+    pub fn put_meta(&mut self, name: &str, value: Vec<u8>) {
+        self.bytes += name.len() + value.len();
+        self.ops.push(Op::PutMeta {
+            name: name.to_owned(),
+            value,
+        });
+    }
+
+    /// Removes a metadata record.
+    pub fn delete_meta(&mut self, name: &str) {
+        self.bytes += name.len();
+        self.ops.push(Op::DeleteMeta(name.to_owned()));
+    }
+
+    /// Number of changes.
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+
+    /// True when the batch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Approximate payload bytes (keys and values).
+    pub fn payload_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The changes, in order.
+    pub fn ops(&self) -> &[Op] {
+        &self.ops
+    }
+
+    /// The changes, by move.
+    pub fn into_ops(self) -> Vec<Op> {
+        self.ops
+    }
+}
+
+/// A key-value store of nodes (hash → value) plus a few named metadata
+/// records. Implementations: [`crate::MemStore`], [`crate::FjallStore`] and,
+/// with the `rocksdb` feature, `RocksStore`.
+///
+/// Backends implement the raw methods; callers use the provided ones
+/// ([`NodeStore::get`] verifies every value against its key).
+pub trait NodeStore: Send + Sync {
+    /// Where the store lives, for messages (a directory, or `<memory>`).
+    fn location(&self) -> String;
+
+    /// The raw value under `hash`, unverified. Prefer [`NodeStore::get`].
+    fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// True when a value is stored under `hash` (not verified).
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        Ok(self.read_value(hash)?.is_some())
+    }
+
+    /// Applies every change of `batch`, atomically: after a crash, either
+    /// all of them are visible or none.
+    fn write(&self, batch: Batch) -> Result<(), StoreError>;
+
+    /// Calls `f` with every stored node (hash and raw value) in hash order
+    /// until it breaks. Sees a consistent view of the store as of the call.
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError>;
+
+    /// A metadata record.
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Bytes the store takes on disk (0 for memory).
+    fn disk_bytes(&self) -> Result<u64, StoreError>;
+
+    /// Makes everything written so far durable against power loss (writes
+    /// are already durable against a process crash when `write` returns).
+    fn sync(&self) -> Result<(), StoreError>;
+
+    /// The node under `hash`, verified: a value that does not decode or
+    /// does not hash to `hash` is [`StoreError::Corrupt`], never data.
+    fn get(&self, hash: &Hash256) -> Result<Option<NodeObject>, StoreError> {
+        match self.read_value(hash)? {
+            None => Ok(None),
+            Some(value) => NodeObject::decode(*hash, value).map(Some),
+        }
+    }
+
+    /// The node under `hash`, verified; [`StoreError::Missing`] if absent.
+    fn load(&self, hash: &Hash256) -> Result<NodeObject, StoreError> {
+        self.get(hash)?.ok_or(StoreError::Missing { hash: *hash })
+    }
+
+    /// Sets one metadata record (a batch of one).
+    fn put_meta(&self, name: &str, value: Vec<u8>) -> Result<(), StoreError> {
+        let mut b = Batch::new();
+        b.put_meta(name, value);
+        self.write(b)
+    }
+
+    /// Deletes nodes, atomically.
+    fn delete(&self, hashes: &[Hash256]) -> Result<(), StoreError> {
+        let mut b = Batch::new();
+        for h in hashes {
+            b.delete_node(*h);
+        }
+        self.write(b)
+    }
+}

@@ -1,0 +1,394 @@
+//! State sync: fill a store with a map, node by node, from untrusted wire
+//! blobs, as rippled's `getMissingNodes` / `addRootNode` / `addKnownNode`.
+//!
+//! Every node is checked against the hash its parent (already stored, so
+//! already verified) names at that node ID before it is stored; the root is
+//! checked against the root hash the caller trusts. Invalid and duplicate
+//! blobs are reported and never stored.
+
+use hashbrown::{HashMap, HashSet};
+use shamap::{Hash256, Key, MapKind};
+
+use crate::error::StoreError;
+use crate::node::{Node, NodeObject};
+use crate::store::{Batch, NodeStore};
+
+/// A node's position on the wire: the key masked to `depth` nibbles, and
+/// the depth (rippled's 33-byte `SHAMapNodeID`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId {
+    key: Key,
+    depth: u8,
+}
+
+impl NodeId {
+    /// The root's ID.
+    pub const ROOT: NodeId = NodeId {
+        key: Key::ZERO,
+        depth: 0,
+    };
+
+    /// The ID of the node at `depth` (≤ 64) on `key`'s path.
+    pub fn new(key: &Key, depth: u8) -> Option<NodeId> {
+        (depth <= 64).then(|| NodeId {
+            key: key.masked(usize::from(depth)),
+            depth,
+        })
+    }
+
+    /// The masked key.
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
+    /// The depth.
+    pub fn depth(&self) -> u8 {
+        self.depth
+    }
+
+    /// The child ID on branch `nibble` (< 16) of this (inner) node.
+    pub fn child(&self, nibble: u8) -> NodeId {
+        let mut key = self.key;
+        let d = usize::from(self.depth);
+        let b = &mut key.0[d / 2];
+        if d.is_multiple_of(2) {
+            *b |= nibble << 4;
+        } else {
+            *b |= nibble & 0x0F;
+        }
+        NodeId {
+            key,
+            depth: self.depth + 1,
+        }
+    }
+
+    /// The 33 wire bytes: masked key ‖ depth.
+    pub fn to_bytes(&self) -> [u8; 33] {
+        let mut out = [0u8; 33];
+        out[..32].copy_from_slice(&self.key.0);
+        out[32] = self.depth;
+        out
+    }
+
+    /// Parses 33 wire bytes; `None` unless the depth is ≤ 64 and the key
+    /// has no bits below it.
+    pub fn from_bytes(b: &[u8]) -> Option<NodeId> {
+        if b.len() != 33 || b[32] > 64 {
+            return None;
+        }
+        let key = Key::from_slice(&b[..32])?;
+        let id = NodeId::new(&key, b[32])?;
+        (id.key == key).then_some(id)
+    }
+}
+
+/// What became of a blob offered to the store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AddOutcome {
+    /// Verified and stored.
+    Useful,
+    /// The store already had this node; nothing written.
+    Duplicate,
+    /// Rejected, and why; nothing written.
+    Invalid(String),
+}
+
+/// One map being synced into a store. Remembers which subtrees are
+/// complete (so repeated [`SyncSession::missing_nodes`] calls do not walk
+/// them again) and which hashes it asked for at which node IDs.
+pub struct SyncSession<'s> {
+    store: &'s dyn NodeStore,
+    root: Hash256,
+    kind: MapKind,
+    /// Roots of subtrees known to be complete in the store.
+    full_below: HashSet<Hash256>,
+    /// Hashes expected at node IDs, from parents already stored.
+    expected: HashMap<NodeId, Hash256>,
+    /// Children of stored inner nodes whose subtrees are not complete yet,
+    /// so that each round does not reload and rehash them.
+    incomplete: HashMap<Hash256, Box<[Hash256; 16]>>,
+}
+
+impl<'s> SyncSession<'s> {
+    /// A session that fills `store` with the map of kind `kind` whose root
+    /// (trusted, e.g. from a validated ledger header) is `root`.
+    pub fn new(store: &'s dyn NodeStore, root: Hash256, kind: MapKind) -> SyncSession<'s> {
+        SyncSession {
+            store,
+            root,
+            kind,
+            full_below: HashSet::new(),
+            expected: HashMap::new(),
+            incomplete: HashMap::new(),
+        }
+    }
+
+    /// The root being synced.
+    pub fn root(&self) -> Hash256 {
+        self.root
+    }
+
+    /// Up to `max` nodes the store lacks, as (node ID, hash) pairs, in
+    /// depth-first branch order. Empty when the map is complete. Nodes
+    /// already stored are loaded and verified on the way.
+    pub fn missing_nodes(&mut self, max: usize) -> Result<Vec<(NodeId, Hash256)>, StoreError> {
+        let mut out = Vec::new();
+        if self.root.is_zero() || max == 0 {
+            return Ok(out);
+        }
+        self.visit(self.root, NodeId::ROOT, max, &mut out)?;
+        for (id, h) in &out {
+            self.expected.insert(*id, *h);
+        }
+        Ok(out)
+    }
+
+    /// True when every node of the map is in the store.
+    pub fn is_complete(&mut self) -> Result<bool, StoreError> {
+        Ok(self.missing_nodes(1)?.is_empty())
+    }
+
+    /// Walks the subtree under `hash` at `id`; returns whether it is
+    /// complete. Stops adding once `out` holds `max`.
+    fn visit(
+        &mut self,
+        hash: Hash256,
+        id: NodeId,
+        max: usize,
+        out: &mut Vec<(NodeId, Hash256)>,
+    ) -> Result<bool, StoreError> {
+        if self.full_below.contains(&hash) {
+            return Ok(true);
+        }
+        let children = match self.incomplete.remove(&hash) {
+            Some(c) => c,
+            None => {
+                let Some(obj) = self.store.get(&hash)? else {
+                    out.push((id, hash));
+                    return Ok(false);
+                };
+                match obj.parse()? {
+                    Node::Inner(c) if id.depth < 64 => c,
+                    Node::Leaf { .. } if id.depth > 0 => {
+                        self.full_below.insert(hash);
+                        return Ok(true);
+                    }
+                    other => {
+                        return Err(StoreError::BadNode {
+                            hash,
+                            path: crate::reader::nibble_path(&id.key, usize::from(id.depth)),
+                            reason: format!("{} cannot sit here", other.describe()),
+                        })
+                    }
+                }
+            }
+        };
+        let mut complete = true;
+        for b in 0..16u8 {
+            let c = children[usize::from(b)];
+            if c.is_zero() {
+                continue;
+            }
+            if out.len() >= max {
+                complete = false;
+                break;
+            }
+            if !self.visit(c, id.child(b), max, out)? {
+                complete = false;
+            }
+        }
+        if complete {
+            self.full_below.insert(hash);
+        } else {
+            self.incomplete.insert(hash, children);
+        }
+        Ok(complete)
+    }
+
+    /// Offers the root node's wire blob: stored if it decodes to an inner
+    /// node hashing to the session's root.
+    pub fn add_root_node(&mut self, blob: &[u8]) -> Result<AddOutcome, StoreError> {
+        if self.store.contains(&self.root)? {
+            return Ok(AddOutcome::Duplicate);
+        }
+        let node = match self.check_blob(blob, self.root, NodeId::ROOT) {
+            Ok(n) => n,
+            Err(reason) => return Ok(AddOutcome::Invalid(reason)),
+        };
+        let mut b = Batch::new();
+        b.put_node(node.clone());
+        self.store.write(b)?;
+        self.remember(&node);
+        Ok(AddOutcome::Useful)
+    }
+
+    /// Notes what a node just verified and stored means for the walk: a
+    /// leaf is a complete subtree; an inner node's children are known.
+    fn remember(&mut self, node: &NodeObject) {
+        match node.parse() {
+            Ok(Node::Leaf { .. }) => {
+                self.full_below.insert(node.hash());
+            }
+            Ok(Node::Inner(c)) => {
+                self.incomplete.insert(node.hash(), c);
+            }
+            _ => {}
+        }
+    }
+
+    /// Offers the wire blob of the node at `id`: stored if it hashes to
+    /// what its stored parent names at `id`.
+    pub fn add_known_node(&mut self, id: &NodeId, blob: &[u8]) -> Result<AddOutcome, StoreError> {
+        let mut out = self.add_known_nodes(&[(*id, blob)])?;
+        Ok(out
+            .pop()
+            .unwrap_or(AddOutcome::Invalid("nothing offered".to_owned())))
+    }
+
+    /// Offers several (node ID, blob) pairs; the useful ones are stored in
+    /// one batch. One outcome per pair, in order.
+    pub fn add_known_nodes(
+        &mut self,
+        nodes: &[(NodeId, &[u8])],
+    ) -> Result<Vec<AddOutcome>, StoreError> {
+        let mut batch = Batch::new();
+        let mut in_batch: HashSet<Hash256> = HashSet::new();
+        let mut accepted = Vec::new();
+        let mut outcomes = Vec::with_capacity(nodes.len());
+        for (id, blob) in nodes {
+            if id.depth == 0 {
+                outcomes.push(AddOutcome::Invalid(
+                    "node ID names the root: use add_root_node".to_owned(),
+                ));
+                continue;
+            }
+            let expected = match self.expected.get(id) {
+                Some(h) => *h,
+                None => match self.expected_from_parent(id)? {
+                    Ok(h) => h,
+                    Err(reason) => {
+                        outcomes.push(AddOutcome::Invalid(reason));
+                        continue;
+                    }
+                },
+            };
+            if in_batch.contains(&expected) || self.store.contains(&expected)? {
+                outcomes.push(AddOutcome::Duplicate);
+                continue;
+            }
+            match self.check_blob(blob, expected, *id) {
+                Ok(node) => {
+                    in_batch.insert(expected);
+                    accepted.push(node.clone());
+                    batch.put_node(node);
+                    self.expected.remove(id);
+                    outcomes.push(AddOutcome::Useful);
+                }
+                Err(reason) => outcomes.push(AddOutcome::Invalid(reason)),
+            }
+        }
+        self.store.write(batch)?;
+        for node in &accepted {
+            self.remember(node);
+        }
+        Ok(outcomes)
+    }
+
+    /// The hash the stored parent of `id` names for it, walking from the
+    /// root; `Err(reason)` when the path is not in the store or has no
+    /// node there.
+    fn expected_from_parent(&self, id: &NodeId) -> Result<Result<Hash256, String>, StoreError> {
+        let mut hash = self.root;
+        for d in 0..usize::from(id.depth) {
+            let Some(obj) = self.store.get(&hash)? else {
+                return Ok(Err(format!(
+                    "the node at depth {d} on its path is not in the store yet"
+                )));
+            };
+            let Node::Inner(children) = obj.parse()? else {
+                return Ok(Err(format!("the path ends in a leaf at depth {d}")));
+            };
+            hash = children[usize::from(id.key.nibble(d).get())];
+            if hash.is_zero() {
+                return Ok(Err(format!(
+                    "its parent has no child on that branch (depth {d})"
+                )));
+            }
+        }
+        Ok(Ok(hash))
+    }
+
+    /// Decodes `blob` and checks it is the node `expected` at `id`.
+    fn check_blob(&self, blob: &[u8], expected: Hash256, id: NodeId) -> Result<NodeObject, String> {
+        let node = NodeObject::from_wire(self.kind, blob).map_err(|e| e.to_string())?;
+        if node.hash() != expected {
+            return Err(format!(
+                "blob hashes to {}, its parent expects {expected}",
+                node.hash()
+            ));
+        }
+        match node.parse().map_err(|e| e.to_string())? {
+            Node::Inner(_) if id.depth < 64 => {}
+            Node::Inner(_) => return Err("inner node at depth 64".to_owned()),
+            Node::Leaf { kind, key, .. } => {
+                if id.depth == 0 {
+                    return Err("a leaf cannot be the root".to_owned());
+                }
+                if kind != self.kind {
+                    return Err(format!(
+                        "a {} leaf in a {} map",
+                        kind.name(),
+                        self.kind.name()
+                    ));
+                }
+                if key.masked(usize::from(id.depth)) != id.key {
+                    return Err(format!("leaf key {key} is not under its node ID"));
+                }
+            }
+            Node::Ledger(_) => return Err("a ledger header is not a map node".to_owned()),
+        }
+        Ok(node)
+    }
+}
+
+/// Up to `max` nodes of the map rooted at `root` that `store` lacks (a
+/// one-shot [`SyncSession::missing_nodes`]; the kind does not matter for
+/// finding them).
+pub fn missing_nodes(
+    store: &dyn NodeStore,
+    root: Hash256,
+    max: usize,
+) -> Result<Vec<(NodeId, Hash256)>, StoreError> {
+    SyncSession::new(store, root, MapKind::AccountState).missing_nodes(max)
+}
+
+/// A one-shot [`SyncSession::add_root_node`].
+pub fn add_root_node(
+    store: &dyn NodeStore,
+    kind: MapKind,
+    root: Hash256,
+    blob: &[u8],
+) -> Result<AddOutcome, StoreError> {
+    SyncSession::new(store, root, kind).add_root_node(blob)
+}
+
+/// A one-shot [`SyncSession::add_known_node`]: the parent is found by
+/// walking from `root` in the store.
+pub fn add_known_node(
+    store: &dyn NodeStore,
+    kind: MapKind,
+    root: Hash256,
+    id: &NodeId,
+    blob: &[u8],
+) -> Result<AddOutcome, StoreError> {
+    SyncSession::new(store, root, kind).add_known_node(id, blob)
+}
+
+/// The wire blob of the node stored under `hash` (verified), as a peer
+/// serving sync requests sends it; `None` when absent.
+pub fn wire_blob(store: &dyn NodeStore, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+    match store.get(hash)? {
+        None => Ok(None),
+        Some(obj) => obj.to_wire(),
+    }
+}

@@ -1,0 +1,130 @@
+//! History and garbage collection.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use shamap::{Key, MapKind};
+use shamap_store::{
+    gc, import_ledger, meta, verify_all, write_changed, FjallStore, MemStore, NodeStore, StoredMap,
+};
+
+use crate::support::{random_map, seed};
+
+fn count(store: &dyn NodeStore) -> u64 {
+    let mut n = 0;
+    store
+        .for_each_value(&mut |_, _| {
+            n += 1;
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("iterate");
+    n
+}
+
+#[test]
+fn gc_keeps_shared_nodes_and_drops_the_rest() {
+    let store = MemStore::new();
+    let (mut map, model) = random_map(MapKind::AccountState, 2000, seed(10));
+    let v1 = map.snapshot();
+    import_ledger(&store, "v1", Some(&v1), None, None, &mut |_| {}).expect("v1");
+    let keys: Vec<Key> = model.keys().copied().collect();
+    let mut versions = vec![v1];
+    for round in 0..3u8 {
+        let mut m = versions.last().expect("one").to_map();
+        let changed: Vec<Key> = keys
+            .iter()
+            .skip(usize::from(round))
+            .step_by(20)
+            .copied()
+            .collect();
+        for k in &changed {
+            m.update(*k, &[round; 30]).expect("update");
+        }
+        let s = m.snapshot();
+        write_changed(&store, &s, &changed).expect("commit");
+        shamap_store::record_root(
+            &store,
+            &format!("v{}", round + 2),
+            s.root_hash(),
+            Default::default(),
+        )
+        .expect("record");
+        versions.push(s);
+    }
+    assert_eq!(meta::retained(&store).expect("meta").len(), 4);
+    let before = count(&store);
+    let keep = [versions[1].root_hash(), versions[3].root_hash()];
+    let r = gc(&store, &keep).expect("gc");
+    assert_eq!(count(&store), before - r.deleted);
+    assert!(r.deleted > 0);
+    for s in &versions[1..] {
+        if keep.contains(&s.root_hash()) {
+            verify_all(&store, &s.root_hash()).expect("kept version intact");
+        }
+    }
+    assert!(verify_all(&store, &versions[0].root_hash()).is_err());
+    let names: Vec<String> = meta::retained(&store)
+        .expect("meta")
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, ["v2", "v4"]);
+    // Nothing left that no kept root reaches.
+    let r2 = gc(&store, &keep).expect("gc again");
+    assert_eq!(r2.deleted, 0);
+    assert_eq!(r2.reachable, count(&store));
+}
+
+#[test]
+fn gc_refuses_an_incomplete_root_and_deletes_nothing() {
+    let store = MemStore::new();
+    let (mut map, _) = random_map(MapKind::AccountState, 300, seed(11));
+    let s = map.snapshot();
+    import_ledger(&store, "a", Some(&s), None, None, &mut |_| {}).expect("import");
+    let before = count(&store);
+    let bogus = shamap::Hash256([7; 32]);
+    let err = gc(&store, &[s.root_hash(), bogus]).expect_err("missing root");
+    assert!(err.to_string().contains(&bogus.to_hex()), "{err}");
+    assert_eq!(count(&store), before);
+    assert_eq!(meta::retained(&store).expect("meta").len(), 1);
+}
+
+#[test]
+fn a_reader_of_a_kept_root_runs_safely_beside_gc() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = FjallStore::open(dir.path()).expect("open");
+    let (mut map, model) = random_map(MapKind::AccountState, 3000, seed(12));
+    let old = map.snapshot();
+    import_ledger(&store, "old", Some(&old), None, None, &mut |_| {}).expect("old");
+    let mut m = old.to_map();
+    let changed: Vec<Key> = model.keys().step_by(3).copied().collect();
+    for k in &changed {
+        m.update(*k, &[9; 40]).expect("update");
+    }
+    let new = m.snapshot();
+    write_changed(&store, &new, &changed).expect("commit");
+    shamap_store::record_root(&store, "new", new.root_hash(), Default::default()).expect("record");
+
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut passes = 0;
+            while !stop.load(Ordering::Relaxed) || passes == 0 {
+                let sm = StoredMap::open(&store, new.root_hash(), MapKind::AccountState)
+                    .expect("open kept root");
+                let mut n = 0;
+                for item in sm.iter() {
+                    item.expect("no node of a kept root vanishes");
+                    n += 1;
+                }
+                assert_eq!(n, model.len());
+                passes += 1;
+            }
+            passes
+        });
+        let r = gc(&store, &[new.root_hash()]).expect("gc");
+        assert!(r.deleted > 0);
+        stop.store(true, Ordering::Relaxed);
+        assert!(reader.join().expect("reader") > 0);
+    });
+    verify_all(&store, &new.root_hash()).expect("kept root intact");
+}

@@ -1,0 +1,8 @@
+//! Integration tests of shamap-store, compiled as one binary.
+
+mod crash;
+mod gc;
+mod ledgers;
+mod reader;
+mod support;
+mod sync;

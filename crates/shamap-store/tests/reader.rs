@@ -1,0 +1,235 @@
+//! Store, read back, verify, and reject damage.
+
+use shamap::{Hash256, Key, MapKind, ShaMap};
+use shamap_store::{
+    import_ledger, meta, verify_all, write_changed, write_snapshot, FjallStore, MemStore,
+    NodeObject, NodeStore, StoreError, StoredMap,
+};
+
+use crate::support::{random_map, seed};
+
+#[test]
+fn stored_map_reads_every_key_and_iterates_in_order() {
+    let store = MemStore::new();
+    for kind in [
+        MapKind::AccountState,
+        MapKind::TransactionWithMeta,
+        MapKind::TransactionNoMeta,
+    ] {
+        let (mut map, model) = random_map(kind, 2000, seed(1));
+        assert_eq!(map.len(), model.len());
+        let snap = map.snapshot();
+        let stats = write_snapshot(&store, &snap, &mut |_| {}).expect("write");
+        assert!(stats.written > 2000);
+        let sm = StoredMap::open(&store, snap.root_hash(), kind).expect("open");
+        let items: Vec<(Key, Vec<u8>)> = sm.iter().collect::<Result<_, _>>().expect("iterate");
+        let want: Vec<(Key, Vec<u8>)> = model.iter().map(|(k, d)| (*k, d.clone())).collect();
+        assert_eq!(items, want);
+        for (k, d) in model.iter().take(200) {
+            assert_eq!(sm.get(k).expect("read").as_ref(), Some(d));
+        }
+        let mut absent = *model.keys().next().expect("non-empty");
+        absent.0[31] ^= 1;
+        if !model.contains_key(&absent) {
+            assert_eq!(sm.get(&absent).expect("read"), None);
+        }
+    }
+}
+
+#[test]
+fn empty_map_has_zero_root_and_no_nodes() {
+    let store = MemStore::new();
+    let mut map = ShaMap::new(MapKind::AccountState);
+    let snap = map.snapshot();
+    assert_eq!(
+        write_snapshot(&store, &snap, &mut |_| {})
+            .expect("write")
+            .written,
+        0
+    );
+    let sm = StoredMap::open(&store, Hash256::ZERO, MapKind::AccountState).expect("empty");
+    assert_eq!(sm.iter().count(), 0);
+    assert_eq!(sm.get(&Key([1; 32])).expect("read"), None);
+}
+
+#[test]
+fn a_flipped_byte_is_corrupt_never_data() {
+    let store = MemStore::new();
+    let (mut map, model) = random_map(MapKind::AccountState, 500, seed(2));
+    let snap = map.snapshot();
+    write_snapshot(&store, &snap, &mut |_| {}).expect("write");
+    let (key, _) = model.iter().nth(17).expect("entry");
+    let proof = snap.proof_path(key);
+    let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
+    let mut bad = leaf.value().to_vec();
+    let at = bad.len() - 40;
+    bad[at] ^= 0x01;
+    store.insert_raw(leaf.hash(), bad);
+
+    let err = store.get(&leaf.hash()).expect_err("corrupt");
+    assert!(matches!(err, StoreError::Corrupt { hash, .. } if hash == leaf.hash()));
+    let sm = StoredMap::open(&store, snap.root_hash(), MapKind::AccountState).expect("root ok");
+    let err = sm.get(key).expect_err("must fail");
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&leaf.hash().to_hex()) && msg.contains("corrupt"),
+        "{msg}"
+    );
+    assert!(!msg.contains('\n'));
+    let err = verify_all(&store, &snap.root_hash()).expect_err("verify finds it");
+    match err {
+        StoreError::BadNode { hash, path, .. } => {
+            assert_eq!(hash, leaf.hash());
+            let want: String = (0..path.len())
+                .map(|d| format!("{:X}", key.nibble(d).get()))
+                .collect();
+            assert_eq!(path, want);
+        }
+        other => panic!("{other}"),
+    }
+    // Other keys still read.
+    let (other, d) = model.iter().find(|(k, _)| *k != key).expect("another");
+    if sm.get(other).is_ok() {
+        assert_eq!(sm.get(other).expect("ok").as_ref(), Some(d));
+    }
+}
+
+#[test]
+fn verify_all_counts_nodes_and_reports_missing_ones() {
+    let store = MemStore::new();
+    let (mut map, _) = random_map(MapKind::AccountState, 1000, seed(3));
+    let snap = map.snapshot();
+    let w = write_snapshot(&store, &snap, &mut |_| {}).expect("write");
+    let r = verify_all(&store, &snap.root_hash()).expect("intact");
+    assert_eq!(r.leaves, 1000);
+    assert_eq!(r.nodes(), w.written);
+    // Delete some inner node below the root.
+    let mut victim = None;
+    snap.for_each_node(|n| {
+        if victim.is_none() && !n.is_leaf && n.depth == 2 {
+            victim = Some(n.hash);
+        }
+    });
+    let victim = victim.expect("an inner node at depth 2");
+    store.delete(&[victim]).expect("delete");
+    let err = verify_all(&store, &snap.root_hash()).expect_err("missing");
+    assert!(err.to_string().contains("missing"), "{err}");
+    assert!(err.to_string().contains(&victim.to_hex()), "{err}");
+}
+
+#[test]
+fn changed_nodes_commit_matches_a_full_write() {
+    let store = MemStore::new();
+    let full = MemStore::new();
+    let (mut map, model) = random_map(MapKind::AccountState, 3000, seed(4));
+    let snap = map.snapshot();
+    write_snapshot(&store, &snap, &mut |_| {}).expect("write");
+    let mut next = snap.to_map();
+    let mut changed = Vec::new();
+    for (i, k) in model.keys().enumerate().filter(|(i, _)| i % 7 == 0) {
+        if i % 2 == 0 {
+            next.update(*k, &[i as u8; 20]).expect("update");
+        } else {
+            next.remove(k).expect("remove");
+        }
+        changed.push(*k);
+    }
+    for i in 0..50u8 {
+        let k = Key([i.wrapping_mul(37); 32]);
+        if !model.contains_key(&k) {
+            next.insert(k, &[i; 15]).expect("insert");
+            changed.push(k);
+        }
+    }
+    let snap2 = next.snapshot();
+    let w = write_changed(&store, &snap2, &changed).expect("commit");
+    assert!(w.written > 0 && w.written < 3000);
+    verify_all(&store, &snap2.root_hash()).expect("new version complete");
+    verify_all(&store, &snap.root_hash()).expect("old version intact");
+    write_snapshot(&full, &snap2, &mut |_| {}).expect("full");
+    let a: Vec<_> = StoredMap::open(&store, snap2.root_hash(), MapKind::AccountState)
+        .expect("open")
+        .iter()
+        .collect::<Result<_, _>>()
+        .expect("iter");
+    let b: Vec<_> = next.iter().map(|(k, d)| (*k, d.to_vec())).collect();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn fjall_store_round_trips_and_records_the_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut map, model) = random_map(MapKind::AccountState, 1500, seed(5));
+    let snap = map.snapshot();
+    {
+        let store = FjallStore::open(dir.path()).expect("open");
+        let r =
+            import_ledger(&store, "test", Some(&snap), None, None, &mut |_| {}).expect("import");
+        assert_eq!(r.recorded, snap.root_hash());
+    }
+    let store = FjallStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        meta::latest(&store).expect("meta").map(|r| r.hash),
+        Some(snap.root_hash())
+    );
+    verify_all(&store, &snap.root_hash()).expect("intact");
+    let sm = StoredMap::open(&store, snap.root_hash(), MapKind::AccountState).expect("open");
+    for (k, d) in model.iter().step_by(37) {
+        assert_eq!(sm.get(k).expect("read").as_ref(), Some(d));
+    }
+    assert!(store.disk_bytes().expect("size") > 0);
+    store
+        .put_meta(meta::FORMAT_VERSION, 99u32.to_be_bytes().to_vec())
+        .expect("write");
+    drop(sm);
+    drop(store);
+    let err = FjallStore::open(dir.path()).expect_err("unknown version");
+    let msg = err.to_string();
+    assert!(msg.contains("format version 99"), "{msg}");
+    assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+}
+
+#[test]
+fn a_flipped_byte_in_a_fjall_table_is_an_error_and_undoing_it_restores_everything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut map, _) = random_map(MapKind::AccountState, 3000, seed(6));
+    let snap = map.snapshot();
+    {
+        let store = FjallStore::open(dir.path()).expect("open");
+        import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
+        store.flush_memtables().expect("flush");
+    }
+    let mut tables: Vec<std::path::PathBuf> = Vec::new();
+    let mut stack = vec![dir.path().to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.parent().is_some_and(|x| x.ends_with("tables")) {
+                tables.push(p);
+            }
+        }
+    }
+    let table = tables
+        .into_iter()
+        .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .expect("a table file");
+    let good = std::fs::read(&table).expect("read");
+    let mut bad = good.clone();
+    let at = bad.len() / 3;
+    bad[at] ^= 0x04;
+    std::fs::write(&table, &bad).expect("write");
+    let outcome = FjallStore::open(dir.path()).and_then(|s| verify_all(&s, &snap.root_hash()));
+    let err = outcome.expect_err("damage is seen");
+    assert!(!err.to_string().contains('\n'), "{err}");
+    eprintln!("damage reported as: {err}");
+    std::fs::write(&table, &good).expect("undo");
+    let store = FjallStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        verify_all(&store, &snap.root_hash())
+            .expect("intact")
+            .leaves,
+        3000
+    );
+}
