@@ -8,6 +8,8 @@
 //!   feature.
 //! - [`NodeObject`]: a stored value (`8 zero bytes ‖ type ‖ prefix format`),
 //!   verified against its key on every [`NodeStore::get`].
+//! - [`BackedMap`]: a writable map opened by root hash, nodes loaded lazily
+//!   and verified through a bounded cache, committed in one atomic batch.
 //! - [`StoredMap`]: reads a map by root hash, one verified node per level;
 //!   [`verify_all`] rehashes everything reachable from a root.
 //! - [`import_ledger`] / [`write_snapshot`] / [`write_changed`]: writes
@@ -18,6 +20,7 @@
 //!
 //! Layout of records and values: `crates/shamap-store/README.md`.
 
+pub mod backed;
 pub mod compact;
 pub mod error;
 mod fjall_store;
@@ -33,6 +36,7 @@ pub mod store;
 pub mod sync;
 pub mod verify;
 
+pub use backed::{BackedMap, BackedOptions, BackedStats};
 pub use error::StoreError;
 pub use fjall_store::{FjallOptions, FjallStore};
 pub use gc::{gc, GcReport};

@@ -20,6 +20,7 @@ struct Inner {
 #[derive(Clone, Debug, Default)]
 pub struct MemStore {
     inner: Arc<RwLock<Inner>>,
+    fail_writes: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl MemStore {
@@ -36,6 +37,13 @@ impl MemStore {
     /// readers treat damaged stores.
     pub fn insert_raw(&self, hash: Hash256, value: Vec<u8>) {
         self.write_lock().nodes.insert(hash, value);
+    }
+
+    /// Makes every following [`NodeStore::write`] fail (or succeed again):
+    /// for tests of how writers treat a store that refuses writes.
+    pub fn fail_writes(&self, fail: bool) {
+        self.fail_writes
+            .store(fail, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Number of stored nodes.
@@ -68,6 +76,9 @@ impl NodeStore for MemStore {
     }
 
     fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        if self.fail_writes.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(StoreError::backend(self.location(), "writes are refused"));
+        }
         let mut g = self.write_lock();
         for op in batch.into_ops() {
             match op {

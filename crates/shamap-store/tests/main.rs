@@ -1,5 +1,6 @@
 //! Integration tests of shamap-store, compiled as one binary.
 
+mod backed;
 mod crash;
 mod gc;
 mod ledgers;

@@ -1,0 +1,301 @@
+//! The backed map against two oracles: an in-memory `ShaMap` fed the same
+//! operations (root hashes) and a `BTreeMap` (contents), with budgets small
+//! enough that every walk evicts, loads and spills.
+
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::{Hash256, Key, MapKind, ShaMap};
+use shamap_store::{
+    import_ledger, meta, verify_all, BackedMap, BackedOptions, MemStore, NodeStore, StoreError,
+};
+
+use crate::support::{random_map, seed};
+
+fn contents(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut last: Option<Key> = None;
+    m.for_each(&mut |k, v| {
+        assert!(last.is_none_or(|l| l < *k), "keys ascend");
+        last = Some(*k);
+        out.insert(*k, v.to_vec());
+        ControlFlow::Continue(())
+    })
+    .expect("scan");
+    out
+}
+
+/// A key near an existing one (sharing `share` nibbles), or a fresh one.
+fn pick_key(rng: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Key {
+    let mut k = Key(rng.gen());
+    if !model.is_empty() && rng.gen_ratio(1, 3) {
+        let i = rng.gen_range(0..model.len());
+        let near = *model.keys().nth(i).expect("in range");
+        if rng.gen_ratio(1, 2) {
+            return near;
+        }
+        let share = rng.gen_range(1..32);
+        k.0[..share].copy_from_slice(&near.0[..share]);
+    }
+    k
+}
+
+fn run_against_oracles(kind: MapKind, budget: usize, s: u64) {
+    let store = MemStore::new();
+    let (mut mem, mut model) = random_map(kind, 3000, s);
+    let snap = mem.snapshot();
+    import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let opts = BackedOptions {
+        budget_bytes: budget,
+    };
+    let mut backed = BackedMap::open(&store, snap.root_hash(), kind, opts).expect("open");
+    let mut rng = SmallRng::seed_from_u64(s ^ 0xBAC);
+    for block in 0..12 {
+        for _ in 0..250 {
+            let k = pick_key(&mut rng, &model);
+            if rng.gen_ratio(2, 5) {
+                let was = model.remove(&k).is_some();
+                assert_eq!(backed.remove(&k).expect("remove"), was, "seed {s}");
+                if was {
+                    mem.remove(&k).expect("present");
+                }
+            } else {
+                let len = rng.gen_range(1..80);
+                let d: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+                let k = if kind == MapKind::TransactionNoMeta {
+                    Key::from(shamap::xrpl::transaction_id(&d))
+                } else {
+                    k
+                };
+                let added = model.insert(k, d.clone()).is_none();
+                assert_eq!(backed.upsert(k, &d).expect("upsert"), added, "seed {s}");
+                mem.upsert(k, &d).expect("upsert");
+            }
+        }
+        assert_eq!(
+            backed.root_hash(),
+            mem.root_hash(),
+            "seed {s} block {block}: backed root differs from the in-memory map"
+        );
+        for _ in 0..50 {
+            let k = pick_key(&mut rng, &model);
+            assert_eq!(
+                backed.get(&k).expect("get"),
+                model.get(&k).cloned(),
+                "seed {s}"
+            );
+        }
+        let st = backed.stats();
+        assert!(st.cache_peak_bytes <= budget, "seed {s}: {st:?}");
+        if block % 3 == 2 {
+            let root = backed.commit("head").expect("commit");
+            assert_eq!(root, mem.root_hash(), "seed {s}");
+            assert!(!backed.is_dirty());
+            // Reopen from the store alone: same contents.
+            let again = BackedMap::open(&store, root, kind, opts).expect("reopen");
+            assert_eq!(contents(&again), model, "seed {s} block {block}");
+            let rec = meta::retained(&store).expect("meta");
+            assert_eq!(
+                rec.last().map(|r| (r.name.as_str(), r.hash)),
+                Some(("head", root))
+            );
+            if !root.is_zero() {
+                let r = verify_all(&store, &root).expect("every committed node verifies");
+                assert_eq!(r.leaves as usize, model.len(), "seed {s}");
+            }
+        }
+    }
+    assert_eq!(contents(&backed), model, "seed {s}");
+}
+
+#[test]
+fn random_operations_match_the_in_memory_map_and_a_btreemap() {
+    let s = seed(71);
+    // 48 KiB: a few hundred nodes; every block evicts and spills.
+    run_against_oracles(MapKind::AccountState, 48 << 10, s);
+    run_against_oracles(MapKind::TransactionWithMeta, 1 << 20, s + 1);
+    run_against_oracles(MapKind::TransactionNoMeta, 96 << 10, s + 2);
+}
+
+#[test]
+fn spills_and_evictions_keep_memory_within_budget() {
+    let s = seed(72);
+    let store = MemStore::new();
+    let budget = 64 << 10;
+    let mut backed = BackedMap::new(
+        &store,
+        MapKind::AccountState,
+        BackedOptions {
+            budget_bytes: budget,
+        },
+    );
+    let mut mem = ShaMap::new(MapKind::AccountState);
+    let mut rng = SmallRng::seed_from_u64(s);
+    for i in 0..20_000u32 {
+        let k = Key(rng.gen());
+        backed.upsert(k, &i.to_be_bytes()).expect("upsert");
+        mem.upsert(k, &i.to_be_bytes()).expect("upsert");
+    }
+    let st = backed.stats();
+    assert!(st.spills > 10, "seed {s}: {st:?}");
+    assert!(st.cache_peak_bytes <= budget, "seed {s}: {st:?}");
+    // A spill happens at the first write past a quarter of the budget; one
+    // write adds at most a path of nodes.
+    assert!(
+        st.dirty_peak_bytes <= budget / 4 + 64 * 1024 / 16,
+        "seed {s}: {st:?}"
+    );
+    let root = backed.commit("head").expect("commit");
+    assert_eq!(root, mem.root_hash(), "seed {s}");
+    // Nothing of it was retained before the commit, but every node is there.
+    let r = verify_all(&store, &root).expect("verifies");
+    assert_eq!(r.leaves, 20_000);
+}
+
+#[test]
+fn removing_everything_gives_the_empty_root() {
+    let s = seed(73);
+    let store = MemStore::new();
+    let (mem, model) = random_map(MapKind::AccountState, 500, s);
+    let mut snap_map = mem;
+    let snap = snap_map.snapshot();
+    import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let mut backed = BackedMap::open(
+        &store,
+        snap.root_hash(),
+        MapKind::AccountState,
+        BackedOptions::default(),
+    )
+    .expect("open");
+    for k in model.keys() {
+        assert!(backed.remove(k).expect("remove"), "seed {s}");
+        snap_map.remove(k).expect("remove");
+        if k.0[0] % 16 == 0 {
+            assert_eq!(backed.root_hash(), snap_map.root_hash(), "seed {s}");
+        }
+    }
+    assert_eq!(backed.root_hash(), Hash256::ZERO);
+    assert_eq!(backed.commit("head").expect("commit"), Hash256::ZERO);
+    let again = BackedMap::open(
+        &store,
+        Hash256::ZERO,
+        MapKind::AccountState,
+        BackedOptions::default(),
+    )
+    .expect("open empty");
+    assert!(contents(&again).is_empty());
+}
+
+/// Stores `map` and returns the store, the root, and the hash of a node two
+/// levels down on the path of `key`.
+fn stored_with_inner(key: &Key) -> (MemStore, Hash256, Hash256) {
+    let (mut map, _) = random_map(MapKind::AccountState, 2000, 5);
+    map.upsert(*key, b"target").expect("upsert");
+    let snap = map.snapshot();
+    let store = MemStore::new();
+    import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
+    // The proof path's second blob from the root is the depth-1 node.
+    let path = snap.proof_path(key);
+    assert!(path.included);
+    let blob = &path.nodes[path.nodes.len() - 2];
+    let node = shamap_store::NodeObject::from_wire(MapKind::AccountState, blob).expect("wire");
+    (store, snap.root_hash(), node.hash())
+}
+
+#[test]
+fn a_corrupt_node_is_an_error_naming_it_and_changes_nothing() {
+    let key = Key([0x5A; 32]);
+    let (store, root, bad) = stored_with_inner(&key);
+    let mut value = store.read_value(&bad).expect("read").expect("present");
+    let at = value.len() - 7;
+    value[at] ^= 1;
+    store.insert_raw(bad, value);
+
+    let mut backed = BackedMap::open(
+        &store,
+        root,
+        MapKind::AccountState,
+        BackedOptions::default(),
+    )
+    .expect("root is fine");
+    let err = backed.get(&key).expect_err("corrupt node on the path");
+    assert!(
+        matches!(err, StoreError::BadNode { hash, .. } if hash == bad),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&bad.to_string()), "{err}");
+    let err = backed
+        .upsert(key, b"new")
+        .expect_err("corrupt node on the path");
+    assert!(err.to_string().contains("corrupt"), "{err}");
+    assert_eq!(backed.root_hash(), root, "a failed write changes nothing");
+    assert!(!backed.is_dirty());
+    let err = backed.remove(&key).expect_err("corrupt");
+    assert!(err.to_string().contains(&bad.to_string()), "{err}");
+    assert_eq!(backed.root_hash(), root);
+    let mut n = 0;
+    let scan = backed.for_each(&mut |_, _| {
+        n += 1;
+        ControlFlow::Continue(())
+    });
+    assert!(scan.is_err(), "a scan stops at the corrupt node");
+}
+
+#[test]
+fn a_missing_node_is_an_error_and_a_leaf_is_not_a_root() {
+    let key = Key([0x11; 32]);
+    let (store, root, gone) = stored_with_inner(&key);
+    store.delete(&[gone]).expect("delete");
+    let backed = BackedMap::open(
+        &store,
+        root,
+        MapKind::AccountState,
+        BackedOptions::default(),
+    )
+    .expect("open");
+    let err = backed.get(&key).expect_err("missing");
+    assert!(err.to_string().contains("missing"), "{err}");
+
+    let (mut map, model) = random_map(MapKind::AccountState, 10, 3);
+    let snap = map.snapshot();
+    let store = MemStore::new();
+    import_ledger(&store, "x", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let k = *model.keys().next().expect("one");
+    let leaf = MapKind::AccountState.leaf_hash(&k, &model[&k]);
+    let err = BackedMap::open(
+        &store,
+        leaf,
+        MapKind::AccountState,
+        BackedOptions::default(),
+    )
+    .expect_err("leaf as root");
+    assert!(err.to_string().contains("root"), "{err}");
+    let err = BackedMap::open(
+        &store,
+        snap.root_hash(),
+        MapKind::TransactionWithMeta,
+        BackedOptions::default(),
+    )
+    .expect_err("wrong kind");
+    assert!(err.to_string().contains("another map kind"), "{err}");
+}
+
+#[test]
+fn a_failed_commit_keeps_everything_in_memory() {
+    let store = MemStore::new();
+    let mut backed = BackedMap::new(&store, MapKind::AccountState, BackedOptions::default());
+    for i in 0..100u8 {
+        backed.upsert(Key([i; 32]), &[i]).expect("upsert");
+    }
+    let root = backed.root_hash();
+    // A store that refuses writes.
+    store.fail_writes(true);
+    assert!(backed.commit("head").is_err());
+    assert!(backed.is_dirty());
+    assert_eq!(backed.get(&Key([7; 32])).expect("get"), Some(vec![7]));
+    store.fail_writes(false);
+    assert_eq!(backed.commit("head").expect("commit"), root);
+    assert_eq!(verify_all(&store, &root).expect("verifies").leaves, 100);
+}
