@@ -16,6 +16,7 @@ mod diff;
 mod plot;
 mod prove;
 mod stats;
+mod store_backed;
 mod store_common;
 mod store_gc;
 mod store_get;
@@ -76,9 +77,17 @@ enum Command {
     /// directory), crash-safely. Exit status: 0, 1 when a computed hash
     /// differs from the file's, 2 on bad input or a damaged store.
     Import(store_import::ImportArgs),
-    /// Print one item's data (hex) from a store, walking from a root.
-    /// Exit status: 0, 1 when the key is absent, 2 on error.
+    /// Print items' data (hex) from a store, walking from a root through a
+    /// node cache. Exit status: 0, 1 when a key is absent, 2 on error.
     Get(store_get::GetArgs),
+    /// Read every item of a stored map within a memory budget; print the
+    /// count, a contents digest, cache counters and peak RSS.
+    /// Exit status: 0, or 2 on a damaged store.
+    Scan(store_backed::ScanArgs),
+    /// Apply a file of changes (`set KEY HEX` / `del KEY`) to a stored map
+    /// within a memory budget and commit the new root atomically.
+    /// Exit status: 0, or 2 (nothing committed).
+    Apply(store_backed::ApplyArgs),
     /// Show a store's roots, node counts and bytes on disk.
     Info(store_info::InfoArgs),
     /// Copy a ledger or map between stores through wire blobs, each node
@@ -114,6 +123,8 @@ fn main() -> ExitCode {
         Command::Diff(args) => diff::run(&args),
         Command::Import(args) => store_import::run(&args),
         Command::Get(args) => store_get::run(&args),
+        Command::Scan(args) => store_backed::run_scan(&args),
+        Command::Apply(args) => store_backed::run_apply(&args),
         Command::Info(args) => store_info::run(&args),
         Command::Sync(args) => store_sync::run(&args),
         Command::Gc(args) => store_gc::run(&args),

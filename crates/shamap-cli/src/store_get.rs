@@ -1,11 +1,12 @@
-//! `shamap get --db DIR [--root HEX] KEY`: one item's data, in hex, read
-//! from the store by walking from the root (each node verified).
+//! `shamap get --db DIR [--root HEX] [--cache-mb N] KEY...`: items' data,
+//! in hex (one line per key), read through a backed map: a walk from the
+//! root with each node loaded once, verified, and kept in the node cache.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use shamap::Key;
-use shamap_store::StoredMap;
+use shamap_store::{BackedMap, BackedOptions};
 
 use crate::store_common::{finish, map_root, open_existing, parse_hash, Failure};
 
@@ -19,18 +20,26 @@ pub struct GetArgs {
     /// newest imported root.
     #[arg(long, value_name = "HEX")]
     pub root: Option<String>,
-    /// The key (64 hex digits).
-    #[arg(value_name = "KEY")]
-    pub key: String,
+    /// Memory budget of the node cache, in MiB.
+    #[arg(long, value_name = "MB", default_value_t = 64)]
+    pub cache_mb: u64,
+    /// The keys (64 hex digits each).
+    #[arg(value_name = "KEY", required = true)]
+    pub keys: Vec<String>,
 }
 
-/// Runs `shamap get`: exit 0 with the data's hex, 1 when the key is absent.
+/// Runs `shamap get`: exit 0 with the data's hex, 1 when a key is absent
+/// (after printing the data of those before it).
 pub fn run(args: &GetArgs) -> ExitCode {
     finish(get(args))
 }
 
 fn get(args: &GetArgs) -> Result<(), Failure> {
-    let key = Key::from(parse_hash("key", &args.key)?);
+    let keys = args
+        .keys
+        .iter()
+        .map(|k| parse_hash("key", k).map(Key::from))
+        .collect::<Result<Vec<Key>, Failure>>()?;
     let root = args
         .root
         .as_deref()
@@ -38,12 +47,25 @@ fn get(args: &GetArgs) -> Result<(), Failure> {
         .transpose()?;
     let store = open_existing(&args.db)?;
     let (root, kind) = map_root(&store, root)?;
-    let map = StoredMap::open(&store, root, kind)?;
-    match map.get(&key)? {
-        Some(data) => {
-            crate::prove::print_text(&format!("{}\n", shamap::hash::encode_hex_upper(&data)));
-            Ok(())
+    let map = BackedMap::open(
+        &store,
+        root,
+        kind,
+        BackedOptions::with_budget_mb(args.cache_mb),
+    )?;
+    let mut out = String::new();
+    for key in &keys {
+        match map.get(key)? {
+            Some(data) => {
+                out.push_str(&shamap::hash::encode_hex_upper(&data));
+                out.push('\n');
+            }
+            None => {
+                crate::prove::print_text(&out);
+                return Err(Failure::negative(format!("key {key} is not in map {root}")));
+            }
         }
-        None => Err(Failure::negative(format!("key {key} is not in map {root}"))),
     }
+    crate::prove::print_text(&out);
+    Ok(())
 }

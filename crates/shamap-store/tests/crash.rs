@@ -12,12 +12,15 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind};
-use shamap_store::{import_ledger, meta, verify_all, FjallStore, StoredMap};
+use shamap_store::{
+    import_ledger, meta, verify_all, BackedMap, BackedOptions, FjallStore, StoredMap,
+};
 
 use crate::support::{random_map, seed};
 
 const CHILD_ENV: &str = "SHAMAP_STORE_CRASH_DIR";
 const KILLS: usize = 12;
+const BACKED_CHILD_ENV: &str = "SHAMAP_STORE_BACKED_CRASH_DIR";
 
 /// The child's loop (a no-op unless run as the child): import a 4000-entry
 /// map, then new versions with 400 changed entries each, for ever. Version
@@ -94,5 +97,107 @@ fn sigkill_at_random_points_never_breaks_the_last_recorded_root() {
     assert!(
         recorded.last().copied().unwrap_or(0) > 0,
         "the child never recorded a root"
+    );
+}
+
+/// The child of the backed-map test: a [`BackedMap`] with a 192 KiB budget
+/// (so dirty nodes spill to the store between commits) that sets 400 keys
+/// per version and commits each version as `head`, for ever.
+#[test]
+fn backed_crash_child() {
+    let Ok(dir) = std::env::var(BACKED_CHILD_ENV) else {
+        return;
+    };
+    let store = FjallStore::open(&dir).expect("child opens the store");
+    let head = meta::retained(&store)
+        .expect("meta")
+        .into_iter()
+        .find(|r| r.name == "head");
+    let opts = BackedOptions {
+        budget_bytes: 192 << 10,
+    };
+    let mut map = match &head {
+        Some(r) => BackedMap::open(&store, r.hash, MapKind::AccountState, opts).expect("open head"),
+        None => BackedMap::new(&store, MapKind::AccountState, opts),
+    };
+    let (_, model) = random_map(MapKind::AccountState, 4000, 98);
+    let keys: Vec<Key> = model.keys().copied().collect();
+    if head.is_none() {
+        for (k, d) in &model {
+            map.upsert(*k, d).expect("upsert");
+        }
+        map.commit("head").expect("first commit");
+    }
+    let mut v = 0u32;
+    loop {
+        for k in keys.iter().skip(v as usize % 10).step_by(10) {
+            map.upsert(*k, &v.to_be_bytes().repeat(4)).expect("upsert");
+        }
+        map.commit("head").expect("commit");
+        v += 1;
+    }
+}
+
+#[test]
+fn sigkill_during_backed_commits_reopens_at_the_last_committed_root() {
+    if std::env::var(CHILD_ENV).is_ok() || std::env::var(BACKED_CHILD_ENV).is_ok() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut rng = SmallRng::seed_from_u64(seed(31));
+    let exe = std::env::current_exe().expect("test binary");
+    let logs = tempfile::tempdir().expect("tempdir");
+    let log = logs.path().join("child.log");
+    let mut heads = Vec::new();
+    for round in 0..KILLS {
+        let mut child = Command::new(&exe)
+            .args([
+                "--exact",
+                "crash::backed_crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(BACKED_CHILD_ENV, dir.path())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).expect("log file"))
+            .spawn()
+            .expect("spawn child");
+        std::thread::sleep(Duration::from_millis(rng.gen_range(150..600)));
+        child.kill().expect("SIGKILL");
+        let status = child.wait().expect("reap");
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGKILL),
+            "round {round}: the child ended on its own: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        let store = FjallStore::open(dir.path()).expect("reopen after kill");
+        let roots = meta::retained(&store).expect("retained list readable");
+        if let Some(head) = roots.iter().find(|r| r.name == "head") {
+            let r = verify_all(&store, &head.hash)
+                .unwrap_or_else(|e| panic!("round {round}: head {}: {e}", head.hash));
+            assert_eq!(r.leaves, 4000, "round {round}");
+            let m = BackedMap::open(
+                &store,
+                head.hash,
+                MapKind::AccountState,
+                BackedOptions::default(),
+            )
+            .expect("open head");
+            let mut n = 0;
+            m.for_each(&mut |_, _| {
+                n += 1;
+                std::ops::ControlFlow::Continue(())
+            })
+            .expect("scan");
+            assert_eq!(n, 4000, "round {round}");
+            heads.push(head.hash);
+        }
+    }
+    heads.dedup();
+    eprintln!("distinct heads seen after kills: {}", heads.len());
+    assert!(
+        heads.len() > 1,
+        "the child never committed twice across kills"
     );
 }
