@@ -10,7 +10,8 @@
 //!   result as retained root NAME in one atomic batch; prints the new root.
 //!
 //! Memory: the node cache and the dirty nodes stay within `--cache-mb`;
-//! fjall's block cache is set to [`FJALL_CACHE_BYTES`] for these commands,
+//! fjall's block cache and write buffer are set to [`FJALL_CACHE_BYTES`] and
+//! [`FJALL_MEMTABLE_BYTES`] for these commands,
 //! so peak RSS is the budget plus a fixed overhead, however large the state.
 
 use std::fmt::Write as _;
@@ -27,6 +28,8 @@ use crate::store_common::{finish, map_root, parse_hash, Failure};
 
 /// fjall's block cache for backed-map commands (outside `--cache-mb`).
 pub const FJALL_CACHE_BYTES: u64 = 8 << 20;
+/// fjall's write buffer for backed-map commands (outside `--cache-mb`).
+pub const FJALL_MEMTABLE_BYTES: u64 = 8 << 20;
 
 /// Arguments of `shamap scan`.
 #[derive(Debug, clap::Args)]
@@ -93,6 +96,7 @@ fn open_store(dir: &std::path::Path) -> Result<FjallStore, Failure> {
         dir,
         &FjallOptions {
             cache_bytes: FJALL_CACHE_BYTES,
+            memtable_bytes: FJALL_MEMTABLE_BYTES,
         },
     )?)
 }

@@ -11,15 +11,29 @@
 //! `read` and `commit` reuse the store in `--dir` (importing first when it
 //! is empty, or always for `mem`). Keys come from `--seed`, so every op
 //! sees the same map. Peak RSS: run under `/usr/bin/time -v`.
+//!
+//! The backed-map ops never build the map in memory: key `i` is a function
+//! of (`--seed`, `i`), and the root is the one `--op import` recorded, so
+//! their peak RSS is the backed map's budget (`--cache-mb`, default 5% of
+//! the state) plus fixed overhead, printed at the end (`VmHWM`):
+//!
+//! - `backed-read`: random gets through a [`BackedMap`];
+//! - `backed-commit`: blocks of `--updates` random updates, each block
+//!   committed (`commit()`: one atomic batch);
+//! - `scan`: every item in key order.
+//!
+//! `--fjall-cache-mb` sets fjall's block cache (default 8 for backed ops,
+//! 64 otherwise).
 
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use shamap::xrpl::sha512_half;
 use shamap::{Key, MapKind, ShaMap, Snapshot};
 use shamap_store::{
-    import_ledger, meta, record_root, write_changed, FjallOptions, FjallStore, MemStore, NodeStore,
-    StoredMap,
+    import_ledger, meta, record_root, write_changed, BackedMap, BackedOptions, FjallOptions,
+    FjallStore, MemStore, NodeStore, StoredMap,
 };
 
 struct Args {
@@ -32,6 +46,7 @@ struct Args {
     seed: u64,
     dir: std::path::PathBuf,
     cache_mb: Option<u64>,
+    fjall_cache_mb: Option<u64>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -45,6 +60,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         dir: std::env::temp_dir().join("shamap-store-bench"),
         cache_mb: None,
+        fjall_cache_mb: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -60,23 +76,38 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => a.seed = num(val()?)?,
             "--dir" => a.dir = val()?.into(),
             "--cache-mb" => a.cache_mb = Some(num(val()?)?),
+            "--fjall-cache-mb" => a.fjall_cache_mb = Some(num(val()?)?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
     Ok(a)
 }
 
+/// Key `i` of the benchmark map of `seed`: a pure function, so backed ops
+/// need not hold the key list.
+fn bench_key(seed: u64, i: u64) -> Key {
+    Key::from(sha512_half(&[&seed.to_le_bytes(), &i.to_le_bytes()]))
+}
+
+/// The data of key `i` as imported.
+fn bench_data(seed: u64, i: u64) -> [u8; 32] {
+    sha512_half(&[b"data", &seed.to_le_bytes(), &i.to_le_bytes()]).0
+}
+
+/// The name the import records its root under.
+fn record_name(a: &Args) -> String {
+    format!("bench {} {}", a.entries, a.seed)
+}
+
 /// The benchmark map: `n` random keys with 32 bytes of data each.
 fn build(n: usize, seed: u64) -> (ShaMap, Vec<Key>) {
-    let mut rng = SmallRng::seed_from_u64(seed);
     let mut map = ShaMap::new(MapKind::AccountState);
     let mut keys = Vec::with_capacity(n);
-    while keys.len() < n {
-        let k = Key(rng.gen());
-        let d: [u8; 32] = rng.gen();
-        if map.insert(k, &d).is_ok() {
-            keys.push(k);
-        }
+    for i in 0..n as u64 {
+        let k = bench_key(seed, i);
+        map.insert(k, &bench_data(seed, i))
+            .expect("distinct 256-bit keys");
+        keys.push(k);
     }
     (map, keys)
 }
@@ -89,7 +120,17 @@ fn open(a: &Args) -> Result<Opened, String> {
         "fjall" => {
             std::fs::create_dir_all(&a.dir).map_err(|e| e.to_string())?;
             let mut o = FjallOptions::default();
-            if let Some(mb) = a.cache_mb {
+            if let Some(mb) = a
+                .cache_mb
+                .filter(|_| !a.op.starts_with("backed") && a.op != "scan")
+            {
+                o.cache_bytes = mb << 20;
+            }
+            if a.op.starts_with("backed") || a.op == "scan" {
+                o.cache_bytes = 8 << 20;
+                o.memtable_bytes = 8 << 20;
+            }
+            if let Some(mb) = a.fjall_cache_mb {
                 o.cache_bytes = mb << 20;
             }
             let f = FjallStore::open_with(&a.dir, &o).map_err(|e| e.to_string())?;
@@ -142,12 +183,12 @@ fn ensure_imported(
     *keys = k;
     let snap = map.snapshot();
     let built = t.elapsed();
-    let have = meta::latest(store).map_err(|e| e.to_string())?;
-    if have.map(|r| r.hash) == Some(snap.root_hash()) {
+    let have = meta::retained(store).map_err(|e| e.to_string())?;
+    if have.iter().any(|r| r.hash == snap.root_hash()) {
         return Ok(snap);
     }
     let t = Instant::now();
-    let r = import_ledger(store, "bench", Some(&snap), None, None, &mut |_| {})
+    let r = import_ledger(store, &record_name(a), Some(&snap), None, None, &mut |_| {})
         .map_err(|e| e.to_string())?;
     store.sync().map_err(|e| e.to_string())?;
     let took = t.elapsed();
@@ -169,6 +210,9 @@ fn run() -> Result<(), String> {
         std::fs::remove_dir_all(&a.dir).map_err(|e| e.to_string())?;
     }
     let (store, fjall) = open(&a)?;
+    if a.op.starts_with("backed") || a.op == "scan" {
+        return backed(&a, store.as_ref());
+    }
     let mut keys = Vec::new();
     let snap = ensure_imported(store.as_ref(), &a, &mut keys)?;
     if let Some(f) = &fjall {
@@ -265,6 +309,138 @@ fn run() -> Result<(), String> {
         store.disk_bytes().map_err(|e| e.to_string())?,
         bytes_except_journal(&a.dir)
     );
+    Ok(())
+}
+
+/// Peak RSS of this process (`VmHWM`), in MiB.
+fn peak_rss_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
+/// RSS of this process now (`VmRSS`), in MiB.
+fn rss_now_mb() -> f64 {
+    status_mb("VmRSS:")
+}
+
+fn status_mb(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kb| kb / 1024.0)
+}
+
+/// The backed-map ops (see the module docs): nothing but the store, the
+/// backed map and its budget in memory.
+fn backed(a: &Args, store: &dyn NodeStore) -> Result<(), String> {
+    let name = record_name(a);
+    let root = meta::retained(store)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or(format!("no root '{name}' in the store: run --op import first with the same --entries and --seed"))?
+        .hash;
+    // Default budget: 5% of the state's node bytes (≈ 266 B per entry at
+    // 32-byte data: 1.36 nodes per entry).
+    let budget_mb = a
+        .cache_mb
+        .unwrap_or(((a.entries as u64 * 266) / 20) >> 20)
+        .max(1);
+    let opts = BackedOptions::with_budget_mb(budget_mb);
+    let mut map =
+        BackedMap::open(store, root, MapKind::AccountState, opts).map_err(|e| e.to_string())?;
+    let mut rng = SmallRng::seed_from_u64(a.seed ^ 0xBAC4ED);
+    let n = a.entries as u64;
+    println!("backed map: budget {budget_mb} MiB, root {root}");
+    match a.op.as_str() {
+        "backed-read" => {
+            for _ in 0..a.reads / 10 {
+                map.get(&bench_key(a.seed, rng.gen_range(0..n)))
+                    .map_err(|e| e.to_string())?;
+            }
+            let mut lat = Vec::with_capacity(a.reads);
+            let t = Instant::now();
+            for _ in 0..a.reads {
+                let i = rng.gen_range(0..n);
+                let s = Instant::now();
+                let v = map.get(&bench_key(a.seed, i)).map_err(|e| e.to_string())?;
+                lat.push(s.elapsed());
+                if v.as_deref() != Some(&bench_data(a.seed, i)[..]) {
+                    return Err(format!("key {i} reads wrong data"));
+                }
+            }
+            let took = t.elapsed();
+            lat.sort_unstable();
+            let p = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
+            println!(
+                "backed-read {} random keys: {:.0} reads/s, p50 {:.1} us, p99 {:.1} us",
+                a.reads,
+                a.reads as f64 / secs(took),
+                p(0.50).as_secs_f64() * 1e6,
+                p(0.99).as_secs_f64() * 1e6
+            );
+        }
+        "backed-commit" => {
+            let t = Instant::now();
+            for c in 0..a.commits {
+                for _ in 0..a.updates {
+                    let k = bench_key(a.seed, rng.gen_range(0..n));
+                    let d: [u8; 32] = rng.gen();
+                    map.upsert(k, &d).map_err(|e| e.to_string())?;
+                }
+                map.commit(&format!("{name} head"))
+                    .map_err(|e| e.to_string())?;
+                println!(
+                    "commit {c} at {:.2} s, RSS now {:.1} MiB",
+                    secs(t.elapsed()),
+                    rss_now_mb()
+                );
+            }
+            let took = t.elapsed();
+            println!(
+                "backed-commit: {} commits of {} updates: {:.2} commits/s ({:.0} updates/s)",
+                a.commits,
+                a.updates,
+                a.commits as f64 / secs(took),
+                (a.commits * a.updates) as f64 / secs(took)
+            );
+        }
+        "scan" => {
+            let t = Instant::now();
+            let mut count = 0u64;
+            map.for_each(&mut |_, _| {
+                count += 1;
+                std::ops::ControlFlow::Continue(())
+            })
+            .map_err(|e| e.to_string())?;
+            let took = t.elapsed();
+            if count != n {
+                return Err(format!("scan found {count} items, expected {n}"));
+            }
+            println!(
+                "scan {count} items: {:.0} items/s ({:.2} s)",
+                count as f64 / secs(took),
+                secs(took)
+            );
+        }
+        other => return Err(format!("unknown op {other}")),
+    }
+    let s = map.stats();
+    println!(
+        "node cache: peak {:.1} MiB of {budget_mb} MiB, {} hits, {} loads, {} evictions; dirty peak {:.1} MiB, {} spills, {} nodes written",
+        s.cache_peak_bytes as f64 / 1048576.0,
+        s.hits,
+        s.loads,
+        s.evictions,
+        s.dirty_peak_bytes as f64 / 1048576.0,
+        s.spills,
+        s.nodes_written
+    );
+    println!("peak RSS (VmHWM) {:.1} MiB", peak_rss_mb());
     Ok(())
 }
 

@@ -23,12 +23,18 @@ use crate::store::{Batch, NodeStore, Op};
 pub struct FjallOptions {
     /// Block-cache capacity in bytes. Default 64 MiB.
     pub cache_bytes: u64,
+    /// Write-buffer (memtable) size of the node keyspace, in bytes, at
+    /// least 1 MiB. Default 64 MiB. Writes sit here until flushed to a
+    /// table, so this (up to twice, while one buffer is being flushed) is
+    /// part of a writer's memory.
+    pub memtable_bytes: u64,
 }
 
 impl Default for FjallOptions {
     fn default() -> Self {
         FjallOptions {
             cache_bytes: 64 << 20,
+            memtable_bytes: 64 << 20,
         }
     }
 }
@@ -40,6 +46,9 @@ pub struct FjallStore {
     db: Database,
     nodes: Keyspace,
     meta: Keyspace,
+    /// Payload bytes written since the node memtable was last rotated.
+    unflushed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    memtable_bytes: u64,
 }
 
 impl std::fmt::Debug for FjallStore {
@@ -71,7 +80,9 @@ impl FjallStore {
             .map_err(err)?;
         let nodes = db
             .keyspace("nodes", || {
-                KeyspaceCreateOptions::default().expect_point_read_hits(false)
+                KeyspaceCreateOptions::default()
+                    .expect_point_read_hits(false)
+                    .max_memtable_size(opts.memtable_bytes.max(1 << 20))
             })
             .map_err(err)?;
         let meta = db
@@ -82,6 +93,8 @@ impl FjallStore {
             db,
             nodes,
             meta,
+            unflushed: Default::default(),
+            memtable_bytes: opts.memtable_bytes.max(1 << 20),
         };
         meta::check_format(&store)?;
         Ok(store)
@@ -160,6 +173,7 @@ impl NodeStore for FjallStore {
         if batch.is_empty() {
             return Ok(());
         }
+        let payload = batch.payload_bytes() as u64;
         let mut b = self.db.batch().durability(Some(PersistMode::Buffer));
         for op in batch.into_ops() {
             match op {
@@ -169,7 +183,20 @@ impl NodeStore for FjallStore {
                 Op::DeleteMeta(name) => b.remove(&self.meta, name.into_bytes()),
             }
         }
-        b.commit().map_err(|e| self.fail("cannot write batch", e))
+        b.commit().map_err(|e| self.fail("cannot write batch", e))?;
+        // fjall keeps a keyspace's memtable size as chosen when the keyspace
+        // was created; rotating here holds an existing store to this
+        // opening's `memtable_bytes` (a sealed memtable is flushed to a
+        // table in the background; the journal keeps it durable meanwhile).
+        use std::sync::atomic::Ordering;
+        let pending = self.unflushed.fetch_add(payload, Ordering::Relaxed) + payload;
+        if pending > self.memtable_bytes {
+            self.unflushed.store(0, Ordering::Relaxed);
+            self.nodes
+                .rotate_memtable()
+                .map_err(|e| self.fail("cannot rotate the write buffer", e))?;
+        }
+        Ok(())
     }
 
     fn for_each_value(
