@@ -245,12 +245,14 @@ enum Child {
     /// A node in the store, by hash.
     Clean(Hash256),
     /// A node in memory.
-    Dirty(Box<Dirty>),
+    Dirty(Dirty),
 }
 
+/// A node in memory (boxed by kind: a dirty leaf does not pay for an
+/// inner node's sixteen slots).
 enum Dirty {
-    Inner(Inner),
-    Leaf(Leaf),
+    Inner(Box<Inner>),
+    Leaf(Box<Leaf>),
 }
 
 struct Inner {
@@ -269,10 +271,10 @@ struct Leaf {
 }
 
 /// Bytes charged for a dirty inner node.
-const DIRTY_INNER_BYTES: usize = std::mem::size_of::<Dirty>() + 16;
+const DIRTY_INNER_BYTES: usize = std::mem::size_of::<Inner>() + 16;
 
 fn dirty_leaf_bytes(data_len: usize) -> usize {
-    std::mem::size_of::<Dirty>() + 16 + data_len
+    std::mem::size_of::<Leaf>() + 16 + data_len
 }
 
 impl Inner {
@@ -482,7 +484,7 @@ impl<'s> BackedMap<'s> {
         match &self.root {
             Child::Empty => !self.committed.is_zero(),
             Child::Clean(h) => *h != self.committed,
-            Child::Dirty(d) => match &**d {
+            Child::Dirty(d) => match d {
                 Dirty::Inner(i) => !(i.stored && i.hash == Some(self.committed)),
                 Dirty::Leaf(_) => true,
             },
@@ -520,7 +522,7 @@ impl<'s> BackedMap<'s> {
             match at {
                 Child::Empty => return Ok(None),
                 Child::Clean(h) => break *h,
-                Child::Dirty(d) => match &**d {
+                Child::Dirty(d) => match d {
                     Dirty::Leaf(l) => return Ok((l.key == *key).then(|| l.data.clone())),
                     Dirty::Inner(i) => {
                         at = &i.children[branch(key, depth)];
@@ -571,7 +573,7 @@ impl<'s> BackedMap<'s> {
     ) -> Result<ControlFlow<()>, StoreError> {
         match child {
             Child::Empty => Ok(ControlFlow::Continue(())),
-            Child::Dirty(d) => match &**d {
+            Child::Dirty(d) => match d {
                 Dirty::Leaf(l) => Ok(f(&l.key, &l.data)),
                 Dirty::Inner(i) => {
                     for (b, c) in i.children.iter().enumerate() {
@@ -616,7 +618,7 @@ impl<'s> BackedMap<'s> {
         let added = materialize(&self.loader, &mut self.root, &Key::ZERO, 0, cap)?;
         self.charge_dirty(added);
         if matches!(self.root, Child::Empty) {
-            self.root = Child::Dirty(Box::new(Dirty::Inner(Inner::empty())));
+            self.root = Child::Dirty(Dirty::Inner(Box::new(Inner::empty())));
             self.charge_dirty(DIRTY_INNER_BYTES);
         }
         Ok(())
@@ -630,7 +632,7 @@ impl<'s> BackedMap<'s> {
         let Child::Dirty(d) = &mut self.root else {
             unreachable!("root_inner made the root dirty")
         };
-        let Dirty::Inner(root) = &mut **d else {
+        let Dirty::Inner(root) = d else {
             unreachable!("the root is an inner node")
         };
         let mut charged = 0;
@@ -651,7 +653,7 @@ impl<'s> BackedMap<'s> {
         let Child::Dirty(d) = &mut self.root else {
             unreachable!("root_inner made the root dirty")
         };
-        let Dirty::Inner(root) = &mut **d else {
+        let Dirty::Inner(root) = d else {
             unreachable!("the root is an inner node")
         };
         let mut charged = 0;
@@ -668,7 +670,7 @@ impl<'s> BackedMap<'s> {
         match &mut self.root {
             Child::Empty => Hash256::ZERO,
             Child::Clean(h) => *h,
-            Child::Dirty(d) => match &mut **d {
+            Child::Dirty(d) => match d {
                 Dirty::Inner(i) if i.count() == 0 => Hash256::ZERO,
                 _ => hash_dirty(kind, d),
             },
@@ -694,7 +696,7 @@ impl<'s> BackedMap<'s> {
         let root = match &mut self.root {
             Child::Empty => Hash256::ZERO,
             Child::Clean(h) => *h,
-            Child::Dirty(d) => match &**d {
+            Child::Dirty(d) => match d {
                 Dirty::Inner(i) if i.count() == 0 => Hash256::ZERO,
                 _ => collect(kind, node_type, &mut self.root, &mut batch, &mut written),
             },
@@ -762,25 +764,25 @@ fn materialize(
             }
             inner.hash = Some(h);
             inner.stored = true;
-            (Dirty::Inner(inner), DIRTY_INNER_BYTES)
+            (Dirty::Inner(Box::new(inner)), DIRTY_INNER_BYTES)
         }
         CleanNode::Leaf { key, data } => (
-            Dirty::Leaf(Leaf {
+            Dirty::Leaf(Box::new(Leaf {
                 key: *key,
                 data: data.to_vec(),
                 hash: Some(h),
                 stored: true,
-            }),
+            })),
             dirty_leaf_bytes(data.len()),
         ),
     };
-    *slot = Child::Dirty(Box::new(dirty));
+    *slot = Child::Dirty(dirty);
     Ok(bytes)
 }
 
 fn new_leaf(key: Key, data: &[u8], charged: &mut usize) -> Child {
     *charged += dirty_leaf_bytes(data.len());
-    Child::Dirty(Box::new(Dirty::Leaf(Leaf {
+    Child::Dirty(Dirty::Leaf(Box::new(Leaf {
         key,
         data: data.to_vec(),
         hash: None,
@@ -800,7 +802,7 @@ fn split(depth: usize, a: Child, a_key: &Key, b: Child, b_key: &Key, charged: &m
         inner.children[na] = a;
         inner.children[nb] = b;
     }
-    Child::Dirty(Box::new(Dirty::Inner(inner)))
+    Child::Dirty(Dirty::Inner(Box::new(inner)))
 }
 
 /// Writes `key` below `inner` (at `depth`); true when the key was new.
@@ -842,7 +844,7 @@ fn write_in(
             true
         }
         Child::Clean(_) => unreachable!("materialized above"),
-        Child::Dirty(d) => match &mut **d {
+        Child::Dirty(d) => match d {
             Dirty::Leaf(l) if l.key == *key => {
                 *charged += data.len().saturating_sub(l.data.len());
                 l.data.clear();
@@ -885,7 +887,7 @@ fn is_leaf(
             *loader.fetch(h, path, depth, Some(cap))?,
             CleanNode::Leaf { .. }
         ),
-        Child::Dirty(d) => matches!(**d, Dirty::Leaf(_)),
+        Child::Dirty(d) => matches!(d, Dirty::Leaf(_)),
     })
 }
 
@@ -904,7 +906,7 @@ fn remove_in(
     let target = match &mut inner.children[b] {
         Child::Empty => return Ok(Removed::No),
         Child::Clean(_) => unreachable!("materialized above"),
-        Child::Dirty(d) => match &mut **d {
+        Child::Dirty(d) => match d {
             Dirty::Leaf(l) => {
                 if l.key != *key {
                     return Ok(Removed::No);
@@ -933,7 +935,7 @@ fn remove_in(
     let Child::Dirty(d) = &mut inner.children[b] else {
         unreachable!("checked above")
     };
-    let Dirty::Inner(child) = &mut **d else {
+    let Dirty::Inner(child) = d else {
         unreachable!("checked above")
     };
     match remove_in(loader, child, depth + 1, key, cap, charged)? {
@@ -1018,7 +1020,7 @@ fn collect(
         Child::Clean(h) => return *h,
         Child::Dirty(d) => d,
     };
-    match &mut **d {
+    match d {
         Dirty::Leaf(l) => {
             if let (true, Some(h)) = (l.stored, l.hash) {
                 return h;
@@ -1054,7 +1056,7 @@ fn settle(slot: &mut Child, cache: &mut NodeCache, cap: usize) {
     let Child::Dirty(d) = slot else {
         return;
     };
-    let (h, clean) = match &mut **d {
+    let (h, clean) = match d {
         Dirty::Leaf(l) => (
             l.hash.expect("hashed by collect"),
             CleanNode::Leaf {
