@@ -54,7 +54,8 @@ struct Args {
     json: bool,
     /// Fixed operation counts instead of time limits, no warm-up, no floors,
     /// one thread: repeatable instruction counts for `scripts/callgrind.sh`.
-    /// Runs build (+ root), one update block (+ root), `--gets` gets and
+    /// Runs build (+ root), one update block (+ root), `--gets` gets (one by
+    /// one, then the same keys with `get_many`) and
     /// `--proofs` proofs, each in its own non-inlined function.
     #[arg(long)]
     quick: bool,
@@ -287,20 +288,54 @@ fn update_blocks(
 fn gets(args: &Args, rng: &mut SmallRng, map: &ShaMap, keys: &[Key], report: &mut Report) {
     let n = 1_000_000usize;
     let probe: Vec<Key> = (0..n).map(|_| keys[rng.gen_range(0..keys.len())]).collect();
+    let limit = args.time_limit.min(1.0);
+    // Warm-up, and both forms must find every probe.
+    let single = probe
+        .iter()
+        .take(n / 10)
+        .filter(|k| map.get(k).is_some())
+        .count();
+    assert_eq!(single, n / 10, "every probed key is present");
+    assert_eq!(get_batched(map, &probe[..n / 10]), n / 10);
+    // Alternate the two forms in rounds of the same probes, so that both
+    // see the same machine (it is shared and noisy).
+    let (mut single_time, mut batched_time) = (Duration::ZERO, Duration::ZERO);
+    let mut rounds = 0u64;
     let mut found = 0usize;
-    for k in probe.iter().take(n / 10) {
-        found += usize::from(map.get(k).is_some());
+    while rounds == 0 || (single_time + batched_time).as_secs_f64() < 2.0 * limit {
+        let t = Instant::now();
+        found += probe.iter().filter(|k| map.get(k).is_some()).count();
+        single_time += t.elapsed();
+        let t = Instant::now();
+        found += get_batched(map, &probe);
+        batched_time += t.elapsed();
+        rounds += 1;
     }
-    let t = Instant::now();
-    let mut done = 0u64;
-    while done == 0 || t.elapsed().as_secs_f64() < args.time_limit.min(1.0) {
-        for k in &probe {
-            found += usize::from(map.get(k).is_some());
-        }
-        done += n as u64;
+    assert_eq!(
+        found,
+        2 * n * rounds as usize,
+        "every probed key is present"
+    );
+    let done = n as u64 * rounds;
+    report.push(Row::new("get: random present keys", done, single_time));
+    report.push(
+        Row::new("get: same keys, batched (get_many)", done, batched_time)
+            .baseline("single gets", single_time)
+            .note(&format!(
+                "{} lookups in flight",
+                shamap::tree::GET_MANY_LANES
+            )),
+    );
+}
+
+/// Looks `probe` up with `get_many`, in batches of 4096 keys (a caller's
+/// typical unit); returns how many were found.
+fn get_batched(map: &ShaMap, probe: &[Key]) -> usize {
+    let mut found = 0usize;
+    for batch in probe.chunks(4096) {
+        map.get_many(batch, |_, d| found += usize::from(d.is_some()));
     }
-    std::hint::black_box(found);
-    report.push(Row::new("get: random present keys", done, t.elapsed()));
+    found
 }
 
 fn proofs(args: &Args, rng: &mut SmallRng, map: &mut ShaMap, keys: &[Key], report: &mut Report) {

@@ -45,6 +45,11 @@ pub fn run(args: &Args) {
     assert_eq!(found, probes.len(), "every probed key is present");
     line("get", probes.len(), t, map.root_hash_serial());
 
+    let t = Instant::now();
+    let found = op_get_many(&map, &probes);
+    assert_eq!(found, probes.len(), "every probed key is present");
+    line("get_many", probes.len(), t, map.root_hash_serial());
+
     let probes: Vec<Key> = (0..args.proofs)
         .map(|_| keys_now[rng.gen_range(0..keys_now.len())])
         .collect();
@@ -88,6 +93,17 @@ fn op_update(
 #[inline(never)]
 fn op_get(map: &ShaMap, probes: &[Key]) -> usize {
     probes.iter().filter(|k| map.get(k).is_some()).count()
+}
+
+/// Looks the same probes up with `get_many`, 4096 keys per call; returns how
+/// many were found.
+#[inline(never)]
+fn op_get_many(map: &ShaMap, probes: &[Key]) -> usize {
+    let mut found = 0;
+    for batch in probes.chunks(4096) {
+        map.get_many(batch, |_, d| found += usize::from(d.is_some()));
+    }
+    found
 }
 
 /// A proof path for every probe; returns the total proof bytes.

@@ -1,5 +1,6 @@
 //! Integration tests for the shamap library, compiled as one binary.
 
+mod batched_gets;
 mod common;
 mod diffs;
 mod iteration;

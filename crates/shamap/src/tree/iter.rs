@@ -78,6 +78,16 @@ impl<'a> Iterator for Range<'a> {
     }
 }
 
+/// Lookups in flight at once in `get_many` (see [`ShaMap::get_many`]).
+pub const GET_MANY_LANES: usize = 16;
+
+/// Depth down to which `get_many` reads child words without yielding to the
+/// other lookups: the words of depth 1 to 3 lie in the chunks of the top
+/// three levels (at most 273 nodes, about 44 KB), which stay in cache while
+/// a batch runs; deeper words are prefetched and read on a later step.
+/// Measured on 1M entries: 3 beats 0, 1, 2 and 4.
+const HOT_DEPTH: usize = 3;
+
 /// A read-only view of one tree (a map's or a snapshot's): every read
 /// operation is written once, here.
 #[derive(Clone, Copy)]
@@ -98,6 +108,98 @@ impl<'a> TreeRef<'a> {
             }
             node = child;
             depth += 1;
+        }
+    }
+
+    /// Looks up every key of `keys`, [`GET_MANY_LANES`] descents interleaved:
+    /// each step advances one lookup by one node and prefetches the line its
+    /// next step reads, then moves on to the next lookup, so the cache misses
+    /// of the lookups in flight overlap instead of following one another.
+    /// Calls `out(i, get(&keys[i]))` exactly once per index, in completion
+    /// order (not necessarily ascending).
+    pub(crate) fn get_many<F>(self, keys: &[Key], mut out: F)
+    where
+        F: FnMut(usize, Option<&'a [u8]>),
+    {
+        /// One lookup in flight, for `key`, the `i`th. When `at_leaf` is
+        /// false, `word` is the next child word to read (a slot in a chunk,
+        /// its line already prefetched; the root's word at the start),
+        /// naming a node at `depth`; when true, `word` is the leaf reached,
+        /// whose key line has been prefetched.
+        #[derive(Clone, Copy)]
+        struct Lane<'n, 'k> {
+            word: &'n NodeBox,
+            key: &'k Key,
+            depth: usize,
+            i: usize,
+            at_leaf: bool,
+        }
+        let Some(first) = keys.first() else {
+            return;
+        };
+        let root = self.root;
+        let start = |i, key| Lane {
+            word: root,
+            key,
+            depth: 0,
+            i,
+            at_leaf: false,
+        };
+        let mut lanes = [start(0, first); GET_MANY_LANES];
+        let mut active = keys.len().min(GET_MANY_LANES);
+        for (i, (lane, key)) in lanes.iter_mut().zip(keys).enumerate() {
+            *lane = start(i, key);
+        }
+        let mut next = active;
+        while active > 0 {
+            let mut j = 0;
+            while j < active {
+                let mut lane = lanes[j];
+                // Step this lookup until it waits on a prefetched line; a
+                // finished lookup hands its lane to the next key at once
+                // (the root's word and chunk are hot).
+                loop {
+                    let node = lane.word;
+                    let result = if lane.at_leaf {
+                        let leaf = node.leaf().expect("at_leaf names a leaf");
+                        (leaf.key() == lane.key).then(|| leaf.data())
+                    } else if let Some(inner) = node.inner() {
+                        match inner.child(lane.key.nibble(lane.depth)) {
+                            Some(child) => {
+                                lane.word = child;
+                                lane.depth += 1;
+                                if lane.depth <= HOT_DEPTH {
+                                    // Its word lies in a chunk of the top
+                                    // levels, in cache: read it now.
+                                    continue;
+                                }
+                                child.prefetch_word();
+                                lanes[j] = lane;
+                                j += 1;
+                                break;
+                            }
+                            None => None,
+                        }
+                    } else {
+                        node.prefetch_key();
+                        lane.at_leaf = true;
+                        lanes[j] = lane;
+                        j += 1;
+                        break;
+                    };
+                    out(lane.i, result);
+                    if let Some(key) = keys.get(next) {
+                        lane = start(next, key);
+                        next += 1;
+                    } else {
+                        // No key left: the last active lane takes this slot
+                        // (and is stepped next, at the same `j`).
+                        active -= 1;
+                        lanes[j] = lanes[active];
+                        break;
+                    }
+                }
+            }
         }
     }
 
@@ -241,6 +343,39 @@ macro_rules! read_api {
             /// The data stored under `key`.
             pub fn get(&self, key: &Key) -> Option<&[u8]> {
                 self.tree().get(key)
+            }
+
+            /// Looks up many keys at once, faster than one [`get`](Self::get)
+            /// after another on a map larger than the caches: up to
+            /// [`GET_MANY_LANES`] descents are interleaved, each step
+            /// prefetching the memory the next one reads, so their cache
+            /// misses overlap.
+            ///
+            /// Calls `out(i, data)` exactly once for every index `i` of
+            /// `keys`, with `data` equal to `self.get(&keys[i])`, in the
+            /// order the lookups complete, which is not the order of `keys`
+            /// (see [`get_many_vec`](Self::get_many_vec) for an ordered
+            /// result). Duplicate keys are looked up once per occurrence.
+            ///
+            /// ```
+            /// # use shamap::{Key, MapKind, ShaMap};
+            /// let mut map = ShaMap::new(MapKind::AccountState);
+            /// map.insert(Key([1; 32]), b"one").unwrap();
+            /// let keys = [Key([2; 32]), Key([1; 32])];
+            /// let mut found = [None; 2];
+            /// map.get_many(&keys, |i, data| found[i] = data);
+            /// assert_eq!(found, [None, Some(&b"one"[..])]);
+            /// ```
+            pub fn get_many<'a>(&'a self, keys: &[Key], out: impl FnMut(usize, Option<&'a [u8]>)) {
+                self.tree().get_many(keys, out)
+            }
+
+            /// [`get_many`](Self::get_many) into a vector: element `i` is
+            /// `self.get(&keys[i])`.
+            pub fn get_many_vec(&self, keys: &[Key]) -> Vec<Option<&[u8]>> {
+                let mut v = vec![None; keys.len()];
+                self.tree().get_many(keys, |i, d| v[i] = d);
+                v
             }
 
             /// True when `key` is present.

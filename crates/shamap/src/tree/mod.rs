@@ -13,7 +13,7 @@ mod undo;
 
 pub use diff::{Difference, TooManyDifferences};
 pub use hashing::{HashWork, PARALLEL_MIN_WRITES};
-pub use iter::{Iter, Range};
+pub use iter::{Iter, Range, GET_MANY_LANES};
 pub use map::{ShaMap, MAX_DATA_LEN};
 pub use prove::{ProofPath, StoredNode};
 pub use shape::ShapeStats;
