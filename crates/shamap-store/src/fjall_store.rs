@@ -11,6 +11,7 @@
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
+use fjall::config::PinningPolicy;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
 use shamap::Hash256;
 
@@ -80,8 +81,16 @@ impl FjallStore {
             .map_err(err)?;
         let nodes = db
             .keyspace("nodes", || {
+                // Keys are hashes: every read is a random point read. Pin the
+                // filter and index blocks of every level (about 2 bytes per
+                // node), so a read costs one data-block load, not also a
+                // filter and an index block re-read and re-checksummed
+                // through a small block cache. Creation-time options: they
+                // apply to stores created by this version.
                 KeyspaceCreateOptions::default()
                     .expect_point_read_hits(false)
+                    .filter_block_pinning_policy(PinningPolicy::all(true))
+                    .index_block_pinning_policy(PinningPolicy::all(true))
                     .max_memtable_size(opts.memtable_bytes.max(1 << 20))
             })
             .map_err(err)?;
