@@ -54,7 +54,8 @@ struct Args {
     json: bool,
     /// Fixed operation counts instead of time limits, no warm-up, no floors,
     /// one thread: repeatable instruction counts for `scripts/callgrind.sh`.
-    /// Runs build (+ root), one update block (+ root), `--gets` gets (one by
+    /// Runs build (+ root), the same build from sorted keys (+ root), one
+    /// update block (+ root), `--gets` gets (one by
     /// one, then the same keys with `get_many`) and
     /// `--proofs` proofs, each in its own non-inlined function.
     #[arg(long)]
@@ -143,8 +144,12 @@ fn build_map(
         map.insert(*k, &data).expect("random keys are distinct");
     }
     let insert = t.elapsed();
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
     let t = Instant::now();
-    let (_, work) = map.root_hash_with_work();
+    let (_, work) = one_thread.install(|| map.root_hash_with_work());
     let hash_serial = t.elapsed();
     if record {
         let floor = hash_floors(&work);
@@ -188,8 +193,74 @@ fn build_map(
                 .floor(floor),
             );
         }
+        build_sorted(
+            args,
+            &keys,
+            &data,
+            &mut map,
+            report,
+            (insert, hash_serial),
+            floor,
+        );
     }
     (map, keys)
+}
+
+/// The same items built with `ShaMap::from_sorted` from pre-sorted keys,
+/// then hashed on one thread; compared with inserting them (`insert` and
+/// `hash`: the insert build's times in this run).
+fn build_sorted(
+    args: &Args,
+    keys: &[Key],
+    data: &[u8],
+    map: &mut ShaMap,
+    report: &mut Report,
+    (insert, hash): (Duration, Duration),
+    floor: (Duration, Duration),
+) {
+    let one_thread = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    let t = Instant::now();
+    let mut sorted = keys.to_vec();
+    sorted.sort_unstable();
+    let sort = t.elapsed();
+    let t = Instant::now();
+    let mut bulk = ShaMap::from_sorted(MapKind::AccountState, sorted.iter().map(|k| (*k, data)))
+        .expect("sorted, distinct keys");
+    let build = t.elapsed();
+    let t = Instant::now();
+    let root = one_thread.install(|| bulk.root_hash());
+    let hashed = t.elapsed();
+    assert_eq!(
+        root,
+        map.root_hash(),
+        "bulk build gives the inserted map's root"
+    );
+    report.push(
+        Row::new("build sorted: from_sorted N", args.entries as u64, build)
+            .baseline("insert N", insert)
+            .note(&format!(
+                "keys pre-sorted (sorting them took {:.0} ms); no hashing",
+                sort.as_secs_f64() * 1e3
+            )),
+    );
+    report.push(
+        Row::new(
+            "build sorted: from_sorted + root, 1 thread",
+            args.entries as u64,
+            build + hashed,
+        )
+        .floor(floor)
+        .baseline("insert + root", insert + hash)
+        .bytes_per_entry(bulk.mem_stats().overhead_per_entry())
+        .note(&format!(
+            "root alone {:.0} ms (after inserts: {:.0} ms)",
+            hashed.as_secs_f64() * 1e3,
+            hash.as_secs_f64() * 1e3
+        )),
+    );
 }
 
 /// The hashing floor of `work`: the time to hash, in a tight loop, byte

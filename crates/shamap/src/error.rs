@@ -41,6 +41,11 @@ pub enum MapError {
     /// `undo` or `squash` with no open session.
     #[error("no open undo session")]
     NoSession,
+    /// [`ShaMap::from_sorted`](crate::ShaMap::from_sorted) given a key that
+    /// is below the one before it (an equal key is
+    /// [`MapError::KeyExists`]).
+    #[error("key {0} is out of order (below the key before it)")]
+    OutOfOrder(Key),
     /// Item data longer than the engine stores (u32::MAX bytes).
     #[error("item data of {len} bytes is too long")]
     DataTooLong {

@@ -7,8 +7,8 @@
 
 use super::mask::BranchMask;
 use super::node::{
-    inner_chunk_size, leaf_chunk_size, NodeBox, DATA_OFFSET, HASH_OFFSET, KEY_OFFSET,
-    LONG_DATA_OFFSET, LONG_LEAF, LONG_LEN_OFFSET,
+    inner_chunk_size, leaf_chunk_size, NodeBox, CHILDREN_OFFSET, DATA_OFFSET, HASH_OFFSET,
+    KEY_OFFSET, LONG_DATA_OFFSET, LONG_LEAF, LONG_LEN_OFFSET,
 };
 use super::tagged::Tagged;
 use crate::alloc::{PoolStats, SlabPool};
@@ -184,6 +184,38 @@ impl NodeArena {
         // SAFETY: a fresh inner chunk has at least 32 bytes for the hash.
         unsafe { p.as_ptr().write_bytes(0, 32) };
         NodeBox(Tagged::new(p, class as u8 + 1, 0))
+    }
+
+    /// A new inner node whose children are `children` (taken out of the
+    /// vector, which is left empty), hash not yet computed: one chunk of the
+    /// smallest class that fits, the node a series of `insert_child` calls
+    /// would end with. Branches must be strictly ascending.
+    pub(crate) fn new_inner_from(&mut self, children: &mut Vec<(Nibble, NodeBox)>) -> NodeBox {
+        let n = children.len();
+        let mut mask = BranchMask(0);
+        for (b, _) in children.iter() {
+            assert!(
+                mask.0 >> b.get() == 0,
+                "new_inner_from: branches not strictly ascending"
+            );
+            mask = mask.with(*b);
+        }
+        let class = self.classes.class_for(n);
+        let p = self.inner[class].alloc();
+        let base = p.as_ptr();
+        // SAFETY: a fresh inner chunk has room for the hash and
+        // capacity(class) >= n child words (class_for(n)); each word is moved
+        // in from the vector, which gives up ownership through `drain`.
+        unsafe {
+            base.add(HASH_OFFSET).write_bytes(0, 32);
+            let slots = base.add(CHILDREN_OFFSET).cast::<NodeBox>();
+            for (i, (_, child)) in children.drain(..).enumerate() {
+                slots.add(i).write(child);
+            }
+        }
+        self.slots_used_by_class[class] += n;
+        self.child_slots_used += n;
+        NodeBox(Tagged::new(p, class as u8 + 1, mask.0))
     }
 
     /// Replaces a leaf's data (keeping its key), moving it to a chunk of the

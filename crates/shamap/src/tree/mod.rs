@@ -1,6 +1,7 @@
 //! The public map and its algorithms: shape rules, lookups, ordered
 //! iteration, incremental hashing and the structural audit.
 
+mod build;
 mod check;
 mod diff;
 mod hashing;
