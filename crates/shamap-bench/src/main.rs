@@ -70,8 +70,9 @@ struct Args {
     /// engine applies the same operations).
     #[arg(long, default_value_t = 10)]
     peer_blocks: usize,
-    /// Engines in the peer comparison (comma-separated): ours, ours-blake3-floor, nomt, jmt, alloy-trie.
-    #[arg(long, default_value = "ours,nomt,jmt,alloy-trie")]
+    /// Engines in the peer comparison (comma-separated): ours, ours-sorted
+    /// (sort + from_sorted build, get_many gets), nomt, jmt, alloy-trie.
+    #[arg(long, default_value = "ours,ours-sorted,nomt,jmt,alloy-trie")]
     engines: String,
 }
 

@@ -150,7 +150,12 @@ fn peers() -> Vec<Peer> {
         Peer {
             name: "ours",
             hash: "SHA512Half",
-            make: |_| Box::new(ours::Ours::new()),
+            make: |_| Box::new(ours::Ours::new(false)),
+        },
+        Peer {
+            name: "ours-sorted",
+            hash: "SHA512Half (sort + from_sorted; get_many)",
+            make: |_| Box::new(ours::Ours::new(true)),
         },
         #[cfg(feature = "peer-nomt")]
         Peer {
