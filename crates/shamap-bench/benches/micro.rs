@@ -100,6 +100,19 @@ fn map_ops(c: &mut Criterion) {
         })
     });
 
+    // 256 probes per call, reported per call (divide by 256 for a key).
+    let mut j = 0usize;
+    g.bench_function("get_many, 256 keys", |b| {
+        b.iter(|| {
+            j = (j + 256) & (probes.len() - 1);
+            let mut found = 0usize;
+            map.get_many(black_box(&probes[j..j + 256]), |_, d| {
+                found += usize::from(d.is_some())
+            });
+            found
+        })
+    });
+
     g.bench_function("update 1 + root", |b| {
         b.iter(|| {
             i = (i + 1) & (probes.len() - 1);
