@@ -29,7 +29,7 @@ use crate::store_common::{finish, map_root, parse_hash, Failure};
 /// fjall's block cache for backed-map commands (outside `--cache-mb`).
 pub const FJALL_CACHE_BYTES: u64 = 8 << 20;
 /// fjall's write buffer for backed-map commands (outside `--cache-mb`).
-pub const FJALL_MEMTABLE_BYTES: u64 = 8 << 20;
+pub const FJALL_MEMTABLE_BYTES: u64 = 4 << 20;
 
 /// Arguments of `shamap scan`.
 #[derive(Debug, clap::Args)]
@@ -103,10 +103,25 @@ fn open_store(dir: &std::path::Path) -> Result<FjallStore, Failure> {
 
 /// Peak resident set size of this process (Linux `VmHWM`), in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// A byte count from `/proc/self/status` (reported in kB there).
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// Resident memory now, split as Linux reports it: anonymous (heap,
+/// stacks) and file-backed pages (mapped files).
+fn rss_json() -> serde_json::Value {
+    json!({
+        "peak_bytes": peak_rss_bytes(),
+        "anon_bytes": status_bytes("RssAnon:"),
+        "file_bytes": status_bytes("RssFile:"),
+    })
 }
 
 fn stats_json(s: &BackedStats) -> serde_json::Value {
@@ -178,6 +193,7 @@ fn scan(args: &ScanArgs) -> Result<(), Failure> {
             "contents_digest": digest.to_string(),
             "seconds": secs,
             "peak_rss_bytes": rss,
+            "rss": rss_json(),
             "cache": stats_json(&s),
         });
         v["fjall_cache_bytes"] = json!(FJALL_CACHE_BYTES);
@@ -290,6 +306,7 @@ fn apply(args: &ApplyArgs) -> Result<(), Failure> {
                 "deleted": deleted,
                 "absent_deletes": absent,
                 "peak_rss_bytes": peak_rss_bytes(),
+                "rss": rss_json(),
                 "cache": stats_json(&s),
             })
         )

@@ -43,12 +43,14 @@ impl Default for FjallOptions {
 /// A node store in a fjall database directory.
 #[derive(Clone)]
 pub struct FjallStore {
+    /// Payload bytes written since the node memtable was last rotated;
+    /// shared by the clones, which flush on the last drop. First, so it
+    /// drops (and flushes) before the handles below.
+    unflushed: std::sync::Arc<FlushOnDrop>,
     path: PathBuf,
     db: Database,
     nodes: Keyspace,
     meta: Keyspace,
-    /// Payload bytes written since the node memtable was last rotated.
-    unflushed: std::sync::Arc<std::sync::atomic::AtomicU64>,
     memtable_bytes: u64,
 }
 
@@ -97,15 +99,27 @@ impl FjallStore {
         let meta = db
             .keyspace("meta", KeyspaceCreateOptions::default)
             .map_err(err)?;
+        let (nodes_handle, meta_handle, db_handle) = (nodes.clone(), meta.clone(), db.clone());
         let store = FjallStore {
             path,
             db,
             nodes,
             meta,
-            unflushed: Default::default(),
+            unflushed: std::sync::Arc::new(FlushOnDrop {
+                pending: Default::default(),
+                keyspaces: [nodes_handle, meta_handle],
+                _db: db_handle,
+            }),
             memtable_bytes: opts.memtable_bytes.max(1 << 20),
         };
         meta::check_format(&store)?;
+        // Reopening replays the journal's unflushed writes into memtables;
+        // a store last written with a larger write buffer (an import) would
+        // otherwise hold all of that in RAM. Flush it down to this opening's
+        // budget before handing the store out.
+        if store.db.write_buffer_size() > store.memtable_bytes {
+            store.flush_memtables()?;
+        }
         Ok(store)
     }
 
@@ -126,6 +140,27 @@ impl FjallStore {
 
     fn fail(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
         StoreError::backend(self.location(), format!("{what}: {e}"))
+    }
+}
+
+/// Flushes the write buffers when the last clone of a store is dropped, so
+/// the next opening need not replay a large journal into memory (a killed
+/// process skips this; the journal keeps its writes durable regardless).
+struct FlushOnDrop {
+    pending: std::sync::atomic::AtomicU64,
+    keyspaces: [Keyspace; 2],
+    /// Keeps the database (and its flush workers) alive until the flush.
+    _db: Database,
+}
+
+impl Drop for FlushOnDrop {
+    fn drop(&mut self) {
+        if self.pending.load(std::sync::atomic::Ordering::Relaxed) > 0 {
+            for ks in &self.keyspaces {
+                // Best effort: a failure leaves the writes in the journal.
+                let _ = ks.rotate_memtable_and_wait();
+            }
+        }
     }
 }
 
@@ -198,11 +233,11 @@ impl NodeStore for FjallStore {
         // opening's `memtable_bytes` (a sealed memtable is flushed to a
         // table in the background; the journal keeps it durable meanwhile).
         use std::sync::atomic::Ordering;
-        let pending = self.unflushed.fetch_add(payload, Ordering::Relaxed) + payload;
+        let pending = self.unflushed.pending.fetch_add(payload, Ordering::Relaxed) + payload;
         if pending > self.memtable_bytes {
-            self.unflushed.store(0, Ordering::Relaxed);
+            self.unflushed.pending.store(0, Ordering::Relaxed);
             self.nodes
-                .rotate_memtable()
+                .rotate_memtable_and_wait()
                 .map_err(|e| self.fail("cannot rotate the write buffer", e))?;
         }
         Ok(())
