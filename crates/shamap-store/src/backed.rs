@@ -3,11 +3,11 @@
 //!
 //! # Model
 //!
-//! The map is a tree of [`Child`] slots. A slot is empty, *clean* (just the
+//! The map is a tree of `Child` slots. A slot is empty, *clean* (just the
 //! 32-byte hash of a node that is in the store) or *dirty* (a node held in
 //! memory: created or changed since the last write, or loaded on the path of
 //! a change). Reads walk dirty nodes in memory and clean ones through the
-//! [`NodeCache`]: a hashbrown map from hash to a decoded node, with CLOCK
+//! node cache: a hashbrown map from hash to a decoded node, with CLOCK
 //! eviction, whose misses load the node from the store and verify it (a
 //! value that does not hash to its key, or that does not fit its place in
 //! the tree, is an error naming the hash and nibble path, never data).
