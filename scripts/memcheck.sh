@@ -22,7 +22,7 @@ status=0
 for exe in $(build_tests); do
   case "$exe" in
     */deps/shamap-*) filters=("alloc::" "ptr::") ;;
-    */deps/main-*) filters=("vectors::" "shape::" "ledgers::") ;;
+    */deps/main-*) filters=("vectors::" "shape::" "ledgers::" "randomized::random_ops_with_huge_page") ;;
     *) continue ;;
   esac
   for f in "${filters[@]}"; do

@@ -15,7 +15,7 @@ use clap::Parser;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::xrpl::sha512_half;
-use shamap::{HashWork, Key, MapKind, ShaMap};
+use shamap::{HashWork, Key, MapKind, MapOptions, ShaMap};
 
 #[cfg(feature = "peers-any")]
 mod peers;
@@ -52,6 +52,9 @@ struct Args {
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     json: bool,
+    /// Build our maps with huge-page node memory (`MapOptions::huge_pages`).
+    #[arg(long)]
+    huge_pages: bool,
     /// Fixed operation counts instead of time limits, no warm-up, no floors,
     /// one thread: repeatable instruction counts for `scripts/callgrind.sh`.
     /// Runs build (+ root), the same build from sorted keys (+ root), one
@@ -137,7 +140,10 @@ fn build_map(
     report: &mut Report,
     record: bool,
 ) -> (ShaMap, Vec<Key>) {
-    let mut map = ShaMap::new(MapKind::AccountState);
+    let mut map = ShaMap::with_options(
+        MapKind::AccountState,
+        MapOptions::default().with_huge_pages(args.huge_pages),
+    );
     let keys: Vec<Key> = (0..args.entries).map(|_| Key(rng.gen())).collect();
     let data = random_data(rng, args.data_len);
     let t = Instant::now();

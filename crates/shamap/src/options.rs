@@ -122,6 +122,14 @@ pub struct MapOptions {
     pub size_classes: SizeClasses,
     /// Hash large stale subtrees on the rayon thread pool. Default: on.
     pub parallel_hashing: bool,
+    /// Take node memory from 2 MiB regions backed by transparent huge pages
+    /// (Linux `MADV_HUGEPAGE`; ignored elsewhere or when THP is disabled).
+    /// Fewer TLB misses on large maps: on 1M entries `get_many` ran
+    /// 1.33–1.49× faster and a root from scratch 1.1–1.3× faster in paired
+    /// runs; single gets, inserts and update blocks moved within the noise.
+    /// Costs up to one partly used 2 MiB region per process beyond the
+    /// nodes, so it is for maps of many megabytes. Default: off.
+    pub huge_pages: bool,
 }
 
 impl Default for MapOptions {
@@ -129,6 +137,7 @@ impl Default for MapOptions {
         MapOptions {
             size_classes: SizeClasses::DEFAULT,
             parallel_hashing: true,
+            huge_pages: false,
         }
     }
 }
@@ -137,6 +146,13 @@ impl MapOptions {
     /// Options with parallel hashing on or off.
     pub fn with_parallel_hashing(mut self, on: bool) -> Self {
         self.parallel_hashing = on;
+        self
+    }
+
+    /// Options with huge-page node memory on or off (see
+    /// [`MapOptions::huge_pages`]).
+    pub fn with_huge_pages(mut self, on: bool) -> Self {
+        self.huge_pages = on;
         self
     }
 

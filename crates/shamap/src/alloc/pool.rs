@@ -21,7 +21,7 @@
 
 use std::ptr::NonNull;
 
-use super::block::{alloc_block, free_block, BLOCK_SIZE};
+use super::block::{alloc_block_from, free_block_to, BlockSource, BLOCK_SIZE};
 
 /// Offset of the first chunk: the header, padded to a cache line.
 const FIRST_CHUNK: usize = 64;
@@ -72,6 +72,8 @@ fn page_round(x: usize) -> usize {
 
 /// A pool of equal chunks.
 pub(crate) struct SlabPool {
+    /// Where blocks come from.
+    source: BlockSource,
     chunk: usize,
     per_block: usize,
     all: Option<NonNull<BlockHeader>>,
@@ -94,12 +96,19 @@ const KEEP_EMPTY: usize = 1;
 impl SlabPool {
     /// A pool of `chunk`-byte chunks. `chunk` is a multiple of 8 between 8
     /// and a quarter block.
+    #[cfg(test)]
     pub(crate) fn new(chunk: usize) -> SlabPool {
+        SlabPool::with_source(chunk, BlockSource::Pages)
+    }
+
+    /// A pool of `chunk`-byte chunks whose blocks come from `source`.
+    pub(crate) fn with_source(chunk: usize, source: BlockSource) -> SlabPool {
         assert!(
             chunk >= 8 && chunk.is_multiple_of(8) && chunk <= (BLOCK_SIZE - FIRST_CHUNK) / 4,
             "bad chunk size {chunk}"
         );
         SlabPool {
+            source,
             chunk,
             per_block: (BLOCK_SIZE - FIRST_CHUNK) / chunk,
             all: None,
@@ -214,7 +223,7 @@ impl SlabPool {
     }
 
     fn new_block(&mut self) -> NonNull<BlockHeader> {
-        let b = alloc_block().cast::<BlockHeader>();
+        let b = alloc_block_from(self.source).cast::<BlockHeader>();
         // SAFETY: the block is freshly mapped, writable, aligned far beyond
         // the header's alignment, and large enough (const-asserted).
         unsafe {
@@ -298,7 +307,7 @@ impl SlabPool {
             self.blocks -= 1;
             self.touched -= page_round((*hdr).bump as usize);
             // By (1) no chunk of the block is in use, so nothing points in.
-            free_block(b.cast());
+            free_block_to(b.cast(), self.source);
         }
     }
 
@@ -366,7 +375,7 @@ impl Drop for SlabPool {
             // forgets its nodes before dropping the pool).
             unsafe {
                 cur = (*b.as_ptr()).all_next;
-                free_block(b.cast());
+                free_block_to(b.cast(), self.source);
             }
         }
     }

@@ -11,7 +11,7 @@ use super::node::{
     KEY_OFFSET, LONG_DATA_OFFSET, LONG_LEAF, LONG_LEN_OFFSET,
 };
 use super::tagged::Tagged;
-use crate::alloc::{PoolStats, SlabPool};
+use crate::alloc::{BlockSource, PoolStats, SlabPool};
 #[cfg(test)]
 use crate::hash::Hash256;
 use crate::hash::{Key, Nibble};
@@ -57,6 +57,7 @@ pub(crate) struct ArenaCounters {
 /// When nothing is shared the table is empty and costs one branch per step.
 pub(crate) struct NodeArena {
     classes: SizeClasses,
+    source: BlockSource,
     shared: hashbrown::HashMap<usize, u32>,
     inner: Vec<SlabPool>,
     leaf: Vec<Option<SlabPool>>,
@@ -70,12 +71,20 @@ pub(crate) struct NodeArena {
 
 impl NodeArena {
     /// An arena whose inner nodes use `classes`.
+    #[cfg(test)]
     pub(crate) fn new(classes: SizeClasses) -> NodeArena {
+        NodeArena::with_source(classes, BlockSource::Pages)
+    }
+
+    /// An arena whose inner nodes use `classes` and whose pools take their
+    /// blocks from `source`.
+    pub(crate) fn with_source(classes: SizeClasses, source: BlockSource) -> NodeArena {
         let inner = (0..classes.len())
-            .map(|c| SlabPool::new(inner_chunk_size(classes.capacity(c))))
+            .map(|c| SlabPool::with_source(inner_chunk_size(classes.capacity(c)), source))
             .collect();
         NodeArena {
             classes,
+            source,
             shared: hashbrown::HashMap::new(),
             inner,
             leaf: Vec::new(),
@@ -86,6 +95,11 @@ impl NodeArena {
             leaf_data_bytes: 0,
             leaves: 0,
         }
+    }
+
+    /// Where the pools' blocks come from.
+    pub(crate) fn source(&self) -> BlockSource {
+        self.source
     }
 
     /// The size classes in use.
@@ -139,7 +153,8 @@ impl NodeArena {
         if self.leaf.len() <= i {
             self.leaf.resize_with(i + 1, || None);
         }
-        self.leaf[i].get_or_insert_with(|| SlabPool::new(chunk))
+        let source = self.source;
+        self.leaf[i].get_or_insert_with(|| SlabPool::with_source(chunk, source))
     }
 
     /// A new leaf holding `key` and `data`, hash not yet computed.

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use crate::alloc::BlockSource;
 use crate::error::MapError;
 use crate::hash::{Hash256, Key};
 use crate::kind::MapKind;
@@ -73,7 +74,12 @@ impl ShaMap {
 
     /// An empty map of `kind` with the given options.
     pub fn with_options(kind: MapKind, options: MapOptions) -> ShaMap {
-        let mut arena = NodeArena::new(options.size_classes);
+        let source = if options.huge_pages {
+            BlockSource::Huge
+        } else {
+            BlockSource::Pages
+        };
+        let mut arena = NodeArena::with_source(options.size_classes, source);
         let root = arena.new_inner();
         ShaMap {
             kind,
@@ -93,9 +99,11 @@ impl ShaMap {
 
     /// The options the map was made with.
     pub fn options(&self) -> MapOptions {
+        let arena = lock(&self.arena);
         MapOptions::default()
-            .with_size_classes(*lock(&self.arena).classes())
+            .with_size_classes(*arena.classes())
             .with_parallel_hashing(self.parallel_hashing)
+            .with_huge_pages(arena.source() == BlockSource::Huge)
     }
 
     /// The read-only view every read operation goes through.
@@ -322,7 +330,10 @@ impl Clone for ShaMap {
     /// A deep copy with its own pools: O(n), sharing nothing. For an O(1)
     /// copy take a [`crate::Snapshot`] and call `to_map()` on it.
     fn clone(&self) -> ShaMap {
-        let mut arena = NodeArena::new(*lock(&self.arena).classes());
+        let mut arena = {
+            let a = lock(&self.arena);
+            NodeArena::with_source(*a.classes(), a.source())
+        };
         let root = arena.clone_tree(&self.root);
         ShaMap {
             kind: self.kind,
