@@ -37,8 +37,10 @@
 //! the commit's batch lands. Only after the batch is written do the dirty
 //! nodes become clean slots, so a failed write loses nothing in memory.
 //!
-//! Garbage collection ([`crate::gc()`]) must not run while a backed map has
-//! uncommitted spilled nodes: they are reachable from no retained root yet.
+//! Garbage collection ([`crate::gc()`]) in the same process is safe beside a
+//! backed map: the map pins the root its clean slots hang under (the one
+//! opened, or its last spill or commit), `gc` keeps what the pins reach,
+//! and spills and commits wait while a collection runs.
 
 use std::collections::VecDeque;
 use std::ops::ControlFlow;
@@ -397,6 +399,8 @@ impl Loader<'_> {
 /// A SHAMap backed by a [`NodeStore`]; see the [module docs](self).
 pub struct BackedMap<'s> {
     loader: Loader<'s>,
+    /// The root this map's clean slots hang under, pinned against `gc`.
+    pin: crate::writers::Pin,
     root: Child,
     committed: Hash256,
     dirty_bytes: usize,
@@ -435,6 +439,7 @@ impl<'s> BackedMap<'s> {
         opts: BackedOptions,
     ) -> Result<BackedMap<'s>, StoreError> {
         let map = BackedMap {
+            pin: crate::writers::Pin::new(store, root),
             loader: Loader {
                 store,
                 kind,
@@ -714,7 +719,10 @@ impl<'s> BackedMap<'s> {
             meta::put_retained(&mut batch, &roots);
         }
         if !batch.is_empty() {
+            // Collections wait for this write and see the new pin after it.
+            let _writing = self.pin.write_lock();
             self.loader.store.write(batch)?;
+            self.pin.set(root);
         }
         self.nodes_written += written;
         // Written: dirty nodes become clean slots, their content cached.

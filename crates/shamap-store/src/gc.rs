@@ -4,9 +4,12 @@
 //! nothing, if any node on the way is missing or corrupt. Then the retained
 //! list is rewritten to the kept roots, and the sweep deletes, in batches,
 //! every stored node the mark did not reach. A reader of a kept root only
-//! ever loads marked nodes, so it runs safely beside the sweep. A writer
-//! must not run beside it: nodes written but not yet recorded as a root
-//! are unreachable and would be swept (the CLI holds the store's lock).
+//! ever loads marked nodes, so it runs safely beside the sweep. Backed-map
+//! writers in the same process are safe too: each pins the root its clean
+//! slots hang under (opened, spilled or committed), the mark also walks
+//! the pins (without retaining them), and writers' spills and commits wait
+//! while a collection runs (see `writers`). Another process cannot write
+//! meanwhile: fjall locks the store directory.
 
 use std::ops::ControlFlow;
 
@@ -43,12 +46,28 @@ pub fn mark(
     root: &Hash256,
     marked: &mut HashSet<Hash256>,
 ) -> Result<(), StoreError> {
+    mark_from(store, root, marked, false)
+}
+
+/// [`mark`]; with `present_only`, for a writer's pin, absent nodes are
+/// passed over instead of failing (a pin of another store at the same
+/// location, see `writers`). Corrupt nodes fail either way.
+fn mark_from(
+    store: &dyn NodeStore,
+    root: &Hash256,
+    marked: &mut HashSet<Hash256>,
+    present_only: bool,
+) -> Result<(), StoreError> {
     let mut stack = vec![*root];
     while let Some(h) = stack.pop() {
         if h.is_zero() || marked.contains(&h) {
             continue;
         }
-        let node = store.load(&h)?.parse()?;
+        let node = match store.get(&h)? {
+            Some(obj) => obj.parse()?,
+            None if present_only => continue,
+            None => return Err(StoreError::Missing { hash: h }),
+        };
         marked.insert(h);
         match node {
             Node::Inner(children) => stack.extend(children.iter().filter(|c| !c.is_zero())),
@@ -67,9 +86,14 @@ pub fn mark(
 /// for others), and every node none of them reaches is deleted. Fails
 /// before deleting anything if a kept root is incomplete or corrupt.
 pub fn gc(store: &dyn NodeStore, keep: &[Hash256]) -> Result<GcReport, StoreError> {
+    let writers = crate::writers::for_store(store);
+    let exclusive = writers.exclusive();
     let mut marked = HashSet::new();
     for root in keep {
         mark(store, root, &mut marked)?;
+    }
+    for pin in &exclusive.pins {
+        mark_from(store, pin, &mut marked, true)?;
     }
     let listed = meta::retained(store)?;
     let mut roots: Vec<RetainedRoot> = Vec::new();

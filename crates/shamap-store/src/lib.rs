@@ -35,6 +35,7 @@ mod rocks;
 pub mod store;
 pub mod sync;
 pub mod verify;
+mod writers;
 
 pub use backed::{BackedMap, BackedOptions, BackedStats};
 pub use error::StoreError;

@@ -299,3 +299,78 @@ fn a_failed_commit_keeps_everything_in_memory() {
     assert_eq!(backed.commit("head").expect("commit"), root);
     assert_eq!(verify_all(&store, &root).expect("verifies").leaves, 100);
 }
+
+/// `gc` beside a writer: a backed map opened at a root that is not
+/// retained, spilling (uncommitted nodes reachable from no retained root),
+/// while another thread collects with nothing kept. Every commit must
+/// verify, and the writer's reads must never meet a missing node.
+#[test]
+fn gc_beside_a_spilling_writer_keeps_what_the_writer_needs() {
+    let s = seed(74);
+    let store = MemStore::new();
+    let (mut mem, model) = random_map(MapKind::AccountState, 2000, s);
+    let snap = mem.snapshot();
+    // Stored, then dropped from the retained list: only the pin holds it.
+    shamap_store::write_snapshot(&store, &snap, &mut |_| {}).expect("write");
+    let keys: Vec<Key> = model.keys().copied().collect();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let collections = std::thread::scope(|scope| {
+        let collector = scope.spawn(|| {
+            let mut n = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let keep: Vec<Hash256> = meta::retained(&store)
+                    .expect("meta")
+                    .iter()
+                    .map(|r| r.hash)
+                    .collect();
+                shamap_store::gc(&store, &keep).expect("gc");
+                n += 1;
+                // Collections come and go (a tight loop would starve the
+                // writer of the lock it takes for each spill).
+                std::thread::sleep(std::time::Duration::from_millis(3));
+            }
+            n
+        });
+        // Stops the collector however this closure ends (a failed assert
+        // must not leave the scope waiting for it forever).
+        struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+        impl Drop for StopOnDrop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, std::sync::atomic::Ordering::Relaxed);
+            }
+        }
+        let stopper = StopOnDrop(&stop);
+        let opts = BackedOptions {
+            budget_bytes: 32 << 10,
+        };
+        let mut backed =
+            BackedMap::open(&store, snap.root_hash(), MapKind::AccountState, opts).expect("open");
+        let mut rng = SmallRng::seed_from_u64(s);
+        for round in 0..30u32 {
+            for _ in 0..60 {
+                let k = keys[rng.gen_range(0..keys.len())];
+                backed
+                    .upsert(k, &round.to_be_bytes())
+                    .expect("upsert: no node swept");
+                mem.upsert(k, &round.to_be_bytes()).expect("upsert");
+            }
+            if round % 5 == 4 {
+                let root = backed.commit("head").expect("commit");
+                assert_eq!(root, mem.root_hash(), "seed {s} round {round}");
+            }
+            assert!(backed.get(&keys[0]).expect("get").is_some());
+        }
+        let root = backed.commit("head").expect("commit");
+        assert!(
+            backed.stats().spills > 0,
+            "the writer spilled: {:?}",
+            backed.stats()
+        );
+        drop(stopper);
+        let n = collector.join().expect("collector");
+        let r = verify_all(&store, &root).expect("the last commit is complete");
+        assert_eq!(r.leaves, 2000);
+        n
+    });
+    assert!(collections > 0, "the collector ran");
+}
