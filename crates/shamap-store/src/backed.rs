@@ -629,22 +629,31 @@ impl<'s> BackedMap<'s> {
         Ok(())
     }
 
+    /// Runs `change` on the root (made a dirty inner node first) with the
+    /// loader and the cache capacity, then charges what it added and spills
+    /// if needed.
+    fn change_root<T>(
+        &mut self,
+        change: impl FnOnce(&Loader<'s>, &mut Inner, usize, &mut usize) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.root_inner()?;
+        let cap = self.cache_capacity();
+        let Child::Dirty(Dirty::Inner(root)) = &mut self.root else {
+            unreachable!("root_inner made the root a dirty inner node")
+        };
+        let mut charged = 0;
+        let out = change(&self.loader, root, cap, &mut charged)?;
+        self.charge_dirty(charged);
+        self.maybe_spill()?;
+        Ok(out)
+    }
+
     /// Sets `key` to `data`; true when the key was new. On an error (a
     /// node on the path missing or bad) the map is unchanged.
     pub fn upsert(&mut self, key: Key, data: &[u8]) -> Result<bool, StoreError> {
-        self.root_inner()?;
-        let cap = self.cache_capacity();
-        let Child::Dirty(d) = &mut self.root else {
-            unreachable!("root_inner made the root dirty")
-        };
-        let Dirty::Inner(root) = d else {
-            unreachable!("the root is an inner node")
-        };
-        let mut charged = 0;
-        let added = write_in(&self.loader, root, 0, &key, data, cap, &mut charged)?;
-        self.charge_dirty(charged);
-        self.maybe_spill()?;
-        Ok(added)
+        self.change_root(|loader, root, cap, charged| {
+            write_in(loader, root, 0, &key, data, cap, charged)
+        })
     }
 
     /// Removes `key`; true when it was present. On an error the map is
@@ -653,18 +662,9 @@ impl<'s> BackedMap<'s> {
         if !self.contains(key)? {
             return Ok(false);
         }
-        self.root_inner()?;
-        let cap = self.cache_capacity();
-        let Child::Dirty(d) = &mut self.root else {
-            unreachable!("root_inner made the root dirty")
-        };
-        let Dirty::Inner(root) = d else {
-            unreachable!("the root is an inner node")
-        };
-        let mut charged = 0;
-        let r = remove_in(&self.loader, root, 0, key, cap, &mut charged)?;
-        self.charge_dirty(charged);
-        self.maybe_spill()?;
+        let r = self.change_root(|loader, root, cap, charged| {
+            remove_in(loader, root, 0, key, cap, charged)
+        })?;
         Ok(matches!(r, Removed::Yes { .. }))
     }
 

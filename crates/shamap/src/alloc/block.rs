@@ -27,9 +27,12 @@ fn check_address(p: NonNull<u8>, len: usize) -> NonNull<u8> {
     p
 }
 
+/// A fresh anonymous mapping of `size` bytes aligned to `size` (a power of
+/// two, a multiple of the page size): over-map by `size`, then unmap the
+/// unaligned head and tail.
 #[cfg(unix)]
-pub(crate) fn alloc_block() -> NonNull<u8> {
-    let len = 2 * BLOCK_SIZE;
+fn map_aligned(size: usize) -> NonNull<u8> {
+    let len = 2 * size;
     // SAFETY: an anonymous private mapping with no address hint; all
     // arguments are valid by construction. The result is checked.
     let raw = unsafe {
@@ -43,25 +46,32 @@ pub(crate) fn alloc_block() -> NonNull<u8> {
         )
     };
     if raw == libc::MAP_FAILED {
-        std::alloc::handle_alloc_error(block_layout());
+        std::alloc::handle_alloc_error(
+            Layout::from_size_align(size, size).unwrap_or(block_layout()),
+        );
     }
     let raw = raw.cast::<u8>();
     let start = raw.addr();
-    let aligned = (start + BLOCK_SIZE - 1) & !(BLOCK_SIZE - 1);
+    let aligned = (start + size - 1) & !(size - 1);
     let head = aligned - start;
-    let tail = len - head - BLOCK_SIZE;
+    let tail = len - head - size;
     if head > 0 {
         // SAFETY: [raw, raw+head) lies inside the mapping made above and is
         // not used; head is a multiple of the page size (both ends are).
         unsafe { libc::munmap(raw.cast(), head) };
     }
     if tail > 0 {
-        // SAFETY: [aligned+BLOCK_SIZE, raw+len) lies inside the mapping and is
-        // not used; page-aligned as above.
-        unsafe { libc::munmap(raw.wrapping_add(head + BLOCK_SIZE).cast(), tail) };
+        // SAFETY: [aligned+size, raw+len) lies inside the mapping and is not
+        // used; page-aligned as above.
+        unsafe { libc::munmap(raw.wrapping_add(head + size).cast(), tail) };
     }
-    let block = NonNull::new(raw.wrapping_add(head)).expect("mmap never maps page zero");
-    check_address(block, BLOCK_SIZE)
+    let p = NonNull::new(raw.wrapping_add(head)).expect("mmap never maps page zero");
+    check_address(p, size)
+}
+
+#[cfg(unix)]
+pub(crate) fn alloc_block() -> NonNull<u8> {
+    map_aligned(BLOCK_SIZE)
 }
 
 /// # Safety
@@ -148,45 +158,11 @@ fn alloc_huge_block() -> NonNull<u8> {
         *r.live.entry(addr & !(REGION - 1)).or_insert(0) += 1;
         return region_block(addr);
     }
-    let len = 2 * REGION;
-    // SAFETY: an anonymous private mapping with no address hint; all
-    // arguments are valid by construction. The result is checked.
-    let raw = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if raw == libc::MAP_FAILED {
-        std::alloc::handle_alloc_error(block_layout());
-    }
-    let raw = raw.cast::<u8>();
-    let start = raw.addr();
-    let aligned = (start + REGION - 1) & !(REGION - 1);
-    let head = aligned - start;
-    let tail = len - head - REGION;
-    if head > 0 {
-        // SAFETY: [raw, raw+head) lies inside the mapping and is not used;
-        // page-aligned (both ends are).
-        unsafe { libc::munmap(raw.cast(), head) };
-    }
-    if tail > 0 {
-        // SAFETY: [aligned+REGION, raw+len) lies inside the mapping and is
-        // not used; page-aligned.
-        unsafe { libc::munmap(raw.wrapping_add(head + REGION).cast(), tail) };
-    }
-    let region = raw.wrapping_add(head);
+    let region = map_aligned(REGION).as_ptr();
+    let aligned = region.addr();
     // SAFETY: advice on a range we own; failure (e.g. THP disabled) only
     // means base pages.
     unsafe { libc::madvise(region.cast(), REGION, libc::MADV_HUGEPAGE) };
-    check_address(
-        NonNull::new(region).expect("mmap never maps page zero"),
-        REGION,
-    );
     for i in 1..REGION / BLOCK_SIZE {
         r.free.push(aligned + i * BLOCK_SIZE);
     }
