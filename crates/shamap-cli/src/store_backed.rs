@@ -24,7 +24,7 @@ use shamap::xrpl::Sha512Half;
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::{BackedMap, BackedOptions, BackedStats, FjallOptions, FjallStore};
 
-use crate::store_common::{finish, map_root, parse_hash, Failure};
+use crate::store_common::{finish, map_root, open_backed, parse_root, Failure};
 
 /// fjall's block cache for backed-map commands (outside `--cache-mb`).
 pub const FJALL_CACHE_BYTES: u64 = 8 << 20;
@@ -154,19 +154,9 @@ fn stats_text(s: &BackedStats) -> String {
 }
 
 fn scan(args: &ScanArgs) -> Result<(), Failure> {
-    let root = args
-        .root
-        .as_deref()
-        .map(|r| parse_hash("root", r))
-        .transpose()?;
     let store = open_store(&args.db)?;
-    let (root, kind) = map_root(&store, root)?;
-    let map = BackedMap::open(
-        &store,
-        root,
-        kind,
-        BackedOptions::with_budget_mb(args.cache_mb),
-    )?;
+    let map = open_backed(&store, args.root.as_deref(), args.cache_mb)?;
+    let (root, kind) = (map.committed_root(), map.kind());
     let started = std::time::Instant::now();
     let (mut items, mut bytes) = (0u64, 0u64);
     // A digest of the contents: SHA512Half over key ‖ len ‖ data of every
@@ -256,11 +246,7 @@ fn parse_changes(text: &str, file: &std::path::Path) -> Result<Vec<Change>, Fail
 }
 
 fn apply(args: &ApplyArgs) -> Result<(), Failure> {
-    let root = args
-        .root
-        .as_deref()
-        .map(|r| parse_hash("root", r))
-        .transpose()?;
+    let root = parse_root(args.root.as_deref())?;
     let text = std::fs::read_to_string(&args.file)
         .map_err(|e| Failure::bad(format!("{}: {e}", args.file.display())))?;
     // Parse everything before touching the store: a bad line changes nothing.

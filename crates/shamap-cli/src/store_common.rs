@@ -77,6 +77,27 @@ pub fn parse_hash(what: &str, s: &str) -> Result<Hash256, Failure> {
     Hash256::from_hex(s.trim()).map_err(|e| Failure::bad(format!("{what} '{s}': {e}")))
 }
 
+/// The optional `--root` argument, parsed.
+pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
+    root.map(|r| parse_hash("root", r)).transpose()
+}
+
+/// The map named by `--root` (see [`map_root`]), opened as a backed map
+/// with a node cache of `cache_mb` MiB.
+pub fn open_backed<'s>(
+    store: &'s dyn NodeStore,
+    root: Option<&str>,
+    cache_mb: u64,
+) -> Result<shamap_store::BackedMap<'s>, Failure> {
+    let (root, kind) = map_root(store, parse_root(root)?)?;
+    Ok(shamap_store::BackedMap::open(
+        store,
+        root,
+        kind,
+        shamap_store::BackedOptions::with_budget_mb(cache_mb),
+    )?)
+}
+
 /// The map to read for `root` (a ledger hash → its state map; a map root
 /// → that map), or, when `root` is `None`, the newest retained state map
 /// (a retained ledger's, or a retained state root).

@@ -6,9 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use shamap::Key;
-use shamap_store::{BackedMap, BackedOptions};
 
-use crate::store_common::{finish, map_root, open_existing, parse_hash, Failure};
+use crate::store_common::{finish, open_backed, open_existing, parse_hash, Failure};
 
 /// Arguments of `shamap get`.
 #[derive(Debug, clap::Args)]
@@ -40,19 +39,9 @@ fn get(args: &GetArgs) -> Result<(), Failure> {
         .iter()
         .map(|k| parse_hash("key", k).map(Key::from))
         .collect::<Result<Vec<Key>, Failure>>()?;
-    let root = args
-        .root
-        .as_deref()
-        .map(|r| parse_hash("root", r))
-        .transpose()?;
     let store = open_existing(&args.db)?;
-    let (root, kind) = map_root(&store, root)?;
-    let map = BackedMap::open(
-        &store,
-        root,
-        kind,
-        BackedOptions::with_budget_mb(args.cache_mb),
-    )?;
+    let map = open_backed(&store, args.root.as_deref(), args.cache_mb)?;
+    let root = map.committed_root();
     let mut out = String::new();
     for key in &keys {
         match map.get(key)? {

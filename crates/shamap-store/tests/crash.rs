@@ -48,6 +48,36 @@ fn crash_child() {
     }
 }
 
+/// Re-runs this test binary as the child `test` (with `env` set to `dir`),
+/// lets it work for `ms` milliseconds, kills it with SIGKILL and checks it
+/// did not end on its own.
+fn run_and_kill(
+    test: &str,
+    env: &str,
+    dir: &std::path::Path,
+    ms: u64,
+    log: &std::path::Path,
+    round: usize,
+) {
+    let exe = std::env::current_exe().expect("test binary");
+    let mut child = Command::new(exe)
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(env, dir)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).expect("log file"))
+        .spawn()
+        .expect("spawn child");
+    std::thread::sleep(Duration::from_millis(ms));
+    child.kill().expect("SIGKILL");
+    let status = child.wait().expect("reap");
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGKILL),
+        "round {round}: the child ended on its own: {}",
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
 #[test]
 fn sigkill_at_random_points_never_breaks_the_last_recorded_root() {
     if std::env::var(CHILD_ENV).is_ok() {
@@ -55,32 +85,12 @@ fn sigkill_at_random_points_never_breaks_the_last_recorded_root() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let mut rng = SmallRng::seed_from_u64(seed(30));
-    let exe = std::env::current_exe().expect("test binary");
     let mut recorded = Vec::new();
     let logs = tempfile::tempdir().expect("tempdir");
     let log = logs.path().join("child.log");
     for round in 0..KILLS {
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash::crash_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(CHILD_ENV, dir.path())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("spawn child");
-        std::thread::sleep(Duration::from_millis(rng.gen_range(120..500)));
-        child.kill().expect("SIGKILL");
-        let status = child.wait().expect("reap");
-        assert_eq!(
-            status.signal(),
-            Some(libc::SIGKILL),
-            "round {round}: the child ended on its own: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
-        );
+        let ms = rng.gen_range(120..500);
+        run_and_kill("crash::crash_child", CHILD_ENV, dir.path(), ms, &log, round);
 
         let store = FjallStore::open(dir.path()).expect("reopen after kill");
         let roots = meta::retained(&store).expect("retained list readable");
@@ -145,31 +155,18 @@ fn sigkill_during_backed_commits_reopens_at_the_last_committed_root() {
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let mut rng = SmallRng::seed_from_u64(seed(31));
-    let exe = std::env::current_exe().expect("test binary");
     let logs = tempfile::tempdir().expect("tempdir");
     let log = logs.path().join("child.log");
     let mut heads = Vec::new();
     for round in 0..KILLS {
-        let mut child = Command::new(&exe)
-            .args([
-                "--exact",
-                "crash::backed_crash_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env(BACKED_CHILD_ENV, dir.path())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("log file"))
-            .spawn()
-            .expect("spawn child");
-        std::thread::sleep(Duration::from_millis(rng.gen_range(150..600)));
-        child.kill().expect("SIGKILL");
-        let status = child.wait().expect("reap");
-        assert_eq!(
-            status.signal(),
-            Some(libc::SIGKILL),
-            "round {round}: the child ended on its own: {}",
-            std::fs::read_to_string(&log).unwrap_or_default()
+        let ms = rng.gen_range(150..600);
+        run_and_kill(
+            "crash::backed_crash_child",
+            BACKED_CHILD_ENV,
+            dir.path(),
+            ms,
+            &log,
+            round,
         );
         let store = FjallStore::open(dir.path()).expect("reopen after kill");
         let roots = meta::retained(&store).expect("retained list readable");
