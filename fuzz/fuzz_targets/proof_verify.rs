@@ -18,28 +18,12 @@ use shamap::verify::{verify_multi, verify_path, ProofOutcome, MAX_PATH_NODES};
 use shamap::xrpl::wire::{decode, encode_inner, WireNode};
 use shamap::{Hash256, Key, MapKind, ShaMap};
 
-fn take32(data: &mut &[u8]) -> [u8; 32] {
-    let mut out = [0u8; 32];
-    let n = data.len().min(32);
-    out[..n].copy_from_slice(&data[..n]);
-    *data = &data[n..];
-    out
-}
+#[path = "common.rs"]
+mod common;
+use common::take32;
 
-fn split_blobs(mut data: &[u8]) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    while !data.is_empty() && out.len() < 200 {
-        let len = if data.len() >= 2 {
-            usize::from(u16::from_le_bytes([data[0], data[1]]))
-        } else {
-            usize::from(data[0])
-        };
-        data = &data[data.len().min(2)..];
-        let len = len.min(data.len());
-        out.push(data[..len].to_vec());
-        data = &data[len..];
-    }
-    out
+fn split_blobs(data: &[u8]) -> Vec<Vec<u8>> {
+    common::split_blobs(data, 200)
 }
 
 fn check_one_line(e: &impl std::fmt::Display) {

@@ -242,27 +242,13 @@ fn run() -> Result<(), String> {
                 let k = keys[rng.gen_range(0..keys.len())];
                 map.get(&k).map_err(|e| e.to_string())?;
             }
-            let mut lat = Vec::with_capacity(a.reads);
-            let t = Instant::now();
-            for _ in 0..a.reads {
+            timed_reads("read", a.reads, || {
                 let k = keys[rng.gen_range(0..keys.len())];
-                let s = Instant::now();
-                let v = map.get(&k).map_err(|e| e.to_string())?;
-                lat.push(s.elapsed());
-                if v.is_none() {
-                    return Err(format!("key {k} missing"));
+                match map.get(&k).map_err(|e| e.to_string())? {
+                    Some(_) => Ok(()),
+                    None => Err(format!("key {k} missing")),
                 }
-            }
-            let took = t.elapsed();
-            lat.sort_unstable();
-            let p = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
-            println!(
-                "read {} random keys: {:.0} reads/s, p50 {:.1} us, p99 {:.1} us",
-                a.reads,
-                a.reads as f64 / secs(took),
-                p(0.50).as_secs_f64() * 1e6,
-                p(0.99).as_secs_f64() * 1e6
-            );
+            })?;
         }
         "commit" => {
             let mut current = snap;
@@ -308,6 +294,32 @@ fn run() -> Result<(), String> {
         "disk bytes at end: {} ({} without the preallocated journal)",
         store.disk_bytes().map_err(|e| e.to_string())?,
         bytes_except_journal(&a.dir)
+    );
+    Ok(())
+}
+
+/// Runs `read` `reads` times, timing each, and prints reads/s and the p50
+/// and p99 latencies under the name `what`.
+fn timed_reads(
+    what: &str,
+    reads: usize,
+    mut read: impl FnMut() -> Result<(), String>,
+) -> Result<(), String> {
+    let mut lat = Vec::with_capacity(reads);
+    let t = Instant::now();
+    for _ in 0..reads {
+        let s = Instant::now();
+        read()?;
+        lat.push(s.elapsed());
+    }
+    let took = t.elapsed();
+    lat.sort_unstable();
+    let p = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
+    println!(
+        "{what} {reads} random keys: {:.0} reads/s, p50 {:.1} us, p99 {:.1} us",
+        reads as f64 / secs(took),
+        p(0.50).as_secs_f64() * 1e6,
+        p(0.99).as_secs_f64() * 1e6
     );
     Ok(())
 }
@@ -362,27 +374,14 @@ fn backed(a: &Args, store: &dyn NodeStore) -> Result<(), String> {
                 map.get(&bench_key(a.seed, rng.gen_range(0..n)))
                     .map_err(|e| e.to_string())?;
             }
-            let mut lat = Vec::with_capacity(a.reads);
-            let t = Instant::now();
-            for _ in 0..a.reads {
+            timed_reads("backed-read", a.reads, || {
                 let i = rng.gen_range(0..n);
-                let s = Instant::now();
                 let v = map.get(&bench_key(a.seed, i)).map_err(|e| e.to_string())?;
-                lat.push(s.elapsed());
                 if v.as_deref() != Some(&bench_data(a.seed, i)[..]) {
                     return Err(format!("key {i} reads wrong data"));
                 }
-            }
-            let took = t.elapsed();
-            lat.sort_unstable();
-            let p = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
-            println!(
-                "backed-read {} random keys: {:.0} reads/s, p50 {:.1} us, p99 {:.1} us",
-                a.reads,
-                a.reads as f64 / secs(took),
-                p(0.50).as_secs_f64() * 1e6,
-                p(0.99).as_secs_f64() * 1e6
-            );
+                Ok(())
+            })?;
         }
         "backed-commit" => {
             let t = Instant::now();
