@@ -313,6 +313,13 @@ fn gc_beside_a_spilling_writer_keeps_what_the_writer_needs() {
     // Stored, then dropped from the retained list: only the pin holds it.
     shamap_store::write_snapshot(&store, &snap, &mut |_| {}).expect("write");
     let keys: Vec<Key> = model.keys().copied().collect();
+    // Opened before the collector starts: until a backed map pins the root,
+    // nothing holds an unretained root, and gc may rightly sweep it.
+    let opts = BackedOptions {
+        budget_bytes: 32 << 10,
+    };
+    let mut backed =
+        BackedMap::open(&store, snap.root_hash(), MapKind::AccountState, opts).expect("open");
     let stop = std::sync::atomic::AtomicBool::new(false);
     let collections = std::thread::scope(|scope| {
         let collector = scope.spawn(|| {
@@ -340,11 +347,6 @@ fn gc_beside_a_spilling_writer_keeps_what_the_writer_needs() {
             }
         }
         let stopper = StopOnDrop(&stop);
-        let opts = BackedOptions {
-            budget_bytes: 32 << 10,
-        };
-        let mut backed =
-            BackedMap::open(&store, snap.root_hash(), MapKind::AccountState, opts).expect("open");
         let mut rng = SmallRng::seed_from_u64(s);
         for round in 0..30u32 {
             for _ in 0..60 {
