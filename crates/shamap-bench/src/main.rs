@@ -304,25 +304,47 @@ fn hash_floors(work: &HashWork) -> (Duration, Duration) {
     (single, lanes)
 }
 
-/// One block of random writes: 60% updates, 20% inserts, 20% removes.
-fn apply_block(rng: &mut SmallRng, map: &mut ShaMap, keys: &mut Vec<Key>, n: usize, data: &[u8]) {
+/// One block of random writes: 60% updates, 20% inserts, 20% removes, as
+/// (key, true = set / false = remove). `keys` follows the block.
+pub(crate) fn gen_block(rng: &mut SmallRng, keys: &mut Vec<Key>, n: usize) -> Vec<(Key, bool)> {
+    let mut block = Vec::with_capacity(n);
     for _ in 0..n {
         let roll = rng.gen_range(0..10);
         if roll < 6 && !keys.is_empty() {
-            let k = keys[rng.gen_range(0..keys.len())];
-            map.update(k, data).expect("present");
+            block.push((keys[rng.gen_range(0..keys.len())], true));
         } else if roll < 8 || keys.is_empty() {
             let k = Key(rng.gen());
-            map.insert(k, data).expect("new");
+            block.push((k, true));
             keys.push(k);
         } else {
             let i = rng.gen_range(0..keys.len());
-            let k = keys.swap_remove(i);
+            block.push((keys.swap_remove(i), false));
+        }
+    }
+    block
+}
+
+/// Applies a block one write at a time (`upsert` / `remove`).
+pub(crate) fn write_block(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) {
+    for &(k, set) in block {
+        if set {
+            map.upsert(k, data).expect("upsert");
+        } else {
             map.remove(&k).expect("present");
         }
     }
 }
 
+/// Applies a block with `ShaMap::apply` (which also hashes).
+pub(crate) fn apply_block(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) -> shamap::Hash256 {
+    map.apply(block.iter().map(|&(k, set)| (k, set.then_some(data))))
+        .expect("apply")
+        .root_hash
+}
+
+/// Blocks of random writes with the root after each, alternating two ways
+/// on the same map and machine: one write at a time then `root_hash`, and
+/// `apply` (sorted, one pass, hashing fused in).
 fn update_blocks(
     args: &Args,
     rng: &mut SmallRng,
@@ -331,35 +353,57 @@ fn update_blocks(
     report: &mut Report,
 ) {
     let data = random_data(rng, args.data_len);
-    // Warm-up block.
-    apply_block(rng, map, keys, args.block, &data);
+    // Warm-up blocks.
+    let block = gen_block(rng, keys, args.block);
+    write_block(map, &block, &data);
     map.root_hash_serial();
-    let mut ops = 0u64;
-    let mut total = Duration::ZERO;
+    let block = gen_block(rng, keys, args.block);
+    apply_block(map, &block, &data);
+    let mut blocks = 0u64;
+    let (mut single, mut batched) = (Duration::ZERO, Duration::ZERO);
     let mut work = HashWork::default();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
         .expect("pool");
-    while total.as_secs_f64() < args.time_limit {
+    while (single + batched).as_secs_f64() < 2.0 * args.time_limit {
+        let block = gen_block(rng, keys, args.block);
         let t = Instant::now();
-        apply_block(rng, map, keys, args.block, &data);
+        write_block(map, &block, &data);
         let (_, w) = pool.install(|| map.root_hash_with_work());
-        total += t.elapsed();
-        ops += args.block as u64;
+        single += t.elapsed();
         work.leaves += w.leaves;
         work.leaf_bytes += w.leaf_bytes;
         work.inner += w.inner;
+        let block = gen_block(rng, keys, args.block);
+        let t = Instant::now();
+        std::hint::black_box(apply_block(map, &block, &data));
+        batched += t.elapsed();
+        blocks += 1;
     }
+    // Both ways hash the same kind of blocks on the same map: the floor
+    // measured from the single-write blocks serves for both.
     let floor = hash_floors(&work);
+    let ops = blocks * args.block as u64;
+    let per_entry = map.mem_stats().overhead_per_entry();
     report.push(
         Row::new(
             &format!("update: blocks of {} + root, 1 thread", args.block),
             ops,
-            total,
+            single,
         )
         .floor(floor)
-        .bytes_per_entry(map.mem_stats().overhead_per_entry()),
+        .bytes_per_entry(per_entry),
+    );
+    report.push(
+        Row::new("update: same blocks with `apply`, 1 thread", ops, batched)
+            .floor(floor)
+            .baseline("one write at a time + root", single)
+            .bytes_per_entry(per_entry)
+            .note(&format!(
+                "blocks alternate with the row above; runs of {}",
+                shamap::tree::APPLY_RUN
+            )),
     );
 }
 
@@ -499,7 +543,8 @@ fn sessions(
             if session {
                 map.begin_session();
             }
-            apply_block(rng, map, keys, args.block, &data);
+            let block = gen_block(rng, keys, args.block);
+            write_block(map, &block, &data);
             let write = t.elapsed();
             pool.install(|| map.root_hash());
             if session {

@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use shamap::hash::encode_hex_upper;
 use shamap::{Hash256, Key, MapKind, ShaMap};
 
-use crate::{apply_block, random_data, Args};
+use crate::{apply_block, gen_block, random_data, write_block, Args};
 
 /// Runs the operations and prints one line per operation:
 /// `name ops seconds` (the script divides instructions by `ops`).
@@ -43,6 +43,11 @@ pub fn run(args: &Args) {
         &block_data,
     );
     line("update", args.block, t, root);
+
+    let block = gen_block(&mut block_rng, &mut keys_now, args.block);
+    let t = Instant::now();
+    let root = op_update_apply(&mut map, &block, &block_data);
+    line("update_apply", args.block, t, root);
 
     let probes: Vec<Key> = (0..args.gets)
         .map(|_| keys_now[rng.gen_range(0..keys_now.len())])
@@ -101,8 +106,15 @@ fn op_update(
     n: usize,
     data: &[u8],
 ) -> Hash256 {
-    apply_block(rng, map, keys, n, data);
+    let block = gen_block(rng, keys, n);
+    write_block(map, &block, data);
     map.root_hash_serial()
+}
+
+/// One block of random writes through `ShaMap::apply` (which hashes).
+#[inline(never)]
+fn op_update_apply(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) -> Hash256 {
+    apply_block(map, block, data)
 }
 
 /// Looks every probe up; returns how many were found.

@@ -29,6 +29,9 @@ pub struct Nibble(u8);
 pub struct Depth(u8);
 
 impl Nibble {
+    /// Branch 0.
+    pub const ZERO: Nibble = Nibble(0);
+
     /// Makes a nibble, or `None` when `v >= 16`.
     pub const fn new(v: u8) -> Option<Self> {
         if v < 16 {

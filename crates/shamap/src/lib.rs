@@ -43,5 +43,6 @@ pub use kind::MapKind;
 pub use options::{MapOptions, SizeClasses};
 pub use stats::MemStats;
 pub use tree::{
-    Difference, HashWork, ProofPath, ShaMap, ShapeStats, Snapshot, StoredNode, TooManyDifferences,
+    Applied, Difference, HashWork, ProofPath, ShaMap, ShapeStats, Snapshot, StoredNode,
+    TooManyDifferences,
 };

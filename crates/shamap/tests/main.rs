@@ -1,6 +1,7 @@
 //! Integration tests for the shamap library, compiled as one binary.
 
 mod batched_gets;
+mod batched_writes;
 mod bulk_build;
 mod common;
 mod diffs;

@@ -1,6 +1,7 @@
 //! The public map and its algorithms: shape rules, lookups, ordered
 //! iteration, incremental hashing and the structural audit.
 
+mod apply;
 mod build;
 mod check;
 mod diff;
@@ -12,6 +13,7 @@ mod shape;
 mod snapshot;
 mod undo;
 
+pub use apply::{Applied, APPLY_RUN};
 pub use diff::{Difference, TooManyDifferences};
 pub use hashing::{HashWork, PARALLEL_MIN_WRITES};
 pub use iter::{Iter, Range, GET_MANY_LANES};
