@@ -52,9 +52,12 @@ struct Args {
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     json: bool,
-    /// Build our maps with huge-page node memory (`MapOptions::huge_pages`).
-    #[arg(long)]
-    huge_pages: bool,
+    /// Where our maps' node memory comes from (`MapOptions::huge_pages`):
+    /// `auto` is the library default (huge-page regions once a map holds
+    /// more than 32 MiB of nodes), `never` base pages only, `always`
+    /// huge-page regions from the start.
+    #[arg(long, value_enum, default_value = "auto")]
+    huge_pages: HugeMode,
     /// Fixed operation counts instead of time limits, no warm-up, no floors,
     /// one thread: repeatable instruction counts for `scripts/callgrind.sh`.
     /// Runs build (+ root), the same build from sorted keys (+ root), one
@@ -77,6 +80,24 @@ struct Args {
     /// (sort + from_sorted build, get_many gets), nomt, jmt, alloy-trie.
     #[arg(long, default_value = "ours,ours-sorted,nomt,jmt,alloy-trie")]
     engines: String,
+}
+
+/// `--huge-pages` values.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum HugeMode {
+    Never,
+    Always,
+    Auto,
+}
+
+impl HugeMode {
+    fn policy(self) -> shamap::HugePages {
+        match self {
+            HugeMode::Never => shamap::HugePages::Never,
+            HugeMode::Always => shamap::HugePages::Always,
+            HugeMode::Auto => shamap::HugePages::default(),
+        }
+    }
 }
 
 fn main() {
@@ -142,7 +163,7 @@ fn build_map(
 ) -> (ShaMap, Vec<Key>) {
     let mut map = ShaMap::with_options(
         MapKind::AccountState,
-        MapOptions::default().with_huge_pages(args.huge_pages),
+        MapOptions::default().with_huge_pages_policy(args.huge_pages.policy()),
     );
     let keys: Vec<Key> = (0..args.entries).map(|_| Key(rng.gen())).collect();
     let data = random_data(rng, args.data_len);

@@ -40,7 +40,7 @@ pub mod xrpl;
 pub use error::{CheckError, MapError, ParseHexError, SizeClassError};
 pub use hash::{Depth, Hash256, Key, Nibble};
 pub use kind::MapKind;
-pub use options::{MapOptions, SizeClasses};
+pub use options::{HugePages, MapOptions, SizeClasses};
 pub use stats::MemStats;
 pub use tree::{
     Applied, Difference, HashWork, ProofPath, ShaMap, ShapeStats, Snapshot, StoredNode,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use rand::rngs::SmallRng;
 use rand::Rng;
-use shamap::{Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
+use shamap::{HugePages, Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
 
 use crate::common::{key_sharing, oracle_root, random_data, random_key, rng};
 
@@ -142,9 +142,13 @@ fn random_ops_with_huge_page_node_memory_match_both_oracles() {
         k[4..8].copy_from_slice(&i.wrapping_mul(2654435761).to_be_bytes());
         a.insert(Key(k), &i.to_le_bytes()).expect("fresh");
     }
-    assert!(a.options().huge_pages);
+    assert_eq!(a.options().huge_pages, HugePages::Always);
     let b = a.clone();
-    assert!(b.options().huge_pages, "clones keep the block source");
+    assert_eq!(
+        b.options().huge_pages,
+        HugePages::Always,
+        "clones keep the block source"
+    );
     let root = a.root_hash();
     drop(a);
     let mut b = b;
@@ -155,6 +159,51 @@ fn random_ops_with_huge_page_node_memory_match_both_oracles() {
         c.insert(*k, v).expect("fresh");
     }
     assert_eq!(c.root_hash(), root, "same root without huge pages");
+}
+
+/// The default kind of policy with a small threshold: the first blocks come
+/// from base pages, the later ones from huge-page regions, and a map whose
+/// pools hold both kinds frees each block back where it came from (the
+/// pool audit in `check()`, memcheck and ASan runs of this test).
+#[test]
+fn random_ops_with_huge_page_policy_beyond_a_threshold_mix_block_sources() {
+    let opts = MapOptions::default().with_huge_pages_policy(HugePages::Beyond(1 << 20));
+    run(MapKind::AccountState, opts, 12, 3000, 500, "state-beyond");
+    let mut mixed = ShaMap::with_options(MapKind::AccountState, opts);
+    let mut plain = ShaMap::with_options(
+        MapKind::AccountState,
+        MapOptions::default().with_huge_pages(false),
+    );
+    let key = |i: u32| {
+        let mut k = [0u8; 32];
+        k[..4].copy_from_slice(&i.wrapping_mul(2654435761).to_be_bytes());
+        k[4..8].copy_from_slice(&i.to_be_bytes());
+        Key(k)
+    };
+    for i in 0..40_000u32 {
+        mixed.insert(key(i), &i.to_le_bytes()).expect("fresh");
+        plain.insert(key(i), &i.to_le_bytes()).expect("fresh");
+    }
+    assert_eq!(mixed.root_hash(), plain.root_hash());
+    let stats = mixed.mem_stats();
+    let blocks: usize = stats.inner_classes.iter().map(|c| c.blocks).sum::<usize>()
+        + stats.leaf_pools.iter().map(|p| p.blocks).sum::<usize>();
+    assert!(
+        blocks * (256 << 10) > 2 << 20,
+        "well past the threshold: {blocks} blocks"
+    );
+    // Removing most keys empties blocks of both sources.
+    for i in (0..40_000u32).filter(|i| i % 8 != 0) {
+        mixed.remove(&key(i)).expect("present");
+        plain.remove(&key(i)).expect("present");
+    }
+    assert_eq!(mixed.root_hash(), plain.root_hash());
+    mixed
+        .check()
+        .expect("pools consistent with blocks of both sources");
+    let snap = mixed.snapshot();
+    drop(mixed);
+    assert_eq!(snap.to_map().root_hash(), plain.root_hash());
 }
 
 #[test]

@@ -36,6 +36,8 @@ struct BlockHeader {
     bump: u32,
     live: u32,
     on_avail: bool,
+    /// Where the block came from (and so where it goes back).
+    source: BlockSource,
 }
 
 const _: () = assert!(std::mem::size_of::<BlockHeader>() <= FIRST_CHUNK);
@@ -118,6 +120,12 @@ impl SlabPool {
             live: 0,
             touched: 0,
         }
+    }
+
+    /// Takes blocks made from now on from `source` (blocks already made go
+    /// back where they came from).
+    pub(crate) fn set_source(&mut self, source: BlockSource) {
+        self.source = source;
     }
 
     /// Bytes per chunk.
@@ -236,6 +244,7 @@ impl SlabPool {
                 bump: FIRST_CHUNK as u32,
                 live: 0,
                 on_avail: false,
+                source: self.source,
             });
             if let Some(old) = self.all {
                 (*old.as_ptr()).all_prev = Some(b);
@@ -306,8 +315,9 @@ impl SlabPool {
             }
             self.blocks -= 1;
             self.touched -= page_round((*hdr).bump as usize);
-            // By (1) no chunk of the block is in use, so nothing points in.
-            free_block_to(b.cast(), self.source);
+            // By (1) no chunk of the block is in use, so nothing points in;
+            // the header says where the block came from.
+            free_block_to(b.cast(), (*hdr).source);
         }
     }
 
@@ -375,7 +385,7 @@ impl Drop for SlabPool {
             // forgets its nodes before dropping the pool).
             unsafe {
                 cur = (*b.as_ptr()).all_next;
-                free_block_to(b.cast(), self.source);
+                free_block_to(b.cast(), (*b.as_ptr()).source);
             }
         }
     }

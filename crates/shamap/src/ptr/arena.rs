@@ -15,7 +15,7 @@ use crate::alloc::{BlockSource, PoolStats, SlabPool};
 #[cfg(test)]
 use crate::hash::Hash256;
 use crate::hash::{Key, Nibble};
-use crate::options::SizeClasses;
+use crate::options::{HugePages, SizeClasses};
 #[cfg(test)]
 use std::ptr::NonNull;
 
@@ -57,6 +57,10 @@ pub(crate) struct ArenaCounters {
 /// When nothing is shared the table is empty and costs one branch per step.
 pub(crate) struct NodeArena {
     classes: SizeClasses,
+    /// The huge-page policy the arena was made with.
+    policy: HugePages,
+    /// Where new blocks come from now (`Pages` until a `Beyond` policy's
+    /// threshold is passed).
     source: BlockSource,
     shared: hashbrown::HashMap<usize, u32>,
     inner: Vec<SlabPool>,
@@ -73,17 +77,22 @@ impl NodeArena {
     /// An arena whose inner nodes use `classes`.
     #[cfg(test)]
     pub(crate) fn new(classes: SizeClasses) -> NodeArena {
-        NodeArena::with_source(classes, BlockSource::Pages)
+        NodeArena::with_policy(classes, HugePages::Never)
     }
 
     /// An arena whose inner nodes use `classes` and whose pools take their
-    /// blocks from `source`.
-    pub(crate) fn with_source(classes: SizeClasses, source: BlockSource) -> NodeArena {
+    /// blocks as `policy` says.
+    pub(crate) fn with_policy(classes: SizeClasses, policy: HugePages) -> NodeArena {
+        let source = match policy {
+            HugePages::Always => BlockSource::Huge,
+            HugePages::Never | HugePages::Beyond(_) => BlockSource::Pages,
+        };
         let inner = (0..classes.len())
             .map(|c| SlabPool::with_source(inner_chunk_size(classes.capacity(c)), source))
             .collect();
         NodeArena {
             classes,
+            policy,
             source,
             shared: hashbrown::HashMap::new(),
             inner,
@@ -97,9 +106,40 @@ impl NodeArena {
         }
     }
 
-    /// Where the pools' blocks come from.
+    /// Where the pools' new blocks come from now.
+    #[cfg(test)]
     pub(crate) fn source(&self) -> BlockSource {
         self.source
+    }
+
+    /// The huge-page policy the arena was made with.
+    pub(crate) fn policy(&self) -> HugePages {
+        self.policy
+    }
+
+    /// Under a `Beyond` policy, moves new blocks to huge-page regions once
+    /// the pools hold more than the threshold. Called every 4096 new nodes
+    /// (summing the pools' block counts is a few dozen loads).
+    #[inline]
+    fn maybe_switch_source(&mut self, made: usize) {
+        if made % 4096 != 0 || self.source == BlockSource::Huge {
+            return;
+        }
+        let HugePages::Beyond(limit) = self.policy else {
+            return;
+        };
+        let blocks: usize = self
+            .inner
+            .iter()
+            .chain(self.leaf.iter().flatten())
+            .map(|p| p.stats().blocks)
+            .sum();
+        if blocks * crate::alloc::BLOCK_SIZE > limit {
+            self.source = BlockSource::Huge;
+            for p in self.inner.iter_mut().chain(self.leaf.iter_mut().flatten()) {
+                p.set_source(BlockSource::Huge);
+            }
+        }
     }
 
     /// The size classes in use.
@@ -188,6 +228,7 @@ impl NodeArena {
         }
         self.leaves += 1;
         self.leaf_data_bytes += len;
+        self.maybe_switch_source(self.leaves);
         let stamp = if long { LONG_LEAF } else { len as u16 };
         NodeBox(Tagged::new(p, 0, stamp))
     }
@@ -638,6 +679,25 @@ mod tests {
         let c = a.counters();
         assert_eq!((c.leaves, c.child_slots_used, c.leaf_data_bytes), (0, 0, 0));
         assert!(c.inner_pools.iter().all(|(_, p)| p.live_chunks == 0));
+        a.audit().expect("pools consistent");
+    }
+
+    #[test]
+    fn a_beyond_policy_moves_new_blocks_to_huge_regions_past_its_threshold() {
+        let mut a = NodeArena::with_policy(SizeClasses::DEFAULT, HugePages::Beyond(1 << 20));
+        assert_eq!(a.source(), BlockSource::Pages);
+        let mut leaves = Vec::new();
+        for i in 0..40_000u32 {
+            let mut k = [0u8; 32];
+            k[..4].copy_from_slice(&i.to_be_bytes());
+            leaves.push(a.new_leaf(&Key(k), &[7u8; 64]));
+        }
+        assert_eq!(a.source(), BlockSource::Huge, "switched past 1 MiB");
+        let never = NodeArena::with_policy(SizeClasses::DEFAULT, HugePages::Never);
+        assert_eq!(never.source(), BlockSource::Pages);
+        for leaf in leaves {
+            a.free_node(leaf);
+        }
         a.audit().expect("pools consistent");
     }
 }

@@ -95,7 +95,8 @@ impl ShaMap {
     /// let a = Key([1; 32]);
     /// let b = Key([2; 32]);
     /// let done = map.apply([(a, Some(&b"x"[..])), (b, Some(&b"y"[..])), (a, None)]).unwrap();
-    /// assert_eq!((done.added, done.removed, done.absent), (1, 0, 0));
+    /// // `a` was absent before the block and its last write removes it.
+    /// assert_eq!((done.added, done.removed, done.absent), (1, 0, 1));
     /// assert_eq!(map.get(&a), None);
     /// let mut one = ShaMap::new(MapKind::AccountState);
     /// one.insert(b, b"y").unwrap();

@@ -3,7 +3,6 @@
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::alloc::BlockSource;
 use crate::error::MapError;
 use crate::hash::{Hash256, Key};
 use crate::kind::MapKind;
@@ -74,12 +73,7 @@ impl ShaMap {
 
     /// An empty map of `kind` with the given options.
     pub fn with_options(kind: MapKind, options: MapOptions) -> ShaMap {
-        let source = if options.huge_pages {
-            BlockSource::Huge
-        } else {
-            BlockSource::Pages
-        };
-        let mut arena = NodeArena::with_source(options.size_classes, source);
+        let mut arena = NodeArena::with_policy(options.size_classes, options.huge_pages);
         let root = arena.new_inner();
         ShaMap {
             kind,
@@ -103,7 +97,7 @@ impl ShaMap {
         MapOptions::default()
             .with_size_classes(*arena.classes())
             .with_parallel_hashing(self.parallel_hashing)
-            .with_huge_pages(arena.source() == BlockSource::Huge)
+            .with_huge_pages_policy(arena.policy())
     }
 
     /// The read-only view every read operation goes through.
@@ -332,7 +326,7 @@ impl Clone for ShaMap {
     fn clone(&self) -> ShaMap {
         let mut arena = {
             let a = lock(&self.arena);
-            NodeArena::with_source(*a.classes(), a.source())
+            NodeArena::with_policy(*a.classes(), a.policy())
         };
         let root = arena.clone_tree(&self.root);
         ShaMap {
