@@ -122,7 +122,7 @@ impl NodeArena {
     /// (summing the pools' block counts is a few dozen loads).
     #[inline]
     fn maybe_switch_source(&mut self, made: usize) {
-        if made % 4096 != 0 || self.source == BlockSource::Huge {
+        if !made.is_multiple_of(4096) || self.source == BlockSource::Huge {
             return;
         }
         let HugePages::Beyond(limit) = self.policy else {
