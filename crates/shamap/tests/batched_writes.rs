@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use rand::rngs::SmallRng;
 use rand::Rng;
-use shamap::tree::APPLY_RUN;
+use shamap::tree::{APPLY_RUN, PARALLEL_MIN_WRITES};
 use shamap::{Applied, Hash256, Key, MapKind, MapOptions, ShaMap, SizeClasses};
 
 use crate::common::{key_near, oracle_root, random_data, random_key, rng};
@@ -106,7 +106,32 @@ fn check_against(map: &mut ShaMap, model: &BTreeMap<Key, Vec<u8>>, kind: MapKind
         .unwrap_or_else(|e| panic!("{what}: check failed: {e}"));
 }
 
+/// `body` on a rayon pool of `threads` threads: with one, `apply` always
+/// takes its fused path; with two, blocks of `PARALLEL_MIN_WRITES` or more
+/// take the parallel one.
+fn on_threads<T: Send>(threads: usize, body: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .expect("pool")
+        .install(body)
+}
+
 fn run(kind: MapKind, options: MapOptions, test: &str, seed: u64, rounds: usize) {
+    for threads in [1, 2] {
+        on_threads(threads, || {
+            run_on(
+                kind,
+                options,
+                &format!("{test}, {threads} thread(s)"),
+                seed,
+                rounds,
+            )
+        });
+    }
+}
+
+fn run_on(kind: MapKind, options: MapOptions, test: &str, seed: u64, rounds: usize) {
     let mut r = rng(test, seed);
     let mut batched = ShaMap::with_options(kind, options);
     let mut single = ShaMap::with_options(kind, options);
@@ -117,7 +142,7 @@ fn run(kind: MapKind, options: MapOptions, test: &str, seed: u64, rounds: usize)
             0 => 1,
             1..=5 => r.gen_range(2..200),
             6..=8 => r.gen_range(200..1500),
-            _ => r.gen_range(APPLY_RUN..3 * APPLY_RUN),
+            _ => r.gen_range(APPLY_RUN..PARALLEL_MIN_WRITES + 3 * APPLY_RUN),
         };
         let block = random_block(&mut r, &model, n);
         let want = expected(&mut model, &block);
@@ -200,8 +225,16 @@ fn apply_matches_single_writes_and_both_oracles_on_tx_maps_and_other_classes() {
 
 #[test]
 fn apply_keeps_snapshots_and_is_undone_by_sessions() {
+    for threads in [1, 2] {
+        on_threads(threads, || {
+            versions(&format!("apply_versions, {threads} thread(s)"))
+        });
+    }
+}
+
+fn versions(test: &str) {
     let kind = MapKind::AccountState;
-    let mut r = rng("apply_versions", 0xA991_0004);
+    let mut r = rng(test, 0xA991_0004);
     let mut map = ShaMap::new(kind);
     let mut model = BTreeMap::new();
     let first = random_block(&mut r, &model, 3000);

@@ -37,7 +37,7 @@ use crate::kind::MapKind;
 use crate::ptr::{NodeArena, NodeBox};
 use crate::xrpl::prefix::HashPrefix;
 
-use super::hashing::INNER_HASH_INPUT;
+use super::hashing::{INNER_HASH_INPUT, PARALLEL_MIN_WRITES};
 use super::map::{lock, ShaMap, MAX_DATA_LEN};
 use super::undo::UndoLog;
 
@@ -87,7 +87,11 @@ impl ShaMap {
     ///
     /// Fails, before changing anything, with [`MapError::DataTooLong`] when
     /// some data is longer than [`MAX_DATA_LEN`]. Open undo sessions record
-    /// every change. Hashing runs on the calling thread.
+    /// every change. Hashing runs on the calling thread, except for blocks
+    /// of at least [`PARALLEL_MIN_WRITES`](crate::tree::PARALLEL_MIN_WRITES)
+    /// writes when [`crate::MapOptions::parallel_hashing`] is on and the
+    /// current rayon pool has several threads: then the writes are applied
+    /// one by one in key order and [`ShaMap::root_hash`] hashes in parallel.
     ///
     /// ```
     /// use shamap::{Key, MapKind, ShaMap};
@@ -117,6 +121,12 @@ impl ShaMap {
         // Stable: equal keys keep their order, and the last one wins.
         ops.sort_by_key(|o| o.0);
         let ops = last_of_each_key(ops);
+        if self.parallel_hashing
+            && ops.len() >= PARALLEL_MIN_WRITES
+            && rayon::current_num_threads() > 1
+        {
+            return Ok(self.apply_then_hash_in_parallel(&ops));
+        }
         // Nodes left stale by earlier single writes are hashed first, so
         // that every node this pass does not change has a current hash.
         self.root_hash_serial();
@@ -154,6 +164,31 @@ impl ShaMap {
             *self.root.hash()
         };
         Ok(done)
+    }
+}
+
+impl ShaMap {
+    /// `apply` when several threads can hash: the writes one at a time in
+    /// key order (neighbouring descents share their upper nodes), then
+    /// `root_hash`, which hashes stale subtrees in parallel. The fused
+    /// single-thread path would leave the other threads idle.
+    fn apply_then_hash_in_parallel(&mut self, ops: &[Op<'_>]) -> Applied {
+        let mut done = Applied::default();
+        for (k, d) in ops {
+            match d {
+                Some(data) => match self.upsert(*k, data) {
+                    Ok(true) => done.added += 1,
+                    Ok(false) => done.replaced += 1,
+                    Err(e) => unreachable!("lengths were checked: {e}"),
+                },
+                None => match self.remove(k) {
+                    Ok(()) => done.removed += 1,
+                    Err(_) => done.absent += 1,
+                },
+            }
+        }
+        done.root_hash = self.root_hash();
+        done
     }
 }
 
