@@ -154,7 +154,7 @@ fn peers() -> Vec<Peer> {
         },
         Peer {
             name: "ours-sorted",
-            hash: "SHA512Half (sort + from_sorted; get_many)",
+            hash: "SHA512Half (sort + from_sorted; apply; get_many)",
             make: |_| Box::new(ours::Ours::new(true)),
         },
         #[cfg(feature = "peer-nomt")]

@@ -1,15 +1,17 @@
 //! shamap itself, driven like the peers: one thread, root after every block.
 //! Two engines: `ours` inserts the keys in the order they come and looks
 //! probes up one by one; `ours-sorted` sorts the keys (timed, as for
-//! alloy-trie) and builds with `ShaMap::from_sorted`, and looks probes up
-//! with `get_many`. Blocks are the same for both.
+//! alloy-trie) and builds with `ShaMap::from_sorted`, applies each block
+//! with `ShaMap::apply`, and looks probes up with `get_many`: the batched
+//! API. Blocks are the same for both.
 
 use shamap::{HashWork, Key, MapKind, ShaMap};
 
 use super::{Engine, KeyBytes, Op, Workload};
 
 pub struct Ours {
-    /// Build with `from_sorted`, look up with `get_many`.
+    /// Build with `from_sorted`, write blocks with `apply`, look up with
+    /// `get_many`.
     sorted: bool,
     map: ShaMap,
     pool: rayon::ThreadPool,
@@ -66,6 +68,27 @@ impl Engine for Ours {
     }
 
     fn block(&mut self, w: &Workload, ops: &[Op]) -> Option<[u8; 32]> {
+        if self.sorted {
+            // The values side by side in one buffer, then one `apply` (on
+            // the one-thread pool, like every other engine here).
+            let len = w.value_len();
+            self.buf.clear();
+            let mut one = Vec::with_capacity(len);
+            for op in ops {
+                if let Op::Insert(_, tag) | Op::Update(_, tag) = *op {
+                    w.value_into(tag, &mut one);
+                    self.buf.extend_from_slice(&one);
+                }
+            }
+            let mut values = self.buf.chunks_exact(len);
+            let writes = ops.iter().map(|op| match *op {
+                Op::Insert(k, _) | Op::Update(k, _) => (Key(k), values.next()),
+                Op::Remove(k) => (Key(k), None),
+            });
+            let map = &mut self.map;
+            let done = self.pool.install(|| map.apply(writes)).expect("apply");
+            return Some(done.root_hash.0);
+        }
         for op in ops {
             match *op {
                 Op::Insert(k, tag) => {
