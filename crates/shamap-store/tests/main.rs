@@ -5,5 +5,7 @@ mod crash;
 mod gc;
 mod ledgers;
 mod reader;
+#[cfg(feature = "rocksdb")]
+mod rocks;
 mod support;
 mod sync;
