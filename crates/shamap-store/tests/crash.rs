@@ -51,7 +51,7 @@ fn crash_child() {
 /// Re-runs this test binary as the child `test` (with `env` set to `dir`),
 /// lets it work for `ms` milliseconds, kills it with SIGKILL and checks it
 /// did not end on its own.
-fn run_and_kill(
+pub(crate) fn run_and_kill(
     test: &str,
     env: &str,
     dir: &std::path::Path,

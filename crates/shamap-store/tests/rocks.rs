@@ -1,0 +1,899 @@
+//! The RocksDB backend (feature `rocksdb`), tested for what the fjall
+//! backend is: node round trips and the format version across reopening,
+//! whole batches, corrupt values and damaged tables, import, reads,
+//! verification and gc, a spilling backed map against its oracles, and
+//! SIGKILL at random moments of imports and backed commits.
+//!
+//! Damage is written with the `rocksdb` crate itself, into the `nodes`
+//! column family of a closed store: `RocksStore` has no raw write.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::xrpl::{dump, tx_with_meta_item};
+use shamap::{Hash256, Key, MapKind, ShaMap, Snapshot};
+use shamap_store::{
+    gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, write_snapshot,
+    BackedMap, BackedOptions, Batch, NodeObject, NodeStore, NodeType, RocksStore, RootKind,
+    StoreError, StoredMap,
+};
+
+use crate::crash::run_and_kill;
+use crate::support::{data, random_map, seed};
+
+/// Every node of `snap`, as stored values.
+fn nodes_of(snap: &Snapshot) -> Vec<NodeObject> {
+    let t = NodeType::for_map(snap.kind());
+    let mut out = Vec::new();
+    snap.for_each_node(|n| out.push(NodeObject::from_prefix(t, &n.prefix_bytes)));
+    out
+}
+
+/// Every stored node, in the order `for_each_value` gives them.
+fn all_values(store: &dyn NodeStore) -> Vec<(Hash256, Vec<u8>)> {
+    let mut out = Vec::new();
+    store
+        .for_each_value(&mut |h, v| {
+            out.push((h, v.to_vec()));
+            ControlFlow::Continue(())
+        })
+        .expect("iterate");
+    out
+}
+
+fn count(store: &dyn NodeStore) -> u64 {
+    let mut n = 0;
+    store
+        .for_each_value(&mut |_, _| {
+            n += 1;
+            ControlFlow::Continue(())
+        })
+        .expect("iterate");
+    n
+}
+
+/// Runs `f` on the closed store in `dir` opened with the `rocksdb` crate
+/// directly (column families `nodes` and `meta`), then closes it.
+fn raw<T>(dir: &Path, f: impl FnOnce(&rocksdb::DB) -> T) -> T {
+    let opts = rocksdb::Options::default();
+    let db = rocksdb::DB::open_cf(&opts, dir, ["nodes", "meta"]).expect("raw open");
+    f(&db)
+}
+
+fn raw_put_node(dir: &Path, hash: Hash256, value: &[u8]) {
+    raw(dir, |db| {
+        let cf = db.cf_handle("nodes").expect("nodes column family");
+        db.put_cf(cf, hash.0, value).expect("raw put");
+    });
+}
+
+#[test]
+fn rocks_store_round_trips_nodes_and_records_the_version() {
+    let s = seed(80);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut state, _) = random_map(MapKind::AccountState, 1500, s);
+    let (mut txs, _) = random_map(MapKind::TransactionWithMeta, 300, s + 1);
+    let mut nodes = nodes_of(&state.snapshot());
+    nodes.extend(nodes_of(&txs.snapshot()));
+    let want: BTreeMap<Hash256, Vec<u8>> = nodes
+        .iter()
+        .map(|n| (n.hash(), n.value().to_vec()))
+        .collect();
+    assert_eq!(want.len(), nodes.len(), "seed {s}: distinct hashes");
+    let gone: BTreeSet<Hash256> = want.keys().step_by(3).copied().collect();
+    {
+        let store = RocksStore::open(dir.path()).expect("open");
+        assert_eq!(
+            store.get_meta(meta::FORMAT_VERSION).expect("meta"),
+            Some(meta::version_bytes()),
+            "a new store records the format version"
+        );
+        assert_eq!(count(&store), 0);
+        for chunk in nodes.chunks(500) {
+            let mut b = Batch::new();
+            for n in chunk {
+                b.put_node(n.clone());
+            }
+            store.write(b).expect("write");
+        }
+        for n in &nodes {
+            let got = store.get(&n.hash()).expect("read").expect("present");
+            assert_eq!(&got, n, "seed {s}");
+            assert!(store.contains(&n.hash()).expect("contains"));
+        }
+        let absent = Hash256([0xEE; 32]);
+        assert_eq!(store.get(&absent).expect("read"), None);
+        assert!(!store.contains(&absent).expect("contains"));
+        assert_eq!(
+            store.load(&absent).expect_err("absent"),
+            StoreError::Missing { hash: absent }
+        );
+        // Iteration: every node once, in hash order, with its value.
+        let it = all_values(&store);
+        assert_eq!(
+            it,
+            want.iter()
+                .map(|(h, v)| (*h, v.clone()))
+                .collect::<Vec<_>>()
+        );
+        // Breaking stops it.
+        let mut seen = 0;
+        store
+            .for_each_value(&mut |_, _| {
+                seen += 1;
+                ControlFlow::Break(())
+            })
+            .expect("iterate");
+        assert_eq!(seen, 1);
+        let gone: Vec<Hash256> = gone.iter().copied().collect();
+        store.delete(&gone).expect("delete");
+        // Deleting what is absent is no error.
+        store.delete(&gone[..3]).expect("delete again");
+        for h in &gone {
+            assert_eq!(store.get(h).expect("read"), None);
+        }
+        assert_eq!(count(&store), (want.len() - gone.len()) as u64);
+        store.sync().expect("sync");
+        assert!(store.disk_bytes().expect("size") > 0);
+        assert!(store.location().contains(&dir.path().display().to_string()));
+    }
+    // Reopened: what was left, nothing that was deleted.
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        store.get_meta(meta::FORMAT_VERSION).expect("meta"),
+        Some(meta::version_bytes())
+    );
+    let left: Vec<(Hash256, Vec<u8>)> = want
+        .iter()
+        .filter(|(h, _)| !gone.contains(h))
+        .map(|(h, v)| (*h, v.clone()))
+        .collect();
+    assert_eq!(all_values(&store), left, "seed {s}: after reopening");
+    for (h, v) in &left {
+        assert_eq!(store.load(h).expect("load").value(), v.as_slice());
+    }
+    for h in &gone {
+        assert!(!store.contains(h).expect("contains"));
+    }
+    // Another version is refused, naming it and the directory.
+    store
+        .put_meta(meta::FORMAT_VERSION, 99u32.to_be_bytes().to_vec())
+        .expect("write");
+    drop(store);
+    let err = RocksStore::open(dir.path()).expect_err("unknown version");
+    let msg = err.to_string();
+    assert!(matches!(err, StoreError::UnknownVersion { .. }), "{msg}");
+    assert!(msg.contains("format version 99"), "{msg}");
+    assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+    // So are nodes with no version record.
+    raw(dir.path(), |db| {
+        let cf = db.cf_handle("meta").expect("meta column family");
+        db.delete_cf(cf, meta::FORMAT_VERSION).expect("raw delete");
+    });
+    let err = RocksStore::open(dir.path()).expect_err("nodes without a version");
+    assert!(err.to_string().contains("none"), "{err}");
+}
+
+/// Within a batch, changes apply in order; across threads, a batch is seen
+/// whole or not at all; after reopening, every batch written is there.
+#[test]
+fn a_rocks_batch_is_applied_whole_and_in_order() {
+    let s = seed(81);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut map, _) = random_map(MapKind::AccountState, 3000, s);
+    let nodes = nodes_of(&map.snapshot());
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let chunks: Vec<&[NodeObject]> = nodes[2..].chunks(37).collect();
+    // Node counts a consistent view may show: b, then whole batches.
+    let mut valid = BTreeSet::from([1u64]);
+    let mut total = 1u64;
+    for c in &chunks {
+        total += c.len() as u64;
+        valid.insert(total);
+    }
+    {
+        let store = RocksStore::open(dir.path()).expect("open");
+        let mut batch = Batch::new();
+        batch.put_node(a.clone());
+        batch.delete_node(a.hash());
+        batch.delete_node(b.hash());
+        batch.put_node(b.clone());
+        batch.put_meta("x", vec![1]);
+        batch.delete_meta("x");
+        batch.put_meta("y", vec![2]);
+        store.write(batch).expect("write");
+        assert!(
+            !store.contains(&a.hash()).expect("read"),
+            "put, then delete"
+        );
+        assert!(store.contains(&b.hash()).expect("read"), "delete, then put");
+        assert_eq!(store.get_meta("x").expect("meta"), None);
+        assert_eq!(store.get_meta("y").expect("meta"), Some(vec![2]));
+        store.write(Batch::new()).expect("an empty batch");
+
+        // Each batch names itself first (`progress`), then adds its nodes: a
+        // reader that sees the name must see every node of that batch, and
+        // an iteration sees whole batches only.
+        let done = AtomicBool::new(false);
+        let (checks, views) = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let (mut checks, mut views) = (0u32, 0u32);
+                for round in 0u32.. {
+                    let finished = done.load(Ordering::Acquire);
+                    if let Some(p) = store.get_meta("progress").expect("meta") {
+                        let i = u32::from_be_bytes(p.try_into().expect("4 bytes")) as usize;
+                        for n in chunks[i] {
+                            assert!(
+                                store.contains(&n.hash()).expect("read"),
+                                "seed {s}: batch {i} is named but node {} is absent",
+                                n.hash()
+                            );
+                        }
+                        checks += 1;
+                    }
+                    // A full iteration costs more: one pass in four.
+                    if round % 4 == 0 || finished {
+                        let n = count(&store);
+                        assert!(valid.contains(&n), "seed {s}: a view of {n} nodes");
+                        views += 1;
+                    }
+                    if finished {
+                        break;
+                    }
+                }
+                (checks, views)
+            });
+            for (i, c) in chunks.iter().enumerate() {
+                let mut batch = Batch::new();
+                batch.put_meta("progress", (i as u32).to_be_bytes().to_vec());
+                for n in *c {
+                    batch.put_node(n.clone());
+                }
+                store.write(batch).expect("write");
+            }
+            done.store(true, Ordering::Release);
+            reader.join().expect("reader")
+        });
+        eprintln!("reader: {checks} batch checks, {views} views");
+        assert!(checks > 0 && views > 0);
+    }
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        store.get_meta("progress").expect("meta"),
+        Some(((chunks.len() - 1) as u32).to_be_bytes().to_vec())
+    );
+    assert_eq!(store.get_meta("y").expect("meta"), Some(vec![2]));
+    assert_eq!(count(&store), total);
+    assert!(!store.contains(&a.hash()).expect("read"));
+    for n in &nodes[1..] {
+        assert_eq!(store.get(&n.hash()).expect("read").as_ref(), Some(n));
+    }
+}
+
+#[test]
+fn a_value_that_does_not_hash_to_its_key_in_rocks_is_corrupt_never_data() {
+    let s = seed(82);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut map, model) = random_map(MapKind::AccountState, 800, s);
+    let snap = map.snapshot();
+    {
+        let store = RocksStore::open(dir.path()).expect("open");
+        import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
+    }
+    let (key, _) = model.iter().nth(17).expect("entry");
+    let proof = snap.proof_path(key);
+    let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
+    let mut bad = leaf.value().to_vec();
+    let at = bad.len() - 40;
+    bad[at] ^= 0x01;
+    raw_put_node(dir.path(), leaf.hash(), &bad);
+
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        store.read_value(&leaf.hash()).expect("raw read"),
+        Some(bad.clone()),
+        "the damage is in the store"
+    );
+    let err = store.get(&leaf.hash()).expect_err("corrupt");
+    assert!(
+        matches!(err, StoreError::Corrupt { hash, .. } if hash == leaf.hash()),
+        "{err}"
+    );
+    assert!(store.load(&leaf.hash()).is_err());
+    let sm = StoredMap::open(&store, snap.root_hash(), MapKind::AccountState).expect("root ok");
+    let msg = sm.get(key).expect_err("must fail").to_string();
+    assert!(
+        msg.contains(&leaf.hash().to_hex()) && msg.contains("corrupt"),
+        "{msg}"
+    );
+    assert!(!msg.contains('\n'));
+    assert!(
+        sm.iter().any(|item| item.is_err()),
+        "an iteration meets the corrupt leaf"
+    );
+    match verify_all(&store, &snap.root_hash()).expect_err("verify finds it") {
+        StoreError::BadNode { hash, path, .. } => {
+            assert_eq!(hash, leaf.hash());
+            let want: String = (0..path.len())
+                .map(|d| format!("{:X}", key.nibble(d).get()))
+                .collect();
+            assert_eq!(path, want);
+        }
+        other => panic!("{other}"),
+    }
+    let backed = BackedMap::open(
+        &store,
+        snap.root_hash(),
+        MapKind::AccountState,
+        BackedOptions::default(),
+    )
+    .expect("root ok");
+    let err = backed.get(key).expect_err("corrupt leaf");
+    assert!(
+        matches!(err, StoreError::BadNode { hash, .. } if hash == leaf.hash()),
+        "{err}"
+    );
+    // gc refuses to mark through it and deletes nothing.
+    let before = count(&store);
+    assert!(gc(&store, &[snap.root_hash()]).is_err());
+    assert_eq!(count(&store), before);
+    // Other keys still read.
+    for (k, d) in model.iter().filter(|(k, _)| *k != key).step_by(29) {
+        assert_eq!(sm.get(k).expect("read").as_ref(), Some(d), "seed {s}");
+    }
+    drop(sm);
+    drop(backed);
+    drop(store);
+    // Writing the right bytes back repairs it.
+    raw_put_node(dir.path(), leaf.hash(), leaf.value());
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        verify_all(&store, &snap.root_hash())
+            .expect("intact")
+            .leaves,
+        800
+    );
+}
+
+#[test]
+fn a_flipped_byte_in_a_rocks_table_is_an_error_and_undoing_it_restores_everything() {
+    let s = seed(83);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut map, _) = random_map(MapKind::AccountState, 3000, s);
+    let snap = map.snapshot();
+    {
+        let store = RocksStore::open(dir.path()).expect("open");
+        import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
+    }
+    // Into table files (RocksStore leaves writes in the WAL and memtable).
+    raw(dir.path(), |db| {
+        for cf in ["nodes", "meta"] {
+            db.flush_cf(db.cf_handle(cf).expect("column family"))
+                .expect("flush");
+        }
+    });
+    let table: PathBuf = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "sst"))
+        .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
+        .expect("a table file");
+    let good = std::fs::read(&table).expect("read");
+    assert!(good.len() > 100_000, "the node table: {} bytes", good.len());
+    let mut bad = good.clone();
+    let at = bad.len() / 3;
+    bad[at] ^= 0x04;
+    std::fs::write(&table, &bad).expect("write");
+    let outcome = RocksStore::open(dir.path()).and_then(|s| verify_all(&s, &snap.root_hash()));
+    let err = outcome.expect_err("damage is seen");
+    assert!(!err.to_string().contains('\n'), "{err}");
+    eprintln!("damage reported as: {err}");
+    std::fs::write(&table, &good).expect("undo");
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    assert_eq!(
+        verify_all(&store, &snap.root_hash())
+            .expect("intact")
+            .leaves,
+        3000
+    );
+}
+
+#[test]
+fn the_shipped_ledger_imports_into_rocks_with_rippled_hashes() {
+    const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+    let bytes = std::fs::read(data("ledger-38129.json")).expect("shipped ledger");
+    let d = dump::parse(&bytes).expect("parses");
+    let mut state = ShaMap::new(MapKind::AccountState);
+    for e in d.state.as_deref().expect("state") {
+        state.insert(e.key, &e.data).expect("insert");
+    }
+    let mut tx = ShaMap::new(MapKind::TransactionWithMeta);
+    for t in d.transactions.as_deref().expect("txs") {
+        let (k, v) = tx_with_meta_item(&t.tx, &t.meta).expect("tx");
+        tx.insert(k, &v).expect("insert");
+    }
+    let (st, tt) = (state.snapshot(), tx.snapshot());
+    let header = d
+        .header
+        .header_with_roots(Some(st.root_hash()), Some(tt.root_hash()))
+        .expect("complete header");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ledger = Hash256::from_hex(LEDGER_38129).expect("hex");
+    {
+        let store = RocksStore::open(dir.path()).expect("open");
+        let r = import_ledger(
+            &store,
+            "ledger 38129",
+            Some(&st),
+            Some(&tt),
+            Some(&header),
+            &mut |_| {},
+        )
+        .expect("import");
+        assert_eq!(r.ledger_hash, Some(ledger));
+    }
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    // The last batch of the import (header node and retained record) is
+    // there, and so is everything before it.
+    assert_eq!(
+        meta::latest(&store).expect("meta").map(|r| r.hash),
+        Some(ledger)
+    );
+    assert_eq!(
+        root_kind(&store, &ledger).expect("kind"),
+        RootKind::Ledger(header)
+    );
+    let report = verify_all(&store, &ledger).expect("verifies");
+    assert_eq!(report.headers, 1);
+    assert_eq!(report.leaves, 262);
+    let sm = StoredMap::open(&store, st.root_hash(), MapKind::AccountState).expect("open");
+    for e in d.state.as_deref().expect("state") {
+        assert_eq!(sm.get(&e.key).expect("read"), Some(e.data.clone()));
+    }
+    let again = import_ledger(
+        &store,
+        "again",
+        Some(&st),
+        Some(&tt),
+        Some(&header),
+        &mut |_| {},
+    )
+    .expect("import");
+    assert_eq!(again.stats.written, 0);
+    assert_eq!(meta::retained(&store).expect("meta").len(), 1);
+}
+
+/// Import, then versions by changed nodes; read every key of each; collect
+/// with a reader of a kept root beside the sweep; reopen.
+#[test]
+fn rocks_imports_reads_verifies_and_collects() {
+    let s = seed(84);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut map, model) = random_map(MapKind::AccountState, 3000, s);
+    let keys: Vec<Key> = model.keys().copied().collect();
+    let mut versions = vec![(map.snapshot(), model)];
+    let keep;
+    {
+        let store = RocksStore::open(dir.path()).expect("open");
+        let v1 = &versions[0].0;
+        let r = import_ledger(&store, "v1", Some(v1), None, None, &mut |_| {}).expect("v1");
+        assert_eq!(r.recorded, v1.root_hash());
+        assert_eq!(r.stats.written, count(&store));
+        for round in 0..3u8 {
+            let (prev, prev_model) = versions.last().expect("one");
+            let mut m = prev.to_map();
+            let mut next_model = prev_model.clone();
+            let mut changed: Vec<Key> = Vec::new();
+            for (i, k) in keys.iter().enumerate().skip(usize::from(round)).step_by(7) {
+                if i % 5 == 0 {
+                    m.remove(k).expect("remove");
+                    next_model.remove(k);
+                } else {
+                    m.update(*k, &[round; 30]).expect("update");
+                    next_model.insert(*k, vec![round; 30]);
+                }
+                changed.push(*k);
+            }
+            for i in 0..20u8 {
+                let k = Key([i.wrapping_mul(41).wrapping_add(round); 32]);
+                if next_model.insert(k, vec![i; 17]).is_none() {
+                    m.insert(k, &[i; 17]).expect("insert");
+                    changed.push(k);
+                }
+            }
+            let snap = m.snapshot();
+            let w = write_changed(&store, &snap, &changed).expect("commit");
+            assert!(w.written > 0 && w.written < 3000);
+            record_root(
+                &store,
+                &format!("v{}", round + 2),
+                snap.root_hash(),
+                Batch::new(),
+            )
+            .expect("record");
+            versions.push((snap, next_model));
+        }
+        for (snap, model) in &versions {
+            let sm =
+                StoredMap::open(&store, snap.root_hash(), MapKind::AccountState).expect("open");
+            for (k, d) in model {
+                assert_eq!(sm.get(k).expect("read").as_ref(), Some(d), "seed {s}");
+            }
+            let items: Vec<(Key, Vec<u8>)> = sm.iter().collect::<Result<_, _>>().expect("iterate");
+            assert!(items.iter().map(|(k, _)| k).eq(model.keys()), "seed {s}");
+            let r = verify_all(&store, &snap.root_hash()).expect("verifies");
+            assert_eq!(r.leaves as usize, model.len());
+        }
+        assert_eq!(meta::retained(&store).expect("meta").len(), 4);
+
+        keep = [versions[1].0.root_hash(), versions[3].0.root_hash()];
+        let before = count(&store);
+        let stop = AtomicBool::new(false);
+        let r = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                let (snap, model) = &versions[3];
+                let mut passes = 0;
+                while !stop.load(Ordering::Relaxed) || passes == 0 {
+                    let sm = StoredMap::open(&store, snap.root_hash(), MapKind::AccountState)
+                        .expect("open kept root");
+                    let mut n = 0;
+                    for item in sm.iter() {
+                        item.expect("no node of a kept root vanishes");
+                        n += 1;
+                    }
+                    assert_eq!(n, model.len());
+                    passes += 1;
+                }
+                passes
+            });
+            let r = gc(&store, &keep).expect("gc");
+            stop.store(true, Ordering::Relaxed);
+            assert!(reader.join().expect("reader") > 0);
+            r
+        });
+        assert!(r.deleted > 0, "{r:?}");
+        assert_eq!(count(&store), before - r.deleted);
+        assert_eq!(r.reachable, count(&store));
+    }
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    let names: Vec<String> = meta::retained(&store)
+        .expect("meta")
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, ["v2", "v4"]);
+    for (i, (snap, model)) in versions.iter().enumerate() {
+        if keep.contains(&snap.root_hash()) {
+            let r = verify_all(&store, &snap.root_hash()).expect("kept version intact");
+            assert_eq!(r.leaves as usize, model.len());
+        } else {
+            assert!(
+                verify_all(&store, &snap.root_hash()).is_err(),
+                "version {} was collected",
+                i + 1
+            );
+        }
+    }
+    let r2 = gc(&store, &keep).expect("gc again");
+    assert_eq!(r2.deleted, 0);
+    assert_eq!(r2.reachable, count(&store));
+}
+
+fn contents(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut last: Option<Key> = None;
+    m.for_each(&mut |k, v| {
+        assert!(last.is_none_or(|l| l < *k), "keys ascend");
+        last = Some(*k);
+        out.insert(*k, v.to_vec());
+        ControlFlow::Continue(())
+    })
+    .expect("scan");
+    out
+}
+
+/// A key near an existing one (sharing some nibbles), an existing one, or
+/// a fresh one.
+fn pick_key(rng: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Key {
+    let mut k = Key(rng.gen());
+    if !model.is_empty() && rng.gen_ratio(1, 3) {
+        let i = rng.gen_range(0..model.len());
+        let near = *model.keys().nth(i).expect("in range");
+        if rng.gen_ratio(1, 2) {
+            return near;
+        }
+        let share = rng.gen_range(1..32);
+        k.0[..share].copy_from_slice(&near.0[..share]);
+    }
+    k
+}
+
+/// Seeded random upserts and removes on a backed map over a RocksStore,
+/// checked against an in-memory `ShaMap` (roots) and a `BTreeMap`
+/// (contents), committing every third block; then the store is closed and
+/// reopened at the committed head.
+fn backed_on_rocks_against_oracles(kind: MapKind, budget: usize, s: u64) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut mem, mut model) = random_map(kind, 3000, s);
+    let opts = BackedOptions {
+        budget_bytes: budget,
+    };
+    let head;
+    {
+        let store = RocksStore::open(dir.path()).expect("open");
+        let snap = mem.snapshot();
+        import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
+        let mut backed = BackedMap::open(&store, snap.root_hash(), kind, opts).expect("open");
+        let mut rng = SmallRng::seed_from_u64(s ^ 0xB0C);
+        for block in 0..12 {
+            for _ in 0..250 {
+                let k = pick_key(&mut rng, &model);
+                if rng.gen_ratio(2, 5) {
+                    let was = model.remove(&k).is_some();
+                    assert_eq!(backed.remove(&k).expect("remove"), was, "seed {s}");
+                    if was {
+                        mem.remove(&k).expect("present");
+                    }
+                } else {
+                    let len = rng.gen_range(1..80);
+                    let d: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+                    let k = if kind == MapKind::TransactionNoMeta {
+                        Key::from(shamap::xrpl::transaction_id(&d))
+                    } else {
+                        k
+                    };
+                    let added = model.insert(k, d.clone()).is_none();
+                    assert_eq!(backed.upsert(k, &d).expect("upsert"), added, "seed {s}");
+                    mem.upsert(k, &d).expect("upsert");
+                }
+            }
+            assert_eq!(
+                backed.root_hash(),
+                mem.root_hash(),
+                "seed {s} block {block}: backed root differs from the in-memory map"
+            );
+            for _ in 0..50 {
+                let k = pick_key(&mut rng, &model);
+                assert_eq!(
+                    backed.get(&k).expect("get"),
+                    model.get(&k).cloned(),
+                    "seed {s}"
+                );
+            }
+            let st = backed.stats();
+            assert!(st.cache_peak_bytes <= budget, "seed {s}: {st:?}");
+            if block % 3 == 2 {
+                let root = backed.commit("head").expect("commit");
+                assert_eq!(root, mem.root_hash(), "seed {s}");
+                assert!(!backed.is_dirty());
+                let again = BackedMap::open(&store, root, kind, opts).expect("reopen");
+                assert_eq!(contents(&again), model, "seed {s} block {block}");
+                let r = verify_all(&store, &root).expect("every committed node verifies");
+                assert_eq!(r.leaves as usize, model.len(), "seed {s}");
+            }
+        }
+        assert!(backed.stats().spills > 0, "seed {s}: {:?}", backed.stats());
+        assert_eq!(contents(&backed), model, "seed {s}");
+        head = backed.committed_root();
+        assert_eq!(head, mem.root_hash());
+    }
+    // Closed and reopened: the head is recorded and whole.
+    let store = RocksStore::open(dir.path()).expect("reopen");
+    let rec = meta::retained(&store).expect("meta");
+    assert_eq!(
+        rec.last().map(|r| (r.name.as_str(), r.hash)),
+        Some(("head", head))
+    );
+    let r = verify_all(&store, &head).expect("head verifies after reopening");
+    assert_eq!(r.leaves as usize, model.len(), "seed {s}");
+    let m = BackedMap::open(&store, head, kind, opts).expect("open head");
+    assert_eq!(contents(&m), model, "seed {s}: after reopening");
+}
+
+#[test]
+fn a_backed_map_on_rocks_matches_the_in_memory_map_and_a_btreemap() {
+    let s = seed(85);
+    // 48 KiB: a few hundred nodes; every block evicts and spills.
+    backed_on_rocks_against_oracles(MapKind::AccountState, 48 << 10, s);
+    backed_on_rocks_against_oracles(MapKind::TransactionNoMeta, 96 << 10, s + 1);
+}
+
+// ---- SIGKILL, as in tests/crash.rs, on a RocksStore ----
+
+const CHILD_ENV: &str = "SHAMAP_STORE_ROCKS_CRASH_DIR";
+const BACKED_CHILD_ENV: &str = "SHAMAP_STORE_ROCKS_BACKED_CRASH_DIR";
+const KILLS: usize = 12;
+
+/// True in a child process of any crash test (fjall's or these).
+fn in_a_child() -> bool {
+    [
+        CHILD_ENV,
+        BACKED_CHILD_ENV,
+        "SHAMAP_STORE_CRASH_DIR",
+        "SHAMAP_STORE_BACKED_CRASH_DIR",
+    ]
+    .iter()
+    .any(|v| std::env::var(v).is_ok())
+}
+
+/// The child (a no-op unless run as one): imports a 4000-entry map, then
+/// versions with 400 changed entries each, for ever.
+#[test]
+fn rocks_crash_child() {
+    let Ok(dir) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let store = RocksStore::open(&dir).expect("child opens the store");
+    let start = meta::retained(&store).expect("meta").len() as u32;
+    let (mut map, model) = random_map(MapKind::AccountState, 4000, 99);
+    let keys: Vec<Key> = model.keys().copied().collect();
+    let mut v = start;
+    loop {
+        for k in keys.iter().skip(v as usize % 10).step_by(10) {
+            map.update(*k, &v.to_be_bytes().repeat(4)).expect("update");
+        }
+        let s = map.snapshot();
+        import_ledger(&store, &format!("v{v}"), Some(&s), None, None, &mut |_| {}).expect("import");
+        v += 1;
+    }
+}
+
+#[test]
+fn sigkill_during_rocks_imports_never_breaks_the_last_recorded_root() {
+    if in_a_child() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut rng = SmallRng::seed_from_u64(seed(86));
+    let logs = tempfile::tempdir().expect("tempdir");
+    let log = logs.path().join("child.log");
+    let mut recorded = Vec::new();
+    for round in 0..KILLS {
+        let ms = rng.gen_range(120..500);
+        run_and_kill(
+            "rocks::rocks_crash_child",
+            CHILD_ENV,
+            dir.path(),
+            ms,
+            &log,
+            round,
+        );
+        let store = RocksStore::open(dir.path()).expect("reopen after kill");
+        let roots = meta::retained(&store).expect("retained list readable");
+        if let Some(last) = roots.last() {
+            let r = verify_all(&store, &last.hash)
+                .unwrap_or_else(|e| panic!("round {round}: last root {}: {e}", last.name));
+            assert_eq!(r.leaves, 4000, "round {round}");
+            let sm = StoredMap::open(&store, last.hash, MapKind::AccountState).expect("open");
+            assert_eq!(sm.iter().count(), 4000);
+        }
+        recorded.push(roots.len());
+    }
+    eprintln!("retained roots after each kill: {recorded:?}");
+    assert!(
+        recorded.last().copied().unwrap_or(0) > 0,
+        "the child never recorded a root"
+    );
+}
+
+/// The child of the backed-map crash test: a 192 KiB budget (dirty nodes
+/// spill between commits), 400 keys set per version, each committed as
+/// `head`, for ever.
+#[test]
+fn rocks_backed_crash_child() {
+    let Ok(dir) = std::env::var(BACKED_CHILD_ENV) else {
+        return;
+    };
+    let store = RocksStore::open(&dir).expect("child opens the store");
+    let head = meta::retained(&store)
+        .expect("meta")
+        .into_iter()
+        .find(|r| r.name == "head");
+    let opts = BackedOptions {
+        budget_bytes: 192 << 10,
+    };
+    let mut map = match &head {
+        Some(r) => BackedMap::open(&store, r.hash, MapKind::AccountState, opts).expect("open head"),
+        None => BackedMap::new(&store, MapKind::AccountState, opts),
+    };
+    let (_, model) = random_map(MapKind::AccountState, 4000, 98);
+    let keys: Vec<Key> = model.keys().copied().collect();
+    if head.is_none() {
+        for (k, d) in &model {
+            map.upsert(*k, d).expect("upsert");
+        }
+        map.commit("head").expect("first commit");
+    }
+    let mut v = 0u32;
+    loop {
+        for k in keys.iter().skip(v as usize % 10).step_by(10) {
+            map.upsert(*k, &v.to_be_bytes().repeat(4)).expect("upsert");
+        }
+        map.commit("head").expect("commit");
+        v += 1;
+    }
+}
+
+#[test]
+fn sigkill_during_backed_commits_on_rocks_reopens_at_the_last_committed_root() {
+    if in_a_child() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut rng = SmallRng::seed_from_u64(seed(87));
+    let logs = tempfile::tempdir().expect("tempdir");
+    let log = logs.path().join("child.log");
+    let mut heads = Vec::new();
+    for round in 0..KILLS {
+        let ms = rng.gen_range(150..600);
+        run_and_kill(
+            "rocks::rocks_backed_crash_child",
+            BACKED_CHILD_ENV,
+            dir.path(),
+            ms,
+            &log,
+            round,
+        );
+        let store = RocksStore::open(dir.path()).expect("reopen after kill");
+        let roots = meta::retained(&store).expect("retained list readable");
+        if let Some(head) = roots.iter().find(|r| r.name == "head") {
+            let r = verify_all(&store, &head.hash)
+                .unwrap_or_else(|e| panic!("round {round}: head {}: {e}", head.hash));
+            assert_eq!(r.leaves, 4000, "round {round}");
+            let m = BackedMap::open(
+                &store,
+                head.hash,
+                MapKind::AccountState,
+                BackedOptions::default(),
+            )
+            .expect("open head");
+            let mut n = 0;
+            m.for_each(&mut |_, _| {
+                n += 1;
+                ControlFlow::Continue(())
+            })
+            .expect("scan");
+            assert_eq!(n, 4000, "round {round}");
+            heads.push(head.hash);
+        }
+    }
+    heads.dedup();
+    eprintln!("distinct heads seen after kills: {}", heads.len());
+    assert!(
+        heads.len() > 1,
+        "the child never committed twice across kills"
+    );
+}
+
+/// `write_snapshot` records no root; the nodes are there regardless.
+#[test]
+fn write_snapshot_to_rocks_stores_every_node() {
+    let s = seed(88);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = RocksStore::open(dir.path()).expect("open");
+    for kind in [
+        MapKind::AccountState,
+        MapKind::TransactionWithMeta,
+        MapKind::TransactionNoMeta,
+    ] {
+        let (mut map, model) = random_map(kind, 1200, s);
+        let snap = map.snapshot();
+        let w = write_snapshot(&store, &snap, &mut |_| {}).expect("write");
+        assert!(w.written > 1200);
+        let sm = StoredMap::open(&store, snap.root_hash(), kind).expect("open");
+        let items: Vec<(Key, Vec<u8>)> = sm.iter().collect::<Result<_, _>>().expect("iterate");
+        let want: Vec<(Key, Vec<u8>)> = model.iter().map(|(k, d)| (*k, d.clone())).collect();
+        assert_eq!(items, want, "seed {s}: {kind:?}");
+        assert_eq!(
+            verify_all(&store, &snap.root_hash())
+                .expect("verifies")
+                .nodes(),
+            w.written
+        );
+    }
+    assert_eq!(meta::retained(&store).expect("meta").len(), 0);
+}
