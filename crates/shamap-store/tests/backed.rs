@@ -14,7 +14,8 @@ use shamap_store::{
 
 use crate::support::{random_map, seed};
 
-fn contents(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
+/// A backed map's items, checked to come in ascending key order.
+pub(crate) fn contents(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
     let mut out = BTreeMap::new();
     let mut last: Option<Key> = None;
     m.for_each(&mut |k, v| {
@@ -43,14 +44,27 @@ fn pick_key(rng: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Key {
 }
 
 fn run_against_oracles(kind: MapKind, budget: usize, s: u64) {
-    let store = MemStore::new();
+    random_ops_against_oracles(&MemStore::new(), kind, budget, s);
+}
+
+/// Seeded random upserts and removes on a backed map over `store` (after
+/// importing a 3000-entry map), checked against an in-memory `ShaMap`
+/// (roots) and a `BTreeMap` (contents), committing every third block as
+/// `head` and reopening each commit from the store. Returns the backed
+/// map's stats, the last committed root and the final contents.
+pub(crate) fn random_ops_against_oracles(
+    store: &dyn NodeStore,
+    kind: MapKind,
+    budget: usize,
+    s: u64,
+) -> (shamap_store::BackedStats, Hash256, BTreeMap<Key, Vec<u8>>) {
     let (mut mem, mut model) = random_map(kind, 3000, s);
     let snap = mem.snapshot();
-    import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
+    import_ledger(store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
     let opts = BackedOptions {
         budget_bytes: budget,
     };
-    let mut backed = BackedMap::open(&store, snap.root_hash(), kind, opts).expect("open");
+    let mut backed = BackedMap::open(store, snap.root_hash(), kind, opts).expect("open");
     let mut rng = SmallRng::seed_from_u64(s ^ 0xBAC);
     for block in 0..12 {
         for _ in 0..250 {
@@ -94,20 +108,22 @@ fn run_against_oracles(kind: MapKind, budget: usize, s: u64) {
             assert_eq!(root, mem.root_hash(), "seed {s}");
             assert!(!backed.is_dirty());
             // Reopen from the store alone: same contents.
-            let again = BackedMap::open(&store, root, kind, opts).expect("reopen");
+            let again = BackedMap::open(store, root, kind, opts).expect("reopen");
             assert_eq!(contents(&again), model, "seed {s} block {block}");
-            let rec = meta::retained(&store).expect("meta");
+            let rec = meta::retained(store).expect("meta");
             assert_eq!(
                 rec.last().map(|r| (r.name.as_str(), r.hash)),
                 Some(("head", root))
             );
             if !root.is_zero() {
-                let r = verify_all(&store, &root).expect("every committed node verifies");
+                let r = verify_all(store, &root).expect("every committed node verifies");
                 assert_eq!(r.leaves as usize, model.len(), "seed {s}");
             }
         }
     }
     assert_eq!(contents(&backed), model, "seed {s}");
+    assert_eq!(backed.committed_root(), mem.root_hash(), "seed {s}");
+    (backed.stats(), backed.committed_root(), model)
 }
 
 #[test]

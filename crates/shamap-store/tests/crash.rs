@@ -1,11 +1,15 @@
 //! Crash safety: a child process imports version after version into a
-//! fjall store; the test kills it with SIGKILL at random moments, reopens
-//! the store and verifies the last recorded root completely.
+//! store (or commits a backed map, version after version); the test kills
+//! it with SIGKILL at random moments, reopens the store and verifies the
+//! last recorded root completely.
 //!
-//! The child is this very test binary, re-run with `SHAMAP_STORE_CRASH_DIR`
-//! set and filtered to [`crash_child`], which then imports forever.
+//! The child is this very test binary, re-run with an environment variable
+//! naming the store directory and filtered to the child test, which then
+//! works forever. The bodies are generic over the store, so that
+//! `rocks.rs` runs the same tests on RocksDB.
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -13,7 +17,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind};
 use shamap_store::{
-    import_ledger, meta, verify_all, BackedMap, BackedOptions, FjallStore, StoredMap,
+    import_ledger, meta, verify_all, BackedMap, BackedOptions, FjallStore, NodeStore, StoredMap,
 };
 
 use crate::support::{random_map, seed};
@@ -22,16 +26,57 @@ const CHILD_ENV: &str = "SHAMAP_STORE_CRASH_DIR";
 const KILLS: usize = 12;
 const BACKED_CHILD_ENV: &str = "SHAMAP_STORE_BACKED_CRASH_DIR";
 
-/// The child's loop (a no-op unless run as the child): import a 4000-entry
-/// map, then new versions with 400 changed entries each, for ever. Version
-/// `v` sets the data of its changed keys to `v` repeated, so the parent can
-/// check the contents of whatever version it finds.
+/// The variables that make this binary a crash child (of any backend).
+const CHILD_ENVS: [&str; 4] = [
+    CHILD_ENV,
+    BACKED_CHILD_ENV,
+    "SHAMAP_STORE_ROCKS_CRASH_DIR",
+    "SHAMAP_STORE_ROCKS_BACKED_CRASH_DIR",
+];
+
+/// True in a child process of any crash test: the parents do nothing there.
+pub(crate) fn in_a_child() -> bool {
+    CHILD_ENVS.iter().any(|v| std::env::var(v).is_ok())
+}
+
+fn open_fjall(dir: &Path) -> FjallStore {
+    FjallStore::open(dir).expect("open the store")
+}
+
 #[test]
 fn crash_child() {
-    let Ok(dir) = std::env::var(CHILD_ENV) else {
+    import_child(CHILD_ENV, open_fjall);
+}
+
+#[test]
+fn sigkill_at_random_points_never_breaks_the_last_recorded_root() {
+    kill_imports("crash::crash_child", CHILD_ENV, 30, open_fjall);
+}
+
+#[test]
+fn backed_crash_child() {
+    backed_child(BACKED_CHILD_ENV, open_fjall);
+}
+
+#[test]
+fn sigkill_during_backed_commits_reopens_at_the_last_committed_root() {
+    kill_backed_commits(
+        "crash::backed_crash_child",
+        BACKED_CHILD_ENV,
+        31,
+        open_fjall,
+    );
+}
+
+/// The child's loop (a no-op unless `env` is set): import a 4000-entry map,
+/// then new versions with 400 changed entries each, for ever. Version `v`
+/// sets the data of its changed keys to `v` repeated, so the parent can
+/// check the contents of whatever version it finds.
+pub(crate) fn import_child<S: NodeStore>(env: &str, open: fn(&Path) -> S) {
+    let Ok(dir) = std::env::var(env) else {
         return;
     };
-    let store = FjallStore::open(&dir).expect("child opens the store");
+    let store = open(Path::new(&dir));
     let start = meta::retained(&store).expect("meta").len() as u32;
     let (mut map, model) = random_map(MapKind::AccountState, 4000, 99);
     let keys: Vec<Key> = model.keys().copied().collect();
@@ -51,7 +96,7 @@ fn crash_child() {
 /// Re-runs this test binary as the child `test` (with `env` set to `dir`),
 /// lets it work for `ms` milliseconds, kills it with SIGKILL and checks it
 /// did not end on its own.
-pub(crate) fn run_and_kill(
+fn run_and_kill(
     test: &str,
     env: &str,
     dir: &std::path::Path,
@@ -78,21 +123,26 @@ pub(crate) fn run_and_kill(
     );
 }
 
-#[test]
-fn sigkill_at_random_points_never_breaks_the_last_recorded_root() {
-    if std::env::var(CHILD_ENV).is_ok() {
+/// Kills the import child `child` (run with `env`) at random moments and
+/// verifies the last recorded root after each kill.
+pub(crate) fn kill_imports<S: NodeStore>(
+    child: &str,
+    env: &str,
+    default_seed: u64,
+    open: fn(&Path) -> S,
+) {
+    if in_a_child() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut rng = SmallRng::seed_from_u64(seed(30));
+    let mut rng = SmallRng::seed_from_u64(seed(default_seed));
     let mut recorded = Vec::new();
     let logs = tempfile::tempdir().expect("tempdir");
     let log = logs.path().join("child.log");
     for round in 0..KILLS {
         let ms = rng.gen_range(120..500);
-        run_and_kill("crash::crash_child", CHILD_ENV, dir.path(), ms, &log, round);
-
-        let store = FjallStore::open(dir.path()).expect("reopen after kill");
+        run_and_kill(child, env, dir.path(), ms, &log, round);
+        let store = open(dir.path());
         let roots = meta::retained(&store).expect("retained list readable");
         if let Some(last) = roots.last() {
             let r = verify_all(&store, &last.hash)
@@ -110,15 +160,15 @@ fn sigkill_at_random_points_never_breaks_the_last_recorded_root() {
     );
 }
 
-/// The child of the backed-map test: a [`BackedMap`] with a 192 KiB budget
-/// (so dirty nodes spill to the store between commits) that sets 400 keys
-/// per version and commits each version as `head`, for ever.
-#[test]
-fn backed_crash_child() {
-    let Ok(dir) = std::env::var(BACKED_CHILD_ENV) else {
+/// The child of the backed-map test (a no-op unless `env` is set): a
+/// [`BackedMap`] with a 192 KiB budget (so dirty nodes spill to the store
+/// between commits) that sets 400 keys per version and commits each version
+/// as `head`, for ever.
+pub(crate) fn backed_child<S: NodeStore>(env: &str, open: fn(&Path) -> S) {
+    let Ok(dir) = std::env::var(env) else {
         return;
     };
-    let store = FjallStore::open(&dir).expect("child opens the store");
+    let store = open(Path::new(&dir));
     let head = meta::retained(&store)
         .expect("meta")
         .into_iter()
@@ -148,27 +198,26 @@ fn backed_crash_child() {
     }
 }
 
-#[test]
-fn sigkill_during_backed_commits_reopens_at_the_last_committed_root() {
-    if std::env::var(CHILD_ENV).is_ok() || std::env::var(BACKED_CHILD_ENV).is_ok() {
+/// Kills the backed-map child `child` (run with `env`) at random moments
+/// and verifies the committed `head` after each kill.
+pub(crate) fn kill_backed_commits<S: NodeStore>(
+    child: &str,
+    env: &str,
+    default_seed: u64,
+    open: fn(&Path) -> S,
+) {
+    if in_a_child() {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut rng = SmallRng::seed_from_u64(seed(31));
+    let mut rng = SmallRng::seed_from_u64(seed(default_seed));
     let logs = tempfile::tempdir().expect("tempdir");
     let log = logs.path().join("child.log");
     let mut heads = Vec::new();
     for round in 0..KILLS {
         let ms = rng.gen_range(150..600);
-        run_and_kill(
-            "crash::backed_crash_child",
-            BACKED_CHILD_ENV,
-            dir.path(),
-            ms,
-            &log,
-            round,
-        );
-        let store = FjallStore::open(dir.path()).expect("reopen after kill");
+        run_and_kill(child, env, dir.path(), ms, &log, round);
+        let store = open(dir.path());
         let roots = meta::retained(&store).expect("retained list readable");
         if let Some(head) = roots.iter().find(|r| r.name == "head") {
             let r = verify_all(&store, &head.hash)

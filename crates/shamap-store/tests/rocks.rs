@@ -12,8 +12,6 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use shamap::xrpl::{dump, tx_with_meta_item};
 use shamap::{Hash256, Key, MapKind, ShaMap, Snapshot};
 use shamap_store::{
@@ -22,7 +20,8 @@ use shamap_store::{
     StoreError, StoredMap,
 };
 
-use crate::crash::run_and_kill;
+use crate::backed::contents;
+use crate::crash;
 use crate::support::{data, random_map, seed};
 
 /// Every node of `snap`, as stored values.
@@ -583,104 +582,15 @@ fn rocks_imports_reads_verifies_and_collects() {
     assert_eq!(r2.reachable, count(&store));
 }
 
-fn contents(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut last: Option<Key> = None;
-    m.for_each(&mut |k, v| {
-        assert!(last.is_none_or(|l| l < *k), "keys ascend");
-        last = Some(*k);
-        out.insert(*k, v.to_vec());
-        ControlFlow::Continue(())
-    })
-    .expect("scan");
-    out
-}
-
-/// A key near an existing one (sharing some nibbles), an existing one, or
-/// a fresh one.
-fn pick_key(rng: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Key {
-    let mut k = Key(rng.gen());
-    if !model.is_empty() && rng.gen_ratio(1, 3) {
-        let i = rng.gen_range(0..model.len());
-        let near = *model.keys().nth(i).expect("in range");
-        if rng.gen_ratio(1, 2) {
-            return near;
-        }
-        let share = rng.gen_range(1..32);
-        k.0[..share].copy_from_slice(&near.0[..share]);
-    }
-    k
-}
-
-/// Seeded random upserts and removes on a backed map over a RocksStore,
-/// checked against an in-memory `ShaMap` (roots) and a `BTreeMap`
-/// (contents), committing every third block; then the store is closed and
-/// reopened at the committed head.
+/// The backed map's random-operation test of `backed.rs` on a RocksStore,
+/// then the store closed and reopened at the committed head.
 fn backed_on_rocks_against_oracles(kind: MapKind, budget: usize, s: u64) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut mem, mut model) = random_map(kind, 3000, s);
-    let opts = BackedOptions {
-        budget_bytes: budget,
-    };
-    let head;
-    {
+    let (stats, head, model) = {
         let store = RocksStore::open(dir.path()).expect("open");
-        let snap = mem.snapshot();
-        import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
-        let mut backed = BackedMap::open(&store, snap.root_hash(), kind, opts).expect("open");
-        let mut rng = SmallRng::seed_from_u64(s ^ 0xB0C);
-        for block in 0..12 {
-            for _ in 0..250 {
-                let k = pick_key(&mut rng, &model);
-                if rng.gen_ratio(2, 5) {
-                    let was = model.remove(&k).is_some();
-                    assert_eq!(backed.remove(&k).expect("remove"), was, "seed {s}");
-                    if was {
-                        mem.remove(&k).expect("present");
-                    }
-                } else {
-                    let len = rng.gen_range(1..80);
-                    let d: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
-                    let k = if kind == MapKind::TransactionNoMeta {
-                        Key::from(shamap::xrpl::transaction_id(&d))
-                    } else {
-                        k
-                    };
-                    let added = model.insert(k, d.clone()).is_none();
-                    assert_eq!(backed.upsert(k, &d).expect("upsert"), added, "seed {s}");
-                    mem.upsert(k, &d).expect("upsert");
-                }
-            }
-            assert_eq!(
-                backed.root_hash(),
-                mem.root_hash(),
-                "seed {s} block {block}: backed root differs from the in-memory map"
-            );
-            for _ in 0..50 {
-                let k = pick_key(&mut rng, &model);
-                assert_eq!(
-                    backed.get(&k).expect("get"),
-                    model.get(&k).cloned(),
-                    "seed {s}"
-                );
-            }
-            let st = backed.stats();
-            assert!(st.cache_peak_bytes <= budget, "seed {s}: {st:?}");
-            if block % 3 == 2 {
-                let root = backed.commit("head").expect("commit");
-                assert_eq!(root, mem.root_hash(), "seed {s}");
-                assert!(!backed.is_dirty());
-                let again = BackedMap::open(&store, root, kind, opts).expect("reopen");
-                assert_eq!(contents(&again), model, "seed {s} block {block}");
-                let r = verify_all(&store, &root).expect("every committed node verifies");
-                assert_eq!(r.leaves as usize, model.len(), "seed {s}");
-            }
-        }
-        assert!(backed.stats().spills > 0, "seed {s}: {:?}", backed.stats());
-        assert_eq!(contents(&backed), model, "seed {s}");
-        head = backed.committed_root();
-        assert_eq!(head, mem.root_hash());
-    }
+        crate::backed::random_ops_against_oracles(&store, kind, budget, s)
+    };
+    assert!(stats.spills > 0, "seed {s}: {stats:?}");
     // Closed and reopened: the head is recorded and whole.
     let store = RocksStore::open(dir.path()).expect("reopen");
     let rec = meta::retained(&store).expect("meta");
@@ -690,6 +600,9 @@ fn backed_on_rocks_against_oracles(kind: MapKind, budget: usize, s: u64) {
     );
     let r = verify_all(&store, &head).expect("head verifies after reopening");
     assert_eq!(r.leaves as usize, model.len(), "seed {s}");
+    let opts = BackedOptions {
+        budget_bytes: budget,
+    };
     let m = BackedMap::open(&store, head, kind, opts).expect("open head");
     assert_eq!(contents(&m), model, "seed {s}: after reopening");
 }
@@ -702,170 +615,37 @@ fn a_backed_map_on_rocks_matches_the_in_memory_map_and_a_btreemap() {
     backed_on_rocks_against_oracles(MapKind::TransactionNoMeta, 96 << 10, s + 1);
 }
 
-// ---- SIGKILL, as in tests/crash.rs, on a RocksStore ----
+// ---- SIGKILL: the tests of tests/crash.rs, on a RocksStore ----
 
 const CHILD_ENV: &str = "SHAMAP_STORE_ROCKS_CRASH_DIR";
 const BACKED_CHILD_ENV: &str = "SHAMAP_STORE_ROCKS_BACKED_CRASH_DIR";
-const KILLS: usize = 12;
 
-/// True in a child process of any crash test (fjall's or these).
-fn in_a_child() -> bool {
-    [
-        CHILD_ENV,
-        BACKED_CHILD_ENV,
-        "SHAMAP_STORE_CRASH_DIR",
-        "SHAMAP_STORE_BACKED_CRASH_DIR",
-    ]
-    .iter()
-    .any(|v| std::env::var(v).is_ok())
+fn open_rocks(dir: &Path) -> RocksStore {
+    RocksStore::open(dir).expect("open the store")
 }
 
-/// The child (a no-op unless run as one): imports a 4000-entry map, then
-/// versions with 400 changed entries each, for ever.
 #[test]
 fn rocks_crash_child() {
-    let Ok(dir) = std::env::var(CHILD_ENV) else {
-        return;
-    };
-    let store = RocksStore::open(&dir).expect("child opens the store");
-    let start = meta::retained(&store).expect("meta").len() as u32;
-    let (mut map, model) = random_map(MapKind::AccountState, 4000, 99);
-    let keys: Vec<Key> = model.keys().copied().collect();
-    let mut v = start;
-    loop {
-        for k in keys.iter().skip(v as usize % 10).step_by(10) {
-            map.update(*k, &v.to_be_bytes().repeat(4)).expect("update");
-        }
-        let s = map.snapshot();
-        import_ledger(&store, &format!("v{v}"), Some(&s), None, None, &mut |_| {}).expect("import");
-        v += 1;
-    }
+    crash::import_child(CHILD_ENV, open_rocks);
 }
 
 #[test]
 fn sigkill_during_rocks_imports_never_breaks_the_last_recorded_root() {
-    if in_a_child() {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut rng = SmallRng::seed_from_u64(seed(86));
-    let logs = tempfile::tempdir().expect("tempdir");
-    let log = logs.path().join("child.log");
-    let mut recorded = Vec::new();
-    for round in 0..KILLS {
-        let ms = rng.gen_range(120..500);
-        run_and_kill(
-            "rocks::rocks_crash_child",
-            CHILD_ENV,
-            dir.path(),
-            ms,
-            &log,
-            round,
-        );
-        let store = RocksStore::open(dir.path()).expect("reopen after kill");
-        let roots = meta::retained(&store).expect("retained list readable");
-        if let Some(last) = roots.last() {
-            let r = verify_all(&store, &last.hash)
-                .unwrap_or_else(|e| panic!("round {round}: last root {}: {e}", last.name));
-            assert_eq!(r.leaves, 4000, "round {round}");
-            let sm = StoredMap::open(&store, last.hash, MapKind::AccountState).expect("open");
-            assert_eq!(sm.iter().count(), 4000);
-        }
-        recorded.push(roots.len());
-    }
-    eprintln!("retained roots after each kill: {recorded:?}");
-    assert!(
-        recorded.last().copied().unwrap_or(0) > 0,
-        "the child never recorded a root"
-    );
+    crash::kill_imports("rocks::rocks_crash_child", CHILD_ENV, 86, open_rocks);
 }
 
-/// The child of the backed-map crash test: a 192 KiB budget (dirty nodes
-/// spill between commits), 400 keys set per version, each committed as
-/// `head`, for ever.
 #[test]
 fn rocks_backed_crash_child() {
-    let Ok(dir) = std::env::var(BACKED_CHILD_ENV) else {
-        return;
-    };
-    let store = RocksStore::open(&dir).expect("child opens the store");
-    let head = meta::retained(&store)
-        .expect("meta")
-        .into_iter()
-        .find(|r| r.name == "head");
-    let opts = BackedOptions {
-        budget_bytes: 192 << 10,
-    };
-    let mut map = match &head {
-        Some(r) => BackedMap::open(&store, r.hash, MapKind::AccountState, opts).expect("open head"),
-        None => BackedMap::new(&store, MapKind::AccountState, opts),
-    };
-    let (_, model) = random_map(MapKind::AccountState, 4000, 98);
-    let keys: Vec<Key> = model.keys().copied().collect();
-    if head.is_none() {
-        for (k, d) in &model {
-            map.upsert(*k, d).expect("upsert");
-        }
-        map.commit("head").expect("first commit");
-    }
-    let mut v = 0u32;
-    loop {
-        for k in keys.iter().skip(v as usize % 10).step_by(10) {
-            map.upsert(*k, &v.to_be_bytes().repeat(4)).expect("upsert");
-        }
-        map.commit("head").expect("commit");
-        v += 1;
-    }
+    crash::backed_child(BACKED_CHILD_ENV, open_rocks);
 }
 
 #[test]
 fn sigkill_during_backed_commits_on_rocks_reopens_at_the_last_committed_root() {
-    if in_a_child() {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut rng = SmallRng::seed_from_u64(seed(87));
-    let logs = tempfile::tempdir().expect("tempdir");
-    let log = logs.path().join("child.log");
-    let mut heads = Vec::new();
-    for round in 0..KILLS {
-        let ms = rng.gen_range(150..600);
-        run_and_kill(
-            "rocks::rocks_backed_crash_child",
-            BACKED_CHILD_ENV,
-            dir.path(),
-            ms,
-            &log,
-            round,
-        );
-        let store = RocksStore::open(dir.path()).expect("reopen after kill");
-        let roots = meta::retained(&store).expect("retained list readable");
-        if let Some(head) = roots.iter().find(|r| r.name == "head") {
-            let r = verify_all(&store, &head.hash)
-                .unwrap_or_else(|e| panic!("round {round}: head {}: {e}", head.hash));
-            assert_eq!(r.leaves, 4000, "round {round}");
-            let m = BackedMap::open(
-                &store,
-                head.hash,
-                MapKind::AccountState,
-                BackedOptions::default(),
-            )
-            .expect("open head");
-            let mut n = 0;
-            m.for_each(&mut |_, _| {
-                n += 1;
-                ControlFlow::Continue(())
-            })
-            .expect("scan");
-            assert_eq!(n, 4000, "round {round}");
-            heads.push(head.hash);
-        }
-    }
-    heads.dedup();
-    eprintln!("distinct heads seen after kills: {}", heads.len());
-    assert!(
-        heads.len() > 1,
-        "the child never committed twice across kills"
+    crash::kill_backed_commits(
+        "rocks::rocks_backed_crash_child",
+        BACKED_CHILD_ENV,
+        87,
+        open_rocks,
     );
 }
 
