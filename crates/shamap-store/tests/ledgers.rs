@@ -2,7 +2,8 @@
 
 use shamap::xrpl::dump;
 use shamap::xrpl::tx_with_meta_item;
-use shamap::{Hash256, MapKind, ShaMap};
+use shamap::xrpl::LedgerHeader;
+use shamap::{Hash256, MapKind, ShaMap, Snapshot};
 use shamap_store::{
     compact, import_ledger, meta, root_kind, verify_all, MemStore, Node, NodeStore, NodeType,
     RootKind, StoredMap,
@@ -12,10 +13,12 @@ use crate::support::data;
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
 const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
-const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+pub(crate) const LEDGER_38129: &str =
+    "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
 
-#[test]
-fn ledger_38129_imports_with_rippled_hashes() {
+/// The shipped ledger 38129: its state and transaction maps, hashed, and
+/// its header with their roots.
+pub(crate) fn ledger_38129() -> (Snapshot, Snapshot, LedgerHeader) {
     let bytes = std::fs::read(data("ledger-38129.json")).expect("shipped ledger");
     let d = dump::parse(&bytes).expect("parses");
     let mut state = ShaMap::new(MapKind::AccountState);
@@ -32,6 +35,12 @@ fn ledger_38129_imports_with_rippled_hashes() {
         .header
         .header_with_roots(Some(s.root_hash()), Some(t.root_hash()))
         .expect("complete header");
+    (s, t, header)
+}
+
+#[test]
+fn ledger_38129_imports_with_rippled_hashes() {
+    let (s, t, header) = ledger_38129();
     let store = MemStore::new();
     let r = import_ledger(
         &store,
@@ -72,8 +81,8 @@ fn ledger_38129_imports_with_rippled_hashes() {
     );
 
     let sm = StoredMap::open(&store, s.root_hash(), MapKind::AccountState).expect("open");
-    for e in d.state.as_deref().expect("state") {
-        assert_eq!(sm.get(&e.key).expect("read"), Some(e.data.clone()));
+    for (k, v) in s.iter() {
+        assert_eq!(sm.get(k).expect("read").as_deref(), Some(v));
     }
     // Inner nodes take less room in NuDB's compact codec.
     let (mut plain, mut small) = (0usize, 0usize);

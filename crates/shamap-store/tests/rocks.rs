@@ -12,8 +12,7 @@ use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use shamap::xrpl::{dump, tx_with_meta_item};
-use shamap::{Hash256, Key, MapKind, ShaMap, Snapshot};
+use shamap::{Hash256, Key, MapKind, Snapshot};
 use shamap_store::{
     gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, write_snapshot,
     BackedMap, BackedOptions, Batch, NodeObject, NodeStore, NodeType, RocksStore, RootKind,
@@ -22,7 +21,7 @@ use shamap_store::{
 
 use crate::backed::contents;
 use crate::crash;
-use crate::support::{data, random_map, seed};
+use crate::support::{random_map, seed};
 
 /// Every node of `snap`, as stored values.
 fn nodes_of(snap: &Snapshot) -> Vec<NodeObject> {
@@ -403,25 +402,9 @@ fn a_flipped_byte_in_a_rocks_table_is_an_error_and_undoing_it_restores_everythin
 
 #[test]
 fn the_shipped_ledger_imports_into_rocks_with_rippled_hashes() {
-    const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-    let bytes = std::fs::read(data("ledger-38129.json")).expect("shipped ledger");
-    let d = dump::parse(&bytes).expect("parses");
-    let mut state = ShaMap::new(MapKind::AccountState);
-    for e in d.state.as_deref().expect("state") {
-        state.insert(e.key, &e.data).expect("insert");
-    }
-    let mut tx = ShaMap::new(MapKind::TransactionWithMeta);
-    for t in d.transactions.as_deref().expect("txs") {
-        let (k, v) = tx_with_meta_item(&t.tx, &t.meta).expect("tx");
-        tx.insert(k, &v).expect("insert");
-    }
-    let (st, tt) = (state.snapshot(), tx.snapshot());
-    let header = d
-        .header
-        .header_with_roots(Some(st.root_hash()), Some(tt.root_hash()))
-        .expect("complete header");
+    let (st, tt, header) = crate::ledgers::ledger_38129();
     let dir = tempfile::tempdir().expect("tempdir");
-    let ledger = Hash256::from_hex(LEDGER_38129).expect("hex");
+    let ledger = Hash256::from_hex(crate::ledgers::LEDGER_38129).expect("hex");
     {
         let store = RocksStore::open(dir.path()).expect("open");
         let r = import_ledger(
@@ -450,8 +433,8 @@ fn the_shipped_ledger_imports_into_rocks_with_rippled_hashes() {
     assert_eq!(report.headers, 1);
     assert_eq!(report.leaves, 262);
     let sm = StoredMap::open(&store, st.root_hash(), MapKind::AccountState).expect("open");
-    for e in d.state.as_deref().expect("state") {
-        assert_eq!(sm.get(&e.key).expect("read"), Some(e.data.clone()));
+    for (k, v) in st.iter() {
+        assert_eq!(sm.get(k).expect("read").as_deref(), Some(v));
     }
     let again = import_ledger(
         &store,
