@@ -2,9 +2,10 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use shamap::{Key, MapKind};
+use shamap::{Hash256, Key, MapKind};
 use shamap_store::{
-    gc, import_ledger, meta, verify_all, write_changed, FjallStore, MemStore, NodeStore, StoredMap,
+    gc, import_ledger, meta, verify_all, write_changed, FjallStore, GcReport, MemStore, NodeStore,
+    StoredMap,
 };
 
 use crate::support::{random_map, seed};
@@ -104,27 +105,40 @@ fn a_reader_of_a_kept_root_runs_safely_beside_gc() {
     write_changed(&store, &new, &changed).expect("commit");
     shamap_store::record_root(&store, "new", new.root_hash(), Default::default()).expect("record");
 
+    let r = gc_beside_a_reader(&store, &[new.root_hash()], new.root_hash(), model.len());
+    assert!(r.deleted > 0);
+    verify_all(&store, &new.root_hash()).expect("kept root intact");
+}
+
+/// Runs `gc(store, keep)` while another thread reads every item of the
+/// kept root `read` (holding `items` items) over and over; no read may meet
+/// a missing node. Returns gc's report.
+pub(crate) fn gc_beside_a_reader(
+    store: &dyn NodeStore,
+    keep: &[Hash256],
+    read: Hash256,
+    items: usize,
+) -> GcReport {
     let stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let reader = s.spawn(|| {
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
             let mut passes = 0;
             while !stop.load(Ordering::Relaxed) || passes == 0 {
-                let sm = StoredMap::open(&store, new.root_hash(), MapKind::AccountState)
-                    .expect("open kept root");
+                let sm =
+                    StoredMap::open(store, read, MapKind::AccountState).expect("open kept root");
                 let mut n = 0;
                 for item in sm.iter() {
                     item.expect("no node of a kept root vanishes");
                     n += 1;
                 }
-                assert_eq!(n, model.len());
+                assert_eq!(n, items);
                 passes += 1;
             }
             passes
         });
-        let r = gc(&store, &[new.root_hash()]).expect("gc");
-        assert!(r.deleted > 0);
+        let r = gc(store, keep).expect("gc");
         stop.store(true, Ordering::Relaxed);
         assert!(reader.join().expect("reader") > 0);
-    });
-    verify_all(&store, &new.root_hash()).expect("kept root intact");
+        r
+    })
 }

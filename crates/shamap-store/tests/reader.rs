@@ -215,21 +215,35 @@ fn a_flipped_byte_in_a_fjall_table_is_an_error_and_undoing_it_restores_everythin
         .into_iter()
         .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
         .expect("a table file");
-    let good = std::fs::read(&table).expect("read");
+    flip_a_byte_then_undo(
+        dir.path(),
+        &table,
+        |d| FjallStore::open(d),
+        snap.root_hash(),
+        3000,
+    );
+}
+
+/// Flips a bit a third of the way into `table` (a file of the store in
+/// `dir`): opening the store with `open` and verifying `root` must fail
+/// with a one-line error; after undoing the flip all `leaves` verify.
+pub(crate) fn flip_a_byte_then_undo<S: NodeStore>(
+    dir: &std::path::Path,
+    table: &std::path::Path,
+    open: impl Fn(&std::path::Path) -> Result<S, StoreError>,
+    root: Hash256,
+    leaves: u64,
+) {
+    let good = std::fs::read(table).expect("read");
     let mut bad = good.clone();
     let at = bad.len() / 3;
     bad[at] ^= 0x04;
-    std::fs::write(&table, &bad).expect("write");
-    let outcome = FjallStore::open(dir.path()).and_then(|s| verify_all(&s, &snap.root_hash()));
+    std::fs::write(table, &bad).expect("write");
+    let outcome = open(dir).and_then(|s| verify_all(&s, &root));
     let err = outcome.expect_err("damage is seen");
     assert!(!err.to_string().contains('\n'), "{err}");
     eprintln!("damage reported as: {err}");
-    std::fs::write(&table, &good).expect("undo");
-    let store = FjallStore::open(dir.path()).expect("reopen");
-    assert_eq!(
-        verify_all(&store, &snap.root_hash())
-            .expect("intact")
-            .leaves,
-        3000
-    );
+    std::fs::write(table, &good).expect("undo");
+    let store = open(dir).expect("reopen");
+    assert_eq!(verify_all(&store, &root).expect("intact").leaves, leaves);
 }
