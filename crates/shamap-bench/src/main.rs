@@ -172,10 +172,7 @@ fn build_map(
         map.insert(*k, &data).expect("random keys are distinct");
     }
     let insert = t.elapsed();
-    let one_thread = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("pool");
+    let one_thread = one_thread();
     let t = Instant::now();
     let (_, work) = one_thread.install(|| map.root_hash_with_work());
     let hash_serial = t.elapsed();
@@ -246,10 +243,7 @@ fn build_sorted(
     (insert, hash): (Duration, Duration),
     floor: (Duration, Duration),
 ) {
-    let one_thread = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("pool");
+    let one_thread = one_thread();
     let t = Instant::now();
     let mut sorted = keys.to_vec();
     sorted.sort_unstable();
@@ -356,11 +350,26 @@ pub(crate) fn write_block(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) 
     }
 }
 
-/// Applies a block with `ShaMap::apply` (which also hashes).
-pub(crate) fn apply_block(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) -> shamap::Hash256 {
-    map.apply(block.iter().map(|&(k, set)| (k, set.then_some(data))))
+/// Applies a block with `ShaMap::apply` (which also hashes) on `pool`
+/// (one thread: with more, `apply` hands large blocks to the parallel
+/// `root_hash`).
+pub(crate) fn apply_block(
+    pool: &rayon::ThreadPool,
+    map: &mut ShaMap,
+    block: &[(Key, bool)],
+    data: &[u8],
+) -> shamap::Hash256 {
+    pool.install(|| map.apply(block.iter().map(|&(k, set)| (k, set.then_some(data)))))
         .expect("apply")
         .root_hash
+}
+
+/// A rayon pool of one thread: hashing on the calling thread only.
+pub(crate) fn one_thread() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool")
 }
 
 /// Blocks of random writes with the root after each, alternating two ways
@@ -374,19 +383,16 @@ fn update_blocks(
     report: &mut Report,
 ) {
     let data = random_data(rng, args.data_len);
+    let pool = one_thread();
     // Warm-up blocks.
     let block = gen_block(rng, keys, args.block);
     write_block(map, &block, &data);
     map.root_hash_serial();
     let block = gen_block(rng, keys, args.block);
-    apply_block(map, &block, &data);
+    apply_block(&pool, map, &block, &data);
     let mut blocks = 0u64;
     let (mut single, mut batched) = (Duration::ZERO, Duration::ZERO);
     let mut work = HashWork::default();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("pool");
     while (single + batched).as_secs_f64() < 2.0 * args.time_limit {
         let block = gen_block(rng, keys, args.block);
         let t = Instant::now();
@@ -398,7 +404,7 @@ fn update_blocks(
         work.inner += w.inner;
         let block = gen_block(rng, keys, args.block);
         let t = Instant::now();
-        std::hint::black_box(apply_block(map, &block, &data));
+        std::hint::black_box(apply_block(&pool, map, &block, &data));
         batched += t.elapsed();
         blocks += 1;
     }
@@ -552,10 +558,7 @@ fn sessions(
     let mut with = Duration::ZERO;
     let mut plain_nohash = Duration::ZERO;
     let mut with_nohash = Duration::ZERO;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("pool");
+    let pool = one_thread();
     let rounds = 6;
     for round in 0..rounds {
         // Alternate the order so drift favours neither side.

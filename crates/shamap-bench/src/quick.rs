@@ -10,7 +10,7 @@ use rand::{Rng, SeedableRng};
 use shamap::hash::encode_hex_upper;
 use shamap::{Hash256, Key, MapKind, ShaMap};
 
-use crate::{apply_block, gen_block, random_data, write_block, Args};
+use crate::{apply_block, gen_block, one_thread, random_data, write_block, Args};
 
 /// Runs the operations and prints one line per operation:
 /// `name ops seconds` (the script divides instructions by `ops`).
@@ -46,7 +46,8 @@ pub fn run(args: &Args) {
 
     let block = gen_block(&mut block_rng, &mut keys_now, args.block);
     let t = Instant::now();
-    let root = op_update_apply(&mut map, &block, &block_data);
+    let pool = one_thread();
+    let root = op_update_apply(&pool, &mut map, &block, &block_data);
     line("update_apply", args.block, t, root);
 
     let probes: Vec<Key> = (0..args.gets)
@@ -113,8 +114,13 @@ fn op_update(
 
 /// One block of random writes through `ShaMap::apply` (which hashes).
 #[inline(never)]
-fn op_update_apply(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) -> Hash256 {
-    apply_block(map, block, data)
+fn op_update_apply(
+    pool: &rayon::ThreadPool,
+    map: &mut ShaMap,
+    block: &[(Key, bool)],
+    data: &[u8],
+) -> Hash256 {
+    apply_block(pool, map, block, data)
 }
 
 /// Looks every probe up; returns how many were found.
