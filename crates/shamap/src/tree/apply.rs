@@ -155,7 +155,11 @@ impl ShaMap {
             }
             rec.clear();
         }
-        SCRATCH.with(|s| s.set(Some(rec)));
+        // Kept for the next call unless a run of adversarial keys (long
+        // shared prefixes make chains of inner nodes) grew it unusually.
+        if rec.capacity_bytes() <= SCRATCH_KEEP_BYTES {
+            SCRATCH.with(|s| s.set(Some(rec)));
+        }
         self.len = self.len + done.added - done.removed;
         self.pending_writes = 0;
         done.root_hash = if self.len == 0 {
@@ -239,6 +243,10 @@ struct Level {
     hashes: Vec<[u8; 32]>,
 }
 
+/// Most bytes of records a thread keeps between `apply` calls (a run of
+/// random keys into 1M entries needs about 400 KiB).
+const SCRATCH_KEEP_BYTES: usize = 2 << 20;
+
 thread_local! {
     /// Records kept between `apply` calls on this thread.
     static SCRATCH: std::cell::Cell<Option<Records>> = const { std::cell::Cell::new(None) };
@@ -264,6 +272,24 @@ impl Records {
             leaf_hashes: Vec::new(),
             levels: Vec::new(),
         }
+    }
+
+    /// Bytes the buffers hold.
+    fn capacity_bytes(&self) -> usize {
+        self.leaf_bytes.capacity()
+            + self.leaf_ends.capacity() * std::mem::size_of::<usize>()
+            + self.leaf_parents.capacity() * std::mem::size_of::<Parent>()
+            + self.leaf_hashes.capacity() * 32
+            + self
+                .levels
+                .iter()
+                .map(|l| {
+                    l.msgs.capacity() * INNER_HASH_INPUT
+                        + l.parents.capacity() * std::mem::size_of::<Parent>()
+                        + l.stale.capacity() * 2
+                        + l.hashes.capacity() * 32
+                })
+                .sum::<usize>()
     }
 
     fn clear(&mut self) {
