@@ -283,6 +283,28 @@ fn build_sorted(
             hash.as_secs_f64() * 1e3
         )),
     );
+    let per_entry = bulk.mem_stats().overhead_per_entry();
+    drop(bulk);
+    // The same keys, unsorted, as one block of writes into an empty map:
+    // `apply` sorts them and builds and hashes run by run.
+    let t = Instant::now();
+    let mut applied = ShaMap::new(MapKind::AccountState);
+    let done = one_thread
+        .install(|| applied.apply(keys.iter().map(|k| (*k, Some(data)))))
+        .expect("apply");
+    let took = t.elapsed();
+    assert_eq!(done.root_hash, root, "apply gives the inserted map's root");
+    report.push(
+        Row::new(
+            "build: apply N unsorted writes, 1 thread",
+            args.entries as u64,
+            took,
+        )
+        .floor(floor)
+        .baseline("insert + root", insert + hash)
+        .bytes_per_entry(per_entry)
+        .note("sort included; root computed"),
+    );
 }
 
 /// The hashing floor of `work`: the time to hash, in a tight loop, byte
