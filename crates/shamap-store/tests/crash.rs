@@ -123,6 +123,27 @@ fn run_and_kill(
     );
 }
 
+/// Runs the child test `child` (with `env` naming a fresh store directory)
+/// [`KILLS`] times, each time killing it after a seeded random number of
+/// milliseconds from `ms`, and calls `after(dir, round)` after each kill.
+fn kill_in_rounds(
+    child: &str,
+    env: &str,
+    default_seed: u64,
+    ms: std::ops::Range<u64>,
+    mut after: impl FnMut(&Path, usize),
+) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut rng = SmallRng::seed_from_u64(seed(default_seed));
+    let logs = tempfile::tempdir().expect("tempdir");
+    let log = logs.path().join("child.log");
+    for round in 0..KILLS {
+        let wait = rng.gen_range(ms.clone());
+        run_and_kill(child, env, dir.path(), wait, &log, round);
+        after(dir.path(), round);
+    }
+}
+
 /// Kills the import child `child` (run with `env`) at random moments and
 /// verifies the last recorded root after each kill.
 pub(crate) fn kill_imports<S: NodeStore>(
@@ -134,15 +155,9 @@ pub(crate) fn kill_imports<S: NodeStore>(
     if in_a_child() {
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut rng = SmallRng::seed_from_u64(seed(default_seed));
     let mut recorded = Vec::new();
-    let logs = tempfile::tempdir().expect("tempdir");
-    let log = logs.path().join("child.log");
-    for round in 0..KILLS {
-        let ms = rng.gen_range(120..500);
-        run_and_kill(child, env, dir.path(), ms, &log, round);
-        let store = open(dir.path());
+    kill_in_rounds(child, env, default_seed, 120..500, |dir, round| {
+        let store = open(dir);
         let roots = meta::retained(&store).expect("retained list readable");
         if let Some(last) = roots.last() {
             let r = verify_all(&store, &last.hash)
@@ -152,7 +167,7 @@ pub(crate) fn kill_imports<S: NodeStore>(
             assert_eq!(sm.iter().count(), 4000);
         }
         recorded.push(roots.len());
-    }
+    });
     eprintln!("retained roots after each kill: {recorded:?}");
     assert!(
         recorded.last().copied().unwrap_or(0) > 0,
@@ -209,15 +224,9 @@ pub(crate) fn kill_backed_commits<S: NodeStore>(
     if in_a_child() {
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut rng = SmallRng::seed_from_u64(seed(default_seed));
-    let logs = tempfile::tempdir().expect("tempdir");
-    let log = logs.path().join("child.log");
     let mut heads = Vec::new();
-    for round in 0..KILLS {
-        let ms = rng.gen_range(150..600);
-        run_and_kill(child, env, dir.path(), ms, &log, round);
-        let store = open(dir.path());
+    kill_in_rounds(child, env, default_seed, 150..600, |dir, round| {
+        let store = open(dir);
         let roots = meta::retained(&store).expect("retained list readable");
         if let Some(head) = roots.iter().find(|r| r.name == "head") {
             let r = verify_all(&store, &head.hash)
@@ -239,7 +248,7 @@ pub(crate) fn kill_backed_commits<S: NodeStore>(
             assert_eq!(n, 4000, "round {round}");
             heads.push(head.hash);
         }
-    }
+    });
     heads.dedup();
     eprintln!("distinct heads seen after kills: {}", heads.len());
     assert!(
