@@ -17,13 +17,7 @@ impl AlloyPeer {
 
 impl Engine for AlloyPeer {
     fn build(&mut self, w: &Workload) -> Option<[u8; 32]> {
-        let mut order: Vec<(KeyBytes, u64)> = w
-            .keys
-            .iter()
-            .enumerate()
-            .map(|(i, k)| (*k, i as u64))
-            .collect();
-        order.sort_unstable_by_key(|a| a.0);
+        let order = w.sorted_keys();
         let mut hb = HashBuilder::default();
         let mut buf = Vec::with_capacity(w.value_len());
         for (k, tag) in &order {

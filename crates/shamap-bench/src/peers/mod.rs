@@ -114,6 +114,19 @@ impl Workload {
     pub fn value_len(&self) -> usize {
         self.template.len()
     }
+
+    /// The keys with their value tags (the key's index), sorted by key:
+    /// what the engines that take sorted input start from.
+    pub fn sorted_keys(&self) -> Vec<(KeyBytes, u64)> {
+        let mut order: Vec<(KeyBytes, u64)> = self
+            .keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (*k, i as u64))
+            .collect();
+        order.sort_unstable_by_key(|a| a.0);
+        order
+    }
 }
 
 /// A trie under test. `None` from a method means "not supported".

@@ -45,13 +45,7 @@ impl Ours {
 impl Engine for Ours {
     fn build(&mut self, w: &Workload) -> Option<[u8; 32]> {
         if self.sorted {
-            let mut order: Vec<(KeyBytes, u64)> = w
-                .keys
-                .iter()
-                .enumerate()
-                .map(|(i, k)| (*k, i as u64))
-                .collect();
-            order.sort_unstable_by_key(|a| a.0);
+            let order = w.sorted_keys();
             let items = order.iter().map(|(k, tag)| (Key(*k), w.value(*tag)));
             self.map = ShaMap::from_sorted(MapKind::AccountState, items).expect("sorted, distinct");
             let (h, work) = self.root();
