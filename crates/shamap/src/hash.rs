@@ -15,9 +15,39 @@ pub struct Hash256(pub [u8; 32]);
 
 /// A 256-bit item key. Keys order as big-endian unsigned integers, which is
 /// also the order in which the tree stores them.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[repr(transparent)]
 pub struct Key(pub [u8; 32]);
+
+impl Key {
+    /// The key as four big-endian words, most significant first: comparing
+    /// these in order is comparing the bytes lexicographically.
+    #[inline]
+    fn words(&self) -> [u64; 4] {
+        std::array::from_fn(|i| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&self.0[8 * i..8 * i + 8]);
+            u64::from_be_bytes(w)
+        })
+    }
+}
+
+// Byte order, compared a word at a time: the derived order calls `memcmp`
+// for every comparison, which showed up at 12% of a bulk build's profile
+// (sorting and the order checks).
+impl Ord for Key {
+    #[inline]
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        self.words().cmp(&other.words())
+    }
+}
+
+impl PartialOrd for Key {
+    #[inline]
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 /// One radix-16 digit of a key: the branch taken at some depth. Always < 16.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]
@@ -161,11 +191,12 @@ impl Key {
     }
 
     /// Number of leading nibbles `self` and `other` share (64 when equal).
+    #[inline]
     pub fn common_prefix_nibbles(&self, other: &Key) -> usize {
-        for (i, (a, b)) in self.0.iter().zip(other.0.iter()).enumerate() {
+        for (i, (a, b)) in self.words().into_iter().zip(other.words()).enumerate() {
             let x = a ^ b;
             if x != 0 {
-                return 2 * i + usize::from(x & 0xF0 == 0);
+                return 16 * i + (x.leading_zeros() / 4) as usize;
             }
         }
         64
@@ -248,6 +279,31 @@ fn hex_val(c: u8) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys that differ in one chosen byte or nibble, and random ones: the
+    /// word-wise order and prefix agree with the byte-wise definitions.
+    #[test]
+    fn key_order_and_prefix_match_the_bytes() {
+        use rand::{rngs::SmallRng, Rng, SeedableRng};
+        let seed = 0x6b65_7973;
+        let mut rng = SmallRng::seed_from_u64(seed);
+        for i in 0..20_000 {
+            let a = Key(rng.gen());
+            let mut b = a;
+            if i % 4 != 0 {
+                let byte = rng.gen_range(0..32);
+                b.0[byte] ^= if rng.gen() { 0x0F } else { rng.gen() };
+            } else {
+                b = Key(rng.gen());
+            }
+            assert_eq!(a.cmp(&b), a.0.cmp(&b.0), "seed {seed:#x}, {a:?} vs {b:?}");
+            assert_eq!(a.partial_cmp(&b), Some(a.0.cmp(&b.0)));
+            let naive = (0..64)
+                .find(|&d| a.nibble(d) != b.nibble(d))
+                .unwrap_or(64);
+            assert_eq!(a.common_prefix_nibbles(&b), naive, "seed {seed:#x}, {a:?} vs {b:?}");
+        }
+    }
 
     #[test]
     fn nibbles_take_high_half_first() {

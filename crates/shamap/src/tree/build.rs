@@ -147,9 +147,12 @@ fn build<D: AsRef<[u8]>>(
         let next = items.next();
         let shared_after = match &next {
             None => 0,
-            Some((n, _)) if n == key => return Err(MapError::KeyExists(*n)),
-            Some((n, _)) if n < key => return Err(MapError::OutOfOrder(*n)),
-            Some((n, _)) => key.common_prefix_nibbles(n),
+            Some((n, _)) => match key.common_prefix_nibbles(n) {
+                64 => return Err(MapError::KeyExists(*n)),
+                // They part at nibble `d`: the one there says which is lower.
+                d if n.nibble(d) < key.nibble(d) => return Err(MapError::OutOfOrder(*n)),
+                d => d,
+            },
         };
         // The leaf hangs below the deepest inner node it needs: the one
         // where it parts from its nearer neighbour.
