@@ -15,7 +15,7 @@ use clap::Parser;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::xrpl::sha512_half;
-use shamap::{HashWork, Key, MapKind, MapOptions, ShaMap};
+use shamap::{HashFunction, HashWork, Key, MapKind, MapOptions, ShaMap};
 
 #[cfg(feature = "peers-any")]
 mod peers;
@@ -58,6 +58,12 @@ struct Args {
     /// huge-page regions from the start.
     #[arg(long, value_enum, default_value = "auto")]
     huge_pages: HugeMode,
+    /// Node hash function of our maps: `sha512half` (the XRPL's) or
+    /// `blake3`. The floors use the same function: one message at a time
+    /// (`sha2` / the `blake3` crate) and multi-lane (`sha512-lanes` /
+    /// `blake3-lanes`).
+    #[arg(long, default_value = "sha512half")]
+    hash: HashFunction,
     /// Fixed operation counts instead of time limits, no warm-up, no floors,
     /// one thread: repeatable instruction counts for `scripts/callgrind.sh`.
     /// Runs build (+ root), the same build from sorted keys (+ root), one
@@ -77,8 +83,9 @@ struct Args {
     #[arg(long, default_value_t = 10)]
     peer_blocks: usize,
     /// Engines in the peer comparison (comma-separated): ours, ours-sorted
-    /// (sort + from_sorted build, get_many gets), nomt, jmt, alloy-trie.
-    #[arg(long, default_value = "ours,ours-sorted,nomt,jmt,alloy-trie")]
+    /// (sort + from_sorted build, get_many gets), ours-blake3,
+    /// ours-sorted-blake3 (the same with BLAKE3 maps), nomt, jmt, alloy-trie.
+    #[arg(long, default_value = "ours,ours-sorted,ours-blake3,ours-sorted-blake3,nomt,jmt,alloy-trie")]
     engines: String,
 }
 
@@ -88,6 +95,16 @@ enum HugeMode {
     Never,
     Always,
     Auto,
+}
+
+impl Args {
+    /// Options for our maps: the `--huge-pages` policy and the `--hash`
+    /// function.
+    fn map_options(&self) -> MapOptions {
+        MapOptions::default()
+            .with_huge_pages_policy(self.huge_pages.policy())
+            .with_hash(self.hash)
+    }
 }
 
 impl HugeMode {
@@ -110,7 +127,7 @@ fn main() {
         run_peers(&args);
         return;
     }
-    let mut report = Report::new(&args.entries, args.data_len, args.seed);
+    let mut report = Report::new(&args.entries, args.data_len, args.seed, args.hash);
     let wanted: Vec<&str> = args.workloads.split(',').map(str::trim).collect();
     let mut rng = SmallRng::seed_from_u64(args.seed);
     let (mut map, mut keys) = build_map(&args, &mut rng, &mut report, wanted.contains(&"build"));
@@ -161,10 +178,7 @@ fn build_map(
     report: &mut Report,
     record: bool,
 ) -> (ShaMap, Vec<Key>) {
-    let mut map = ShaMap::with_options(
-        MapKind::AccountState,
-        MapOptions::default().with_huge_pages_policy(args.huge_pages.policy()),
-    );
+    let mut map = ShaMap::with_options(MapKind::AccountState, args.map_options());
     let keys: Vec<Key> = (0..args.entries).map(|_| Key(rng.gen())).collect();
     let data = random_data(rng, args.data_len);
     let t = Instant::now();
@@ -177,7 +191,7 @@ fn build_map(
     let (_, work) = one_thread.install(|| map.root_hash_with_work());
     let hash_serial = t.elapsed();
     if record {
-        let floor = hash_floors(&work);
+        let floor = hash_floors(args.hash, &work);
         let mem = map.mem_stats();
         report.push(Row::new("build: insert N", args.entries as u64, insert).note("no hashing"));
         report.push(
@@ -249,8 +263,12 @@ fn build_sorted(
     sorted.sort_unstable();
     let sort = t.elapsed();
     let t = Instant::now();
-    let mut bulk = ShaMap::from_sorted(MapKind::AccountState, sorted.iter().map(|k| (*k, data)))
-        .expect("sorted, distinct keys");
+    let mut bulk = ShaMap::from_sorted_with_options(
+        MapKind::AccountState,
+        args.map_options(),
+        sorted.iter().map(|k| (*k, data)),
+    )
+    .expect("sorted, distinct keys");
     let build = t.elapsed();
     let t = Instant::now();
     let root = one_thread.install(|| bulk.root_hash());
@@ -288,7 +306,7 @@ fn build_sorted(
     // The same keys, unsorted, as one block of writes into an empty map:
     // `apply` sorts them and builds and hashes run by run.
     let t = Instant::now();
-    let mut applied = ShaMap::new(MapKind::AccountState);
+    let mut applied = ShaMap::with_options(MapKind::AccountState, args.map_options());
     let done = one_thread
         .install(|| applied.apply(keys.iter().map(|k| (*k, Some(data)))))
         .expect("apply");
@@ -307,20 +325,29 @@ fn build_sorted(
     );
 }
 
-/// The hashing floor of `work`: the time to hash, in a tight loop, byte
-/// strings of the sizes and count that `work` describes, (single-stream
-/// `sha2`, multi-lane batches of 512 like the engine's).
-fn hash_floors(work: &HashWork) -> (Duration, Duration) {
+/// The hashing floor of `work`: the time to hash with `f`, in a tight loop,
+/// byte strings of the sizes and count that `work` describes (one message
+/// at a time with `sha2` or the `blake3` crate; multi-lane batches of 512
+/// like the engine's).
+pub(crate) fn hash_floors(f: HashFunction, work: &HashWork) -> (Duration, Duration) {
     let leaf_len = work.leaf_bytes.checked_div(work.leaves).unwrap_or(0) as usize;
     let leaf = vec![0x5Au8; leaf_len];
     let inner = vec![0xA5u8; 516];
     let mut acc = 0u8;
+    let one: fn(&[u8]) -> u8 = match f {
+        HashFunction::Sha512Half => |m| sha512_half(&[m]).0[0],
+        HashFunction::Blake3 => |m| blake3::hash(m).as_bytes()[0],
+    };
+    let batch: fn(&[&[u8]], &mut [[u8; 32]]) = match f {
+        HashFunction::Sha512Half => sha512_lanes::sha512_half_batch,
+        HashFunction::Blake3 => blake3_lanes::hash_batch,
+    };
     let t = Instant::now();
     for _ in 0..work.leaves {
-        acc ^= sha512_half(&[&leaf]).0[0];
+        acc ^= one(std::hint::black_box(&leaf));
     }
     for _ in 0..work.inner {
-        acc ^= sha512_half(&[&inner]).0[0];
+        acc ^= one(std::hint::black_box(&inner));
     }
     let single = t.elapsed();
     let mut out = vec![[0u8; 32]; 512];
@@ -331,7 +358,7 @@ fn hash_floors(work: &HashWork) -> (Duration, Duration) {
         let mut left = count as usize;
         while left > 0 {
             let n = left.min(512);
-            sha512_lanes::sha512_half_batch(&msgs[..n], &mut out[..n]);
+            batch(&msgs[..n], &mut out[..n]);
             acc ^= out[0][0];
             left -= n;
         }
@@ -432,7 +459,7 @@ fn update_blocks(
     }
     // Both ways hash the same kind of blocks on the same map: the floor
     // measured from the single-write blocks serves for both.
-    let floor = hash_floors(&work);
+    let floor = hash_floors(args.hash, &work);
     let ops = blocks * args.block as u64;
     let per_entry = map.mem_stats().overhead_per_entry();
     report.push(
@@ -627,7 +654,7 @@ fn diffs(args: &Args, rng: &mut SmallRng, map: &mut ShaMap, keys: &[Key], report
         if n == 0 {
             continue;
         }
-        let mut small = ShaMap::new(MapKind::AccountState);
+        let mut small = ShaMap::with_options(MapKind::AccountState, args.map_options());
         let base = if n == keys.len() {
             map.snapshot()
         } else {

@@ -7,7 +7,9 @@ pub struct Row {
     name: String,
     ops: u64,
     time: Duration,
-    /// (single-stream sha2 floor, multi-lane floor).
+    /// (one message at a time floor, multi-lane floor), with the map's hash
+    /// function (`sha2` or the `blake3` crate; `sha512-lanes` or
+    /// `blake3-lanes`). In JSON the first is `floor_seconds_sha2` either way.
     floor: Option<(Duration, Duration)>,
     baseline: Option<(String, Duration)>,
     bytes_per_entry: Option<f64>,
@@ -78,14 +80,16 @@ pub struct Report {
     data_len: usize,
     seed: u64,
     rows: Vec<Row>,
+    hash: shamap::HashFunction,
 }
 
 impl Report {
-    pub fn new(entries: &usize, data_len: usize, seed: u64) -> Report {
+    pub fn new(entries: &usize, data_len: usize, seed: u64, hash: shamap::HashFunction) -> Report {
         Report {
             entries: *entries,
             data_len,
             seed,
+            hash,
             rows: Vec::new(),
         }
     }
@@ -97,15 +101,21 @@ impl Report {
 
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "entries {}, data {} B, seed {}, SHA512Half, rayon threads available {}\n\n",
+            "entries {}, data {} B, seed {}, {}, rayon threads available {}\n\n",
             self.entries,
             self.data_len,
             self.seed,
+            self.hash,
             rayon::current_num_threads()
         );
-        s.push_str(
-            "| workload | ops | time | ns/op | ops/s | × sha2 floor | × lanes floor | × baseline | B/entry | note |\n",
-        );
+        // The one-message-at-a-time floor: `sha2`, or the `blake3` crate.
+        let single = match self.hash {
+            shamap::HashFunction::Sha512Half => "sha2",
+            shamap::HashFunction::Blake3 => "blake3",
+        };
+        s.push_str(&format!(
+            "| workload | ops | time | ns/op | ops/s | × {single} floor | × lanes floor | × baseline | B/entry | note |\n",
+        ));
         s.push_str("|---|---|---|---|---|---|---|---|---|---|\n");
         for r in &self.rows {
             let opt = |v: Option<f64>| v.map(|x| format!("{x:.2}")).unwrap_or_default();
@@ -156,7 +166,7 @@ impl Report {
             "entries": self.entries,
             "data_len": self.data_len,
             "seed": self.seed,
-            "hash": "SHA512Half",
+            "hash": self.hash.to_string(),
             "rows": rows,
         })
     }

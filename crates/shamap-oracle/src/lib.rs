@@ -62,12 +62,30 @@ pub fn sha512_half(parts: &[&[u8]]) -> [u8; 32] {
     out
 }
 
+/// BLAKE3 of the concatenation of `parts` (the `blake3` crate's reference
+/// incremental hasher).
+pub fn blake3(parts: &[&[u8]]) -> [u8; 32] {
+    let mut hasher = ::blake3::Hasher::new();
+    for part in parts {
+        hasher.update(part);
+    }
+    *hasher.finalize().as_bytes()
+}
+
+/// A node hash function: SHA512Half (the XRPL's) or BLAKE3.
+pub type HashFn = fn(&[&[u8]]) -> [u8; 32];
+
 /// Hash of a single leaf of the given kind.
 pub fn leaf_hash(kind: OracleKind, key: &[u8; 32], data: &[u8]) -> [u8; 32] {
+    leaf_hash_with(sha512_half, kind, key, data)
+}
+
+/// [`leaf_hash`] with the hash function `h`.
+pub fn leaf_hash_with(h: HashFn, kind: OracleKind, key: &[u8; 32], data: &[u8]) -> [u8; 32] {
     match kind {
-        OracleKind::AccountState => sha512_half(&[&PREFIX_STATE, data, key]),
-        OracleKind::TransactionWithMeta => sha512_half(&[&PREFIX_TX_MD, data, key]),
-        OracleKind::TransactionNoMeta => sha512_half(&[&PREFIX_TX_NM, data]),
+        OracleKind::AccountState => h(&[&PREFIX_STATE, data, key]),
+        OracleKind::TransactionWithMeta => h(&[&PREFIX_TX_MD, data, key]),
+        OracleKind::TransactionNoMeta => h(&[&PREFIX_TX_NM, data]),
     }
 }
 
@@ -75,11 +93,22 @@ pub fn leaf_hash(kind: OracleKind, key: &[u8; 32], data: &[u8]) -> [u8; 32] {
 ///
 /// Panics if a key appears twice.
 pub fn root_hash(kind: OracleKind, items: &[([u8; 32], Vec<u8>)]) -> [u8; 32] {
+    root_hash_with(sha512_half, kind, items)
+}
+
+/// [`root_hash`] with the node hash function `h` (e.g. [`blake3`]).
+pub fn root_hash_with(h: HashFn, kind: OracleKind, items: &[([u8; 32], Vec<u8>)]) -> [u8; 32] {
     let pairs: Vec<([u8; 32], [u8; 32])> = items
         .iter()
-        .map(|(key, data)| (*key, leaf_hash(kind, key, data)))
+        .map(|(key, data)| (*key, leaf_hash_with(h, kind, key, data)))
         .collect();
-    root_from_leaf_hashes(&pairs)
+    let mut sorted = pairs;
+    sorted.sort_by_key(|p| p.0);
+    check_unique(sorted.iter().map(|p| &p.0));
+    if sorted.is_empty() {
+        return ZERO;
+    }
+    subtree_hash(h, &sorted, 0)
 }
 
 /// Root hash from precomputed `(key, leaf_hash)` pairs, any order.
@@ -92,7 +121,7 @@ pub fn root_from_leaf_hashes(pairs: &[([u8; 32], [u8; 32])]) -> [u8; 32] {
     if sorted.is_empty() {
         return ZERO;
     }
-    subtree_hash(&sorted, 0)
+    subtree_hash(sha512_half, &sorted, 0)
 }
 
 /// Depth (1..=64) at which each key's leaf sits, in ascending key order.
@@ -203,7 +232,7 @@ fn branch_of<T: Clone>(
 }
 
 /// Hash of the subtree holding `items` (sorted, unique, non-empty) at `depth`.
-fn subtree_hash(items: &[([u8; 32], [u8; 32])], depth: usize) -> [u8; 32] {
+fn subtree_hash(h: HashFn, items: &[([u8; 32], [u8; 32])], depth: usize) -> [u8; 32] {
     if depth > 0 && items.len() == 1 {
         return items[0].1;
     }
@@ -212,12 +241,12 @@ fn subtree_hash(items: &[([u8; 32], [u8; 32])], depth: usize) -> [u8; 32] {
     for (branch, child) in children.iter_mut().enumerate() {
         let group = branch_of(items, |p| &p.0, depth, branch);
         if !group.is_empty() {
-            *child = subtree_hash(&group, depth + 1);
+            *child = subtree_hash(h, &group, depth + 1);
         }
     }
     let mut parts: Vec<&[u8]> = vec![&PREFIX_INNER];
     parts.extend(children.iter().map(|c| c.as_slice()));
-    sha512_half(&parts)
+    h(&parts)
 }
 
 /// A node reported by [`walk_shape`].

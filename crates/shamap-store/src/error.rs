@@ -44,6 +44,15 @@ pub enum StoreError {
         /// What was wanted.
         expected: &'static str,
     },
+    /// A map whose nodes are not hashed with SHA512Half: a store names every
+    /// node by its SHA512Half, so such a map cannot be written to one.
+    #[error("a map hashed with {found} cannot be stored: node stores name nodes by their SHA512Half (root {root})")]
+    NotSha512Half {
+        /// The map's hash function.
+        found: shamap::HashFunction,
+        /// The map's root hash.
+        root: Hash256,
+    },
     /// The store was written by a format this build does not read.
     #[error("store {location}: format version {found} is not supported (this build reads version {supported})")]
     UnknownVersion {

@@ -8,7 +8,7 @@
 //! order, so when the last batch survives, all earlier ones did.
 
 use shamap::xrpl::LedgerHeader;
-use shamap::{Hash256, Key, Snapshot};
+use shamap::{Hash256, HashFunction, Key, Snapshot};
 
 use crate::error::StoreError;
 use crate::meta::{self, RetainedRoot};
@@ -111,6 +111,7 @@ pub fn write_snapshot(
     snapshot: &Snapshot,
     progress: &mut dyn FnMut(u64),
 ) -> Result<WriteStats, StoreError> {
+    only_sha512_half(snapshot)?;
     let node_type = NodeType::for_map(snapshot.kind());
     let mut w = Writer::new(store, IMPORT_BATCH_NODES);
     snapshot.for_each_node(|n| {
@@ -129,6 +130,7 @@ pub fn write_changed(
     snapshot: &Snapshot,
     changed: &[Key],
 ) -> Result<WriteStats, StoreError> {
+    only_sha512_half(snapshot)?;
     let kind = snapshot.kind();
     // One atomic batch for the whole change set.
     let mut w = Writer::new(store, usize::MAX);
@@ -140,6 +142,18 @@ pub fn write_changed(
         w.add(node);
     }
     w.finish()
+}
+
+/// Refuses a map whose nodes a store could not name (see
+/// [`StoreError::NotSha512Half`]).
+fn only_sha512_half(snapshot: &Snapshot) -> Result<(), StoreError> {
+    match snapshot.hash_function() {
+        HashFunction::Sha512Half => Ok(()),
+        found => Err(StoreError::NotSha512Half {
+            found,
+            root: snapshot.root_hash(),
+        }),
+    }
 }
 
 /// Adds `hash` as the newest retained root named `name` (moving it to the
@@ -189,6 +203,9 @@ pub fn import_ledger(
     header: Option<&LedgerHeader>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ImportedLedger, StoreError> {
+    for snap in [state, tx].into_iter().flatten() {
+        only_sha512_half(snap)?;
+    }
     let account_hash = state.map_or(Hash256::ZERO, Snapshot::root_hash);
     let transaction_hash = tx.map_or(Hash256::ZERO, Snapshot::root_hash);
     if let Some(h) = header {

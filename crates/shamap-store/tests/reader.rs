@@ -247,3 +247,44 @@ pub(crate) fn flip_a_byte_then_undo<S: NodeStore>(
     let store = open(dir).expect("reopen");
     assert_eq!(verify_all(&store, &root).expect("intact").leaves, leaves);
 }
+
+/// A map hashed with BLAKE3 is refused by every writer before anything is
+/// written: a store names nodes by their SHA512Half.
+#[test]
+fn blake3_maps_are_refused_and_nothing_is_written() {
+    let store = MemStore::new();
+    let (sha, _) = random_map(MapKind::AccountState, 300, seed(41));
+    let mut sha = sha;
+    let sha_snap = sha.snapshot();
+    write_snapshot(&store, &sha_snap, &mut |_| {}).expect("write");
+    let before = store.node_count();
+    let mut map = ShaMap::with_options(
+        MapKind::AccountState,
+        shamap::MapOptions::default().with_hash(shamap::HashFunction::Blake3),
+    );
+    for i in 0..300u16 {
+        let mut k = [0u8; 32];
+        k[..2].copy_from_slice(&i.to_be_bytes());
+        map.insert(Key(k), &[1, 2, 3]).expect("insert");
+    }
+    let snap = map.snapshot();
+    let err = write_snapshot(&store, &snap, &mut |_| {}).expect_err("refused");
+    assert!(matches!(err, StoreError::NotSha512Half { .. }), "{err}");
+    let msg = err.to_string();
+    assert!(msg.contains("BLAKE3") && !msg.contains('\n'), "{msg}");
+    let err = write_changed(&store, &snap, &[Key([0; 32])]).expect_err("refused");
+    assert!(matches!(err, StoreError::NotSha512Half { .. }), "{err}");
+    // The SHA512Half state map with a BLAKE3 tx map: refused as a whole.
+    let err = import_ledger(
+        &store,
+        "mixed",
+        Some(&sha_snap),
+        Some(&snap),
+        None,
+        &mut |_| {},
+    )
+    .expect_err("refused");
+    assert!(matches!(err, StoreError::NotSha512Half { .. }), "{err}");
+    assert_eq!(store.node_count(), before, "nothing was written");
+    assert!(meta::retained(&store).expect("meta").is_empty());
+}

@@ -298,10 +298,12 @@ mod tests {
             }
             assert_eq!(a.cmp(&b), a.0.cmp(&b.0), "seed {seed:#x}, {a:?} vs {b:?}");
             assert_eq!(a.partial_cmp(&b), Some(a.0.cmp(&b.0)));
-            let naive = (0..64)
-                .find(|&d| a.nibble(d) != b.nibble(d))
-                .unwrap_or(64);
-            assert_eq!(a.common_prefix_nibbles(&b), naive, "seed {seed:#x}, {a:?} vs {b:?}");
+            let naive = (0..64).find(|&d| a.nibble(d) != b.nibble(d)).unwrap_or(64);
+            assert_eq!(
+                a.common_prefix_nibbles(&b),
+                naive,
+                "seed {seed:#x}, {a:?} vs {b:?}"
+            );
         }
     }
 

@@ -29,6 +29,7 @@ pub mod advisor;
 mod alloc;
 pub mod error;
 pub mod hash;
+pub mod hashfn;
 pub mod kind;
 pub mod options;
 mod ptr;
@@ -39,6 +40,7 @@ pub mod xrpl;
 
 pub use error::{CheckError, MapError, ParseHexError, SizeClassError};
 pub use hash::{Depth, Hash256, Key, Nibble};
+pub use hashfn::HashFunction;
 pub use kind::MapKind;
 pub use options::{HugePages, MapOptions, SizeClasses};
 pub use stats::MemStats;

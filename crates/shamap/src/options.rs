@@ -1,6 +1,7 @@
 //! Construction options for a map.
 
 use crate::error::SizeClassError;
+use crate::hashfn::HashFunction;
 
 /// Most classes the 3-bit pointer tag can name (tag 0 marks a leaf).
 pub const MAX_SIZE_CLASSES: usize = 7;
@@ -126,6 +127,10 @@ pub struct MapOptions {
     /// pages (Linux `MADV_HUGEPAGE`; ignored elsewhere or when THP is
     /// disabled). Default: [`HugePages::Beyond`] 32 MiB of node blocks.
     pub huge_pages: HugePages,
+    /// The node hash function. Default: [`HashFunction::Sha512Half`], the
+    /// XRP Ledger's; [`HashFunction::Blake3`] gives maps that are faster to
+    /// hash but have no XRPL meaning.
+    pub hash: HashFunction,
 }
 
 /// Node bytes beyond which the default policy takes blocks from huge-page
@@ -166,6 +171,7 @@ impl Default for MapOptions {
             size_classes: SizeClasses::DEFAULT,
             parallel_hashing: true,
             huge_pages: HugePages::default(),
+            hash: HashFunction::Sha512Half,
         }
     }
 }
@@ -185,6 +191,12 @@ impl MapOptions {
         } else {
             HugePages::Never
         };
+        self
+    }
+
+    /// Options with the given node hash function.
+    pub fn with_hash(mut self, hash: HashFunction) -> Self {
+        self.hash = hash;
         self
     }
 

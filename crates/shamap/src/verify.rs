@@ -44,6 +44,7 @@
 use std::collections::hash_map::{Entry, HashMap};
 
 use crate::hash::{Hash256, Key};
+use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::xrpl::ledger::LedgerHeader;
 use crate::xrpl::tx::{split_tx_with_meta, transaction_id};
@@ -226,6 +227,17 @@ pub fn verify_path(
     key: &Key,
     nodes: &[impl AsRef<[u8]>],
 ) -> Result<ProofOutcome, ProofError> {
+    verify_path_with(HashFunction::Sha512Half, root, key, nodes)
+}
+
+/// [`verify_path`] for a map whose nodes are hashed with `f` (see
+/// [`HashFunction`]).
+pub fn verify_path_with(
+    f: HashFunction,
+    root: &Hash256,
+    key: &Key,
+    nodes: &[impl AsRef<[u8]>],
+) -> Result<ProofOutcome, ProofError> {
     if nodes.len() > MAX_PATH_NODES {
         return Err(ProofError::TooManyNodes {
             count: nodes.len(),
@@ -244,7 +256,7 @@ pub fn verify_path(
     for (depth, index) in (0..nodes.len()).rev().enumerate() {
         let node = decode(nodes[index].as_ref())
             .map_err(|error| ProofError::Malformed { index, error })?;
-        let found = node.hash();
+        let found = node.hash_with(f);
         if found != expected {
             return Err(ProofError::HashMismatch {
                 index,
@@ -283,6 +295,17 @@ pub fn verify_multi(
     keys: &[Key],
     nodes: &[impl AsRef<[u8]>],
 ) -> Result<Vec<(Key, ProofOutcome)>, ProofError> {
+    verify_multi_with(HashFunction::Sha512Half, root, keys, nodes)
+}
+
+/// [`verify_multi`] for a map whose nodes are hashed with `f` (see
+/// [`HashFunction`]).
+pub fn verify_multi_with(
+    f: HashFunction,
+    root: &Hash256,
+    keys: &[Key],
+    nodes: &[impl AsRef<[u8]>],
+) -> Result<Vec<(Key, ProofOutcome)>, ProofError> {
     let max = MAX_PATH_NODES.saturating_mul(keys.len().max(1));
     if nodes.len() > max {
         return Err(ProofError::TooManyNodes {
@@ -309,7 +332,7 @@ pub fn verify_multi(
                 Some(_) => {}
             }
         }
-        match by_hash.entry(node.hash()) {
+        match by_hash.entry(node.hash_with(f)) {
             Entry::Occupied(e) => {
                 return Err(ProofError::DuplicateNode {
                     index,

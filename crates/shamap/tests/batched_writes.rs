@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use rand::rngs::SmallRng;
 use rand::Rng;
 use shamap::tree::{APPLY_RUN, PARALLEL_MIN_WRITES};
-use shamap::{Applied, Hash256, Key, MapKind, MapOptions, ShaMap, SizeClasses};
+use shamap::{Applied, Hash256, HashFunction, Key, MapKind, MapOptions, ShaMap, SizeClasses};
 
-use crate::common::{key_near, oracle_root, random_data, random_key, rng};
+use crate::common::{key_near, oracle_root, oracle_root_for, random_data, random_key, rng};
 
 /// A random block of writes: sets of present and new keys (many of them
 /// near present ones, so splits and deep chains happen), removals of
@@ -99,7 +99,7 @@ fn check_against(map: &mut ShaMap, model: &BTreeMap<Key, Vec<u8>>, kind: MapKind
     );
     assert_eq!(
         map.root_hash(),
-        oracle_root(kind, model),
+        oracle_root_for(map.hash_function(), kind, model),
         "{what}: root differs from the oracle"
     );
     map.check()
@@ -219,6 +219,17 @@ fn apply_matches_single_writes_and_both_oracles_on_tx_maps_and_other_classes() {
         MapOptions::default().with_size_classes(classes),
         "apply_txset_classes",
         0xA991_0003,
+        12,
+    );
+}
+
+#[test]
+fn apply_on_blake3_maps_matches_single_writes_and_both_oracles() {
+    run(
+        MapKind::AccountState,
+        MapOptions::default().with_hash(HashFunction::Blake3),
+        "apply_blake3",
+        0xA991_0005,
         12,
     );
 }

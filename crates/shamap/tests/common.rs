@@ -2,7 +2,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shamap::{Hash256, Key, MapKind, ShaMap};
+use shamap::{Hash256, HashFunction, Key, MapKind, ShaMap};
 use shamap_oracle::OracleKind;
 
 /// A seeded RNG. The seed comes from `SHAMAP_SEED` when set, else from
@@ -27,8 +27,21 @@ pub fn oracle_kind(kind: MapKind) -> OracleKind {
 
 /// The oracle's root for the contents of a BTreeMap model.
 pub fn oracle_root(kind: MapKind, model: &std::collections::BTreeMap<Key, Vec<u8>>) -> Hash256 {
+    oracle_root_for(HashFunction::Sha512Half, kind, model)
+}
+
+/// The oracle's root for a map hashed with `f`.
+pub fn oracle_root_for(
+    f: HashFunction,
+    kind: MapKind,
+    model: &std::collections::BTreeMap<Key, Vec<u8>>,
+) -> Hash256 {
     let items: Vec<([u8; 32], Vec<u8>)> = model.iter().map(|(k, v)| (k.0, v.clone())).collect();
-    Hash256(shamap_oracle::root_hash(oracle_kind(kind), &items))
+    let h: shamap_oracle::HashFn = match f {
+        HashFunction::Sha512Half => shamap_oracle::sha512_half,
+        HashFunction::Blake3 => shamap_oracle::blake3,
+    };
+    Hash256(shamap_oracle::root_hash_with(h, oracle_kind(kind), &items))
 }
 
 pub fn random_key(rng: &mut SmallRng) -> Key {

@@ -2,6 +2,7 @@
 
 mod batched_gets;
 mod batched_writes;
+mod blake3_maps;
 mod bulk_build;
 mod common;
 mod diffs;

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use rand::rngs::SmallRng;
 use rand::Rng;
-use shamap::{HugePages, Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
+use shamap::{HashFunction, HugePages, Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
 
-use crate::common::{key_sharing, oracle_root, random_data, random_key, rng};
+use crate::common::{key_sharing, oracle_root, oracle_root_for, random_data, random_key, rng};
 
 /// Nibble counts a new key shares with an existing one: the edges of the tree.
 const SHARED: [usize; 8] = [0, 1, 2, 15, 16, 31, 62, 63];
@@ -109,7 +109,7 @@ fn verify(map: &mut ShaMap, model: &BTreeMap<Key, Vec<u8>>, kind: MapKind, step:
     }
     assert_eq!(
         map.root_hash(),
-        oracle_root(kind, model),
+        oracle_root_for(map.hash_function(), kind, model),
         "root differs from the oracle after step {step}"
     );
     map.check()
@@ -125,6 +125,22 @@ fn random_ops_on_state_maps_match_both_oracles() {
         6000,
         500,
         "state",
+    );
+}
+
+/// The same operations on maps hashed with BLAKE3: every path that hashes
+/// (batched rehash, the parallel split, `check`) uses the map's function.
+#[test]
+fn random_ops_on_blake3_maps_match_both_oracles() {
+    let opts = MapOptions::default().with_hash(HashFunction::Blake3);
+    run(MapKind::AccountState, opts, 61, 4000, 400, "blake3_state");
+    run(
+        MapKind::TransactionNoMeta,
+        opts,
+        62,
+        2000,
+        300,
+        "blake3_txset",
     );
 }
 

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shamap::HashWork;
+use shamap::{HashFunction, HashWork};
 
 use crate::{rss, Args};
 use table::{Mem, PeerRow, PeerTable};
@@ -145,8 +145,9 @@ pub trait Engine {
     fn disk_bytes(&self) -> Option<u64> {
         None
     }
-    /// Hash work of (build, all blocks), for engines that report it.
-    fn work(&self) -> Option<(HashWork, HashWork)> {
+    /// The hash function and hash work of (build, all blocks), for engines
+    /// that report them.
+    fn work(&self) -> Option<(HashFunction, HashWork, HashWork)> {
         None
     }
 }
@@ -163,12 +164,22 @@ fn peers() -> Vec<Peer> {
         Peer {
             name: "ours",
             hash: "SHA512Half",
-            make: |_| Box::new(ours::Ours::new(false)),
+            make: |_| Box::new(ours::Ours::new(false, HashFunction::Sha512Half)),
         },
         Peer {
             name: "ours-sorted",
             hash: "SHA512Half (sort + from_sorted; apply; get_many)",
-            make: |_| Box::new(ours::Ours::new(true)),
+            make: |_| Box::new(ours::Ours::new(true, HashFunction::Sha512Half)),
+        },
+        Peer {
+            name: "ours-blake3",
+            hash: "BLAKE3 (multi-lane)",
+            make: |_| Box::new(ours::Ours::new(false, HashFunction::Blake3)),
+        },
+        Peer {
+            name: "ours-sorted-blake3",
+            hash: "BLAKE3 (multi-lane; sort + from_sorted; apply; get_many)",
+            make: |_| Box::new(ours::Ours::new(true, HashFunction::Blake3)),
         },
         #[cfg(feature = "peer-nomt")]
         Peer {
@@ -275,40 +286,36 @@ fn run_engine(peer: &Peer, args: &Args, w: &Workload, table: &mut PeerTable) {
         ));
     }
 
-    if let Some((build_work, block_work)) = engine.work() {
+    if let Some((hash, build_work, block_work)) = engine.work() {
         let update = update_label(w, args);
-        floor_rows(table, w, build, &build_work, (&update, total, &block_work));
+        floor_rows(table, w, hash, &build_work, (&update, &block_work));
     }
     drop(engine);
 }
 
-/// Rows for the hash functions alone, on the byte strings our engine hashed:
-/// SHA512Half (multi-lane, as the engine hashes), BLAKE3, and our time with
-/// the SHA512Half floor swapped for the BLAKE3 one (an estimate: the engine
-/// cannot switch hash function yet).
+/// Rows for the hash function alone, on the byte strings our engine hashed
+/// with it: the multi-lane floor (as the engine hashes) and, for BLAKE3,
+/// the `blake3` crate one message at a time (as nomt hashes).
 fn floor_rows(
     table: &mut PeerTable,
     w: &Workload,
-    build: Duration,
+    hash: HashFunction,
     build_work: &HashWork,
-    (update, blocks, block_work): (&str, Duration, &HashWork),
+    (update, block_work): (&str, &HashWork),
 ) {
     let cases = [
-        (BUILD, w.keys.len() as u64, build, build_work),
+        (BUILD, w.keys.len() as u64, build_work),
         (
             update,
             w.blocks.iter().map(|b| b.len() as u64).sum(),
-            blocks,
             block_work,
         ),
     ];
-    for (name, ops, ours, work) in cases {
+    for (name, ops, work) in cases {
         if ops == 0 {
             continue;
         }
-        let (_, lanes) = crate::hash_floors(work);
-        let blake = blake3_floor(work);
-        let est = (ours + blake).saturating_sub(lanes);
+        let (single, lanes) = crate::hash_floors(hash, work);
         let note = format!(
             "{} leaves ({} B each) + {} inner (516 B)",
             work.leaves,
@@ -318,31 +325,19 @@ fn floor_rows(
         let row = |what: &str, hash: &str, t: Duration| {
             PeerRow::named(name, what, hash, ops, t).note(&note)
         };
-        table.push(row("ours: hashing floor", "SHA512Half (multi-lane)", lanes));
-        table.push(row("BLAKE3 floor, same byte strings", "BLAKE3", blake));
-        table.push(row(
-            "ours, estimate with BLAKE3 (ours − SHA512Half floor + BLAKE3 floor)",
-            "BLAKE3 (estimate)",
-            est,
-        ));
+        match hash {
+            HashFunction::Sha512Half => {
+                table.push(row("ours: hashing floor", "SHA512Half (multi-lane)", lanes));
+            }
+            HashFunction::Blake3 => {
+                table.push(row("ours-blake3: hashing floor", "BLAKE3 (multi-lane)", lanes));
+                table.push(row(
+                    "BLAKE3 one message at a time, same byte strings",
+                    "BLAKE3 (blake3 crate)",
+                    single,
+                ));
+            }
+        }
     }
 }
 
-/// BLAKE3 over byte strings of the sizes and count `work` describes, one
-/// message at a time (the blake3 crate has no public many-messages API).
-fn blake3_floor(work: &HashWork) -> Duration {
-    let leaf_len = work.leaf_bytes.checked_div(work.leaves).unwrap_or(0) as usize;
-    let leaf = vec![0x5Au8; leaf_len];
-    let inner = vec![0xA5u8; 516];
-    let mut acc = 0u8;
-    let t = Instant::now();
-    for _ in 0..work.leaves {
-        acc ^= blake3::hash(std::hint::black_box(&leaf)).as_bytes()[0];
-    }
-    for _ in 0..work.inner {
-        acc ^= blake3::hash(std::hint::black_box(&inner)).as_bytes()[0];
-    }
-    let took = t.elapsed();
-    std::hint::black_box(acc);
-    took
-}

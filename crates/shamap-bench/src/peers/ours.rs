@@ -5,7 +5,7 @@
 //! with `ShaMap::apply`, and looks probes up with `get_many`: the batched
 //! API. Blocks are the same for both.
 
-use shamap::{HashWork, Key, MapKind, ShaMap};
+use shamap::{HashFunction, HashWork, Key, MapKind, MapOptions, ShaMap};
 
 use super::{Engine, KeyBytes, Op, Workload};
 
@@ -13,6 +13,7 @@ pub struct Ours {
     /// Build with `from_sorted`, write blocks with `apply`, look up with
     /// `get_many`.
     sorted: bool,
+    hash: HashFunction,
     map: ShaMap,
     pool: rayon::ThreadPool,
     buf: Vec<u8>,
@@ -21,10 +22,11 @@ pub struct Ours {
 }
 
 impl Ours {
-    pub fn new(sorted: bool) -> Ours {
+    pub fn new(sorted: bool, hash: HashFunction) -> Ours {
         Ours {
             sorted,
-            map: ShaMap::new(MapKind::AccountState),
+            hash,
+            map: ShaMap::with_options(MapKind::AccountState, MapOptions::default().with_hash(hash)),
             pool: rayon::ThreadPoolBuilder::new()
                 .num_threads(1)
                 .build()
@@ -47,7 +49,9 @@ impl Engine for Ours {
         if self.sorted {
             let order = w.sorted_keys();
             let items = order.iter().map(|(k, tag)| (Key(*k), w.value(*tag)));
-            self.map = ShaMap::from_sorted(MapKind::AccountState, items).expect("sorted, distinct");
+            let options = MapOptions::default().with_hash(self.hash);
+            self.map = ShaMap::from_sorted_with_options(MapKind::AccountState, options, items)
+                .expect("sorted, distinct");
             let (h, work) = self.root();
             self.build_work = work;
             return Some(h);
@@ -125,8 +129,9 @@ impl Engine for Ours {
         Some(self.map.mem_stats().bytes.total as u64)
     }
 
-    fn work(&self) -> Option<(HashWork, HashWork)> {
-        // The floor rows are given once, for `ours`.
-        (!self.sorted).then_some((self.build_work, self.block_work))
+    fn work(&self) -> Option<(HashFunction, HashWork, HashWork)> {
+        // The floor rows are given once per hash function, for `ours` and
+        // `ours-blake3`.
+        (!self.sorted).then_some((self.hash, self.build_work, self.block_work))
     }
 }

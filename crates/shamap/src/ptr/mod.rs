@@ -16,5 +16,5 @@ mod node;
 mod tagged;
 
 pub(crate) use arena::NodeArena;
-pub(crate) use batch::{rehash_batched, BatchWork};
+pub(crate) use batch::{rehash_batched, BatchHasher, BatchWork};
 pub(crate) use node::NodeBox;

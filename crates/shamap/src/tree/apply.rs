@@ -33,6 +33,7 @@
 
 use crate::error::MapError;
 use crate::hash::{Hash256, Key, Nibble};
+use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::ptr::{NodeArena, NodeBox};
 use crate::xrpl::prefix::HashPrefix;
@@ -136,8 +137,9 @@ impl ShaMap {
         // one run, a few hundred KiB at most.
         let mut rec = SCRATCH
             .with(std::cell::Cell::take)
-            .unwrap_or_else(|| Records::new(self.kind));
+            .unwrap_or_else(|| Records::new(self.kind, self.hash_fn));
         rec.kind = self.kind;
+        rec.hash_fn = self.hash_fn;
         let log = self.undo.active();
         for run in ops.chunks(APPLY_RUN) {
             let mut arena = lock(&self.arena);
@@ -255,6 +257,7 @@ thread_local! {
 /// The records of one run: every changed node, its message, its parent.
 struct Records {
     kind: MapKind,
+    hash_fn: HashFunction,
     leaf_bytes: Vec<u8>,
     leaf_ends: Vec<usize>,
     leaf_parents: Vec<Parent>,
@@ -263,9 +266,10 @@ struct Records {
 }
 
 impl Records {
-    fn new(kind: MapKind) -> Records {
+    fn new(kind: MapKind, hash_fn: HashFunction) -> Records {
         Records {
             kind,
+            hash_fn,
             leaf_bytes: Vec::new(),
             leaf_ends: Vec::new(),
             leaf_parents: Vec::new(),
@@ -378,7 +382,7 @@ impl Records {
                 msgs.push(&self.leaf_bytes[start..e]);
                 start = e;
             }
-            sha512_lanes::sha512_half_batch(&msgs, &mut out[..ends.len()]);
+            (self.hash_fn.batch())(&msgs, &mut out[..ends.len()]);
             let first = c * CHUNK;
             for (i, h) in out[..ends.len()].iter().enumerate() {
                 self.leaf_hashes[first + i] = *h;
@@ -393,7 +397,7 @@ impl Records {
             level.hashes.resize(level.msgs.len(), [0; 32]);
             for (c, msgs) in level.msgs.chunks(CHUNK).enumerate() {
                 let refs: Vec<&[u8]> = msgs.iter().map(|m| &m[..]).collect();
-                sha512_lanes::sha512_half_batch(&refs, &mut out[..msgs.len()]);
+                (self.hash_fn.batch())(&refs, &mut out[..msgs.len()]);
                 let first = c * CHUNK;
                 for (i, h) in out[..msgs.len()].iter().enumerate() {
                     level.hashes[first + i] = *h;

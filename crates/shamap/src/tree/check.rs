@@ -4,7 +4,6 @@ use crate::error::CheckError;
 use crate::hash::{Hash256, Key};
 use crate::ptr::NodeBox;
 use crate::xrpl::prefix::HashPrefix;
-use crate::xrpl::sha512half::sha512_half;
 
 use super::hashing::INNER_HASH_INPUT;
 use super::map::{lock, ShaMap};
@@ -120,7 +119,7 @@ impl ShaMap {
             }
             tally.leaves += 1;
             tally.data_bytes += leaf.data().len();
-            self.kind.leaf_hash(leaf.key(), leaf.data())
+            self.hash_fn.leaf_hash(self.kind, leaf.key(), leaf.data())
         } else {
             let inner = node.inner().expect("not a leaf");
             let mask = inner.mask();
@@ -162,7 +161,7 @@ impl ShaMap {
             if n == 0 {
                 Hash256::ZERO
             } else {
-                sha512_half(&[&buf])
+                self.hash_fn.hash(&[&buf])
             }
         };
         if !stored.is_zero() && stored != computed {

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crate::hash::Hash256;
+use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::ptr::{rehash_batched, BatchWork, NodeArena, NodeBox};
 use crate::xrpl::prefix::HashPrefix;
-use crate::xrpl::sha512half::sha512_half;
 
 use super::map::{lock, ShaMap};
 
@@ -86,9 +86,16 @@ impl ShaMap {
             return Hash256::ZERO;
         }
         if large {
-            rehash_split(self.kind, &self.arena, &mut self.root, 0, parallel, work)
+            rehash_split(
+                (self.kind, self.hash_fn),
+                &self.arena,
+                &mut self.root,
+                0,
+                parallel,
+                work,
+            )
         } else {
-            rehash(self.kind, &self.arena, &mut self.root, work)
+            rehash((self.kind, self.hash_fn), &self.arena, &mut self.root, work)
         }
     }
 
@@ -101,9 +108,21 @@ impl ShaMap {
         }
         let work = WorkCounter::default();
         if large {
-            rehash_split(self.kind, &self.arena, &mut self.root, 0, false, &work)
+            rehash_split(
+                (self.kind, self.hash_fn),
+                &self.arena,
+                &mut self.root,
+                0,
+                false,
+                &work,
+            )
         } else {
-            rehash(self.kind, &self.arena, &mut self.root, &work)
+            rehash(
+                (self.kind, self.hash_fn),
+                &self.arena,
+                &mut self.root,
+                &work,
+            )
         }
     }
 }
@@ -112,7 +131,7 @@ impl ShaMap {
 /// and returns it: stale leaves first, then stale inner nodes level by level,
 /// many messages per call to the multi-lane SHA-512.
 fn rehash(
-    kind: MapKind,
+    (kind, f): (MapKind, HashFunction),
     arena: &Mutex<NodeArena>,
     node: &mut NodeBox,
     work: &WorkCounter,
@@ -124,7 +143,7 @@ fn rehash(
         "stale shared node"
     );
     let mut w = BatchWork::default();
-    let h = rehash_batched(kind, node, sha512_lanes::sha512_half_batch, &mut w);
+    let h = rehash_batched(kind, node, f.batch(), &mut w);
     work.leaves.fetch_add(w.leaves, Ordering::Relaxed);
     work.leaf_bytes.fetch_add(w.leaf_bytes, Ordering::Relaxed);
     work.inner.fetch_add(w.inner, Ordering::Relaxed);
@@ -137,7 +156,7 @@ fn rehash(
 /// caches (measured: one batch over a whole 1M-entry tree is 2–3× slower
 /// than 256 per-subtree batches, even on one thread).
 fn rehash_split(
-    kind: MapKind,
+    (kind, f): (MapKind, HashFunction),
     arena: &Mutex<NodeArena>,
     node: &mut NodeBox,
     depth: usize,
@@ -145,7 +164,7 @@ fn rehash_split(
     work: &WorkCounter,
 ) -> Hash256 {
     if depth >= PARALLEL_DEPTH || node.is_leaf() || !node.hash().is_zero() {
-        return rehash(kind, arena, node, work);
+        return rehash((kind, f), arena, node, work);
     }
     debug_assert!(!lock(arena).is_shared(node), "stale shared node");
     let inner = node.inner_mut().expect("not a leaf");
@@ -153,11 +172,11 @@ fn rehash_split(
     let children = inner.into_children();
     if parallel {
         children.par_iter_mut().for_each(|c| {
-            rehash_split(kind, arena, c, depth + 1, true, work);
+            rehash_split((kind, f), arena, c, depth + 1, true, work);
         });
     } else {
         for c in children.iter_mut() {
-            rehash_split(kind, arena, c, depth + 1, false, work);
+            rehash_split((kind, f), arena, c, depth + 1, false, work);
         }
     }
     let mut buf = inner_buffer();
@@ -165,7 +184,7 @@ fn rehash_split(
         put_child(&mut buf, b.get(), child.hash());
     }
     work.inner.fetch_add(1, Ordering::Relaxed);
-    let h = sha512_half(&[&buf]);
+    let h = f.hash(&[&buf]);
     node.set_hash(h);
     h
 }

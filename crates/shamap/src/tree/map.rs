@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::error::MapError;
 use crate::hash::{Hash256, Key};
+use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::options::MapOptions;
 use crate::ptr::{NodeArena, NodeBox};
@@ -46,6 +47,8 @@ pub struct ShaMap {
     /// Writes since the last `root_hash()`; decides whether to hash in parallel.
     pub(crate) pending_writes: usize,
     pub(crate) parallel_hashing: bool,
+    /// The node hash function, fixed at creation.
+    pub(crate) hash_fn: HashFunction,
     /// Undo records of open sessions.
     pub(crate) undo: UndoLog,
 }
@@ -82,6 +85,7 @@ impl ShaMap {
             len: 0,
             pending_writes: 0,
             parallel_hashing: options.parallel_hashing,
+            hash_fn: options.hash,
             undo: UndoLog::default(),
         }
     }
@@ -98,6 +102,12 @@ impl ShaMap {
             .with_size_classes(*arena.classes())
             .with_parallel_hashing(self.parallel_hashing)
             .with_huge_pages_policy(arena.policy())
+            .with_hash(self.hash_fn)
+    }
+
+    /// The node hash function, fixed at creation.
+    pub fn hash_function(&self) -> HashFunction {
+        self.hash_fn
     }
 
     /// The read-only view every read operation goes through.
@@ -336,6 +346,7 @@ impl Clone for ShaMap {
             len: self.len,
             pending_writes: self.pending_writes,
             parallel_hashing: self.parallel_hashing,
+            hash_fn: self.hash_fn,
             undo: UndoLog::default(),
         }
     }

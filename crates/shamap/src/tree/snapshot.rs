@@ -11,6 +11,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::hash::Hash256;
+use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::ptr::NodeBox;
 
@@ -25,6 +26,7 @@ pub struct Snapshot {
     pub(crate) root: NodeBox,
     pub(crate) len: usize,
     pub(crate) hash: Hash256,
+    pub(crate) hash_fn: HashFunction,
 }
 
 impl ShaMap {
@@ -40,6 +42,7 @@ impl ShaMap {
             root,
             len: self.len,
             hash,
+            hash_fn: self.hash_fn,
         }
     }
 
@@ -54,6 +57,7 @@ impl ShaMap {
             len: snapshot.len,
             pending_writes: 0,
             parallel_hashing: crate::MapOptions::default().parallel_hashing,
+            hash_fn: snapshot.hash_fn,
             undo: super::undo::UndoLog::default(),
         }
     }
@@ -63,6 +67,11 @@ impl Snapshot {
     /// The map kind.
     pub fn kind(&self) -> MapKind {
         self.kind
+    }
+
+    /// The node hash function of the map it came from.
+    pub fn hash_function(&self) -> HashFunction {
+        self.hash_fn
     }
 
     /// The root hash (computed when the snapshot was taken).
@@ -99,6 +108,7 @@ impl Clone for Snapshot {
             root,
             len: self.len,
             hash: self.hash,
+            hash_fn: self.hash_fn,
         }
     }
 }

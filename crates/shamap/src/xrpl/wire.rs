@@ -12,6 +12,7 @@
 //! children; readers accept both forms.
 
 use crate::hash::{Hash256, Key};
+use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::xrpl::prefix::HashPrefix;
 use crate::xrpl::sha512half::{sha512_half, Sha512Half};
@@ -200,6 +201,24 @@ pub fn decode(blob: &[u8]) -> Result<WireNode, WireError> {
 impl WireNode {
     /// The node's hash (as its parent names it).
     pub fn hash(&self) -> Hash256 {
+        self.hash_with(HashFunction::Sha512Half)
+    }
+
+    /// The node's hash under the node hash function `f`.
+    pub fn hash_with(&self, f: HashFunction) -> Hash256 {
+        if f != HashFunction::Sha512Half {
+            return match self {
+                WireNode::Inner(children) => {
+                    let mut msg = Vec::with_capacity(4 + 16 * 32);
+                    msg.extend_from_slice(HashPrefix::INNER_NODE.bytes());
+                    for c in children.iter() {
+                        msg.extend_from_slice(&c.0);
+                    }
+                    f.hash(&[&msg])
+                }
+                WireNode::Leaf { kind, key, data } => f.leaf_hash(*kind, key, data),
+            };
+        }
         match self {
             WireNode::Inner(children) => {
                 let mut h = Sha512Half::new();
