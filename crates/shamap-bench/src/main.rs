@@ -85,7 +85,10 @@ struct Args {
     /// Engines in the peer comparison (comma-separated): ours, ours-sorted
     /// (sort + from_sorted build, get_many gets), ours-blake3,
     /// ours-sorted-blake3 (the same with BLAKE3 maps), nomt, jmt, alloy-trie.
-    #[arg(long, default_value = "ours,ours-sorted,ours-blake3,ours-sorted-blake3,nomt,jmt,alloy-trie")]
+    #[arg(
+        long,
+        default_value = "ours,ours-sorted,ours-blake3,ours-sorted-blake3,nomt,jmt,alloy-trie"
+    )]
     engines: String,
 }
 

@@ -31,7 +31,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use shamap::advisor::{self, Advice, ClassPlan, MAX_SPARSE_CLASSES};
 use shamap::xrpl::{transaction_id, tx_with_meta_item};
 use shamap::{
-    Hash256, Key, MapError, MapKind, MapOptions, MemStats, ShaMap, ShapeStats, SizeClasses,
+    Hash256, HashFunction, Key, MapError, MapKind, MapOptions, MemStats, ShaMap, ShapeStats,
+    SizeClasses,
 };
 
 use crate::verify;
@@ -95,6 +96,11 @@ pub struct StatsArgs {
     /// Skip the hashing-time measurement (the root is still computed).
     #[arg(long)]
     pub no_timing: bool,
+    /// Node hash function: sha512half (the XRPL's, default) or blake3, to
+    /// see what hashing would cost with it. A BLAKE3 root is not the
+    /// ledger's.
+    #[arg(long, value_name = "FN", default_value = "sha512half")]
+    pub hash: HashFunction,
 }
 
 /// Parses `2,4,10,16` into size classes.
@@ -151,6 +157,8 @@ pub struct Report {
     pub classes: SizeClasses,
     /// Its root hash.
     pub root_hash: Hash256,
+    /// The node hash function it was built with.
+    pub hash: HashFunction,
     /// Counted memory.
     pub mem: MemStats,
     /// Counted shape.
@@ -408,7 +416,9 @@ fn data_stats(map: &ShaMap) -> DataStats {
 /// Builds the map and gathers the report.
 pub fn collect(args: &StatsArgs) -> Result<Report, StatsError> {
     let classes = args.classes.unwrap_or_default();
-    let options = MapOptions::default().with_size_classes(classes);
+    let options = MapOptions::default()
+        .with_size_classes(classes)
+        .with_hash(args.hash);
     let (mut map, input, build_seconds) = build(args, options)?;
     let spinner = phases(map.len());
     phase(spinner.as_ref(), "hashing the root");
@@ -443,6 +453,7 @@ pub fn collect(args: &StatsArgs) -> Result<Report, StatsError> {
         kind: map.kind(),
         classes,
         root_hash,
+        hash: map.hash_function(),
         mem,
         shape,
         data,

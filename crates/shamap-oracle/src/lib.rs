@@ -96,7 +96,7 @@ pub fn root_hash(kind: OracleKind, items: &[([u8; 32], Vec<u8>)]) -> [u8; 32] {
     root_hash_with(sha512_half, kind, items)
 }
 
-/// [`root_hash`] with the node hash function `h` (e.g. [`blake3`]).
+/// [`root_hash`] with the node hash function `h` (e.g. [`blake3()`]).
 pub fn root_hash_with(h: HashFn, kind: OracleKind, items: &[([u8; 32], Vec<u8>)]) -> [u8; 32] {
     let pairs: Vec<([u8; 32], [u8; 32])> = items
         .iter()

@@ -55,6 +55,21 @@ impl HashFunction {
         }
     }
 
+    /// Hashes `msgs[i]` into `out[i]`, many messages per SIMD kernel call
+    /// (the engine's batched path). Panics when the lengths differ.
+    pub fn hash_batch(self, msgs: &[&[u8]], out: &mut [[u8; 32]]) {
+        (self.batch())(msgs, out);
+    }
+
+    /// The multi-lane kernel's name (`avx512`, `avx2`, `scalar`, ...) on
+    /// this machine.
+    pub fn backend_name(self) -> &'static str {
+        match self {
+            HashFunction::Sha512Half => sha512_lanes::backend().name(),
+            HashFunction::Blake3 => blake3_lanes::backend().name(),
+        }
+    }
+
     /// The multi-lane batch hasher of this function.
     pub(crate) fn batch(self) -> BatchHasher {
         match self {

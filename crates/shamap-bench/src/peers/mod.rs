@@ -330,7 +330,11 @@ fn floor_rows(
                 table.push(row("ours: hashing floor", "SHA512Half (multi-lane)", lanes));
             }
             HashFunction::Blake3 => {
-                table.push(row("ours-blake3: hashing floor", "BLAKE3 (multi-lane)", lanes));
+                table.push(row(
+                    "ours-blake3: hashing floor",
+                    "BLAKE3 (multi-lane)",
+                    lanes,
+                ));
                 table.push(row(
                     "BLAKE3 one message at a time, same byte strings",
                     "BLAKE3 (blake3 crate)",
@@ -340,4 +344,3 @@ fn floor_rows(
         }
     }
 }
-

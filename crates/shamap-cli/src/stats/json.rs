@@ -93,6 +93,7 @@ pub fn render(r: &Report) -> Value {
         "kind": r.kind.name(),
         "classes": r.classes.capacities(),
         "root_hash": r.root_hash.to_hex(),
+        "hash_function": r.hash.name(),
         "entries": entries,
         "leaf_nodes": r.mem.leaf_nodes,
         "inner_nodes": r.mem.inner_nodes,

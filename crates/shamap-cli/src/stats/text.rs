@@ -129,11 +129,16 @@ pub fn render(r: &Report) -> String {
         }
     };
     out.push_str(&format!(
-        "{} map of {} entries from {from}\nsize classes {}\nroot_hash {}\n",
+        "{} map of {} entries from {from}\nsize classes {}\nroot_hash {}{}\n",
         kind_name(r.kind),
         int(n),
         classes(r.classes.capacities()),
-        r.root_hash
+        r.root_hash,
+        if r.hash.is_xrpl() {
+            String::new()
+        } else {
+            format!(" ({}, not an XRPL hash)", r.hash)
+        }
     ));
 
     section(&mut out, "Nodes (counted)");
@@ -442,10 +447,15 @@ fn render_hashing(r: &Report, out: &mut String) {
             ]);
             t.render(out);
             out.push_str(&format!(
-                "  {} leaf + {} inner hashes, {} bytes hashed by sha512-lanes ({}); fastest of {} run(s)\n",
+                "  {} leaf + {} inner hashes, {} bytes hashed by {} ({}); fastest of {} run(s)\n",
                 int(h.leaf_hashes),
                 int(h.inner_hashes),
                 int(h.hashed_bytes),
+                if r.hash.is_xrpl() {
+                    "sha512-lanes"
+                } else {
+                    "blake3-lanes"
+                },
                 h.backend,
                 h.runs
             ));

@@ -4,8 +4,9 @@
 //! [`ShaMap::root_hash_serial`]: every leaf and inner node hashed once, on
 //! one thread). The engine hashes in batches: it gathers the stale leaves'
 //! inputs (`prefix ‖ data ‖ key`) 512 at a time and hands each batch to
-//! [`sha512_lanes::sha512_half_batch`] (several messages per SIMD kernel
-//! call), then the inner nodes level by level, 516 bytes each.
+//! the map's multi-lane batch function (`sha512-lanes`, or `blake3-lanes`
+//! for a BLAKE3 map; several messages per SIMD kernel call), then the
+//! inner nodes level by level, 516 bytes each.
 //!
 //! The **hash floor** is the time that function alone needs for the same
 //! work: the same number of messages of exactly the same sizes (per leaf
@@ -23,7 +24,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use shamap::{Hash256, MapKind, ShaMap};
+use shamap::{Hash256, HashFunction, MapKind, ShaMap};
 
 use super::synth::SplitMix64;
 
@@ -117,7 +118,8 @@ pub fn measure(map: &mut ShaMap, lengths: &BTreeMap<usize, u64>) -> (HashTiming,
         .iter()
         .map(|(len, n)| (leaf_input_len(kind, *len as u64) as usize, *n))
         .collect();
-    let (floor_time, floor_runs) = fastest(|| hash_floor(&inputs, inner_hashes));
+    let f = map.hash_function();
+    let (floor_time, floor_runs) = fastest(|| hash_floor(f, &inputs, inner_hashes));
     let hashed_bytes =
         inputs.iter().map(|(len, n)| n * *len as u64).sum::<u64>() + inner_hashes * INNER_INPUT;
     let timing = HashTiming {
@@ -127,7 +129,7 @@ pub fn measure(map: &mut ShaMap, lengths: &BTreeMap<usize, u64>) -> (HashTiming,
         leaf_hashes,
         inner_hashes,
         hashed_bytes,
-        backend: sha512_lanes::backend().name(),
+        backend: f.backend_name(),
     };
     (timing, root)
 }
@@ -189,7 +191,7 @@ impl Shuffled {
 
 /// The engine's hash work for one root computation, through the same batch
 /// function; returns the time spent inside it.
-fn hash_floor(inputs: &BTreeMap<usize, u64>, inner: u64) -> Duration {
+fn hash_floor(f: HashFunction, inputs: &BTreeMap<usize, u64>, inner: u64) -> Duration {
     let longest = inputs.keys().next_back().copied().unwrap_or(0);
     // Each message of a batch gets its own region, so no two lanes read the
     // same bytes (as in the engine, where inputs are laid end to end);
@@ -217,7 +219,7 @@ fn hash_floor(inputs: &BTreeMap<usize, u64>, inner: u64) -> Duration {
             break;
         }
         let t = Instant::now();
-        sha512_lanes::sha512_half_batch(&msgs, &mut out[..msgs.len()]);
+        f.hash_batch(&msgs, &mut out[..msgs.len()]);
         spent += t.elapsed();
     }
     let mut left = inner;
@@ -226,7 +228,7 @@ fn hash_floor(inputs: &BTreeMap<usize, u64>, inner: u64) -> Duration {
         msgs.clear();
         msgs.extend((0..n).map(|i| &buf[i * region..i * region + INNER_INPUT as usize]));
         let t = Instant::now();
-        sha512_lanes::sha512_half_batch(&msgs, &mut out[..n]);
+        f.hash_batch(&msgs, &mut out[..n]);
         spent += t.elapsed();
         left -= n as u64;
     }

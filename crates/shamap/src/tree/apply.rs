@@ -111,7 +111,7 @@ impl ShaMap {
     where
         I: IntoIterator<Item = (Key, Option<&'a [u8]>)>,
     {
-        let mut ops: Vec<Op<'a>> = writes.into_iter().collect();
+        let ops: Vec<Op<'a>> = writes.into_iter().collect();
         if let Some(len) = ops
             .iter()
             .filter_map(|(_, d)| d.map(<[u8]>::len))
