@@ -10,13 +10,19 @@
 //! | 0 raw | root (32 bytes), key (32), then blobs (2-byte little-endian length, bytes) checked as they are, and against the hash of their last blob |
 //! | 1 chained | key (32), then blobs; each inner node's child on the key's path is set to its successor's hash, so the hash checks pass and the walk reaches the structure checks |
 //! | 2 model | a count, then items (shared-nibble count, 32 key bytes) build a map of up to 23 keys; a query key, a byte to flip and a mask follow |
+//! | 3 model, BLAKE3 | the same with a map hashed with BLAKE3, checked by the `_with` verifiers |
+//!
+//! Modes 0 and 1 also run the BLAKE3 verifiers on the same bytes (any
+//! result but a panic or a multi-line error is fine there).
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use shamap::verify::{verify_multi, verify_path, ProofOutcome, MAX_PATH_NODES};
+use shamap::verify::{
+    verify_multi, verify_multi_with, verify_path, verify_path_with, ProofOutcome, MAX_PATH_NODES,
+};
 use shamap::xrpl::wire::{decode, encode_inner, WireNode};
-use shamap::{Hash256, Key, MapKind, ShaMap};
+use shamap::{Hash256, HashFunction, Key, MapKind, MapOptions, ShaMap};
 
 #[path = "common.rs"]
 mod common;
@@ -32,6 +38,13 @@ fn check_one_line(e: &impl std::fmt::Display) {
 }
 
 fn run_both(root: &Hash256, key: &Key, blobs: &[Vec<u8>]) {
+    let f = HashFunction::Blake3;
+    if let Err(e) = verify_path_with(f, root, key, blobs) {
+        check_one_line(&e);
+    }
+    if let Err(e) = verify_multi_with(f, root, &[*key], blobs) {
+        check_one_line(&e);
+    }
     let path = verify_path(root, key, blobs);
     if let Err(e) = &path {
         check_one_line(e);
@@ -97,9 +110,9 @@ fn chained(mut data: &[u8]) {
     run_both(&root, &key, &blobs);
 }
 
-fn model(mut data: &[u8]) {
+fn model(mut data: &[u8], f: HashFunction) {
     let base = Key([0xA5; 32]);
-    let mut map = ShaMap::new(MapKind::AccountState);
+    let mut map = ShaMap::with_options(MapKind::AccountState, MapOptions::default().with_hash(f));
     let count = usize::from(data.first().copied().unwrap_or(0) % 24);
     data = &data[data.len().min(1)..];
     let mut keys = Vec::new();
@@ -142,7 +155,10 @@ fn model(mut data: &[u8]) {
             },
             None => ProofOutcome::Absent,
         };
-        assert_eq!(verify_path(&root, k, &proof.nodes).as_ref(), Ok(&want));
+        assert_eq!(
+            verify_path_with(f, &root, k, &proof.nodes).as_ref(),
+            Ok(&want)
+        );
         let total: usize = proof.nodes.iter().map(Vec::len).sum();
         if total > 0 {
             let mut at = (flip_at + 131 * i) % total;
@@ -155,13 +171,13 @@ fn model(mut data: &[u8]) {
                 at -= n.len();
             }
             assert!(
-                verify_path(&root, k, &nodes).is_err(),
+                verify_path_with(f, &root, k, &nodes).is_err(),
                 "flipped byte accepted"
             );
         }
     }
     let multi = map.multi_proof(&asked);
-    let got = verify_multi(&root, &asked, &multi).expect("a real multi-proof verifies");
+    let got = verify_multi_with(f, &root, &asked, &multi).expect("a real multi-proof verifies");
     for (k, outcome) in got {
         assert_eq!(outcome.is_included(), map.contains(&k));
     }
@@ -171,9 +187,10 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else {
         return;
     };
-    match mode % 3 {
+    match mode % 4 {
         0 => raw(rest),
         1 => chained(rest),
-        _ => model(rest),
+        2 => model(rest, HashFunction::Sha512Half),
+        _ => model(rest, HashFunction::Blake3),
     }
 });
