@@ -39,6 +39,10 @@ fn bad_arguments_exit_two_with_one_line() {
         ),
         (&["stats", "--data-len", "8", ledger], "--random"),
         (
+            &["stats", "--random", "10", "--hash", "md5"],
+            "unknown hash function",
+        ),
+        (
             &["stats", "--random", "1", "--frobnicate"],
             "unexpected argument",
         ),

@@ -114,3 +114,41 @@ fn text_report_of_a_random_map_names_its_seed() {
         "no type table for txset"
     );
 }
+
+#[test]
+fn blake3_changes_the_root_and_nothing_else_of_the_tree() {
+    let sha = random_json(&["--random", "2000", "--seed", "4", "--no-timing"]);
+    let b3 = random_json(&[
+        "--random",
+        "2000",
+        "--seed",
+        "4",
+        "--hash",
+        "blake3",
+        "--no-timing",
+    ]);
+    assert_eq!(sha["hash_function"], "sha512half");
+    assert_eq!(b3["hash_function"], "blake3");
+    assert_ne!(sha["root_hash"], b3["root_hash"]);
+    for field in [
+        "entries",
+        "child_histogram",
+        "depth_histogram",
+        "bytes",
+        "data",
+    ] {
+        assert_eq!(sha[field], b3[field], "{field}");
+    }
+    // With timing, the floor is measured with the map's function.
+    let mut args = vec!["stats", "--json", "--random", "2000", "--hash", "blake3"];
+    let run = shamap(args.drain(..).map(OsStr::new), None);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let v: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let floor = &v["timing"]["hashing"];
+    assert!(
+        floor["hash_floor_seconds"]
+            .as_f64()
+            .is_some_and(|s| s > 0.0),
+        "{v}"
+    );
+}
