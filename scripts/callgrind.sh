@@ -9,12 +9,14 @@
 #
 # Runs `shamap-bench --quick` (fixed counts, one thread, no timing loops) under
 # callgrind and reads the inclusive instruction count of each `quick::op_*`
-# function: build N + root, one update block + root, gets, proofs. Exit 1 when
+# function: build N + root, one update block + root, gets, proofs, and the
+# sorted build and an `apply` block of a map hashed with BLAKE3. Exit 1 when
 # an operation got more expensive than the baseline by more than the threshold.
 #
-# SHA512_LANES_FORCE=avx2: valgrind 3.19 does not decode AVX-512, so the
-# multi-lane hasher is forced to its AVX2 backend (4 lanes); the counts are
-# those of the AVX2 path on every machine that has it.
+# SHA512_LANES_FORCE=avx2, BLAKE3_LANES_FORCE=avx2: valgrind 3.19 does not
+# decode AVX-512, so the multi-lane hashers are forced to their AVX2 backends
+# (4 and 8 lanes); the counts are those of the AVX2 paths on every machine
+# that has them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -40,7 +42,7 @@ done
 command -v valgrind >/dev/null || { echo "callgrind.sh: valgrind not installed" >&2; exit 2; }
 cargo build --release -q -p shamap-bench
 
-export SHA512_LANES_FORCE=avx2
+export SHA512_LANES_FORCE=avx2 BLAKE3_LANES_FORCE=avx2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 args=(--quick --seed 7 --entries "$entries" --block "$block" --gets "$gets" --proofs "$proofs" --data-len 64)
@@ -64,7 +66,7 @@ while read -r name ops _secs _root; do
   echo "$name $ops $ir $(awk -v a="$ir" -v b="$ops" 'BEGIN { printf "%.1f", a / b }')" >>"$work/now.txt"
 done <"$work/ops.txt"
 
-echo "shamap-bench ${args[*]}; SHA512_LANES_FORCE=avx2; commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+echo "shamap-bench ${args[*]}; SHA512_LANES_FORCE=avx2 BLAKE3_LANES_FORCE=avx2; commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo
 fail=0
 if [ -f "$baseline" ] && [ "$save" = 0 ]; then
@@ -96,7 +98,7 @@ fi
 
 if [ "$save" = 1 ]; then
   {
-    echo "# shamap-bench ${args[*]} SHA512_LANES_FORCE=avx2 commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+    echo "# shamap-bench ${args[*]} SHA512_LANES_FORCE=avx2 BLAKE3_LANES_FORCE=avx2 commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
     echo "# operation ops Ir Ir/op"
     cat "$work/now.txt"
   } >"$baseline"

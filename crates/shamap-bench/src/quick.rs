@@ -8,7 +8,7 @@ use std::time::Instant;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::hash::encode_hex_upper;
-use shamap::{Hash256, Key, MapKind, MapOptions, ShaMap};
+use shamap::{Hash256, HashFunction, Key, MapKind, MapOptions, ShaMap};
 
 use crate::{gen_block, random_data, write_block, Args};
 
@@ -72,6 +72,19 @@ pub fn run(args: &Args) {
     let bytes = op_proof(&mut map, &probes);
     std::hint::black_box(bytes);
     line("proof", probes.len(), t, map.root_hash_serial());
+
+    // The same sorted build and an `apply` block on a map hashed with BLAKE3.
+    let blake3 = MapOptions::default()
+        .with_parallel_hashing(false)
+        .with_hash(HashFunction::Blake3);
+    let t = Instant::now();
+    let (mut bmap, root) = op_build_sorted_blake3(&sorted, &data, blake3);
+    line("build_sorted_blake3", sorted.len(), t, root);
+    let mut bkeys = sorted.clone();
+    let block = gen_block(&mut block_rng, &mut bkeys, args.block);
+    let t = Instant::now();
+    let root = op_update_apply_blake3(&mut bmap, &block, &block_data);
+    line("update_apply_blake3", args.block, t, root);
 }
 
 fn line(name: &str, ops: usize, t: Instant, root: Hash256) {
@@ -100,6 +113,20 @@ fn op_build_sorted(sorted: &[Key], data: &[u8]) -> Hash256 {
     map.root_hash_serial()
 }
 
+/// [`op_build_sorted`] with `options` (the BLAKE3 map: its own function, so
+/// callgrind counts it apart); returns the map too.
+#[inline(never)]
+fn op_build_sorted_blake3(sorted: &[Key], data: &[u8], options: MapOptions) -> (ShaMap, Hash256) {
+    let mut map = ShaMap::from_sorted_with_options(
+        MapKind::AccountState,
+        options,
+        sorted.iter().map(|k| (*k, data)),
+    )
+    .expect("sorted, distinct keys");
+    let root = map.root_hash_serial();
+    (map, root)
+}
+
 /// One block of random writes (as the workload's `update`), then the root.
 #[inline(never)]
 fn op_update(
@@ -119,6 +146,15 @@ fn op_update(
 fn op_update_apply(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) -> Hash256 {
     // The map hashes serially (no parallel hashing), so `apply` takes its
     // fused path on this thread, where callgrind attributes its cost.
+    map.apply(block.iter().map(|&(k, set)| (k, set.then_some(data))))
+        .expect("apply")
+        .root_hash
+}
+
+/// [`op_update_apply`] on the BLAKE3 map (its own function, so callgrind
+/// counts it apart).
+#[inline(never)]
+fn op_update_apply_blake3(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) -> Hash256 {
     map.apply(block.iter().map(|&(k, set)| (k, set.then_some(data))))
         .expect("apply")
         .root_hash
