@@ -91,7 +91,7 @@ fn collect(
     inner[depth].push(NonNull::from(&mut *node));
     let children = node.inner_mut().expect("not a leaf").into_children();
     for c in children.iter() {
-        c.prefetch();
+        c.prefetch_hash();
     }
     for c in children {
         collect(c, depth + 1, leaves, inner);

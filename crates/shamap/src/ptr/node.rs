@@ -92,18 +92,37 @@ impl NodeBox {
     #[inline]
     pub(crate) fn discard_word(self) {}
 
-    /// Hints the CPU to start loading the chunk's first cache line (where
-    /// the hash is), so that several children can be fetched at once.
+    /// Hints the CPU to load the node's whole hash: 32 bytes from an
+    /// 8-aligned address, so on one cache line or across two (both ends
+    /// are hinted), so that several children's hashes load at once.
     #[inline]
-    pub(crate) fn prefetch(&self) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching is a hint that never faults, whatever the
-        // address; this one is a live chunk anyway.
-        unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                self.base().as_ptr().cast_const().cast::<i8>(),
-            );
+    pub(crate) fn prefetch_hash(&self) {
+        let base = self.base().as_ptr().cast_const();
+        prefetch_line(base.wrapping_add(HASH_OFFSET));
+        prefetch_line(base.wrapping_add(HASH_OFFSET + 31));
+    }
+
+    /// Hints the CPU to load what a writer reads of this node next: for an
+    /// inner node its hash and occupied child words, for a leaf its hash,
+    /// key and data (the size is known from the word alone, so nothing is
+    /// loaded to compute it).
+    #[inline]
+    pub(crate) fn prefetch_chunk(&self) {
+        let used = if self.is_leaf() {
+            match self.0.stamp() {
+                LONG_LEAF => LONG_DATA_OFFSET,
+                len => DATA_OFFSET + usize::from(len),
+            }
+        } else {
+            CHILDREN_OFFSET + 8 * self.mask_bits().count()
+        };
+        let base = self.base().as_ptr().cast_const();
+        let mut off = 0;
+        while off < used {
+            prefetch_line(base.wrapping_add(off));
+            off += 64;
         }
+        prefetch_line(base.wrapping_add(used - 1));
     }
 
     /// Hints the CPU to load the cache line holding this word (a child

@@ -530,12 +530,12 @@ impl Pass<'_> {
             let bit = 1u16 << b.get();
             if wanted & bit == 0 && mask.has(b) {
                 wanted |= bit;
-                children[mask.slot(b)].prefetch();
+                children[mask.slot(b)].prefetch_chunk();
             }
         }
         for (c, b) in children.iter().zip(mask.branches()) {
             if wanted & (1 << b.get()) == 0 {
-                c.prefetch();
+                c.prefetch_hash();
             }
         }
         let mut stale = [(Nibble::ZERO, Rec::Leaf(0)); 16];

@@ -1,0 +1,77 @@
+//! Where a 10k-write block's time goes: the writes, then the root (one
+//! thread: a rayon pool of one), on a 1M-entry map, block after block. Prints each phase's
+//! time per block and the hashing work of the root.
+//!
+//! `cargo run --release -p shamap-bench --example update_phases [ENTRIES] [BLOCKS] [apply]`
+//! (with `apply`, the whole block is counted as root time)
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::{Key, MapKind, MapOptions, ShaMap};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let entries: usize = args.next().map_or(1_000_000, |a| a.parse().expect("entries"));
+    let blocks: usize = args.next().map_or(40, |a| a.parse().expect("blocks"));
+    let use_apply = args.next().is_some_and(|a| a == "apply");
+    let mut rng = SmallRng::seed_from_u64(7);
+    let data = vec![0x42u8; 64];
+    let mut keys: Vec<Key> = (0..entries).map(|_| Key(rng.gen())).collect();
+    let mut map = ShaMap::with_options(MapKind::AccountState, MapOptions::default());
+    for k in &keys {
+        map.upsert(*k, &data).expect("upsert");
+    }
+    map.root_hash_serial();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");
+    let (mut w, mut h) = (Duration::ZERO, Duration::ZERO);
+    let (mut leaves, mut inner) = (0u64, 0u64);
+    for _ in 0..blocks {
+        let mut block = Vec::with_capacity(10_000);
+        for _ in 0..10_000 {
+            let roll = rng.gen_range(0..10);
+            if roll < 6 {
+                block.push((keys[rng.gen_range(0..keys.len())], true));
+            } else if roll < 8 {
+                let k = Key(rng.gen());
+                block.push((k, true));
+                keys.push(k);
+            } else {
+                let i = rng.gen_range(0..keys.len());
+                block.push((keys.swap_remove(i), false));
+            }
+        }
+        if use_apply {
+            let t = Instant::now();
+            let ops = block.iter().map(|&(k, set)| (k, set.then_some(&data[..])));
+            let done = pool.install(|| map.apply(ops)).expect("apply");
+            std::hint::black_box(done);
+            h += t.elapsed();
+            continue;
+        }
+        let t = Instant::now();
+        for &(k, set) in &block {
+            if set {
+                map.upsert(k, &data).expect("upsert");
+            } else {
+                map.remove(&k).expect("present");
+            }
+        }
+        let t1 = Instant::now();
+        let (_, work) = pool.install(|| map.root_hash_with_work());
+        let t2 = Instant::now();
+        w += t1 - t;
+        h += t2 - t1;
+        leaves += work.leaves;
+        inner += work.inner;
+    }
+    let b = blocks as f64;
+    println!(
+        "per block: writes {:.2} ms, root {:.2} ms; per block hashed {:.0} leaves, {:.0} inner",
+        w.as_secs_f64() * 1e3 / b,
+        h.as_secs_f64() * 1e3 / b,
+        leaves as f64 / b,
+        inner as f64 / b
+    );
+}
