@@ -13,7 +13,9 @@ use shamap::{Key, MapKind, MapOptions, ShaMap};
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let entries: usize = args.next().map_or(1_000_000, |a| a.parse().expect("entries"));
+    let entries: usize = args
+        .next()
+        .map_or(1_000_000, |a| a.parse().expect("entries"));
     let blocks: usize = args.next().map_or(40, |a| a.parse().expect("blocks"));
     let use_apply = args.next().is_some_and(|a| a == "apply");
     let mut rng = SmallRng::seed_from_u64(7);
@@ -24,7 +26,10 @@ fn main() {
         map.upsert(*k, &data).expect("upsert");
     }
     map.root_hash_serial();
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
     let (mut w, mut h) = (Duration::ZERO, Duration::ZERO);
     let (mut leaves, mut inner) = (0u64, 0u64);
     for _ in 0..blocks {
