@@ -23,6 +23,14 @@ pub(crate) type BatchHasher = fn(&[&[u8]], &mut [[u8; 32]]);
 /// Nodes hashed per batch call (bounds the temporary input buffers).
 const CHUNK: usize = 512;
 
+/// Inner nodes ahead of the one whose message is being built whose
+/// children's hash lines are prefetched. `collect` prefetched them once,
+/// but on a large batch (a root from scratch) many have left the caches
+/// by the time the level is hashed; measured on a 1M-entry root from
+/// scratch, alternating in one process: 0.83–0.98× the time (median about
+/// 0.94×), and no change on 10k-write blocks.
+const FILL_AHEAD: usize = 8;
+
 /// What one batched rehash did.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct BatchWork {
@@ -50,7 +58,14 @@ pub(crate) fn rehash_batched(
     let mut out = vec![[0u8; 32]; CHUNK];
     for level in inner.iter().rev() {
         for chunk in level.chunks(CHUNK) {
-            for (p, input) in chunk.iter().zip(inputs.iter_mut()) {
+            for (i, (p, input)) in chunk.iter().zip(inputs.iter_mut()).enumerate() {
+                if let Some(ahead) = chunk.get(i + FILL_AHEAD) {
+                    // SAFETY: as below; only read.
+                    let ahead = unsafe { ahead.as_ref() };
+                    for c in ahead.inner().expect("collected as inner").children() {
+                        c.prefetch_hash();
+                    }
+                }
                 // SAFETY: `p` points at a node word inside the tree under
                 // `root`, which we hold `&mut` and whose structure does not
                 // change during this function; no other reference to that

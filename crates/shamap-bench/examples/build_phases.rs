@@ -1,0 +1,63 @@
+//! Where a build's time goes: `from_sorted` of N random keys (already
+//! sorted), or with `insert` N inserts in random order, then the root on
+//! one thread, repeated; prints each phase.
+//!
+//! `cargo run --release -p shamap-bench --example build_phases [ENTRIES] [ROUNDS] [insert]`
+
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::{Key, MapKind, MapOptions, ShaMap};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let entries: usize = args
+        .next()
+        .map_or(1_000_000, |a| a.parse().expect("entries"));
+    let rounds: usize = args.next().map_or(3, |a| a.parse().expect("rounds"));
+    let inserts = args.next().is_some_and(|a| a == "insert");
+    let mut rng = SmallRng::seed_from_u64(7);
+    let data = vec![0x42u8; 64];
+    let mut keys: Vec<Key> = (0..entries).map(|_| Key(rng.gen())).collect();
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    if !inserts {
+        keys = sorted;
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool");
+    for _ in 0..rounds {
+        let t = Instant::now();
+        let mut map = if inserts {
+            let mut m = ShaMap::with_options(MapKind::AccountState, MapOptions::default());
+            for k in &keys {
+                m.insert(*k, &data).expect("new key");
+            }
+            m
+        } else {
+            ShaMap::from_sorted_with_options(
+                MapKind::AccountState,
+                MapOptions::default(),
+                keys.iter().map(|k| (*k, &data[..])),
+            )
+            .expect("sorted")
+        };
+        let t1 = Instant::now();
+        let (_, work) = pool.install(|| map.root_hash_with_work());
+        let t2 = Instant::now();
+        drop(map);
+        let t3 = Instant::now();
+        println!(
+            "{} {:.0} ms, root {:.0} ms ({} leaves, {} inner), drop {:.0} ms",
+            if inserts { "inserts" } else { "from_sorted" },
+            (t1 - t).as_secs_f64() * 1e3,
+            (t2 - t1).as_secs_f64() * 1e3,
+            work.leaves,
+            work.inner,
+            (t3 - t2).as_secs_f64() * 1e3
+        );
+    }
+}
