@@ -41,6 +41,11 @@ pub(crate) const DATA_OFFSET: usize = 64;
 pub(crate) const LONG_LEN_OFFSET: usize = 64;
 pub(crate) const LONG_DATA_OFFSET: usize = 72;
 
+/// Most bytes of a chunk that `NodeBox::prefetch_chunk` hints: a full
+/// inner chunk (160 bytes with 16 children) and a leaf with up to 192
+/// bytes of data.
+const PREFETCH_CHUNK_MAX: usize = 256;
+
 /// Bytes of an inner chunk with capacity `cap`.
 pub(crate) const fn inner_chunk_size(cap: usize) -> usize {
     CHILDREN_OFFSET + 8 * cap
@@ -92,9 +97,9 @@ impl NodeBox {
     #[inline]
     pub(crate) fn discard_word(self) {}
 
-    /// Hints the CPU to load the node's whole hash: 32 bytes from an
-    /// 8-aligned address, so on one cache line or across two (both ends
-    /// are hinted), so that several children's hashes load at once.
+    /// Hints the CPU to load the node's whole hash, so that several
+    /// children's hashes load at once. A hash is 32 bytes at an 8-aligned
+    /// address, on one cache line or across two: both ends are hinted.
     #[inline]
     pub(crate) fn prefetch_hash(&self) {
         let base = self.base().as_ptr().cast_const();
@@ -104,8 +109,10 @@ impl NodeBox {
 
     /// Hints the CPU to load what a writer reads of this node next: for an
     /// inner node its hash and occupied child words, for a leaf its hash,
-    /// key and data (the size is known from the word alone, so nothing is
-    /// loaded to compute it).
+    /// key and the start of its data (the size is known from the word
+    /// alone, so nothing is loaded to compute it). At most
+    /// `PREFETCH_CHUNK_MAX` bytes are hinted: the rest of a long leaf is
+    /// read in order, which the hardware prefetcher follows on its own.
     #[inline]
     pub(crate) fn prefetch_chunk(&self) {
         let used = if self.is_leaf() {
@@ -115,7 +122,8 @@ impl NodeBox {
             }
         } else {
             CHILDREN_OFFSET + 8 * self.mask_bits().count()
-        };
+        }
+        .min(PREFETCH_CHUNK_MAX);
         let base = self.base().as_ptr().cast_const();
         let mut off = 0;
         while off < used {
