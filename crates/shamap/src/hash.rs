@@ -76,6 +76,12 @@ impl Nibble {
         self.0
     }
 
+    /// The nibble of the low four bits of `v` (the others are ignored).
+    #[inline]
+    pub(crate) const fn low_bits(v: u32) -> Nibble {
+        Nibble((v & 15) as u8)
+    }
+
     /// All sixteen nibbles in ascending order.
     pub fn all() -> impl DoubleEndedIterator<Item = Nibble> + ExactSizeIterator {
         (0..16u8).map(Nibble)

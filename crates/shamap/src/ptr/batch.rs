@@ -170,15 +170,9 @@ fn inner_prefix() -> [u8; 516] {
 fn fill_inner_input(node: &NodeBox, buf: &mut [u8; 516]) {
     let inner = node.inner().expect("collected as inner");
     let mask = inner.mask();
-    let mut children = inner.children().iter();
-    for b in 0..16u8 {
-        let off = 4 + 32 * usize::from(b);
-        let slot = &mut buf[off..off + 32];
-        if mask.0 & (1 << b) != 0 {
-            let c = children.next().expect("one child per set bit");
-            slot.copy_from_slice(&c.hash().0);
-        } else {
-            slot.fill(0);
-        }
+    buf[4..].fill(0);
+    for (c, b) in inner.children().iter().zip(mask.branches()) {
+        let off = 4 + 32 * usize::from(b.get());
+        buf[off..off + 32].copy_from_slice(&c.hash().0);
     }
 }
