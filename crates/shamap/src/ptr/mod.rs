@@ -17,4 +17,5 @@ mod tagged;
 
 pub(crate) use arena::NodeArena;
 pub(crate) use batch::{rehash_batched, BatchHasher, BatchWork};
+pub(crate) use mask::BranchMask;
 pub(crate) use node::NodeBox;

@@ -377,12 +377,16 @@ impl Records {
         let msg = level.msgs.last_mut().expect("just pushed");
         msg[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
         let inner = node.inner().expect("recording an inner node");
+        // Every child's hash, the stale ones' (zero) too: their slots are
+        // overwritten once they are hashed, and copying all of them takes no
+        // branch on which is which (measured: 0.95x an `apply` block).
         for (child, b) in inner.children().iter().zip(inner.mask().branches()) {
-            if stale_mask & (1 << b.get()) == 0 {
-                debug_assert!(!child.hash().is_zero(), "unchanged child is hashed");
-                let off = 4 + 32 * usize::from(b.get());
-                msg[off..off + 32].copy_from_slice(&child.hash().0);
-            }
+            debug_assert!(
+                stale_mask & (1 << b.get()) != 0 || !child.hash().is_zero(),
+                "unchanged child is hashed"
+            );
+            let off = 4 + 32 * usize::from(b.get());
+            msg[off..off + 32].copy_from_slice(&child.hash().0);
         }
         level.parents.push(NO_PARENT);
         level.stale.push(stale_mask);
@@ -467,11 +471,9 @@ impl Records {
         let inner = node.inner_mut().expect("not a leaf");
         let mask = inner.mask();
         let children = inner.into_children();
-        for b in mask.branches().rev() {
-            if stale & (1 << b.get()) != 0 {
-                let slot = mask.slot(b);
-                self.store(&mut children[slot], depth + 1, next_leaf, next);
-            }
+        debug_assert_eq!(stale & !mask.0, 0, "stale branches are occupied");
+        for b in crate::ptr::BranchMask(stale).branches().rev() {
+            self.store(&mut children[mask.slot(b)], depth + 1, next_leaf, next);
         }
     }
 }
