@@ -153,11 +153,8 @@ mod tests {
             // Alternating ends meet in the middle without repeats or gaps.
             let mut it = m.branches();
             let (mut lo, mut hi) = (Vec::new(), Vec::new());
-            loop {
-                match it.next() {
-                    Some(b) => lo.push(b.get()),
-                    None => break,
-                }
+            while let Some(b) = it.next() {
+                lo.push(b.get());
                 match it.next_back() {
                     Some(b) => hi.push(b.get()),
                     None => break,
