@@ -50,13 +50,19 @@ pub(crate) fn rehash_batched(
     if !root.hash().is_zero() {
         return *root.hash();
     }
-    let mut leaves: Vec<NonNull<NodeBox>> = Vec::new();
-    let mut inner: Vec<Vec<NonNull<NodeBox>>> = Vec::new();
-    collect(root, 0, &mut leaves, &mut inner);
-    hash_leaves(kind, &leaves, hasher, work);
-    let mut inputs: Vec<[u8; 516]> =
-        vec![inner_prefix(); CHUNK.min(inner.iter().map(Vec::len).max().unwrap_or(0))];
-    let mut out = vec![[0u8; 32]; CHUNK];
+    let mut sc = SCRATCH.with(std::cell::Cell::take).unwrap_or_default();
+    collect(root, 0, &mut sc.leaves, &mut sc.inner);
+    hash_leaves(kind, hasher, work, &mut sc);
+    let Scratch {
+        inner, inputs, out, ..
+    } = &mut sc;
+    let need = CHUNK.min(inner.iter().map(Vec::len).max().unwrap_or(0));
+    if inputs.len() < need {
+        inputs.resize(need, inner_prefix());
+    }
+    if out.len() < need {
+        out.resize(need, [0; 32]);
+    }
     for level in inner.iter().rev() {
         for chunk in level.chunks(CHUNK) {
             for (i, (p, input)) in chunk.iter().zip(inputs.iter_mut()).enumerate() {
@@ -76,7 +82,7 @@ pub(crate) fn rehash_batched(
             }
             let msgs: Vec<&[u8]> = inputs[..chunk.len()].iter().map(|i| &i[..]).collect();
             hasher(&msgs, &mut out[..chunk.len()]);
-            for (p, h) in chunk.iter().zip(&out) {
+            for (p, h) in chunk.iter().zip(out.iter()) {
                 // SAFETY: as above; the shared borrow taken to build the
                 // input has ended, so this is the only reference.
                 unsafe { (*p.as_ptr()).set_hash(Hash256(*h)) };
@@ -84,7 +90,59 @@ pub(crate) fn rehash_batched(
             work.inner += chunk.len() as u64;
         }
     }
+    sc.clear();
+    if sc.capacity_bytes() <= SCRATCH_KEEP_BYTES {
+        SCRATCH.with(|s| s.set(Some(sc)));
+    }
     *root.hash()
+}
+
+/// Buffers of one batched rehash, kept per thread between calls: a 10k-write
+/// `root_hash` makes one call per depth-2 subtree (256), and fresh buffers
+/// cost an allocation, a fill and page faults each time.
+#[derive(Default)]
+struct Scratch {
+    leaves: Vec<NonNull<NodeBox>>,
+    inner: Vec<Vec<NonNull<NodeBox>>>,
+    /// Inner-node inputs; the prefix is set once, the hashes on each use.
+    inputs: Vec<[u8; 516]>,
+    out: Vec<[u8; 32]>,
+    leaf_bytes: Vec<u8>,
+    leaf_ends: Vec<usize>,
+}
+
+impl Scratch {
+    /// Empties the node lists (the pointers are dead once the call ends).
+    fn clear(&mut self) {
+        self.leaves.clear();
+        for level in &mut self.inner {
+            level.clear();
+        }
+        self.leaf_bytes.clear();
+        self.leaf_ends.clear();
+    }
+
+    fn capacity_bytes(&self) -> usize {
+        let word = std::mem::size_of::<NonNull<NodeBox>>();
+        self.leaves.capacity() * word
+            + self
+                .inner
+                .iter()
+                .map(|l| l.capacity() * word)
+                .sum::<usize>()
+            + self.inputs.capacity() * 516
+            + self.out.capacity() * 32
+            + self.leaf_bytes.capacity()
+            + self.leaf_ends.capacity() * std::mem::size_of::<usize>()
+    }
+}
+
+/// Most bytes of scratch a thread keeps between calls (a root from scratch
+/// of a large map grows the node lists far beyond what updates need).
+const SCRATCH_KEEP_BYTES: usize = 4 << 20;
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
 }
 
 /// Records the stale nodes under (and including) `node` at `depth`.
@@ -114,15 +172,18 @@ fn collect(
     }
 }
 
-fn hash_leaves(
-    kind: MapKind,
-    leaves: &[NonNull<NodeBox>],
-    hasher: BatchHasher,
-    work: &mut BatchWork,
-) {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut ends: Vec<usize> = Vec::with_capacity(CHUNK);
-    let mut out = vec![[0u8; 32]; CHUNK];
+fn hash_leaves(kind: MapKind, hasher: BatchHasher, work: &mut BatchWork, sc: &mut Scratch) {
+    let Scratch {
+        leaves,
+        leaf_bytes: buf,
+        leaf_ends: ends,
+        out,
+        ..
+    } = sc;
+    let need = CHUNK.min(leaves.len());
+    if out.len() < need {
+        out.resize(need, [0; 32]);
+    }
     for chunk in leaves.chunks(CHUNK) {
         buf.clear();
         ends.clear();
@@ -144,13 +205,13 @@ fn hash_leaves(
         }
         let mut msgs: Vec<&[u8]> = Vec::with_capacity(chunk.len());
         let mut start = 0;
-        for &e in &ends {
+        for &e in ends.iter() {
             msgs.push(&buf[start..e]);
             start = e;
         }
         work.leaf_bytes += buf.len() as u64;
         hasher(&msgs, &mut out[..chunk.len()]);
-        for (p, h) in chunk.iter().zip(&out) {
+        for (p, h) in chunk.iter().zip(out.iter()) {
             // SAFETY: as above; no reference to the leaf is live.
             unsafe { (*p.as_ptr()).set_hash(Hash256(*h)) };
         }
