@@ -197,25 +197,30 @@ impl ShaMap {
     }
 }
 
-/// Keeps the last write of each key of a sorted batch.
 /// Blocks from this many writes are sorted by a radix pass first.
-const RADIX_MIN: usize = 1 << 15;
+const RADIX_MIN: usize = 256;
 
-/// Sorts writes by key, stably (equal keys keep their order). Large blocks
-/// are first scattered, stably, into 65536 buckets by their first two
-/// bytes, and each bucket is then sorted on its own: for random keys (the
-/// XRPL's are hashes) a bucket holds a few writes, so the comparison sort
-/// that remains is short. Measured on 1M random writes: 138–142 ms
-/// against 167–254 ms for `sort_by_key` (three runs each, the output
-/// vector's page faults included).
+/// Sorts writes by key, stably (equal keys keep their order). Blocks of
+/// [`RADIX_MIN`] writes or more are first scattered, stably, into buckets
+/// by the leading bits of their keys (about one bucket per write, from 2^8
+/// up to 2^16 buckets), and each bucket with more than one write is then
+/// sorted on its own: for random keys (the XRPL's are hashes) a bucket
+/// holds a write or two, so almost no comparisons remain, and a comparison
+/// of random keys is a branch that mispredicts half the time. Measured:
+/// 1M writes in 138–142 ms against 167–254 ms for `sort_by_key` (the
+/// output vector's page faults included); on 10k-write blocks the radix
+/// pass takes callgrind's count of an `apply` block down by 4.7% (481
+/// instructions per write), though the time did not change measurably
+/// (in-process A/B: 1.009, 0.993, 1.015).
 fn sort_writes(mut ops: Vec<Op<'_>>) -> Vec<Op<'_>> {
     if ops.len() < RADIX_MIN {
         ops.sort_by_key(|o| o.0);
         return ops;
     }
-    let bucket = |k: &Key| usize::from(u16::from_be_bytes([k.0[0], k.0[1]]));
+    let bits = ops.len().ilog2().clamp(8, 16);
+    let bucket = |k: &Key| usize::from(u16::from_be_bytes([k.0[0], k.0[1]]) >> (16 - bits));
     // starts[b]: where bucket b begins in the output; then its next slot.
-    let mut starts = vec![0usize; (1 << 16) + 1];
+    let mut starts = vec![0usize; (1 << bits) + 1];
     for o in &ops {
         starts[bucket(&o.0) + 1] += 1;
     }
@@ -230,11 +235,14 @@ fn sort_writes(mut ops: Vec<Op<'_>>) -> Vec<Op<'_>> {
         *slot += 1;
     }
     for b in bounds.windows(2) {
-        out[b[0]..b[1]].sort_by_key(|o| o.0);
+        if b[1] - b[0] > 1 {
+            out[b[0]..b[1]].sort_by_key(|o| o.0);
+        }
     }
     out
 }
 
+/// Keeps the last write of each key of a sorted batch.
 fn last_of_each_key(mut ops: Vec<Op<'_>>) -> Vec<Op<'_>> {
     let mut w = 0;
     for r in 0..ops.len() {
@@ -705,6 +713,10 @@ mod tests {
         for (n, crowded) in [
             (RADIX_MIN - 1, false),
             (RADIX_MIN, false),
+            (RADIX_MIN + 1, true),
+            (511, false),
+            (10_000, false),
+            (10_000, true),
             (100_000, false),
             (50_000, true),
         ] {
