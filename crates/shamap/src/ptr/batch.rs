@@ -2,8 +2,9 @@
 //! messages per call, so that a multi-lane SHA-512 (8 messages at once with
 //! AVX-512) can work on independent nodes.
 //!
-//! One depth-first pass records the stale node words (raw pointers into
-//! their parents' child arrays); then stale leaves are hashed, then stale
+//! One pass, a level at a time from the root, records the stale node words
+//! (raw pointers into their parents' child arrays); then stale leaves are
+//! hashed, then stale
 //! inner nodes from the deepest level up, each level's inputs built from
 //! children that are all current by then. The tree's structure is not
 //! touched while the pointers are held (the caller holds `&mut` on the
@@ -51,7 +52,7 @@ pub(crate) fn rehash_batched(
         return *root.hash();
     }
     let mut sc = SCRATCH.with(std::cell::Cell::take).unwrap_or_default();
-    collect(root, 0, &mut sc.leaves, &mut sc.inner);
+    collect_by_level(root, &mut sc.leaves, &mut sc.inner);
     hash_leaves(kind, hasher, work, &mut sc);
     let Scratch {
         inner, inputs, out, ..
@@ -145,30 +146,56 @@ thread_local! {
     static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
 }
 
-/// Records the stale nodes under (and including) `node` at `depth`.
-fn collect(
-    node: &mut NodeBox,
-    depth: usize,
+/// Records the stale nodes under (and including) the stale `root`, one
+/// level at a time: first every child hash line of the level's nodes is
+/// hinted, then each is read, so the level's misses overlap instead of
+/// each waiting behind the one before, as they did in a depth-first walk
+/// (measured in one process, depth-first over by-level: 10k-write blocks
+/// 1.112 and 1.081, a root from scratch of 1M entries 1.051 and 1.047).
+fn collect_by_level(
+    root: &mut NodeBox,
     leaves: &mut Vec<NonNull<NodeBox>>,
     inner: &mut Vec<Vec<NonNull<NodeBox>>>,
 ) {
-    if !node.hash().is_zero() {
+    if root.is_leaf() {
+        leaves.push(NonNull::from(&mut *root));
         return;
     }
-    if node.is_leaf() {
-        leaves.push(NonNull::from(&mut *node));
-        return;
+    if inner.is_empty() {
+        inner.push(Vec::new());
     }
-    if inner.len() <= depth {
-        inner.resize_with(depth + 1, Vec::new);
-    }
-    inner[depth].push(NonNull::from(&mut *node));
-    let children = node.inner_mut().expect("not a leaf").into_children();
-    for c in children.iter() {
-        c.prefetch_hash();
-    }
-    for c in children {
-        collect(c, depth + 1, leaves, inner);
+    inner[0].push(NonNull::from(&mut *root));
+    let mut d = 0;
+    while d < inner.len() && !inner[d].is_empty() {
+        for p in &inner[d] {
+            // SAFETY: see `rehash_batched`; only read.
+            let n = unsafe { p.as_ref() };
+            for c in n.inner().expect("collected as inner").children() {
+                c.prefetch_hash();
+            }
+        }
+        if inner.len() <= d + 1 {
+            inner.push(Vec::new());
+        }
+        let (upper, lower) = inner.split_at_mut(d + 1);
+        let next = &mut lower[0];
+        for p in &upper[d] {
+            // SAFETY: see `rehash_batched`: the word is in the tree under
+            // `root`, whose structure does not change; no other reference
+            // to it or its children is live while this one is.
+            let n = unsafe { &mut *p.as_ptr() };
+            for c in n.inner_mut().expect("collected as inner").into_children() {
+                if !c.hash().is_zero() {
+                    continue;
+                }
+                if c.is_leaf() {
+                    leaves.push(NonNull::from(&mut *c));
+                } else {
+                    next.push(NonNull::from(&mut *c));
+                }
+            }
+        }
+        d += 1;
     }
 }
 
