@@ -41,12 +41,15 @@ pub(crate) struct BatchWork {
     pub inner: u64,
 }
 
-/// Brings every stale hash under `root` (and `root`'s) up to date.
+/// Brings every stale hash under `root` up to date, and `root`'s too
+/// unless `skip_root` (then a stale inner `root` is left for its caller to
+/// hash together with its siblings: see [`hash_stale_inner_children`]).
 pub(crate) fn rehash_batched(
     kind: MapKind,
     root: &mut NodeBox,
     hasher: BatchHasher,
     work: &mut BatchWork,
+    skip_root: bool,
 ) -> Hash256 {
     if !root.hash().is_zero() {
         return *root.hash();
@@ -64,7 +67,8 @@ pub(crate) fn rehash_batched(
     if out.len() < need {
         out.resize(need, [0; 32]);
     }
-    for level in inner.iter().rev() {
+    let skip = usize::from(skip_root);
+    for level in inner.iter().skip(skip).rev() {
         for chunk in level.chunks(CHUNK) {
             for (i, (p, input)) in chunk.iter().zip(inputs.iter_mut()).enumerate() {
                 if let Some(ahead) = chunk.get(i + FILL_AHEAD) {
@@ -96,6 +100,36 @@ pub(crate) fn rehash_batched(
         SCRATCH.with(|s| s.set(Some(sc)));
     }
     *root.hash()
+}
+
+/// Hashes, in one batch, the stale inner children of `node` whose own
+/// children are all current (as [`rehash_batched`] with `skip_root` leaves
+/// them); returns how many it hashed. Stale leaf children must already be
+/// hashed. This gathers the subtree roots that separate batches would each
+/// hash alone (one message per call, the slowest way to use the lanes).
+pub(crate) fn hash_stale_inner_children(node: &mut NodeBox, hasher: BatchHasher) -> u64 {
+    let children = node.inner_mut().expect("an inner node").into_children();
+    let mut inputs = [inner_prefix(); 16];
+    let mut which = [0usize; 16];
+    let mut n = 0;
+    for (i, c) in children.iter().enumerate() {
+        if c.hash().is_zero() {
+            debug_assert!(!c.is_leaf(), "stale leaf children are hashed first");
+            fill_inner_input(c, &mut inputs[n]);
+            which[n] = i;
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return 0;
+    }
+    let msgs: Vec<&[u8]> = inputs[..n].iter().map(|m| &m[..]).collect();
+    let mut out = [[0u8; 32]; 16];
+    hasher(&msgs, &mut out[..n]);
+    for (&i, h) in which[..n].iter().zip(&out) {
+        children[i].set_hash(Hash256(*h));
+    }
+    n as u64
 }
 
 /// Buffers of one batched rehash, kept per thread between calls: a 10k-write

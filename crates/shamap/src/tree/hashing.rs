@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use crate::hash::Hash256;
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
-use crate::ptr::{rehash_batched, BatchWork, NodeArena, NodeBox};
+use crate::ptr::{hash_stale_inner_children, rehash_batched, BatchWork, NodeArena, NodeBox};
 use crate::xrpl::prefix::HashPrefix;
 
 use super::map::{lock, ShaMap};
@@ -136,6 +136,18 @@ fn rehash(
     node: &mut NodeBox,
     work: &WorkCounter,
 ) -> Hash256 {
+    rehash_batch((kind, f), arena, node, work, false)
+}
+
+/// [`rehash`], leaving a stale inner `node` itself unhashed when
+/// `skip_root` (its parent hashes it together with its siblings).
+fn rehash_batch(
+    (kind, f): (MapKind, HashFunction),
+    arena: &Mutex<NodeArena>,
+    node: &mut NodeBox,
+    work: &WorkCounter,
+    skip_root: bool,
+) -> Hash256 {
     // A stale node is never shared (snapshots hash first), so the batch may
     // write every stale node it finds; checked in debug builds.
     debug_assert!(
@@ -143,7 +155,7 @@ fn rehash(
         "stale shared node"
     );
     let mut w = BatchWork::default();
-    let h = rehash_batched(kind, node, f.batch(), &mut w);
+    let h = rehash_batched(kind, node, f.batch(), &mut w, skip_root);
     work.leaves.fetch_add(w.leaves, Ordering::Relaxed);
     work.leaf_bytes.fetch_add(w.leaf_bytes, Ordering::Relaxed);
     work.inner.fetch_add(w.inner, Ordering::Relaxed);
@@ -154,7 +166,10 @@ fn rehash(
 /// `PARALLEL_DEPTH` are batched one at a time (as rayon tasks when
 /// `parallel`), which keeps each batch's working set small enough for the
 /// caches (measured: one batch over a whole 1M-entry tree is 2–3× slower
-/// than 256 per-subtree batches, even on one thread).
+/// than 256 per-subtree batches, even on one thread). The subtrees' own
+/// roots, and the nodes above them, are hashed a level at a time, all the
+/// stale children of a node in one batch: alone, each would be a call with
+/// one message (273 of them for a 10k-write block).
 fn rehash_split(
     (kind, f): (MapKind, HashFunction),
     arena: &Mutex<NodeArena>,
@@ -166,27 +181,49 @@ fn rehash_split(
     if depth >= PARALLEL_DEPTH || node.is_leaf() || !node.hash().is_zero() {
         return rehash((kind, f), arena, node, work);
     }
-    debug_assert!(!lock(arena).is_shared(node), "stale shared node");
-    let inner = node.inner_mut().expect("not a leaf");
-    let mask = inner.mask();
-    let children = inner.into_children();
-    if parallel {
-        children.par_iter_mut().for_each(|c| {
-            rehash_split((kind, f), arena, c, depth + 1, true, work);
-        });
-    } else {
-        for c in children.iter_mut() {
-            rehash_split((kind, f), arena, c, depth + 1, false, work);
-        }
-    }
+    split_below((kind, f), arena, node, depth, parallel, work);
+    let inner = node.inner().expect("not a leaf");
     let mut buf = inner_buffer();
-    for (child, b) in children.iter().zip(mask.branches()) {
+    for (child, b) in inner.children().iter().zip(inner.mask().branches()) {
         put_child(&mut buf, b.get(), child.hash());
     }
     work.inner.fetch_add(1, Ordering::Relaxed);
     let h = f.hash(&[&buf]);
     node.set_hash(h);
     h
+}
+
+/// Brings every stale hash strictly below the stale inner `node` (at
+/// `depth < PARALLEL_DEPTH`) up to date, leaving `node`'s own.
+fn split_below(
+    (kind, f): (MapKind, HashFunction),
+    arena: &Mutex<NodeArena>,
+    node: &mut NodeBox,
+    depth: usize,
+    parallel: bool,
+    work: &WorkCounter,
+) {
+    debug_assert!(!lock(arena).is_shared(node), "stale shared node");
+    let children = node.inner_mut().expect("not a leaf").into_children();
+    let one = |c: &mut NodeBox| {
+        if !c.hash().is_zero() {
+            return;
+        }
+        if c.is_leaf() {
+            rehash((kind, f), arena, c, work);
+        } else if depth + 1 >= PARALLEL_DEPTH {
+            rehash_batch((kind, f), arena, c, work, true);
+        } else {
+            split_below((kind, f), arena, c, depth + 1, parallel, work);
+        }
+    };
+    if parallel {
+        children.par_iter_mut().for_each(one);
+    } else {
+        children.iter_mut().for_each(one);
+    }
+    let n = hash_stale_inner_children(node, f.batch());
+    work.inner.fetch_add(n, Ordering::Relaxed);
 }
 
 fn inner_buffer() -> [u8; INNER_HASH_INPUT] {
