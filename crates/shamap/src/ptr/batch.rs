@@ -4,12 +4,11 @@
 //!
 //! One pass, a level at a time from the root, records the stale node words
 //! (raw pointers into their parents' child arrays); then stale leaves are
-//! hashed, then stale
-//! inner nodes from the deepest level up, each level's inputs built from
-//! children that are all current by then. The tree's structure is not
-//! touched while the pointers are held (the caller holds `&mut` on the
-//! root, and only hash fields are written), which is what makes the stored
-//! pointers valid.
+//! hashed, then stale inner nodes from the deepest level up, each level's
+//! inputs built from children that are all current by then. The tree's
+//! structure is not touched while the pointers are held (the caller holds
+//! `&mut` on the root, and only hash fields are written), which is what
+//! makes the stored pointers valid.
 
 use std::ptr::NonNull;
 
