@@ -286,6 +286,14 @@ fn inner_prefix() -> [u8; 516] {
     buf
 }
 
+/// The hash input `MIN\0 ‖ 16 child hashes` of an inner node whose children
+/// are current (for a node hashed on its own, e.g. the map's root).
+pub(crate) fn inner_message(node: &NodeBox) -> [u8; 516] {
+    let mut buf = inner_prefix();
+    fill_inner_input(node, &mut buf);
+    buf
+}
+
 /// Writes `MIN\0 ‖ 16 child hashes` of an inner node whose children are
 /// current into `buf` (whose prefix is already set).
 fn fill_inner_input(node: &NodeBox, buf: &mut [u8; 516]) {

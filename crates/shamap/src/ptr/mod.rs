@@ -16,6 +16,8 @@ mod node;
 mod tagged;
 
 pub(crate) use arena::NodeArena;
-pub(crate) use batch::{hash_stale_inner_children, rehash_batched, BatchHasher, BatchWork};
+pub(crate) use batch::{
+    hash_stale_inner_children, inner_message, rehash_batched, BatchHasher, BatchWork,
+};
 pub(crate) use mask::BranchMask;
 pub(crate) use node::NodeBox;

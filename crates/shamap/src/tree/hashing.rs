@@ -13,8 +13,9 @@ use std::sync::Mutex;
 use crate::hash::Hash256;
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
-use crate::ptr::{hash_stale_inner_children, rehash_batched, BatchWork, NodeArena, NodeBox};
-use crate::xrpl::prefix::HashPrefix;
+use crate::ptr::{
+    hash_stale_inner_children, inner_message, rehash_batched, BatchWork, NodeArena, NodeBox,
+};
 
 use super::map::{lock, ShaMap};
 
@@ -182,11 +183,7 @@ fn rehash_split(
         return rehash((kind, f), arena, node, work);
     }
     split_below((kind, f), arena, node, depth, parallel, work);
-    let inner = node.inner().expect("not a leaf");
-    let mut buf = inner_buffer();
-    for (child, b) in inner.children().iter().zip(inner.mask().branches()) {
-        put_child(&mut buf, b.get(), child.hash());
-    }
+    let buf = inner_message(node);
     work.inner.fetch_add(1, Ordering::Relaxed);
     let h = f.hash(&[&buf]);
     node.set_hash(h);
@@ -224,16 +221,4 @@ fn split_below(
     }
     let n = hash_stale_inner_children(node, f.batch());
     work.inner.fetch_add(n, Ordering::Relaxed);
-}
-
-fn inner_buffer() -> [u8; INNER_HASH_INPUT] {
-    let mut buf = [0u8; INNER_HASH_INPUT];
-    buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
-    buf
-}
-
-#[inline]
-fn put_child(buf: &mut [u8; INNER_HASH_INPUT], branch: u8, h: &Hash256) {
-    let off = 4 + 32 * usize::from(branch);
-    buf[off..off + 32].copy_from_slice(&h.0);
 }
