@@ -498,26 +498,39 @@ fn gets(args: &Args, rng: &mut SmallRng, map: &ShaMap, keys: &[Key], report: &mu
         .count();
     assert_eq!(single, n / 10, "every probed key is present");
     assert_eq!(get_batched(map, &probe[..n / 10]), n / 10);
-    // Alternate the two forms in rounds of the same probes, so that both
-    // see the same machine (it is shared and noisy).
-    let (mut single_time, mut batched_time) = (Duration::ZERO, Duration::ZERO);
+    // Alternate the forms in rounds of the same probes, so that all of
+    // them see the same machine (it is shared and noisy): one key at a
+    // time and batched, on this thread, then both again with the probes
+    // split between all the machine's threads (readers share `&ShaMap`;
+    // a lookup takes no lock).
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut times = [Duration::ZERO; 4];
     let mut rounds = 0u64;
     let mut found = 0usize;
-    while rounds == 0 || (single_time + batched_time).as_secs_f64() < 2.0 * limit {
-        let t = Instant::now();
-        found += probe.iter().filter(|k| map.get(k).is_some()).count();
-        single_time += t.elapsed();
-        let t = Instant::now();
-        found += get_batched(map, &probe);
-        batched_time += t.elapsed();
+    while rounds == 0 || times.iter().sum::<Duration>().as_secs_f64() < 4.0 * limit {
+        let forms: [Lookups<'_>; 2] = [
+            &|p| p.iter().filter(|k| map.get(k).is_some()).count(),
+            &|p| get_batched(map, p),
+        ];
+        for (i, form) in forms.iter().enumerate() {
+            let t = Instant::now();
+            found += form(&probe);
+            times[i] += t.elapsed();
+        }
+        for (i, form) in forms.iter().enumerate() {
+            let t = Instant::now();
+            found += in_threads(threads, &probe, form);
+            times[2 + i] += t.elapsed();
+        }
         rounds += 1;
     }
     assert_eq!(
         found,
-        2 * n * rounds as usize,
+        4 * n * rounds as usize,
         "every probed key is present"
     );
     let done = n as u64 * rounds;
+    let [single_time, batched_time, single_par, batched_par] = times;
     report.push(Row::new("get: random present keys", done, single_time));
     report.push(
         Row::new("get: same keys, batched (get_many)", done, batched_time)
@@ -527,6 +540,42 @@ fn gets(args: &Args, rng: &mut SmallRng, map: &ShaMap, keys: &[Key], report: &mu
                 shamap::tree::GET_MANY_LANES
             )),
     );
+    report.push(
+        Row::new(
+            &format!("get: same keys, {threads} threads"),
+            done,
+            single_par,
+        )
+        .baseline("single gets, 1 thread", single_time)
+        .note("one key at a time; the probes split between the threads"),
+    );
+    report.push(
+        Row::new(
+            &format!("get: same keys, batched, {threads} threads"),
+            done,
+            batched_par,
+        )
+        .baseline("get_many, 1 thread", batched_time),
+    );
+}
+
+/// A way of looking keys up: returns how many were found.
+type Lookups<'a> = &'a (dyn Fn(&[Key]) -> usize + Sync);
+
+/// Runs `form` on `threads` equal parts of `probe` at once; returns the sum
+/// of what the parts return.
+fn in_threads(threads: usize, probe: &[Key], form: Lookups<'_>) -> usize {
+    let part = probe.len().div_ceil(threads.max(1));
+    std::thread::scope(|s| {
+        let handles: Vec<_> = probe
+            .chunks(part)
+            .map(|p| s.spawn(move || form(p)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("lookup thread"))
+            .sum()
+    })
 }
 
 /// Looks `probe` up with `get_many`, in batches of 4096 keys (a caller's
