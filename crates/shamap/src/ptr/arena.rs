@@ -405,6 +405,45 @@ impl NodeArena {
         child
     }
 
+    /// Disposes of the tree under `root` when this arena is about to be
+    /// dropped with it, i.e. no other root (snapshot or map) shares the
+    /// arena. Pooled chunks need no freeing one by one: they go when their
+    /// pools drop and unmap whole blocks. Only leaves with allocations of
+    /// their own are freed, found from the node words alone (a leaf's size
+    /// is in its word), so leaf chunks are never read: dropping a 1M-entry
+    /// map reads its ~25 MB of inner chunks, not its ~150 MB of nodes.
+    pub(crate) fn dispose_tree(&mut self, root: NodeBox) {
+        debug_assert!(self.shared.is_empty(), "a shared node outlives its arena");
+        if self.large_leaves > 0 {
+            self.free_large_leaves_under(&root);
+        }
+        debug_assert_eq!(self.large_leaves, 0, "a large leaf not found");
+        root.discard_word();
+    }
+
+    /// Frees every leaf with its own allocation under `node` (itself
+    /// included), leaving the words that point at them dangling: only for
+    /// [`dispose_tree`](Self::dispose_tree), which never reads them again.
+    fn free_large_leaves_under(&mut self, node: &NodeBox) {
+        if node.is_leaf() {
+            let chunk = leaf_chunk_size(node.leaf_len());
+            if chunk > MAX_POOLED_CHUNK {
+                self.large_leaves -= 1;
+                // SAFETY: the leaf came from `alloc_large(chunk)` and is
+                // live; its word is discarded with the tree by the caller
+                // and nothing reads the chunk again.
+                unsafe {
+                    self.large_leaf_bytes -= crate::alloc::large_footprint(node.base(), chunk);
+                    crate::alloc::free_large(node.base(), chunk);
+                }
+            }
+            return;
+        }
+        for c in node.inner().expect("not a leaf").children() {
+            self.free_large_leaves_under(c);
+        }
+    }
+
     /// Frees one node. An inner node must have no children left.
     pub(crate) fn free_node(&mut self, node: NodeBox) {
         if node.is_leaf() {

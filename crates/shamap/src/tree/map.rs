@@ -23,6 +23,20 @@ pub(crate) fn lock(arena: &Mutex<NodeArena>) -> MutexGuard<'_, NodeArena> {
     arena.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Gives up a root's tree when the root (a map's or a snapshot's) is
+/// dropped. The arena's last owner disposes of the tree wholesale (the arena
+/// goes with it); otherwise the tree is released node by node, keeping what
+/// other roots still share.
+pub(crate) fn drop_tree(arena: &mut SharedArena, root: NodeBox) {
+    match Arc::get_mut(arena) {
+        Some(a) => a
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .dispose_tree(root),
+        None => lock(arena).release(root),
+    }
+}
+
 /// Most bytes of data one item may hold.
 pub const MAX_DATA_LEN: usize = u32::MAX as usize;
 
@@ -324,9 +338,8 @@ fn remove_below(
 
 impl Drop for ShaMap {
     fn drop(&mut self) {
-        let mut arena = lock(&self.arena);
         let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
-        arena.release(root);
+        drop_tree(&mut self.arena, root);
     }
 }
 

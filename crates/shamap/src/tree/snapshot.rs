@@ -16,7 +16,7 @@ use crate::kind::MapKind;
 use crate::ptr::NodeBox;
 
 use super::iter::TreeRef;
-use super::map::{lock, ShaMap, SharedArena};
+use super::map::{drop_tree, lock, ShaMap, SharedArena};
 
 /// An immutable version of a map: `Send + Sync`, readable from any thread
 /// while the map it came from goes on changing.
@@ -116,7 +116,7 @@ impl Clone for Snapshot {
 impl Drop for Snapshot {
     fn drop(&mut self) {
         let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
-        lock(&self.arena).release(root);
+        drop_tree(&mut self.arena, root);
     }
 }
 
