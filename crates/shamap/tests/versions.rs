@@ -360,3 +360,97 @@ fn every_drop_order_frees_large_leaves() {
         }
     }
 }
+
+/// `clear` inside undo sessions: undoing the session brings every item
+/// back (it used to leave them gone, and undoing a session with writes
+/// before the clear panicked on a key that was no longer there).
+#[test]
+fn clear_in_a_session_is_undone() {
+    let mut r = rng("versions-clear-undo", 193);
+    let (mut m, model) = filled(2_000, 93);
+    let big = fresh_key(&mut r, &model);
+    m.insert(big, &[3u8; 5000]).expect("new key");
+    let mut model = model;
+    model.insert(big, vec![3u8; 5000]);
+    let root = m.root_hash();
+    m.begin_session();
+    let k1 = fresh_key(&mut r, &model);
+    m.insert(k1, b"before the clear").expect("new key");
+    let mut inner_model = model.clone();
+    inner_model.insert(k1, b"before the clear".to_vec());
+    let inner_root = m.root_hash();
+    m.begin_session();
+    m.remove(&big).expect("present");
+    m.clear();
+    assert_eq!(m.len(), 0);
+    assert_eq!(
+        m.root_hash(),
+        oracle_root(MapKind::AccountState, &BTreeMap::new())
+    );
+    m.check().expect("consistent after clear");
+    m.insert(fresh_key(&mut r, &model), b"after the clear")
+        .expect("new key");
+    m.undo().expect("inner session");
+    assert_eq!(m.root_hash(), inner_root);
+    assert!(m
+        .iter()
+        .map(|(k, v)| (*k, v.to_vec()))
+        .eq(inner_model.into_iter()));
+    m.check().expect("consistent after undo");
+    m.clear();
+    m.undo().expect("outer session");
+    assert_eq!(m.root_hash(), root);
+    assert!(m
+        .iter()
+        .map(|(k, v)| (*k, v.to_vec()))
+        .eq(model.into_iter()));
+    m.check().expect("consistent after undo");
+}
+
+/// `clear` beside a snapshot releases only the map's own nodes (the
+/// snapshot keeps its contents); alone, it frees the arena wholesale and
+/// the map stays usable.
+#[test]
+fn clear_shared_and_alone() {
+    let (mut m, model) = filled(3_000, 94);
+    let mut r = rng("versions-clear-shared", 194);
+    let mut model = model;
+    for _ in 0..50 {
+        let k = fresh_key(&mut r, &model);
+        m.insert(k, &[1u8; 2000]).expect("new key");
+        model.insert(k, vec![1u8; 2000]);
+    }
+    let snap = m.snapshot();
+    m.clear();
+    assert_eq!(m.len(), 0);
+    m.check().expect("consistent after a shared clear");
+    assert_eq!(snap.len(), 3_050);
+    assert!(model.iter().all(|(k, v)| snap.get(k) == Some(&v[..])));
+    let mut copy = snap.to_map();
+    drop(snap);
+    copy.clear();
+    copy.check()
+        .expect("consistent after a clear beside another map");
+    drop(m);
+    copy.clear();
+    let stats = copy.mem_stats();
+    assert_eq!(
+        (stats.leaf_nodes, stats.large_leaves, stats.inner_nodes),
+        (0, 0, 1)
+    );
+    for (k, v) in model.iter().take(100) {
+        copy.insert(*k, v).expect("new key");
+    }
+    assert_eq!(copy.len(), 100);
+    copy.check().expect("consistent after reuse");
+}
+
+/// A random key not in `model` (the tests' generators may share a seed).
+fn fresh_key(r: &mut rand::rngs::SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Key {
+    loop {
+        let k = random_key(r);
+        if !model.contains_key(&k) {
+            return k;
+        }
+    }
+}

@@ -183,12 +183,34 @@ impl ShaMap {
         }
     }
 
-    /// Removes every item.
+    /// Removes every item. In an undo session every item's value is
+    /// recorded first (O(n)), so that [`undo`](ShaMap::undo) brings them
+    /// all back. When no snapshot or other map shares this map's nodes, the
+    /// nodes go wholesale with their pools' blocks instead of one by one.
     pub fn clear(&mut self) {
-        let mut arena = lock(&self.arena);
-        let fresh = arena.new_inner();
-        let old = std::mem::replace(&mut self.root, fresh);
-        arena.release(old);
+        if self.undo.active() {
+            let mut undo = std::mem::take(&mut self.undo);
+            for (key, data) in self.iter() {
+                undo.record(key, Some(data));
+            }
+            self.undo = undo;
+        }
+        let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
+        match Arc::get_mut(&mut self.arena) {
+            Some(arena) => {
+                let arena = arena.get_mut().unwrap_or_else(PoisonError::into_inner);
+                let fresh = NodeArena::with_policy(*arena.classes(), arena.policy());
+                let mut old = std::mem::replace(arena, fresh);
+                old.dispose_tree(root);
+                drop(old);
+                self.root = arena.new_inner();
+            }
+            None => {
+                let mut arena = lock(&self.arena);
+                arena.release(root);
+                self.root = arena.new_inner();
+            }
+        }
         self.len = 0;
         self.pending_writes = 0;
     }
