@@ -18,6 +18,13 @@ pub enum MapKind {
     /// Transaction+metadata map: keys are transaction IDs, data `VL(tx) ‖ VL(meta)`.
     TransactionWithMeta,
     /// Transaction-only map (consensus transaction sets): data is the tx blob.
+    ///
+    /// The key must be the transaction's ID, `SHA512Half(TXN\0 ‖ data)`, as
+    /// in rippled. The map does not check it: the leaf hash leaves the key
+    /// out, so a map with other keys hashes like one with the right keys,
+    /// `diff` cannot tell such maps apart, and a proof of such a leaf fails
+    /// verification (`LeafOutOfPlace`), since a verifier derives the key
+    /// from the data.
     TransactionNoMeta,
 }
 

@@ -460,3 +460,21 @@ fn fresh_key(r: &mut rand::rngs::SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Ke
         }
     }
 }
+
+/// A map made from a snapshot keeps every option of the map the snapshot
+/// came from (`parallel_hashing` used to fall back to its default).
+#[test]
+fn to_map_keeps_the_options() {
+    for parallel in [false, true] {
+        let opts = shamap::MapOptions::default()
+            .with_parallel_hashing(parallel)
+            .with_hash(shamap::HashFunction::Blake3)
+            .with_huge_pages(false);
+        let mut m = ShaMap::with_options(MapKind::AccountState, opts);
+        m.insert(Key([1; 32]), b"0123456789ab").expect("new key");
+        let snap = m.snapshot();
+        assert_eq!(snap.to_map().options(), opts);
+        assert_eq!(snap.clone().to_map().options(), opts);
+        assert_eq!(m.clone().options(), opts);
+    }
+}

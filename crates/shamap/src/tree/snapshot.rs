@@ -27,6 +27,8 @@ pub struct Snapshot {
     pub(crate) len: usize,
     pub(crate) hash: Hash256,
     pub(crate) hash_fn: HashFunction,
+    /// The map's `parallel_hashing` option, kept for `to_map`.
+    pub(crate) parallel_hashing: bool,
 }
 
 impl ShaMap {
@@ -43,6 +45,7 @@ impl ShaMap {
             len: self.len,
             hash,
             hash_fn: self.hash_fn,
+            parallel_hashing: self.parallel_hashing,
         }
     }
 
@@ -56,7 +59,7 @@ impl ShaMap {
             root,
             len: snapshot.len,
             pending_writes: 0,
-            parallel_hashing: crate::MapOptions::default().parallel_hashing,
+            parallel_hashing: snapshot.parallel_hashing,
             hash_fn: snapshot.hash_fn,
             undo: super::undo::UndoLog::default(),
         }
@@ -109,6 +112,7 @@ impl Clone for Snapshot {
             len: self.len,
             hash: self.hash,
             hash_fn: self.hash_fn,
+            parallel_hashing: self.parallel_hashing,
         }
     }
 }
