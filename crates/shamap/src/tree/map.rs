@@ -367,7 +367,9 @@ impl Drop for ShaMap {
 
 impl Clone for ShaMap {
     /// A deep copy with its own pools: O(n), sharing nothing. For an O(1)
-    /// copy take a [`crate::Snapshot`] and call `to_map()` on it.
+    /// copy take a [`crate::Snapshot`] and call `to_map()` on it. The copy
+    /// has the contents and options but no open undo sessions: it starts
+    /// with everything committed.
     fn clone(&self) -> ShaMap {
         let mut arena = {
             let a = lock(&self.arena);
