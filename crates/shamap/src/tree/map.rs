@@ -185,8 +185,8 @@ impl ShaMap {
 
     /// Removes every item. In an undo session every item's value is
     /// recorded first (O(n)), so that [`undo`](ShaMap::undo) brings them
-    /// all back. When no snapshot or other map shares this map's nodes, the
-    /// nodes go wholesale with their pools' blocks instead of one by one.
+    /// all back. The map continues with a fresh arena; the old one is let go
+    /// as on a drop (wholesale when nothing else shares it).
     pub fn clear(&mut self) {
         if self.undo.active() {
             let mut undo = std::mem::take(&mut self.undo);
@@ -195,22 +195,14 @@ impl ShaMap {
             }
             self.undo = undo;
         }
-        let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
-        match Arc::get_mut(&mut self.arena) {
-            Some(arena) => {
-                let arena = arena.get_mut().unwrap_or_else(PoisonError::into_inner);
-                let fresh = NodeArena::with_policy(*arena.classes(), arena.policy());
-                let mut old = std::mem::replace(arena, fresh);
-                old.dispose_tree(root);
-                drop(old);
-                self.root = arena.new_inner();
-            }
-            None => {
-                let mut arena = lock(&self.arena);
-                arena.release(root);
-                self.root = arena.new_inner();
-            }
-        }
+        // The empty map starts a fresh arena; the old one goes as on a drop.
+        let mut fresh = {
+            let a = lock(&self.arena);
+            NodeArena::with_policy(*a.classes(), a.policy())
+        };
+        let root = std::mem::replace(&mut self.root, fresh.new_inner());
+        let mut old = std::mem::replace(&mut self.arena, Arc::new(Mutex::new(fresh)));
+        drop_tree(&mut old, root);
         self.len = 0;
         self.pending_writes = 0;
     }
