@@ -480,17 +480,37 @@ impl NodeArena {
     }
 
     /// A deep copy, into this arena, of a tree from any arena (stored hashes
-    /// included).
+    /// included). Children are copied before their parent and each inner
+    /// node is made once in its final size class, so the copy is laid out as
+    /// [`ShaMap::from_sorted`](crate::ShaMap::from_sorted) lays out a map: the
+    /// leaves in key order, each class pool's inner nodes in key order
+    /// (parents after children), no chunk freed along the way.
     pub(crate) fn clone_tree(&mut self, src: &NodeBox) -> NodeBox {
+        let mut frames = Vec::new();
+        self.clone_below(src, 0, &mut frames)
+    }
+
+    /// [`clone_tree`](Self::clone_tree) at `depth`, with one reusable
+    /// children buffer per depth in `frames`.
+    fn clone_below(
+        &mut self,
+        src: &NodeBox,
+        depth: usize,
+        frames: &mut Vec<Vec<(Nibble, NodeBox)>>,
+    ) -> NodeBox {
         let mut out = if let Some(leaf) = src.leaf() {
             self.new_leaf(leaf.key(), leaf.data())
         } else {
             let inner = src.inner().expect("not a leaf");
-            let mut out = self.new_inner();
-            for (child, b) in inner.children().iter().zip(inner.mask().branches()) {
-                let c = self.clone_tree(child);
-                self.insert_child(&mut out, b, c);
+            if frames.len() <= depth {
+                frames.resize_with(depth + 1, Vec::new);
             }
+            let mut children = std::mem::take(&mut frames[depth]);
+            for (child, b) in inner.children().iter().zip(inner.mask().branches()) {
+                children.push((b, self.clone_below(child, depth + 1, frames)));
+            }
+            let out = self.new_inner_from(&mut children);
+            frames[depth] = children;
             out
         };
         out.set_hash(*src.hash());

@@ -207,6 +207,35 @@ impl ShaMap {
         self.pending_writes = 0;
     }
 
+    /// Lays the map's nodes out anew, in key order, in a fresh arena, and
+    /// lets the old one go as on a drop. O(n): every node is copied once,
+    /// stored hashes (and stale marks) included, so contents, root hash,
+    /// options and open undo sessions are unchanged.
+    ///
+    /// Two things come back. Memory: free chunks left by removals and by
+    /// inner nodes that changed size class return to the system, since the
+    /// fresh pools hold exactly the live nodes. Speed: a map grown by random
+    /// writes has its nodes scattered through its pools; laid out in key
+    /// order (as [`ShaMap::from_sorted`] builds one), later rehashing and
+    /// batched writes touch fewer distinct memory pages (`docs/design.md`,
+    /// "Compaction", has the measurements).
+    ///
+    /// Snapshots taken before keep the old arena and their nodes, which the
+    /// map no longer shares: while they live, memory holds both copies.
+    pub fn compact(&mut self) {
+        let mut fresh = {
+            let a = lock(&self.arena);
+            NodeArena::with_policy(*a.classes(), a.policy())
+        };
+        let copy = {
+            let _old = lock(&self.arena);
+            fresh.clone_tree(&self.root)
+        };
+        let root = std::mem::replace(&mut self.root, copy);
+        let mut old = std::mem::replace(&mut self.arena, Arc::new(Mutex::new(fresh)));
+        drop_tree(&mut old, root);
+    }
+
     fn write(
         &mut self,
         key: Key,
