@@ -294,11 +294,14 @@ fn simd_prefix<const D: usize>(
         Backend::Scalar => return 0,
     };
     let mut k = 0;
+    // One padding buffer per group, reloaded for each call.
+    let mut x8 = None;
+    let mut x4 = None;
     while n - k >= min_fill {
         let take = (n - k).min(lanes);
         let done = match backend {
-            Backend::Avx512x8 => lanes_x8(k, take, at, msgs, out),
-            _ => lanes_x4(k, take, at, msgs, out),
+            Backend::Avx512x8 => lanes_x8(&mut x8, k, take, at, msgs, out),
+            _ => lanes_x4(&mut x4, k, take, at, msgs, out),
         };
         if !done {
             break;
@@ -311,17 +314,25 @@ fn simd_prefix<const D: usize>(
 /// Hashes `take` (1..=8) messages `at(k)..` in one 8-lane call; `false` if
 /// the CPU cannot (nothing written).
 #[cfg(target_arch = "x86_64")]
-fn lanes_x8<const D: usize>(
+fn lanes_x8<'a, const D: usize>(
+    buf: &mut Option<LaneBlocks<'a, 8>>,
     k: usize,
     take: usize,
     at: &impl Fn(usize) -> usize,
-    msgs: &[&[u8]],
+    msgs: &[&'a [u8]],
     out: &mut [[u8; D]],
 ) -> bool {
     let first = msgs[at(k)];
     let lanes: [&[u8]; 8] =
         core::array::from_fn(|j| if j < take { msgs[at(k + j)] } else { first });
-    let Some(states) = avx512::hash(&LaneBlocks::new(lanes)) else {
+    let src = match buf {
+        Some(b) => {
+            b.load(lanes);
+            b
+        }
+        None => buf.insert(LaneBlocks::new(lanes)),
+    };
+    let Some(states) = avx512::hash(src) else {
         return false;
     };
     for (j, state) in states.iter().enumerate().take(take) {
@@ -333,17 +344,25 @@ fn lanes_x8<const D: usize>(
 /// Hashes `take` (1..=4) messages `at(k)..` in one 4-lane call; `false` if
 /// the CPU cannot (nothing written).
 #[cfg(target_arch = "x86_64")]
-fn lanes_x4<const D: usize>(
+fn lanes_x4<'a, const D: usize>(
+    buf: &mut Option<LaneBlocks<'a, 4>>,
     k: usize,
     take: usize,
     at: &impl Fn(usize) -> usize,
-    msgs: &[&[u8]],
+    msgs: &[&'a [u8]],
     out: &mut [[u8; D]],
 ) -> bool {
     let first = msgs[at(k)];
     let lanes: [&[u8]; 4] =
         core::array::from_fn(|j| if j < take { msgs[at(k + j)] } else { first });
-    let Some(states) = avx2::hash(&LaneBlocks::new(lanes)) else {
+    let src = match buf {
+        Some(b) => {
+            b.load(lanes);
+            b
+        }
+        None => buf.insert(LaneBlocks::new(lanes)),
+    };
+    let Some(states) = avx2::hash(src) else {
         return false;
     };
     for (j, state) in states.iter().enumerate().take(take) {

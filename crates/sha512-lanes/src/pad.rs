@@ -38,29 +38,46 @@ impl<'a, const L: usize> LaneBlocks<'a, L> {
     /// # Panics
     /// If the messages do not all have the same [`block_count`].
     pub(crate) fn new(msgs: [&'a [u8]; L]) -> Self {
+        let mut s = Self {
+            full: [&[]; L],
+            tails: [[[0u8; BLOCK]; 2]; L],
+            nblocks: 1,
+        };
+        s.load(msgs);
+        s
+    }
+
+    /// Reuses this value for another `L` messages. Only the bytes the new
+    /// tails use are written (leftover bytes, `0x80`, the zeros up to the
+    /// length field, the length), so a batch of calls does not clear the
+    /// whole 2 KiB of tails each time (for one-block messages that
+    /// clearing cost about as much as the padding itself).
+    ///
+    /// # Panics
+    /// If the messages do not all have the same [`block_count`].
+    pub(crate) fn load(&mut self, msgs: [&'a [u8]; L]) {
         let nblocks = msgs.first().map_or(1, |m| block_count(m.len()));
         assert!(
             msgs.iter().all(|m| block_count(m.len()) == nblocks),
             "lanes must have equal padded block counts"
         );
-        let mut full: [&'a [[u8; BLOCK]]; L] = [&[]; L];
-        let mut tails = [[[0u8; BLOCK]; 2]; L];
-        for ((msg, full), tail) in msgs.iter().zip(full.iter_mut()).zip(tails.iter_mut()) {
+        for ((msg, full), tail) in msgs
+            .iter()
+            .zip(self.full.iter_mut())
+            .zip(self.tails.iter_mut())
+        {
             let (blocks, rest) = msg.as_chunks::<BLOCK>();
             *full = blocks;
             let tail_blocks = nblocks - blocks.len(); // 1 or 2
             let flat = tail.as_flattened_mut();
+            let end = tail_blocks * BLOCK;
             flat[..rest.len()].copy_from_slice(rest);
             flat[rest.len()] = 0x80;
+            flat[rest.len() + 1..end - 16].fill(0);
             let bits = (msg.len() as u128) * 8;
-            let end = tail_blocks * BLOCK;
             flat[end - 16..end].copy_from_slice(&bits.to_be_bytes());
         }
-        Self {
-            full,
-            tails,
-            nblocks,
-        }
+        self.nblocks = nblocks;
     }
 
     /// Blocks per lane.

@@ -132,6 +132,32 @@ fn same_block_count_different_lengths_share_lanes() {
     }
 }
 
+/// Consecutive SIMD calls of one batch reuse their padding buffers; lengths
+/// that shrink from call to call (same block count, so the fast path keeps
+/// the order) must not leave a longer message's bytes in a shorter one's
+/// padding.
+#[test]
+fn shrinking_lengths_across_calls_of_one_batch() {
+    let mut rng = Rng(5);
+    for range in [0..112usize, 112..240, 240..368, 496..624] {
+        let mut lens: Vec<usize> = range.rev().collect();
+        let owned: Vec<Vec<u8>> = lens.iter().map(|&len| rng.bytes(len)).collect();
+        let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        for backend in supported() {
+            check(backend, &msgs, "descending lengths");
+        }
+        // And in a scrambled order.
+        for i in (1..lens.len()).rev() {
+            lens.swap(i, rng.below(i + 1));
+        }
+        let owned: Vec<Vec<u8>> = lens.iter().map(|&len| vec![0xFF; len]).collect();
+        let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        for backend in supported() {
+            check(backend, &msgs, "scrambled lengths of 0xFF bytes");
+        }
+    }
+}
+
 #[test]
 fn inner_node_516_bytes_large_batch() {
     let mut rng = Rng(4);
