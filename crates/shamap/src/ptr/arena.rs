@@ -506,7 +506,19 @@ impl NodeArena {
                 frames.resize_with(depth + 1, Vec::new);
             }
             let mut children = std::mem::take(&mut frames[depth]);
-            for (child, b) in inner.children().iter().zip(inner.mask().branches()) {
+            // The children are hinted all at once, and while one child is
+            // copied the next one's children are: a tree grown by random
+            // writes has its nodes anywhere, so most of them are misses.
+            let kids = inner.children();
+            for c in kids {
+                c.prefetch_chunk();
+            }
+            for (i, (child, b)) in kids.iter().zip(inner.mask().branches()).enumerate() {
+                if let Some(next) = kids.get(i + 1).and_then(NodeBox::inner) {
+                    for g in next.children() {
+                        g.prefetch_chunk();
+                    }
+                }
                 children.push((b, self.clone_below(child, depth + 1, frames)));
             }
             let out = self.new_inner_from(&mut children);
