@@ -484,7 +484,11 @@ fn update_blocks(
         let batch = gen_block(rng, keys, args.block);
         let mut roots = [[shamap::Hash256::ZERO; 2]; 2];
         // Alternate which layout goes first.
-        let order = if blocks.is_multiple_of(2) { [0, 1] } else { [1, 0] };
+        let order = if blocks.is_multiple_of(2) {
+            [0, 1]
+        } else {
+            [1, 0]
+        };
         for which in order {
             let m = if which == 0 { &mut *map } else { &mut packed };
             let t = Instant::now();
