@@ -196,13 +196,9 @@ impl ShaMap {
             self.undo = undo;
         }
         // The empty map starts a fresh arena; the old one goes as on a drop.
-        let mut fresh = {
-            let a = lock(&self.arena);
-            NodeArena::with_policy(*a.classes(), a.policy())
-        };
-        let root = std::mem::replace(&mut self.root, fresh.new_inner());
-        let mut old = std::mem::replace(&mut self.arena, Arc::new(Mutex::new(fresh)));
-        drop_tree(&mut old, root);
+        let mut fresh = self.fresh_arena();
+        let root = fresh.new_inner();
+        self.replace_arena(fresh, root);
         self.len = 0;
         self.pending_writes = 0;
     }
@@ -223,17 +219,23 @@ impl ShaMap {
     /// Snapshots taken before keep the old arena and their nodes, which the
     /// map no longer shares: while they live, memory holds both copies.
     pub fn compact(&mut self) {
-        let mut fresh = {
-            let a = lock(&self.arena);
-            NodeArena::with_policy(*a.classes(), a.policy())
-        };
-        let copy = {
-            let _old = lock(&self.arena);
-            fresh.clone_tree(&self.root)
-        };
-        let root = std::mem::replace(&mut self.root, copy);
-        let mut old = std::mem::replace(&mut self.arena, Arc::new(Mutex::new(fresh)));
-        drop_tree(&mut old, root);
+        let mut fresh = self.fresh_arena();
+        let root = fresh.clone_tree(&self.root);
+        self.replace_arena(fresh, root);
+    }
+
+    /// An empty arena with this map's size classes and huge-page policy.
+    fn fresh_arena(&self) -> NodeArena {
+        let a = lock(&self.arena);
+        NodeArena::with_policy(*a.classes(), a.policy())
+    }
+
+    /// Moves the map to `arena` with `root` (a tree in it), letting the old
+    /// arena and tree go as on a drop.
+    fn replace_arena(&mut self, arena: NodeArena, root: NodeBox) {
+        let old_root = std::mem::replace(&mut self.root, root);
+        let mut old = std::mem::replace(&mut self.arena, Arc::new(Mutex::new(arena)));
+        drop_tree(&mut old, old_root);
     }
 
     fn write(
@@ -392,10 +394,7 @@ impl Clone for ShaMap {
     /// has the contents and options but no open undo sessions: it starts
     /// with everything committed.
     fn clone(&self) -> ShaMap {
-        let mut arena = {
-            let a = lock(&self.arena);
-            NodeArena::with_policy(*a.classes(), a.policy())
-        };
+        let mut arena = self.fresh_arena();
         let root = arena.clone_tree(&self.root);
         ShaMap {
             kind: self.kind,
