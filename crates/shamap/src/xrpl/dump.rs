@@ -30,6 +30,8 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
+mod fast;
+
 use crate::error::ParseHexError;
 use crate::hash::{decode_hex, Hash256, Key};
 use crate::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
@@ -497,17 +499,43 @@ pub fn parse(input: &[u8]) -> Result<LedgerDump, DumpError> {
     if input.iter().all(u8::is_ascii_whitespace) {
         return Err(DumpError::EmptyInput);
     }
+    match fast::parse(input) {
+        Some(dump) => Ok(dump),
+        None => read_dom(input),
+    }
+}
+
+/// [`parse`] through a full `serde_json::Value` of the document: the
+/// reference the fast path must agree with, and the path for every input
+/// the fast path declines (all errors among them). Public for the fuzz
+/// target that compares the two.
+#[doc(hidden)]
+pub fn parse_dom(input: &[u8]) -> Result<LedgerDump, DumpError> {
+    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
+    if input.iter().all(u8::is_ascii_whitespace) {
+        return Err(DumpError::EmptyInput);
+    }
+    read_dom(input)
+}
+
+/// [`parse_dom`] after the byte-order mark and the blank check.
+fn read_dom(input: &[u8]) -> Result<LedgerDump, DumpError> {
     let root: Value = serde_json::from_slice(input).map_err(json_error)?;
     let Value::Object(root) = root else {
         return Err(DumpError::TopLevelNotObject);
     };
-    check_server_error(&root)?;
+    read_document(&root)
+}
+
+/// Everything [`parse`] reads from a document's top-level object.
+fn read_document(root: &Object) -> Result<LedgerDump, DumpError> {
+    check_server_error(root)?;
     let body = match root.get("result") {
         Some(Value::Object(result)) => {
             check_server_error(result)?;
             result
         }
-        _ => &root,
+        _ => root,
     };
 
     let ledger = object_field(body, "ledger")?;
@@ -1295,6 +1323,146 @@ mod tests {
                 parse(&LEDGER_38129[..cut]).is_err(),
                 "prefix of {cut} bytes"
             );
+        }
+    }
+
+    /// The fast path answers for the shipped dumps (so it is not simply
+    /// declining everything), with what the full parse gives.
+    #[test]
+    fn fast_path_reads_the_shipped_dumps() {
+        for input in [LEDGER_38129, TESTNET_42089779] {
+            let fast = super::fast::parse(input).expect("the fast path answers");
+            assert_eq!(Ok(fast), parse_dom(input));
+        }
+    }
+
+    /// Variants around every rule the fast path must follow or decline on:
+    /// `parse` (fast path first) always equals `parse_dom`.
+    #[test]
+    fn fast_path_agrees_with_the_full_parse() {
+        let id = transaction_id(&[0x12, 0, 0]).to_hex();
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let entries = [
+            format!(r#"{{"index": "{KEY1}", "data": "AB"}}"#),
+            format!(r#"{{"hash": "{KEY1}", "tx_blob": "AB", "extra": 1.5e3, "flag": true}}"#),
+            format!(r#"{{"index": "{KEY1}", "data": null, "tx_blob": "AB"}}"#),
+            format!(r#"{{"index": "{KEY1}", "data": "AB", "data": null}}"#),
+            format!(r#"{{"index": "{KEY1}", "data": "AB", "index": "{KEY2}"}}"#),
+            format!(r#"{{"index": "{KEY1}", "data": "A\u0042"}}"#),
+            format!(r#"{{"ind\u0065x": "{KEY1}", "data": "AB"}}"#),
+            format!(r#"{{"index": "{KEY1}", "data": "AB", "junk": {{"a": 1}}}}"#),
+            format!(
+                r#"{{"index": "{KEY1}", "data": "AB", "junk": {}}}"#,
+                deep(130)
+            ),
+            format!(r#"{{"index": "{KEY1}", "data": 12}}"#),
+            format!(r#"{{"index": "{KEY1}"}}"#),
+            format!(r#"{{"index": "{KEY1}", "LedgerEntryType": "AccountRoot"}}"#),
+            format!(r#"{{"index": "{}", "data": "AB"}}"#, "0".repeat(64)),
+            format!(r#"{{"index": "{}", "data": "AB"}}"#, &KEY1[..62]),
+            format!(r#"{{"index": "0x{}", "data": "AB"}}"#, &KEY1[2..]),
+            format!(r#"{{"index": "{KEY1}", "data": "ABC"}}"#),
+            format!(r#""{KEY1}""#),
+            "[]".to_owned(),
+            "7".to_owned(),
+        ];
+        let txs = [
+            format!(r#"{{"tx_blob": "120000", "meta": "01", "hash": "{id}"}}"#),
+            r#"{"tx_blob": "120000", "meta_blob": "01"}"#.to_owned(),
+            format!(r#"{{"tx_blob": "120000", "meta": "01", "hash": "{H_A}"}}"#),
+            r#"{"tx_blob": "120000", "metaData": {}}"#.to_owned(),
+            r#"{"tx_json": {}, "meta": "01"}"#.to_owned(),
+            r#"{"tx_blob": "120000", "meta": null, "meta_blob": "01"}"#.to_owned(),
+        ];
+        let mut docs = Vec::new();
+        for e in &entries {
+            for shape in [
+                "{\"ledger\": {\"accountState\": [@]}}",
+                "{\"result\": {\"ledger\": {\"accountState\": [@]}, \"status\": \"success\"}}",
+                "{\"accountState\": [@], \"ledger_index\": 5}",
+                "{\"result\": {\"state\": [@], \"ledger_index\": 5, \"marker\": \"AB\"}}",
+                "{\"accountState\": [@], \"result\": {\"ledger_index\": 5}}",
+            ] {
+                docs.push(shape.replace('@', e));
+            }
+            docs.push(format!(r#"{{"ledger": {{"accountState": [{e}, {e}]}}}}"#));
+        }
+        for t in &txs {
+            docs.push(format!(r#"{{"ledger": {{"transactions": [{t}]}}}}"#));
+            docs.push(format!(
+                r#"{{"header": {{"ledger_index": 1}}, "transactions": [{t}]}}"#
+            ));
+        }
+        let e = &entries[0];
+        docs.extend([
+            format!(r#"{{"ledger": {{"accountState": [{e}]}}, "accountState": [{e}]}}"#),
+            format!(r#"{{"accountState": [{e}], "state": [{e}]}}"#),
+            format!(r#"{{"accountState": [{e}], "accountState": 5}}"#),
+            format!(r#"{{"accountState": 5, "accountState": [{e}]}}"#),
+            format!(r#"{{"accountState": {{"0": {e}}}}}"#),
+            r#"{"accountState": null, "ledger_index": 3}"#.to_owned(),
+            r#"{"accountState": [], "ledger_index": 3}"#.to_owned(),
+            format!(r#"{{"accountState": [{e}], "error": "lgrNotFound"}}"#),
+            format!(r#"{{"result": {{"accountState": [{e}], "status": "error"}}}}"#),
+            format!(r#"{{"accountState": [{e}], "x": {}}}"#, deep(100)),
+            format!(r#"{{"accountState": [{e}], "x": {}}}"#, deep(127)),
+            format!(r#"{{"accountState": [{e}], "x": {}}}"#, deep(130)),
+            format!(r#"{{"accountState": [{e}], "x": "[[[[\"\\"}}"#),
+            format!(r#"{{"accountState": [{e}]}} trailing"#),
+            format!(r#"{{"accountState": [{e}],}}"#),
+            format!(r#"{{"ledger": [], "accountState": [{e}]}}"#),
+            format!(r#"{{"ledger": {{"ledger": {{"accountState": [{e}]}}}}}}"#),
+            format!(r#"{{"result": {{"result": {{"accountState": [{e}]}}}}}}"#),
+            format!(r#"{{"result": 5, "accountState": [{e}]}}"#),
+            format!(r#"{{"ledger": {{"accountState": [{e}], "ledger_index": "x"}}}}"#),
+            format!(r#"{{"ledger_index": 38129, "accountState": [{e}], "seqNum": "38130"}}"#),
+            "[1, 2]".to_owned(),
+            "{\"accountState\": [".to_owned(),
+        ]);
+        let mut answered = 0;
+        for doc in &docs {
+            assert_eq!(parse(doc.as_bytes()), parse_dom(doc.as_bytes()), "{doc}");
+            answered += usize::from(super::fast::parse(doc.as_bytes()).is_some());
+        }
+        // Not a test of declining alone: the common forms are answered.
+        assert!(
+            answered >= 40,
+            "fast path answered {answered} of {}",
+            docs.len()
+        );
+        // Two byte-order marks: only the first is skipped, by either path
+        // (found by the fuzz target: the fallback skipped a second one).
+        let twice = b"\xEF\xBB\xBF\xEF\xBB\xBF{\"ledger_index\": 1}";
+        assert_eq!(parse(twice), parse_dom(twice));
+        let mut bad_utf8 = docs[0].clone().into_bytes();
+        bad_utf8.insert(bad_utf8.len() - 2, 0xFF);
+        assert_eq!(parse(&bad_utf8), parse_dom(&bad_utf8));
+    }
+
+    /// Seeded random damage to a real dump: byte flips, insertions and
+    /// cuts, each read both ways.
+    #[test]
+    fn fast_path_agrees_on_damaged_dumps() {
+        use rand::{rngs::SmallRng, Rng, SeedableRng};
+        let seed = 0x0064_756d;
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let pieces: &[&[u8]] = &[
+            b"\"", b"\\", b"[", b"]", b"{", b"}", b",", b":", b"null", b"0", b"x",
+        ];
+        for round in 0..400 {
+            let mut doc = LEDGER_38129.to_vec();
+            for _ in 0..rng.gen_range(1..4) {
+                let at = rng.gen_range(0..doc.len());
+                match rng.gen_range(0..3) {
+                    0 => doc[at] = rng.gen(),
+                    1 => {
+                        let p = pieces[rng.gen_range(0..pieces.len())];
+                        doc.splice(at..at, p.iter().copied());
+                    }
+                    _ => doc.truncate(at.max(1)),
+                }
+            }
+            assert_eq!(parse(&doc), parse_dom(&doc), "seed {seed} round {round}");
         }
     }
 }
