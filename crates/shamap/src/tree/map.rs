@@ -214,7 +214,9 @@ impl ShaMap {
     /// writes has its nodes scattered through its pools; laid out in key
     /// order (as [`ShaMap::from_sorted`] builds one), later rehashing and
     /// batched writes touch fewer distinct memory pages (`docs/design.md`,
-    /// "Compaction", has the measurements).
+    /// "Layout in memory and `compact()`", has the measurements: at 1M
+    /// entries a root from scratch 0.73–0.75× the time, `apply` blocks
+    /// 0.89×).
     ///
     /// Snapshots taken before keep the old arena and their nodes, which the
     /// map no longer shares: while they live, memory holds both copies.
