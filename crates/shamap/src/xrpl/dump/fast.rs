@@ -65,26 +65,27 @@ pub(super) fn parse(input: &[u8]) -> Option<LedgerDump> {
         root.get("result")?.as_object()?
     };
     let ledger = match body_obj.get("ledger") {
-        Some(Value::Object(_)) if body.is_empty() => "ledger".to_owned(),
-        Some(Value::Object(_)) => format!("{body}.ledger"),
-        _ => String::from("\0none"),
+        Some(Value::Object(_)) if body.is_empty() => Some("ledger".to_owned()),
+        Some(Value::Object(_)) => Some(format!("{body}.ledger")),
+        _ => None,
     };
+    let ledger = ledger.as_deref();
     let mut unread: Vec<bool> = vec![true; lists.len()];
-    let mut find = |places: &[(&str, &str)]| {
+    let mut find = |places: &[(Option<&str>, &str)]| {
         let i = lists.iter().position(|l| {
             places
                 .iter()
-                .any(|&(path, name)| l.path == path && l.name == name)
+                .any(|&(path, name)| path == Some(l.path.as_str()) && l.name == name)
         })?;
         unread[i] = false;
         Some(lists[i].raw)
     };
     let state = find(&[
-        (&ledger, "accountState"),
-        (body, "accountState"),
-        (body, "state"),
+        (ledger, "accountState"),
+        (Some(body), "accountState"),
+        (Some(body), "state"),
     ]);
-    let transactions = find(&[(&ledger, "transactions"), (body, "transactions")]);
+    let transactions = find(&[(ledger, "transactions"), (Some(body), "transactions")]);
     if let Some(raw) = state {
         dump.state = Some(entries(raw, state_entry)?);
     }
