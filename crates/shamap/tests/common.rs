@@ -86,6 +86,18 @@ pub fn random_data(rng: &mut SmallRng, max: usize) -> Vec<u8> {
     (0..len).map(|_| rng.gen()).collect()
 }
 
+/// True when `len` and `items` (in order) are exactly the model's.
+pub fn same_items<'a>(
+    len: usize,
+    items: impl Iterator<Item = (&'a Key, &'a [u8])>,
+    model: &std::collections::BTreeMap<Key, Vec<u8>>,
+) -> bool {
+    len == model.len()
+        && items
+            .map(|(k, v)| (*k, v))
+            .eq(model.iter().map(|(k, v)| (*k, &v[..])))
+}
+
 /// The known-answer vectors shipped in `../shared`.
 pub fn vectors() -> serde_json::Value {
     let path = concat!(

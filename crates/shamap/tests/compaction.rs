@@ -8,7 +8,7 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 use shamap::{Key, MapKind, ShaMap};
 
-use crate::common::{oracle_root, random_data, random_key, rng};
+use crate::common::{oracle_root, random_data, random_key, rng, same_items};
 
 /// Data of every length class: empty, short, pooled, over 1 KiB (own
 /// allocation) and over 65534 bytes (length stored in the chunk).
@@ -52,10 +52,29 @@ fn churned(n: usize, seed: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>, SmallRng) {
 }
 
 fn same(m: &ShaMap, model: &BTreeMap<Key, Vec<u8>>) -> bool {
-    m.len() == model.len()
-        && m.iter()
-            .map(|(k, v)| (*k, v))
-            .eq(model.iter().map(|(k, v)| (*k, &v[..])))
+    same_items(m.len(), m.iter(), model)
+}
+
+/// `adds` random upserts, then the removal of every `step`-th key of the
+/// model, on `m` and `model` alike.
+fn more_writes(
+    m: &mut ShaMap,
+    model: &mut BTreeMap<Key, Vec<u8>>,
+    r: &mut SmallRng,
+    adds: usize,
+    step: usize,
+) {
+    for _ in 0..adds {
+        let k = random_key(r);
+        let d = mixed_data(r);
+        m.upsert(k, &d).expect("upsert");
+        model.insert(k, d);
+    }
+    let gone: Vec<Key> = model.keys().copied().step_by(step).collect();
+    for k in &gone {
+        m.remove(k).expect("present");
+        model.remove(k);
+    }
 }
 
 #[test]
@@ -84,17 +103,7 @@ fn compact_keeps_contents_hashes_and_stale_marks() {
     );
     m.check().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     // The compacted map goes on taking writes.
-    for _ in 0..2_000 {
-        let k = random_key(&mut r);
-        let d = mixed_data(&mut r);
-        m.upsert(k, &d).expect("upsert");
-        model.insert(k, d);
-    }
-    let gone: Vec<Key> = model.keys().copied().step_by(3).collect();
-    for k in &gone {
-        m.remove(k).expect("present");
-        model.remove(k);
-    }
+    more_writes(&mut m, &mut model, &mut r, 2_000, 3);
     assert_eq!(
         m.root_hash(),
         oracle_root(MapKind::AccountState, &model),
@@ -170,28 +179,14 @@ fn compact_leaves_snapshots_and_sessions_alone() {
     // A session opened before compacting is undone after it.
     m.begin_session();
     let mut changed = model.clone();
-    for _ in 0..500 {
-        let k = random_key(&mut r);
-        let d = mixed_data(&mut r);
-        m.upsert(k, &d).expect("upsert");
-        changed.insert(k, d);
-    }
-    let gone: Vec<Key> = model.keys().copied().step_by(4).collect();
-    for k in &gone {
-        m.remove(k).expect("present");
-        changed.remove(k);
-    }
+    more_writes(&mut m, &mut changed, &mut r, 500, 4);
     m.compact();
     m.check().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     assert!(same(&m, &changed), "seed {seed}: session writes kept");
     // The snapshot still reads its own version from the old arena.
     assert_eq!(snap.root_hash(), snap_root);
     assert!(
-        snap.len() == model.len()
-            && snap
-                .iter()
-                .map(|(k, v)| (*k, v))
-                .eq(model.iter().map(|(k, v)| (*k, &v[..]))),
+        same_items(snap.len(), snap.iter(), &model),
         "seed {seed}: snapshot contents"
     );
     m.undo().expect("a session is open");

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use rand::Rng;
 use shamap::{Key, MapError, MapKind, ShaMap, Snapshot};
 
-use crate::common::{key_near, oracle_root, random_data, random_key, rng};
+use crate::common::{key_near, oracle_root, random_data, random_key, rng, same_items};
 
 fn filled(n: usize, seed: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>) {
     let mut r = rng("versions-fill", seed);
@@ -22,10 +22,7 @@ fn filled(n: usize, seed: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>) {
 }
 
 fn same_contents(s: &Snapshot, model: &BTreeMap<Key, Vec<u8>>) -> bool {
-    s.len() == model.len()
-        && s.iter()
-            .map(|(k, v)| (*k, v))
-            .eq(model.iter().map(|(k, v)| (*k, &v[..])))
+    same_items(s.len(), s.iter(), model)
 }
 
 #[test]
