@@ -325,13 +325,7 @@ fn lanes_x8<'a, const D: usize>(
     let first = msgs[at(k)];
     let lanes: [&[u8]; 8] =
         core::array::from_fn(|j| if j < take { msgs[at(k + j)] } else { first });
-    let src = match buf {
-        Some(b) => {
-            b.load(lanes);
-            b
-        }
-        None => buf.insert(LaneBlocks::new(lanes)),
-    };
+    let src = LaneBlocks::reuse(buf, lanes);
     let Some(states) = avx512::hash(src) else {
         return false;
     };
@@ -355,13 +349,7 @@ fn lanes_x4<'a, const D: usize>(
     let first = msgs[at(k)];
     let lanes: [&[u8]; 4] =
         core::array::from_fn(|j| if j < take { msgs[at(k + j)] } else { first });
-    let src = match buf {
-        Some(b) => {
-            b.load(lanes);
-            b
-        }
-        None => buf.insert(LaneBlocks::new(lanes)),
-    };
+    let src = LaneBlocks::reuse(buf, lanes);
     let Some(states) = avx2::hash(src) else {
         return false;
     };

@@ -47,6 +47,18 @@ impl<'a, const L: usize> LaneBlocks<'a, L> {
         s
     }
 
+    /// The buffer in `slot` loaded with `msgs`, made on first use: one
+    /// buffer serves all the calls of a group.
+    pub(crate) fn reuse<'s>(slot: &'s mut Option<Self>, msgs: [&'a [u8]; L]) -> &'s mut Self {
+        match slot {
+            Some(b) => {
+                b.load(msgs);
+                b
+            }
+            None => slot.insert(Self::new(msgs)),
+        }
+    }
+
     /// Reuses this value for another `L` messages. Only the bytes the new
     /// tails use are written (leftover bytes, `0x80`, the zeros up to the
     /// length field, the length), so a batch of calls does not clear the

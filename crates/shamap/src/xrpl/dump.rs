@@ -495,10 +495,7 @@ fn concat<T>(a: Option<Vec<T>>, b: Option<Vec<T>>) -> Option<Vec<T>> {
 /// Reads one file's bytes: a rippled or Clio `ledger` response, a
 /// `ledger_data` page, or a bare ledger object (see the module docs).
 pub fn parse(input: &[u8]) -> Result<LedgerDump, DumpError> {
-    let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
-    if input.iter().all(u8::is_ascii_whitespace) {
-        return Err(DumpError::EmptyInput);
-    }
+    let input = document(input)?;
     match fast::parse(input) {
         Some(dump) => Ok(dump),
         None => read_dom(input),
@@ -511,14 +508,19 @@ pub fn parse(input: &[u8]) -> Result<LedgerDump, DumpError> {
 /// target that compares the two.
 #[doc(hidden)]
 pub fn parse_dom(input: &[u8]) -> Result<LedgerDump, DumpError> {
+    read_dom(document(input)?)
+}
+
+/// The input past one byte-order mark; blank input is an error.
+fn document(input: &[u8]) -> Result<&[u8], DumpError> {
     let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
     if input.iter().all(u8::is_ascii_whitespace) {
         return Err(DumpError::EmptyInput);
     }
-    read_dom(input)
+    Ok(input)
 }
 
-/// [`parse_dom`] after the byte-order mark and the blank check.
+/// [`parse_dom`] after [`document`].
 fn read_dom(input: &[u8]) -> Result<LedgerDump, DumpError> {
     let root: Value = serde_json::from_slice(input).map_err(json_error)?;
     let Value::Object(root) = root else {
