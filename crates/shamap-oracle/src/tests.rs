@@ -5,7 +5,7 @@ use serde_json::Value;
 
 const VECTORS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/vectors/shamap-vectors.json"
+    "/../../data/vectors/shamap-vectors.json"
 );
 
 fn vectors() -> Value {

@@ -98,13 +98,13 @@ pub fn same_items<'a>(
             .eq(model.iter().map(|(k, v)| (*k, &v[..])))
 }
 
-/// The known-answer vectors shipped in `../shared`.
+/// The known-answer vectors in `data/vectors/` (sources in `data/README.md`).
 pub fn vectors() -> serde_json::Value {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/vectors/shamap-vectors.json"
+        "/../../data/vectors/shamap-vectors.json"
     );
-    let text = std::fs::read_to_string(path).expect("shared vectors beside the repo");
+    let text = std::fs::read_to_string(path).expect("data/vectors/shamap-vectors.json in the repo");
     serde_json::from_str(&text).expect("vectors are JSON")
 }
 

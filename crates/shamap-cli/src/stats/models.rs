@@ -10,7 +10,7 @@
 //! | dense | 32 hash + our counted padding | `32 + 8·16` = 160 |
 //! | rippled | 56 (leaf node) + 4 (size) + 4 (refcount) = 64 | `64 + 40·cap(n)`, classes {2, 4, 6, 16} |
 //!
-//! rippled's figures are those of `../shared/docs/xrpl-shamap.md`: a 64-byte
+//! rippled's figures are those of `docs/xrpl-shamap.md`: a 64-byte
 //! inner-node object and one child block of `hash[n] ‖ pointer[n]` (40 bytes a
 //! slot) in classes {2, 4, 6, 16}; a 56-byte leaf node holding an item of
 //! 32-byte key, u32 size, u32 reference count and the data inline.
@@ -93,7 +93,7 @@ mod tests {
 
     #[test]
     fn rippled_model_reproduces_the_documented_figure() {
-        // The figure in ../shared/docs/xrpl-shamap.md: 359,620 inner nodes
+        // The figure in docs/xrpl-shamap.md: 359,620 inner nodes
         // per 1M random keys with 5.01 slots each gives about 159 B/entry.
         let per_entry = RIPPLED_LEAF as f64
             + 0.359_62 * (RIPPLED_INNER_OBJECT as f64 + 5.01 * RIPPLED_SLOT as f64);
