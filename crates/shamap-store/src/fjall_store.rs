@@ -76,7 +76,9 @@ impl FjallStore {
     ) -> Result<FjallStore, StoreError> {
         let path = path.as_ref().to_path_buf();
         let loc = path.display().to_string();
-        let err = |e: fjall::Error| StoreError::backend(loc.clone(), format!("cannot open: {e}"));
+        let err = |e: fjall::Error| {
+            StoreError::backend(loc.clone(), format!("cannot open: {}", in_words(&e)))
+        };
         let db = Database::builder(&path)
             .cache_size(opts.cache_bytes)
             .open()
@@ -125,10 +127,10 @@ impl FjallStore {
 
     /// Moves everything from the write buffers into table files and waits
     /// (for measuring bytes on disk, or before copying the directory).
+    /// Bounded: a flush that fails (a full disk) is an error, never a wait.
     pub fn flush_memtables(&self) -> Result<(), StoreError> {
         for ks in [&self.nodes, &self.meta] {
-            ks.rotate_memtable_and_wait()
-                .map_err(|e| self.fail("cannot flush", e))?;
+            flush_and_wait(&self.db, ks).map_err(|e| self.fail("cannot flush", e))?;
         }
         Ok(())
     }
@@ -138,8 +140,61 @@ impl FjallStore {
         &self.path
     }
 
-    fn fail(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
-        StoreError::backend(self.location(), format!("{what}: {e}"))
+    fn fail(&self, what: &str, e: impl FjallFailure) -> StoreError {
+        StoreError::backend(self.location(), format!("{what}: {}", e.in_words()))
+    }
+}
+
+/// A failure of the fjall backend, put into words for one error line.
+trait FjallFailure {
+    fn in_words(&self) -> String;
+}
+
+impl FjallFailure for fjall::Error {
+    fn in_words(&self) -> String {
+        in_words(self)
+    }
+}
+
+impl FjallFailure for String {
+    fn in_words(&self) -> String {
+        self.clone()
+    }
+}
+
+impl FjallFailure for &str {
+    fn in_words(&self) -> String {
+        (*self).to_owned()
+    }
+}
+
+impl FjallFailure for std::io::Error {
+    fn in_words(&self) -> String {
+        self.to_string()
+    }
+}
+
+/// fjall's errors print as their `Debug` form (`FjallError: Io(Os { code:
+/// 28, .. })`); this says the same in words (`No space left on device (os
+/// error 28)`).
+fn in_words(e: &fjall::Error) -> String {
+    use fjall::Error as E;
+    match e {
+        E::Io(io) => io.to_string(),
+        E::Storage(fjall::LsmError::Io(io)) => io.to_string(),
+        E::Storage(fjall::LsmError::ChecksumMismatch { .. }) => {
+            "a table block fails its checksum (the files are damaged)".to_owned()
+        }
+        E::Storage(inner) => format!("the table files are unreadable ({inner:?})"),
+        E::Locked => "the store is locked by another process (one writer at a time)".to_owned(),
+        E::Poisoned => {
+            "an earlier write failed (is the disk full?); the store takes no more writes until reopened"
+                .to_owned()
+        }
+        E::JournalRecovery(inner) => format!("the journal cannot be recovered ({inner})"),
+        E::InvalidVersion(v) => format!("not a store of a fjall version this build reads ({v:?})"),
+        E::Unrecoverable => "the store cannot be recovered".to_owned(),
+        other => format!("{other:?}"),
     }
 }
 
@@ -157,11 +212,46 @@ impl Drop for FlushOnDrop {
     fn drop(&mut self) {
         if self.pending.load(std::sync::atomic::Ordering::Relaxed) > 0 {
             for ks in &self.keyspaces {
-                // Best effort: a failure leaves the writes in the journal.
-                let _ = ks.rotate_memtable_and_wait();
+                // Best effort: a failure (a full disk) leaves the writes in
+                // the journal, where the next opening finds them.
+                if flush_and_wait(&self._db, ks).is_err() {
+                    break;
+                }
             }
         }
     }
+}
+
+/// How long [`flush_and_wait`] waits for a flush that neither finishes nor
+/// fails, before it gives up (a stalled device, not a full one: a full one
+/// fails the flush, which the wait sees at once).
+const FLUSH_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Seals `ks`'s write buffer and waits until the background flush has
+/// written it to a table, in bounded time. fjall's own wait polls until no
+/// sealed buffer is left, for ever: a flush that fails (no space left)
+/// stops its worker and poisons the database, and that wait never ends. This
+/// one asks the database after every poll and returns the failure instead.
+fn flush_and_wait(db: &Database, ks: &Keyspace) -> Result<(), String> {
+    let start = std::time::Instant::now();
+    ks.rotate_memtable().map_err(|e| e.to_string())?;
+    while ks.sealed_memtable_count() > 0 {
+        // `persist` fails once a background worker has failed and poisoned
+        // the database; otherwise it only hands the journal's buffer to the
+        // operating system.
+        db.persist(PersistMode::Buffer).map_err(|e| match e {
+            fjall::Error::Poisoned => "a background flush failed (is the disk full?)".to_owned(),
+            e => e.to_string(),
+        })?;
+        if start.elapsed() > FLUSH_DEADLINE {
+            return Err(format!(
+                "a background flush did not finish within {} s",
+                FLUSH_DEADLINE.as_secs()
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    Ok(())
 }
 
 /// Bytes a file takes on disk: allocated blocks where the platform says
@@ -236,9 +326,8 @@ impl NodeStore for FjallStore {
         let pending = self.unflushed.pending.fetch_add(payload, Ordering::Relaxed) + payload;
         if pending > self.memtable_bytes {
             self.unflushed.pending.store(0, Ordering::Relaxed);
-            self.nodes
-                .rotate_memtable_and_wait()
-                .map_err(|e| self.fail("cannot rotate the write buffer", e))?;
+            flush_and_wait(&self.db, &self.nodes)
+                .map_err(|e| self.fail("cannot flush the write buffer", e))?;
         }
         Ok(())
     }
