@@ -15,6 +15,7 @@
 //! - [`import_ledger`] / [`write_snapshot`] / [`write_changed`]: writes
 //!   maps, then records the root in one atomic step ([`meta`]).
 //! - [`gc()`]: mark from the kept roots, sweep the rest.
+//! - [`FaultyStore`]: fails the k-th read, write or sync, for fault tests.
 //! - [`SyncSession`]: `missing_nodes`, `add_root_node`, `add_known_node`
 //!   from wire blobs, each checked against its parent.
 //!
@@ -23,6 +24,7 @@
 pub mod backed;
 pub mod compact;
 pub mod error;
+pub mod fault;
 mod fjall_store;
 pub mod gc;
 pub mod import;
@@ -39,6 +41,7 @@ mod writers;
 
 pub use backed::{BackedMap, BackedOptions, BackedStats};
 pub use error::StoreError;
+pub use fault::{Fault, FaultError, FaultyStore, OpClass, OpCounts};
 pub use fjall_store::{FjallOptions, FjallStore};
 pub use gc::{gc, GcReport};
 pub use import::{
