@@ -255,7 +255,11 @@ mod tests {
         let err = s.put_meta("b", vec![2]).expect_err("second fails");
         assert!(err.to_string().contains("No space left"), "{err}");
         assert!(s.put_meta("c", vec![3]).is_err(), "sticky");
-        assert_eq!(s.get_meta("b").expect("reads pass"), None, "nothing applied");
+        assert_eq!(
+            s.get_meta("b").expect("reads pass"),
+            None,
+            "nothing applied"
+        );
         assert_eq!(s.injected(), 2);
         s.clear();
         s.put_meta("b", vec![2]).expect("cleared");

@@ -52,6 +52,10 @@ pub struct FjallStore {
     nodes: Keyspace,
     meta: Keyspace,
     memtable_bytes: u64,
+    /// Set when opened by [`FjallStore::open_read_only`]: writes are
+    /// refused, and the database runs in this shadow directory (dropped
+    /// last, after the database has closed).
+    shadow: Option<std::sync::Arc<ShadowDir>>,
 }
 
 impl std::fmt::Debug for FjallStore {
@@ -70,16 +74,69 @@ impl FjallStore {
     }
 
     /// Opens (or creates) the store in `path`; see [`FjallStore::open`].
+    /// A store is created only in a directory that does not exist or is
+    /// empty: a non-empty directory that is not a store is refused, never
+    /// filled.
     pub fn open_with(
         path: impl AsRef<Path>,
         opts: &FjallOptions,
     ) -> Result<FjallStore, StoreError> {
         let path = path.as_ref().to_path_buf();
+        refuse_foreign_directory(&path)?;
+        FjallStore::open_in(path.clone(), &path, opts, None)
+    }
+
+    /// Opens the existing store in `path` for reading only, when `path`
+    /// cannot be written (a read-only file system, a directory without
+    /// write permission): fjall writes a lock file and a journal even to
+    /// read, so the database runs in a shadow directory under the system's
+    /// temporary directory, where the store's immutable table files are
+    /// linked and its small mutable files (journal, manifests, version)
+    /// copied. Nothing in `path` is ever written. Writes through the
+    /// returned store are refused with an error that says so.
+    ///
+    /// On a store that can be written, prefer [`FjallStore::open`]: this
+    /// copies the journal (up to its size, 64 MiB by default) and takes no
+    /// lock, so it does not see a writer's later changes.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<FjallStore, StoreError> {
+        let path = path.as_ref().to_path_buf();
+        let loc = path.display().to_string();
+        if !path.join(FJALL_MARKER).is_file() {
+            return Err(StoreError::backend(loc, "no store here"));
+        }
+        let shadow = ShadowDir::mirror(&path)
+            .map_err(|e| StoreError::backend(loc, format!("cannot open read-only: {e}")))?;
+        let dir = shadow.path.clone();
+        FjallStore::open_in(
+            path,
+            &dir,
+            &FjallOptions::default(),
+            Some(std::sync::Arc::new(shadow)),
+        )
+    }
+
+    /// True when opening `e` failed because the directory cannot be
+    /// written (`EROFS`, `EACCES`, `EPERM`): the case for
+    /// [`FjallStore::open_read_only`].
+    pub fn is_unwritable(e: &StoreError) -> bool {
+        matches!(e, StoreError::Backend { message, .. } if message.contains(UNWRITABLE_MARK))
+    }
+
+    /// Opens the database in `dir` (the store's own directory, or its
+    /// shadow) as the store at `path`.
+    fn open_in(
+        path: PathBuf,
+        dir: &Path,
+        opts: &FjallOptions,
+        shadow: Option<std::sync::Arc<ShadowDir>>,
+    ) -> Result<FjallStore, StoreError> {
         let loc = path.display().to_string();
         let err = |e: fjall::Error| {
-            StoreError::backend(loc.clone(), format!("cannot open: {}", in_words(&e)))
+            let unwritable = matches!(&e, fjall::Error::Io(io) if is_unwritable_io(io));
+            let mark = if unwritable { UNWRITABLE_MARK } else { "" };
+            StoreError::backend(loc.clone(), format!("cannot open: {}{mark}", in_words(&e)))
         };
-        let db = Database::builder(&path)
+        let db = Database::builder(dir)
             .cache_size(opts.cache_bytes)
             .open()
             .map_err(err)?;
@@ -113,7 +170,12 @@ impl FjallStore {
                 _db: db_handle,
             }),
             memtable_bytes: opts.memtable_bytes.max(1 << 20),
+            shadow,
         };
+        if store.shadow.is_some() {
+            meta::check_format_read_only(&store)?;
+            return Ok(store);
+        }
         meta::check_format(&store)?;
         // Reopening replays the journal's unflushed writes into memtables;
         // a store last written with a larger write buffer (an import) would
@@ -254,6 +316,111 @@ fn flush_and_wait(db: &Database, ks: &Keyspace) -> Result<(), String> {
     Ok(())
 }
 
+/// A file fjall writes in every database directory it opens.
+const FJALL_MARKER: &str = "version";
+
+/// Appended to an opening error caused by an unwritable directory, so that
+/// [`FjallStore::is_unwritable`] can tell it apart.
+const UNWRITABLE_MARK: &str = " (the directory cannot be written)";
+
+/// Read-only file system, permission denied, operation not permitted.
+fn is_unwritable_io(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(30 | 13 | 1))
+        || e.kind() == std::io::ErrorKind::PermissionDenied
+}
+
+/// Refuses to create a store in an existing, non-empty directory that is
+/// not already one (a mistyped `--db` must not scatter files among a
+/// user's own).
+fn refuse_foreign_directory(path: &Path) -> Result<(), StoreError> {
+    let loc = || path.display().to_string();
+    match std::fs::read_dir(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            Err(StoreError::backend(loc(), "not a directory"))
+        }
+        // Unreadable: fjall's own opening reports it.
+        Err(_) => Ok(()),
+        Ok(mut entries) => {
+            if entries.next().is_none() || path.join(FJALL_MARKER).is_file() {
+                Ok(())
+            } else {
+                Err(StoreError::backend(
+                    loc(),
+                    "a non-empty directory that is not a store; refusing to create one in it",
+                ))
+            }
+        }
+    }
+}
+
+/// The shadow directory of a read-only opening: table and blob files
+/// linked (fjall never changes one once written), everything else copied.
+/// Removed on drop.
+#[derive(Debug)]
+struct ShadowDir {
+    path: PathBuf,
+}
+
+impl ShadowDir {
+    fn mirror(store: &Path) -> std::io::Result<ShadowDir> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "shamap-read-only-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let shadow = ShadowDir { path };
+        let _ = std::fs::remove_dir_all(&shadow.path);
+        std::fs::create_dir_all(&shadow.path)?;
+        let store = std::fs::canonicalize(store)?;
+        let mut stack = vec![PathBuf::new()];
+        while let Some(rel) = stack.pop() {
+            for entry in std::fs::read_dir(store.join(&rel))? {
+                let entry = entry?;
+                let name = entry.file_name();
+                let rel_child = rel.join(&name);
+                let from = store.join(&rel_child);
+                let to = shadow.path.join(&rel_child);
+                if entry.file_type()?.is_dir() {
+                    std::fs::create_dir_all(&to)?;
+                    stack.push(rel_child);
+                } else if immutable(&rel) {
+                    link(&from, &to)?;
+                } else {
+                    std::fs::copy(&from, &to)?;
+                }
+            }
+        }
+        Ok(shadow)
+    }
+}
+
+/// Table and blob files: written once under a new name, never changed.
+fn immutable(dir: &Path) -> bool {
+    matches!(
+        dir.file_name().and_then(|n| n.to_str()),
+        Some("tables" | "blobs")
+    )
+}
+
+#[cfg(unix)]
+fn link(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(from, to)
+}
+
+#[cfg(not(unix))]
+fn link(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::copy(from, to).map(|_| ())
+}
+
+impl Drop for ShadowDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
 /// Bytes a file takes on disk: allocated blocks where the platform says
 /// (journals are preallocated sparsely), else its length.
 #[cfg(unix)]
@@ -304,6 +471,12 @@ impl NodeStore for FjallStore {
     }
 
     fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        if self.shadow.is_some() {
+            return Err(self.fail(
+                "cannot write",
+                "the store is open read-only (its directory cannot be written)",
+            ));
+        }
         if batch.is_empty() {
             return Ok(());
         }

@@ -30,6 +30,11 @@ pub fn version_bytes() -> Vec<u8> {
 /// that holds nothing yet. Fails with [`StoreError::UnknownVersion`] on any
 /// other version, or on a store with nodes and no version.
 pub fn check_format(store: &dyn NodeStore) -> Result<(), StoreError> {
+    check_format_then(store, true)
+}
+
+/// [`check_format`], recording the version in an empty store if `record`.
+fn check_format_then(store: &dyn NodeStore, record: bool) -> Result<(), StoreError> {
     let unknown = |found: String| StoreError::UnknownVersion {
         location: store.location(),
         found,
@@ -50,9 +55,19 @@ pub fn check_format(store: &dyn NodeStore) -> Result<(), StoreError> {
             if any {
                 return Err(unknown("none (nodes without a version record)".to_owned()));
             }
-            store.put_meta(FORMAT_VERSION, version_bytes())
+            if record {
+                store.put_meta(FORMAT_VERSION, version_bytes())?;
+            }
+            Ok(())
         }
     }
+}
+
+/// [`check_format`] for a store opened read-only: the same checks, and a
+/// store that holds nothing yet is accepted as it is instead of having the
+/// version record written.
+pub fn check_format_read_only(store: &dyn NodeStore) -> Result<(), StoreError> {
+    check_format_then(store, false)
 }
 
 /// A root the store keeps: its name and hash.

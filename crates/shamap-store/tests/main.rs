@@ -2,6 +2,7 @@
 
 mod backed;
 mod crash;
+mod disk_faults;
 mod gc;
 mod ledgers;
 mod reader;

@@ -1,0 +1,193 @@
+//! A real full disk and a real read-only file system under a `FjallStore`:
+//! small tmpfs mounts (root only; elsewhere each test says why it skips).
+//!
+//! - A write that finds no space fails with one line, in bounded time, and
+//!   dropping the store afterwards does not wait for a flush that cannot
+//!   happen; once there is space again the store reopens with the last
+//!   committed root intact, and the same import succeeds.
+//! - A store on a read-only mount opens read-only: every read works, every
+//!   write is refused in words, and nothing on the mount changes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use shamap::MapKind;
+use shamap_store::{import_ledger, meta, verify_all, FjallStore, NodeStore, StoredMap};
+
+use crate::support::random_map;
+
+/// A tmpfs mounted for one test, unmounted on drop.
+struct Tmpfs {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` (mount's syntax: `3m`); `None` when this
+    /// process may not mount (not root, or no `mount` here), with the
+    /// reason printed.
+    fn mount(size: &str) -> Option<Tmpfs> {
+        let uid = Command::new("id").arg("-u").output().ok()?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("mnt");
+        std::fs::create_dir(&path).expect("mount point");
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&path)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: `mount -t tmpfs` failed here");
+            return None;
+        }
+        Some(Tmpfs { _dir: dir, path })
+    }
+
+    fn remount(&self, opts: &str) {
+        let ok = Command::new("mount")
+            .args(["-o", &format!("remount,{opts}")])
+            .arg(&self.path)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "remount {opts}");
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
+    }
+}
+
+fn store_in(dir: &Path) -> FjallStore {
+    FjallStore::open(dir).expect("open the store")
+}
+
+#[test]
+fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
+    let Some(fs) = Tmpfs::mount("3m") else {
+        return;
+    };
+    let db = fs.path.join("db");
+    let (mut small, _) = random_map(MapKind::AccountState, 300, 61);
+    let (mut big, _) = random_map(MapKind::AccountState, 30_000, 62);
+    let start = Instant::now();
+    let committed = {
+        let store = store_in(&db);
+        let first = import_ledger(
+            &store,
+            "small",
+            Some(&small.snapshot()),
+            None,
+            None,
+            &mut |_| {},
+        )
+        .expect("a small import fits");
+        let err = import_ledger(
+            &store,
+            "big",
+            Some(&big.snapshot()),
+            None,
+            None,
+            &mut |_| {},
+        )
+        .expect_err("30k entries do not fit in 3 MB");
+        let line = err.to_string();
+        assert!(!line.contains('\n'), "one line: {line}");
+        assert!(line.contains("No space left on device"), "{line}");
+        assert!(
+            line.contains(&db.display().to_string()),
+            "names the store: {line}"
+        );
+        first.account_hash
+        // The store drops here: no flush wait may hang.
+    };
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        start.elapsed()
+    );
+    // Space again: the store reopens at the committed root, and the same
+    // import now succeeds.
+    fs.remount("size=256m");
+    let store = store_in(&db);
+    let roots = meta::retained(&store).expect("retained");
+    assert_eq!(roots.last().map(|r| r.hash), Some(committed));
+    verify_all(&store, &committed).expect("the committed root verifies");
+    let r = import_ledger(
+        &store,
+        "big",
+        Some(&big.snapshot()),
+        None,
+        None,
+        &mut |_| {},
+    )
+    .expect("retry after the fault clears");
+    assert_eq!(r.account_hash, big.root_hash());
+    verify_all(&store, &r.account_hash).expect("the retried import verifies");
+}
+
+#[test]
+fn a_store_on_a_read_only_mount_is_read_and_never_written() {
+    let Some(fs) = Tmpfs::mount("64m") else {
+        return;
+    };
+    let db = fs.path.join("db");
+    let (mut map, model) = random_map(MapKind::AccountState, 2000, 63);
+    {
+        let store = store_in(&db);
+        import_ledger(
+            &store,
+            "state",
+            Some(&map.snapshot()),
+            None,
+            None,
+            &mut |_| {},
+        )
+        .expect("import");
+    }
+    fs.remount("ro");
+    let err = FjallStore::open(&db).expect_err("a read-only mount cannot be opened for writing");
+    assert!(FjallStore::is_unwritable(&err), "{err}");
+    let store = FjallStore::open_read_only(&db).expect("opens read-only");
+    assert_eq!(store.location(), db.display().to_string());
+    let root = meta::latest(&store).expect("meta").expect("a root").hash;
+    assert_eq!(root, map.root_hash());
+    verify_all(&store, &root).expect("verifies");
+    let sm = StoredMap::open(&store, root, MapKind::AccountState).expect("open map");
+    for (k, v) in model.iter().take(50) {
+        assert_eq!(sm.get(k).expect("get").as_deref(), Some(&v[..]));
+    }
+    assert_eq!(sm.iter().count(), model.len());
+    let refused = store
+        .put_meta("x", vec![1])
+        .expect_err("writes are refused");
+    assert!(refused.to_string().contains("read-only"), "{refused}");
+}
+
+#[test]
+fn a_store_is_not_created_inside_an_unrelated_non_empty_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("notes.txt"), b"mine").expect("a user's file");
+    let err = FjallStore::open(dir.path()).expect_err("refused");
+    assert!(err.to_string().contains("not a store"), "{err}");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec![std::ffi::OsString::from("notes.txt")],
+        "nothing written"
+    );
+    // An empty directory, or a new path, is fine.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    FjallStore::open(&empty).expect("an empty directory becomes a store");
+    FjallStore::open(&empty).expect("and reopens as one");
+}
