@@ -4,6 +4,7 @@ mod backed;
 mod crash;
 mod gc;
 mod ledgers;
+mod placement;
 mod reader;
 #[cfg(feature = "rocksdb")]
 mod rocks;
