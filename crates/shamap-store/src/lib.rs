@@ -23,6 +23,7 @@
 pub mod backed;
 pub mod compact;
 pub mod error;
+mod fetch;
 mod fjall_store;
 pub mod gc;
 pub mod import;

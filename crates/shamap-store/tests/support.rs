@@ -73,8 +73,6 @@ pub fn data(name: &str) -> PathBuf {
 pub struct Misplaced {
     /// The store (every node above present).
     pub store: shamap_store::MemStore,
-    /// The map's kind.
-    pub kind: MapKind,
     /// The root's hash.
     pub root: shamap::Hash256,
     /// B's hash.
@@ -132,7 +130,6 @@ pub fn misplaced_leaf(kind: MapKind) -> Misplaced {
     probe.0[0] = 0x58;
     Misplaced {
         store,
-        kind,
         root,
         leaf: b,
         leaf_key: kb,
