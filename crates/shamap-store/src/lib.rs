@@ -19,12 +19,17 @@
 //! - [`SyncSession`]: `missing_nodes`, `add_root_node`, `add_known_node`
 //!   from wire blobs, each checked against its parent.
 //!
+//! Every reader of a map loads its nodes through one verified fetch
+//! (`fetch`): the value hashes to the requested hash, and the node fits its
+//! place (map kind, depth, a leaf's key on its path, no leaf as a root).
+//!
 //! Layout of records and values: `crates/shamap-store/README.md`.
 
 pub mod backed;
 pub mod compact;
 pub mod error;
 pub mod fault;
+mod fetch;
 mod fjall_store;
 pub mod gc;
 pub mod import;

@@ -1,21 +1,17 @@
 //! Reading a map straight from a store: each lookup walks from the root by
-//! hash, loading and verifying one node per level. Nothing is cached and no
-//! whole map is loaded (the engine-side backed map with a node cache is a
-//! separate piece of work).
+//! hash, loading one node per level through the one verified fetch
+//! (`crate::fetch`: hash, type, place). Nothing is cached and no whole map
+//! is loaded (the backed map, with a node cache, is [`crate::BackedMap`]).
 
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key, MapKind};
 
 use crate::error::StoreError;
+use crate::fetch::{fetch_required, MapNode, Place};
 use crate::node::{Node, NodeType};
 use crate::store::NodeStore;
 
-/// The nibbles of `key` above `depth`, in hex: the path to a node.
-pub fn nibble_path(key: &Key, depth: usize) -> String {
-    (0..depth.min(64))
-        .map(|d| char::from(b"0123456789ABCDEF"[usize::from(key.nibble(d).get())]))
-        .collect()
-}
+pub use crate::fetch::nibble_path;
 
 /// What a retained or given hash names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,7 +64,6 @@ pub struct StoredMap<'s> {
     store: &'s dyn NodeStore,
     root: Hash256,
     kind: MapKind,
-    node_type: NodeType,
     root_children: Option<Box<[Hash256; 16]>>,
 }
 
@@ -81,34 +76,18 @@ impl<'s> StoredMap<'s> {
         root: Hash256,
         kind: MapKind,
     ) -> Result<StoredMap<'s>, StoreError> {
-        let node_type = NodeType::for_map(kind);
         let root_children = if root.is_zero() {
             None
         } else {
-            let obj = store.load(&root)?;
-            match obj.parse()? {
-                Node::Inner(c) if obj.node_type() == Some(node_type) => Some(c),
-                Node::Inner(_) => {
-                    return Err(StoreError::WrongType {
-                        hash: root,
-                        found: "the root of another map kind",
-                        expected: "a map root of the requested kind",
-                    })
-                }
-                other => {
-                    return Err(StoreError::WrongType {
-                        hash: root,
-                        found: other.describe(),
-                        expected: "a map root (an inner node)",
-                    })
-                }
+            match fetch_required(store, &root, &Place::root(kind))?.node {
+                MapNode::Inner(c) => Some(c),
+                MapNode::Leaf { .. } => unreachable!("the fetch refuses a leaf as the root"),
             }
         };
         Ok(StoredMap {
             store,
             root,
             kind,
-            node_type,
             root_children,
         })
     }
@@ -124,27 +103,12 @@ impl<'s> StoredMap<'s> {
     }
 
     /// Loads and checks the node under `hash` at `key`'s path to `depth`.
-    fn node_at(&self, hash: &Hash256, key: &Key, depth: usize) -> Result<Node, StoreError> {
-        let place = |e: StoreError| e.at(*hash, &nibble_path(key, depth));
-        let obj = self.store.load(hash).map_err(place)?;
-        let node = obj.parse().map_err(place)?;
-        let fits = match &node {
-            Node::Inner(_) => obj.node_type() == Some(self.node_type) && depth < 64,
-            Node::Leaf { kind, .. } => *kind == self.kind,
-            Node::Ledger(_) => false,
-        };
-        if !fits {
-            return Err(place(StoreError::WrongType {
-                hash: *hash,
-                found: node.describe(),
-                expected: "a node of this map",
-            }));
-        }
-        Ok(node)
+    fn node_at(&self, hash: &Hash256, key: &Key, depth: usize) -> Result<MapNode, StoreError> {
+        Ok(fetch_required(self.store, hash, &Place::new(self.kind, key, depth))?.node)
     }
 
     /// The data under `key`, walking from the root (one verified load per
-    /// level).
+    /// level; a node that does not fit its place is an error).
     pub fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, StoreError> {
         let Some(root) = &self.root_children else {
             return Ok(None);
@@ -156,9 +120,8 @@ impl<'s> StoredMap<'s> {
                 return Ok(None);
             }
             match self.node_at(&h, key, depth + 1)? {
-                Node::Inner(c) => children = c,
-                Node::Leaf { key: k, data, .. } => return Ok((k == *key).then_some(data)),
-                Node::Ledger(_) => break,
+                MapNode::Inner(c) => children = c,
+                MapNode::Leaf { key: k, data } => return Ok((k == *key).then_some(data)),
             }
         }
         Ok(None)
@@ -234,22 +197,8 @@ impl Iterator for StoredIter<'_, '_> {
                     self.done = true;
                     return Some(Err(e));
                 }
-                Ok(Node::Inner(children)) => self.stack.push(Frame { children, next: 0 }),
-                Ok(Node::Leaf { key, data, .. }) => {
-                    if key.masked(depth + 1) != path {
-                        self.done = true;
-                        return Some(Err(StoreError::BadNode {
-                            hash: h,
-                            path: nibble_path(&path, depth + 1),
-                            reason: format!("leaf key {key} is not on its path"),
-                        }));
-                    }
-                    return Some(Ok((key, data)));
-                }
-                Ok(Node::Ledger(_)) => {
-                    self.done = true;
-                    return None;
-                }
+                Ok(MapNode::Inner(children)) => self.stack.push(Frame { children, next: 0 }),
+                Ok(MapNode::Leaf { key, data }) => return Some(Ok((key, data))),
             }
         }
     }

@@ -4,13 +4,17 @@
 //! Every node is checked against the hash its parent (already stored, so
 //! already verified) names at that node ID before it is stored; the root is
 //! checked against the root hash the caller trusts. Invalid and duplicate
-//! blobs are reported and never stored.
+//! blobs are reported and never stored. Stored nodes are read through the
+//! store's one verified fetch (`crate::fetch`), and received blobs get the
+//! same checks of type and place.
 
 use hashbrown::{HashMap, HashSet};
 use shamap::{Hash256, Key, MapKind};
 
 use crate::error::StoreError;
-use crate::node::{Node, NodeObject};
+use crate::fetch::{check_node, fetch_node, MapNode, Place};
+use crate::node::NodeObject;
+use crate::reader::{root_kind, RootKind};
 use crate::store::{Batch, NodeStore};
 
 /// A node's position on the wire: the key masked to `depth` nibbles, and
@@ -60,6 +64,11 @@ impl NodeId {
             key,
             depth: self.depth + 1,
         }
+    }
+
+    /// The place of this node in a map of kind `kind`.
+    fn place(&self, kind: MapKind) -> Place {
+        Place::new(kind, &self.key, usize::from(self.depth))
     }
 
     /// The 33 wire bytes: masked key ‖ depth.
@@ -162,26 +171,19 @@ impl<'s> SyncSession<'s> {
         }
         let children = match self.incomplete.remove(&hash) {
             Some(c) => c,
-            None => {
-                let Some(obj) = self.store.get(&hash)? else {
+            None => match fetch_node(self.store, &hash, &id.place(self.kind))? {
+                None => {
                     out.push((id, hash));
                     return Ok(false);
-                };
-                match obj.parse()? {
-                    Node::Inner(c) if id.depth < 64 => c,
-                    Node::Leaf { .. } if id.depth > 0 => {
+                }
+                Some(fetched) => match fetched.node {
+                    MapNode::Inner(c) => c,
+                    MapNode::Leaf { .. } => {
                         self.full_below.insert(hash);
                         return Ok(true);
                     }
-                    other => {
-                        return Err(StoreError::BadNode {
-                            hash,
-                            path: crate::reader::nibble_path(&id.key, usize::from(id.depth)),
-                            reason: format!("{} cannot sit here", other.describe()),
-                        })
-                    }
-                }
-            }
+                },
+            },
         };
         let mut complete = true;
         for b in 0..16u8 {
@@ -211,28 +213,27 @@ impl<'s> SyncSession<'s> {
         if self.store.contains(&self.root)? {
             return Ok(AddOutcome::Duplicate);
         }
-        let node = match self.check_blob(blob, self.root, NodeId::ROOT) {
+        let (obj, node) = match self.check_blob(blob, self.root, NodeId::ROOT) {
             Ok(n) => n,
             Err(reason) => return Ok(AddOutcome::Invalid(reason)),
         };
         let mut b = Batch::new();
-        b.put_node(node.clone());
+        b.put_node(obj);
         self.store.write(b)?;
-        self.remember(&node);
+        self.remember(self.root, node);
         Ok(AddOutcome::Useful)
     }
 
     /// Notes what a node just verified and stored means for the walk: a
     /// leaf is a complete subtree; an inner node's children are known.
-    fn remember(&mut self, node: &NodeObject) {
-        match node.parse() {
-            Ok(Node::Leaf { .. }) => {
-                self.full_below.insert(node.hash());
+    fn remember(&mut self, hash: Hash256, node: MapNode) {
+        match node {
+            MapNode::Leaf { .. } => {
+                self.full_below.insert(hash);
             }
-            Ok(Node::Inner(c)) => {
-                self.incomplete.insert(node.hash(), c);
+            MapNode::Inner(c) => {
+                self.incomplete.insert(hash, c);
             }
-            _ => {}
         }
     }
 
@@ -277,10 +278,10 @@ impl<'s> SyncSession<'s> {
                 continue;
             }
             match self.check_blob(blob, expected, *id) {
-                Ok(node) => {
+                Ok((obj, node)) => {
                     in_batch.insert(expected);
-                    accepted.push(node.clone());
-                    batch.put_node(node);
+                    accepted.push((expected, node));
+                    batch.put_node(obj);
                     self.expected.remove(id);
                     outcomes.push(AddOutcome::Useful);
                 }
@@ -288,8 +289,8 @@ impl<'s> SyncSession<'s> {
             }
         }
         self.store.write(batch)?;
-        for node in &accepted {
-            self.remember(node);
+        for (hash, node) in accepted {
+            self.remember(hash, node);
         }
         Ok(outcomes)
     }
@@ -300,12 +301,13 @@ impl<'s> SyncSession<'s> {
     fn expected_from_parent(&self, id: &NodeId) -> Result<Result<Hash256, String>, StoreError> {
         let mut hash = self.root;
         for d in 0..usize::from(id.depth) {
-            let Some(obj) = self.store.get(&hash)? else {
+            let place = Place::new(self.kind, &id.key, d);
+            let Some(fetched) = fetch_node(self.store, &hash, &place)? else {
                 return Ok(Err(format!(
                     "the node at depth {d} on its path is not in the store yet"
                 )));
             };
-            let Node::Inner(children) = obj.parse()? else {
+            let MapNode::Inner(children) = fetched.node else {
                 return Ok(Err(format!("the path ends in a leaf at depth {d}")));
             };
             hash = children[usize::from(id.key.nibble(d).get())];
@@ -318,48 +320,56 @@ impl<'s> SyncSession<'s> {
         Ok(Ok(hash))
     }
 
-    /// Decodes `blob` and checks it is the node `expected` at `id`.
-    fn check_blob(&self, blob: &[u8], expected: Hash256, id: NodeId) -> Result<NodeObject, String> {
-        let node = NodeObject::from_wire(self.kind, blob).map_err(|e| e.to_string())?;
-        if node.hash() != expected {
+    /// Decodes `blob` and checks it is the node `expected` at `id`: its
+    /// hash, then its type and place as the store's fetch checks a stored
+    /// node (`crate::fetch::check_node`). On success, the node to store and
+    /// what it holds.
+    fn check_blob(
+        &self,
+        blob: &[u8],
+        expected: Hash256,
+        id: NodeId,
+    ) -> Result<(NodeObject, MapNode), String> {
+        let obj = NodeObject::from_wire(self.kind, blob).map_err(|e| e.to_string())?;
+        if obj.hash() != expected {
             return Err(format!(
                 "blob hashes to {}, its parent expects {expected}",
-                node.hash()
+                obj.hash()
             ));
         }
-        match node.parse().map_err(|e| e.to_string())? {
-            Node::Inner(_) if id.depth < 64 => {}
-            Node::Inner(_) => return Err("inner node at depth 64".to_owned()),
-            Node::Leaf { kind, key, .. } => {
-                if id.depth == 0 {
-                    return Err("a leaf cannot be the root".to_owned());
-                }
-                if kind != self.kind {
-                    return Err(format!(
-                        "a {} leaf in a {} map",
-                        kind.name(),
-                        self.kind.name()
-                    ));
-                }
-                if key.masked(usize::from(id.depth)) != id.key {
-                    return Err(format!("leaf key {key} is not under its node ID"));
-                }
-            }
-            Node::Ledger(_) => return Err("a ledger header is not a map node".to_owned()),
-        }
-        Ok(node)
+        let node = check_node(&obj, &id.place(self.kind)).map_err(|e| e.to_string())?;
+        Ok((obj, node))
     }
 }
 
 /// Up to `max` nodes of the map rooted at `root` that `store` lacks (a
-/// one-shot [`SyncSession::missing_nodes`]; the kind does not matter for
-/// finding them).
+/// one-shot [`SyncSession::missing_nodes`]). The stored nodes are checked
+/// as nodes of the map's kind, read from the store ([`root_kind`]); while
+/// no stored leaf on the first path tells it, the kinds are tried in turn
+/// (transaction maps first) and the first that reads is used, or the
+/// first one's error returned. A [`SyncSession`] takes the kind instead.
 pub fn missing_nodes(
     store: &dyn NodeStore,
     root: Hash256,
     max: usize,
 ) -> Result<Vec<(NodeId, Hash256)>, StoreError> {
-    SyncSession::new(store, root, MapKind::AccountState).missing_nodes(max)
+    let (first, others): (MapKind, &[MapKind]) = match root_kind(store, &root) {
+        Ok(RootKind::Map(kind)) => (kind, &[]),
+        Ok(RootKind::Ledger(_)) | Err(_) => (
+            MapKind::TransactionWithMeta,
+            &[MapKind::TransactionNoMeta, MapKind::AccountState],
+        ),
+    };
+    let mut result = SyncSession::new(store, root, first).missing_nodes(max);
+    for &kind in others {
+        if result.is_ok() {
+            break;
+        }
+        if let Ok(missing) = SyncSession::new(store, root, kind).missing_nodes(max) {
+            result = Ok(missing);
+        }
+    }
+    result
 }
 
 /// A one-shot [`SyncSession::add_root_node`].

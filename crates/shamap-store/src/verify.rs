@@ -1,10 +1,10 @@
 //! Full verification of everything reachable from a root.
 
-use shamap::{Hash256, Key, MapKind};
+use shamap::{Hash256, MapKind};
 
 use crate::error::StoreError;
+use crate::fetch::{fetch_required, MapNode, Place};
 use crate::node::{Node, NodeType};
-use crate::reader::nibble_path;
 use crate::store::NodeStore;
 
 /// What [`verify_all`] checked.
@@ -30,9 +30,11 @@ impl VerifyReport {
 /// Rehashes every node reachable from `root` (a ledger hash: its header,
 /// then its state and transaction maps; or a map root) and checks the tree's
 /// structure: each node present, hashing to the hash its parent names,
-/// stored with its map's type, leaves on their key's path, no empty inner
-/// node below the root, nothing below depth 64. Stops at the first bad node
-/// and names it by hash and nibble path ([`StoreError::BadNode`]).
+/// stored with its map's type, leaves on their key's path, no leaf as a
+/// root, no empty inner node, nothing below depth 64 (every map node goes
+/// through the store's one verified fetch, `crate::fetch`). Stops at the
+/// first bad node and names it by hash and nibble path
+/// ([`StoreError::BadNode`]).
 pub fn verify_all(store: &dyn NodeStore, root: &Hash256) -> Result<VerifyReport, StoreError> {
     let mut report = VerifyReport::default();
     let obj = store.load(root).map_err(|e| e.at(*root, ""))?;
@@ -58,18 +60,14 @@ pub fn verify_all(store: &dyn NodeStore, root: &Hash256) -> Result<VerifyReport,
             };
             verify_map(store, root, kind, &mut report)?;
         }
-        other => {
-            return Err(StoreError::BadNode {
-                hash: *root,
-                path: String::new(),
-                reason: format!("is {}, not a ledger or map root", other.describe()),
-            })
-        }
+        // Refused by the fetch at the root, as a leaf of its own kind.
+        Node::Leaf { kind, .. } => verify_map(store, root, kind, &mut report)?,
     }
     Ok(report)
 }
 
-/// Verifies one map (a zero root is the empty map).
+/// Verifies one map (a zero root is the empty map): every node through
+/// the store's one verified fetch (hash, type, place; see `crate::fetch`).
 pub fn verify_map(
     store: &dyn NodeStore,
     root: &Hash256,
@@ -79,65 +77,21 @@ pub fn verify_map(
     if root.is_zero() {
         return Ok(());
     }
-    let node_type = NodeType::for_map(kind);
-    // (hash, path so far as a key with the nibbles above depth set, depth)
-    let mut stack: Vec<(Hash256, Key, usize)> = vec![(*root, Key::ZERO, 0)];
-    while let Some((hash, path, depth)) = stack.pop() {
-        let bad = |reason: String| StoreError::BadNode {
-            hash,
-            path: nibble_path(&path, depth),
-            reason,
-        };
-        let obj = store
-            .load(&hash)
-            .map_err(|e| e.at(hash, &nibble_path(&path, depth)))?;
-        report.bytes += obj.value().len() as u64;
-        let node = obj
-            .parse()
-            .map_err(|e| e.at(hash, &nibble_path(&path, depth)))?;
-        match node {
-            Node::Inner(children) => {
-                if obj.node_type() != Some(node_type) {
-                    return Err(bad(format!(
-                        "inner node stored with type {:?}",
-                        obj.node_type()
-                    )));
-                }
-                if depth >= 64 {
-                    return Err(bad("inner node below depth 63".to_owned()));
-                }
-                let n = children.iter().filter(|h| !h.is_zero()).count();
-                if n == 0 {
-                    return Err(bad("inner node with no children".to_owned()));
-                }
+    let mut stack: Vec<(Hash256, Place)> = vec![(*root, Place::root(kind))];
+    while let Some((hash, place)) = stack.pop() {
+        let fetched = fetch_required(store, &hash, &place)?;
+        report.bytes += fetched.value_len as u64;
+        match fetched.node {
+            MapNode::Inner(children) => {
                 report.inner += 1;
                 for b in (0..16u8).rev() {
                     let c = children[usize::from(b)];
                     if !c.is_zero() {
-                        let mut p = path;
-                        let byte = &mut p.0[depth / 2];
-                        if depth.is_multiple_of(2) {
-                            *byte |= b << 4;
-                        } else {
-                            *byte |= b;
-                        }
-                        stack.push((c, p, depth + 1));
+                        stack.push((c, place.child(b)));
                     }
                 }
             }
-            Node::Leaf { kind: k, key, .. } => {
-                if depth == 0 {
-                    return Err(bad("a map root must be an inner node".to_owned()));
-                }
-                if k != kind {
-                    return Err(bad(format!("{} in a {} map", node.describe(), kind.name())));
-                }
-                if key.masked(depth) != path {
-                    return Err(bad(format!("leaf key {key} is not on its path")));
-                }
-                report.leaves += 1;
-            }
-            Node::Ledger(_) => return Err(bad("a ledger header inside a map".to_owned())),
+            MapNode::Leaf { .. } => report.leaves += 1,
         }
     }
     Ok(())

@@ -5,6 +5,7 @@ mod crash;
 mod disk_faults;
 mod gc;
 mod ledgers;
+mod placement;
 mod reader;
 #[cfg(feature = "rocksdb")]
 mod rocks;

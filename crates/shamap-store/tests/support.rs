@@ -56,3 +56,87 @@ pub fn data(name: &str) -> PathBuf {
         .join("../../data")
         .join(name)
 }
+
+/// A store holding a small map with one leaf off its path, built from wire
+/// blobs (no hand-built hash messages):
+///
+/// ```text
+/// root ─1─ A (key 11…)
+///      └5─ X ─7─ C (key 57…)
+///            ├8─ B (key 59…)   <- off its path: B's second nibble is 9
+///            └9─ B (key 59…)   <- the same leaf, where it belongs
+/// ```
+///
+/// Every node is valid by itself (each value hashes to its key); only B
+/// under branch 8 is misplaced. A, stored too, serves as a leaf given as a
+/// map root.
+pub struct Misplaced {
+    /// The store (every node above present).
+    pub store: shamap_store::MemStore,
+    /// The root's hash.
+    pub root: shamap::Hash256,
+    /// B's hash.
+    pub leaf: shamap::Hash256,
+    /// B's key (under branch 9 of X: its place).
+    pub leaf_key: Key,
+    /// A key under branch 8 of X: its walk meets B off its path.
+    pub probe: Key,
+    /// The nibble path where B is misplaced (`58`).
+    pub misplaced_at: &'static str,
+    /// X's hash.
+    pub inner: shamap::Hash256,
+    /// A's hash (a leaf, stored: a leaf as a map root).
+    pub lone_leaf: shamap::Hash256,
+    /// The map's items where each sits (A, C, B), in key order.
+    pub items: Vec<(Key, Vec<u8>)>,
+}
+
+/// Builds [`Misplaced`] for a map of kind `kind` (state or tx+meta: a
+/// tx-only leaf's key is its hash, so it cannot be chosen).
+pub fn misplaced_leaf(kind: MapKind) -> Misplaced {
+    use shamap::xrpl::wire;
+    use shamap::Hash256;
+    use shamap_store::{Batch, MemStore, NodeObject, NodeStore};
+
+    let mut batch = Batch::new();
+    let mut put = |blob: Vec<u8>| {
+        let node = NodeObject::from_wire(kind, &blob).expect("a valid blob");
+        let h = node.hash();
+        batch.put_node(node);
+        h
+    };
+    let key = |first: u8| {
+        let mut k = [first; 32];
+        k[31] = 0xA5;
+        Key(k)
+    };
+    let (ka, kc, kb) = (key(0x11), key(0x57), key(0x59));
+    let (da, dc, db) = (vec![1u8; 20], vec![2u8; 24], vec![3u8; 28]);
+    let a = put(wire::encode_leaf(kind, &ka, &da));
+    let c = put(wire::encode_leaf(kind, &kc, &dc));
+    let b = put(wire::encode_leaf(kind, &kb, &db));
+    let mut x_children = [Hash256::ZERO; 16];
+    x_children[7] = c;
+    x_children[8] = b;
+    x_children[9] = b;
+    let x = put(wire::encode_inner_full(&x_children));
+    let mut root_children = [Hash256::ZERO; 16];
+    root_children[1] = a;
+    root_children[5] = x;
+    let root = put(wire::encode_inner_full(&root_children));
+    let store = MemStore::new();
+    store.write(batch).expect("write");
+    let mut probe = kb;
+    probe.0[0] = 0x58;
+    Misplaced {
+        store,
+        root,
+        leaf: b,
+        leaf_key: kb,
+        probe,
+        misplaced_at: "58",
+        inner: x,
+        lone_leaf: a,
+        items: vec![(ka, da), (kc, dc), (kb, db)],
+    }
+}

@@ -1,0 +1,215 @@
+//! The backed map's node cache: clean nodes decoded and verified, by hash,
+//! with CLOCK eviction within a byte capacity, and the [`Loader`] that
+//! answers a walk's node lookups from it or from the store (through the
+//! store's one verified fetch).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use hashbrown::HashMap;
+use shamap::{Hash256, Key, MapKind};
+
+use crate::error::StoreError;
+use crate::fetch::{fetch_required, MapNode, Place};
+use crate::node::NodeType;
+use crate::store::NodeStore;
+
+/// A node as the cache holds it: decoded, verified, compact.
+#[derive(Debug)]
+pub(super) enum CleanNode {
+    /// An inner node: its branch mask and the hashes of present children in
+    /// branch order.
+    Inner { mask: u16, hashes: Box<[Hash256]> },
+    /// A leaf.
+    Leaf { key: Key, data: Box<[u8]> },
+}
+
+impl CleanNode {
+    pub(super) fn child(&self, branch: usize) -> Option<Hash256> {
+        match self {
+            CleanNode::Inner { mask, hashes } if mask & (1 << branch) != 0 => {
+                let below = u32::from(*mask) & ((1u32 << branch) - 1);
+                Some(hashes[below.count_ones() as usize])
+            }
+            _ => None,
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            CleanNode::Inner { hashes, .. } => hashes.len() * 32,
+            CleanNode::Leaf { data, .. } => data.len(),
+        }
+    }
+
+    /// Checks that this node, cached where it was first loaded, may also
+    /// sit at `place` (the place checks of the one fetch: a node's hash
+    /// does not say where it sits, so a parent may name it anywhere).
+    fn check_place(&self, hash: &Hash256, place: &Place) -> Result<(), StoreError> {
+        match self {
+            CleanNode::Inner { mask, .. } => place.check_inner(*hash, mask.count_ones() as usize),
+            CleanNode::Leaf { key, .. } => place.check_leaf(*hash, key),
+        }
+    }
+
+    pub(super) fn from_children(children: &[Hash256; 16]) -> CleanNode {
+        let mut mask = 0u16;
+        let mut hashes = Vec::with_capacity(16);
+        for (b, h) in children.iter().enumerate() {
+            if !h.is_zero() {
+                mask |= 1 << b;
+                hashes.push(*h);
+            }
+        }
+        CleanNode::Inner {
+            mask,
+            hashes: hashes.into_boxed_slice(),
+        }
+    }
+}
+
+pub(super) struct Slot {
+    node: Arc<CleanNode>,
+    charge: usize,
+    referenced: bool,
+}
+
+/// Bytes charged for one cache entry beyond the node's heap bytes: the
+/// table slot (with hashbrown's control byte and 1/8 spare capacity), the
+/// CLOCK ring entry and the `Arc` allocation.
+const ENTRY_OVERHEAD: usize = (std::mem::size_of::<(Hash256, Slot)>() + 1) * 8 / 7
+    + std::mem::size_of::<Hash256>()
+    + 16
+    + std::mem::size_of::<CleanNode>();
+
+/// The bounded cache of clean nodes: hash → decoded node, CLOCK eviction.
+#[derive(Default)]
+pub(super) struct NodeCache {
+    pub(super) map: HashMap<Hash256, Slot>,
+    clock: VecDeque<Hash256>,
+    pub(super) bytes: usize,
+    pub(super) peak: usize,
+    pub(super) hits: u64,
+    pub(super) loads: u64,
+    pub(super) evictions: u64,
+}
+
+impl NodeCache {
+    fn get(&mut self, hash: &Hash256) -> Option<Arc<CleanNode>> {
+        let slot = self.map.get_mut(hash)?;
+        slot.referenced = true;
+        self.hits += 1;
+        Some(Arc::clone(&slot.node))
+    }
+
+    /// Inserts a node, then evicts until the cache fits `capacity`.
+    pub(super) fn insert(&mut self, hash: Hash256, node: Arc<CleanNode>, capacity: usize) {
+        let charge = ENTRY_OVERHEAD + node.heap_bytes();
+        if charge > capacity {
+            self.shrink_to(capacity);
+            return;
+        }
+        if self.map.contains_key(&hash) {
+            return;
+        }
+        self.map.insert(
+            hash,
+            Slot {
+                node,
+                charge,
+                referenced: false,
+            },
+        );
+        self.clock.push_back(hash);
+        self.bytes += charge;
+        self.shrink_to(capacity);
+        self.peak = self.peak.max(self.bytes);
+    }
+
+    /// CLOCK: a referenced entry gets a second chance; the first one that
+    /// is not is evicted.
+    fn shrink_to(&mut self, capacity: usize) {
+        while self.bytes > capacity {
+            let Some(h) = self.clock.pop_front() else {
+                break;
+            };
+            let Some(slot) = self.map.get_mut(&h) else {
+                continue;
+            };
+            if slot.referenced {
+                slot.referenced = false;
+                self.clock.push_back(h);
+            } else {
+                let slot = self.map.remove(&h).expect("present");
+                self.bytes -= slot.charge;
+                self.evictions += 1;
+            }
+        }
+        if self.map.len() < self.map.capacity() / 4 && self.map.capacity() > 1024 {
+            self.map.shrink_to_fit();
+            self.clock.shrink_to_fit();
+        }
+    }
+}
+
+/// The store, map kind and cache: everything a walk needs besides the tree.
+pub(super) struct Loader<'s> {
+    pub(super) store: &'s dyn NodeStore,
+    pub(super) kind: MapKind,
+    pub(super) node_type: NodeType,
+    pub(super) budget: usize,
+    cache: Mutex<NodeCache>,
+}
+
+impl<'s> Loader<'s> {
+    /// A loader for a map of kind `kind` on `store`, its cache empty, for
+    /// a memory budget of `budget` bytes.
+    pub(super) fn new(store: &'s dyn NodeStore, kind: MapKind, budget: usize) -> Loader<'s> {
+        Loader {
+            store,
+            kind,
+            node_type: NodeType::for_map(kind),
+            budget,
+            cache: Mutex::new(NodeCache::default()),
+        }
+    }
+
+    pub(super) fn cache(&self) -> MutexGuard<'_, NodeCache> {
+        // A panic while holding the lock leaves the cache consistent (every
+        // mutation completes before the next can start), so poison is moot.
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The node under `hash` at depth `depth` on the path of `path`: from
+    /// the cache, or through the store's one verified fetch
+    /// (`crate::fetch`: hash, type and place; a cache hit is checked
+    /// against the place too). `keep` puts a loaded node in the cache,
+    /// within `capacity`.
+    pub(super) fn fetch(
+        &self,
+        hash: &Hash256,
+        path: &Key,
+        depth: usize,
+        keep: Option<usize>,
+    ) -> Result<Arc<CleanNode>, StoreError> {
+        let place = Place::new(self.kind, path, depth);
+        if let Some(n) = self.cache().get(hash) {
+            n.check_place(hash, &place)?;
+            return Ok(n);
+        }
+        let clean = match fetch_required(self.store, hash, &place)?.node {
+            MapNode::Inner(children) => CleanNode::from_children(&children),
+            MapNode::Leaf { key, data } => CleanNode::Leaf {
+                key,
+                data: data.into_boxed_slice(),
+            },
+        };
+        let clean = Arc::new(clean);
+        let mut cache = self.cache();
+        cache.loads += 1;
+        if let Some(capacity) = keep {
+            cache.insert(*hash, Arc::clone(&clean), capacity);
+        }
+        Ok(clean)
+    }
+}

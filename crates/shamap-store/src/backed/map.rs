@@ -1,0 +1,303 @@
+//! The backed map itself: its options and counters, and [`BackedMap`], which
+//! holds the loader (store and node cache), the working tree's root slot
+//! and the memory accounting, and runs lookups, scans and mutations
+//! (`tree`), spills and commits (`commit`).
+
+use std::ops::ControlFlow;
+
+use shamap::{Hash256, Key, MapKind};
+
+use crate::error::StoreError;
+use crate::store::NodeStore;
+
+use super::cache::{CleanNode, Loader};
+use super::commit;
+use super::tree::{
+    self, materialize, remove_in, write_in, Child, Dirty, Inner, Removed, DIRTY_INNER_BYTES,
+};
+
+/// Options of a [`BackedMap`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackedOptions {
+    /// Bytes of nodes held in memory: the clean-node cache plus the dirty
+    /// nodes. Default 64 MiB. The store backend's own caches and buffers
+    /// (fjall's block cache and memtables) are outside this budget.
+    pub budget_bytes: usize,
+}
+
+impl Default for BackedOptions {
+    fn default() -> Self {
+        BackedOptions {
+            budget_bytes: 64 << 20,
+        }
+    }
+}
+
+impl BackedOptions {
+    /// A budget of `mb` MiB.
+    pub fn with_budget_mb(mb: u64) -> BackedOptions {
+        BackedOptions {
+            budget_bytes: usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+        }
+    }
+}
+
+/// Dirty nodes are spilled once they exceed `budget / DIRTY_SHARE`.
+const DIRTY_SHARE: usize = 4;
+
+/// Counters of a [`BackedMap`], for reports and tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BackedStats {
+    /// The memory budget.
+    pub budget_bytes: usize,
+    /// Bytes the clean cache holds now (charged per entry: the decoded node,
+    /// its table slot, its CLOCK entry and the `Arc` header).
+    pub cache_bytes: usize,
+    /// The most the clean cache ever held.
+    pub cache_peak_bytes: usize,
+    /// Nodes in the clean cache.
+    pub cache_entries: usize,
+    /// Bytes charged to dirty nodes since the last write-out.
+    pub dirty_bytes: usize,
+    /// The most dirty bytes ever held (before a spill or commit).
+    pub dirty_peak_bytes: usize,
+    /// Node lookups answered by the cache.
+    pub hits: u64,
+    /// Node lookups that loaded (and verified) a node from the store.
+    pub loads: u64,
+    /// Nodes evicted from the cache.
+    pub evictions: u64,
+    /// Write-outs of dirty nodes before a commit.
+    pub spills: u64,
+    /// Nodes written (spills and commits).
+    pub nodes_written: u64,
+}
+
+/// A SHAMap backed by a [`NodeStore`]; see the [module docs](crate::backed).
+pub struct BackedMap<'s> {
+    loader: Loader<'s>,
+    /// The root this map's clean slots hang under, pinned against `gc`.
+    pin: crate::writers::Pin,
+    root: Child,
+    committed: Hash256,
+    dirty_bytes: usize,
+    dirty_peak: usize,
+    spills: u64,
+    nodes_written: u64,
+}
+
+impl std::fmt::Debug for BackedMap<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BackedMap")
+            .field("store", &self.loader.store.location())
+            .field("kind", &self.loader.kind)
+            .field("committed", &self.committed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> BackedMap<'s> {
+    /// Opens the map of kind `kind` whose root is `root` (zero: the empty
+    /// map), loading and verifying the root node.
+    pub fn open(
+        store: &'s dyn NodeStore,
+        root: Hash256,
+        kind: MapKind,
+        opts: BackedOptions,
+    ) -> Result<BackedMap<'s>, StoreError> {
+        let map = BackedMap {
+            pin: crate::writers::Pin::new(store, root),
+            loader: Loader::new(store, kind, opts.budget_bytes),
+            root: if root.is_zero() {
+                Child::Empty
+            } else {
+                Child::Clean(root)
+            },
+            committed: root,
+            dirty_bytes: 0,
+            dirty_peak: 0,
+            spills: 0,
+            nodes_written: 0,
+        };
+        if !root.is_zero() {
+            let cap = map.cache_capacity();
+            match *map.loader.fetch(&root, &Key::ZERO, 0, Some(cap))? {
+                CleanNode::Inner { .. } => {}
+                CleanNode::Leaf { .. } => unreachable!("fetch refuses a leaf at depth 0"),
+            }
+        }
+        Ok(map)
+    }
+
+    /// An empty map on `store`, nothing written yet.
+    pub fn new(store: &'s dyn NodeStore, kind: MapKind, opts: BackedOptions) -> BackedMap<'s> {
+        BackedMap::open(store, Hash256::ZERO, kind, opts).expect("an empty map loads nothing")
+    }
+
+    /// The map kind.
+    pub fn kind(&self) -> MapKind {
+        self.loader.kind
+    }
+
+    /// The root recorded by the last [`BackedMap::commit`] (or the one
+    /// opened).
+    pub fn committed_root(&self) -> Hash256 {
+        self.committed
+    }
+
+    /// True when something changed since the last commit (or open).
+    pub fn is_dirty(&self) -> bool {
+        match &self.root {
+            Child::Empty => !self.committed.is_zero(),
+            Child::Clean(h) => *h != self.committed,
+            Child::Dirty(d) => match d {
+                Dirty::Inner(i) => !(i.stored && i.hash == Some(self.committed)),
+                Dirty::Leaf(_) => true,
+            },
+        }
+    }
+
+    fn cache_capacity(&self) -> usize {
+        self.loader.budget.saturating_sub(self.dirty_bytes)
+    }
+
+    /// Counters: cache size and hits, loads, evictions, spills.
+    pub fn stats(&self) -> BackedStats {
+        let c = self.loader.cache();
+        BackedStats {
+            budget_bytes: self.loader.budget,
+            cache_bytes: c.bytes,
+            cache_peak_bytes: c.peak,
+            cache_entries: c.map.len(),
+            dirty_bytes: self.dirty_bytes,
+            dirty_peak_bytes: self.dirty_peak,
+            hits: c.hits,
+            loads: c.loads,
+            evictions: c.evictions,
+            spills: self.spills,
+            nodes_written: self.nodes_written,
+        }
+    }
+
+    /// The data under `key`.
+    pub fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, StoreError> {
+        tree::lookup(&self.loader, &self.root, key, Some(self.cache_capacity()))
+    }
+
+    /// True when `key` is present.
+    pub fn contains(&self, key: &Key) -> Result<bool, StoreError> {
+        Ok(self.get(key)?.is_some())
+    }
+
+    /// Calls `f` with every item in ascending key order until it breaks.
+    /// Nodes read only for the scan do not enter the cache, so a scan of a
+    /// state larger than the budget neither grows memory nor flushes the
+    /// cache's working set.
+    pub fn for_each(
+        &self,
+        f: &mut dyn FnMut(&Key, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        tree::visit(&self.loader, &self.root, Key::ZERO, 0, f).map(|_| ())
+    }
+
+    fn charge_dirty(&mut self, bytes: usize) {
+        self.dirty_bytes += bytes;
+        self.dirty_peak = self.dirty_peak.max(self.dirty_bytes);
+    }
+
+    /// Makes the root a dirty inner node (loading it if clean).
+    fn root_inner(&mut self) -> Result<(), StoreError> {
+        let cap = self.cache_capacity();
+        let added = materialize(&self.loader, &mut self.root, &Key::ZERO, 0, cap)?;
+        self.charge_dirty(added);
+        if matches!(self.root, Child::Empty) {
+            self.root = Child::Dirty(Dirty::Inner(Box::new(Inner::empty())));
+            self.charge_dirty(DIRTY_INNER_BYTES);
+        }
+        Ok(())
+    }
+
+    /// Runs `change` on the root (made a dirty inner node first) with the
+    /// loader and the cache capacity, then charges what it added and spills
+    /// if needed.
+    fn change_root<T>(
+        &mut self,
+        change: impl FnOnce(&Loader<'s>, &mut Inner, usize, &mut usize) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.root_inner()?;
+        let cap = self.cache_capacity();
+        let Child::Dirty(Dirty::Inner(root)) = &mut self.root else {
+            unreachable!("root_inner made the root a dirty inner node")
+        };
+        let mut charged = 0;
+        let out = change(&self.loader, root, cap, &mut charged)?;
+        self.charge_dirty(charged);
+        self.maybe_spill()?;
+        Ok(out)
+    }
+
+    /// Sets `key` to `data`; true when the key was new. On an error (a
+    /// node on the path missing or bad) the map is unchanged.
+    pub fn upsert(&mut self, key: Key, data: &[u8]) -> Result<bool, StoreError> {
+        self.change_root(|loader, root, cap, charged| {
+            write_in(loader, root, 0, &key, data, cap, charged)
+        })
+    }
+
+    /// Removes `key`; true when it was present. On an error the map is
+    /// unchanged.
+    pub fn remove(&mut self, key: &Key) -> Result<bool, StoreError> {
+        if !self.contains(key)? {
+            return Ok(false);
+        }
+        let r = self.change_root(|loader, root, cap, charged| {
+            remove_in(loader, root, 0, key, cap, charged)
+        })?;
+        Ok(matches!(r, Removed::Yes { .. }))
+    }
+
+    /// The root hash of the map as it is now (hashing dirty nodes; nothing
+    /// is written).
+    pub fn root_hash(&mut self) -> Hash256 {
+        let kind = self.loader.kind;
+        match &mut self.root {
+            Child::Empty => Hash256::ZERO,
+            Child::Clean(h) => *h,
+            Child::Dirty(d) => match d {
+                Dirty::Inner(i) if i.count() == 0 => Hash256::ZERO,
+                _ => commit::hash_dirty(kind, d),
+            },
+        }
+    }
+
+    fn maybe_spill(&mut self) -> Result<(), StoreError> {
+        if self.dirty_bytes > self.loader.budget / DIRTY_SHARE {
+            self.spills += 1;
+            self.write_out(None)?;
+        }
+        Ok(())
+    }
+
+    /// Writes every dirty node, plus (for a commit) the retained record
+    /// naming the root, in one batch; then turns the dirty nodes into clean
+    /// slots (into the cache). Returns the root.
+    fn write_out(&mut self, record: Option<&str>) -> Result<Hash256, StoreError> {
+        let (root, written) = commit::write_dirty(&self.loader, &self.pin, &mut self.root, record)?;
+        self.nodes_written += written;
+        // Written: dirty nodes become clean slots, their content cached.
+        self.dirty_bytes = 0;
+        let cap = self.cache_capacity();
+        commit::settle_tree(&self.loader, &mut self.root, root, cap);
+        Ok(root)
+    }
+
+    /// Writes all dirty nodes and records the root as retained root `name`
+    /// (replacing the entry of that name, or appending one), in one atomic
+    /// batch. Returns the root. On an error nothing is lost from memory and
+    /// the store keeps its previous committed root.
+    pub fn commit(&mut self, name: &str) -> Result<Hash256, StoreError> {
+        let root = self.write_out(Some(name))?;
+        self.committed = root;
+        Ok(root)
+    }
+}

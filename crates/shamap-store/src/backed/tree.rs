@@ -1,0 +1,399 @@
+//! The backed map's working tree in memory: slots (empty, clean by hash,
+//! dirty in memory), and the walks over it: lookups, the in-order scan,
+//! and the mutations (insert or update with splits, removal with rippled's
+//! collapse), loading clean nodes through the [`Loader`].
+
+use std::ops::ControlFlow;
+
+use shamap::{Hash256, Key};
+
+use crate::error::StoreError;
+
+use super::cache::{CleanNode, Loader};
+
+/// A slot of the working tree.
+pub(super) enum Child {
+    Empty,
+    /// A node in the store, by hash.
+    Clean(Hash256),
+    /// A node in memory.
+    Dirty(Dirty),
+}
+
+/// A node in memory (boxed by kind: a dirty leaf does not pay for an
+/// inner node's sixteen slots).
+pub(super) enum Dirty {
+    Inner(Box<Inner>),
+    Leaf(Box<Leaf>),
+}
+
+pub(super) struct Inner {
+    pub(super) children: [Child; 16],
+    /// Known hash (None once something below changed).
+    pub(super) hash: Option<Hash256>,
+    /// True when the node (hence its whole subtree) is in the store.
+    pub(super) stored: bool,
+}
+
+pub(super) struct Leaf {
+    pub(super) key: Key,
+    pub(super) data: Vec<u8>,
+    pub(super) hash: Option<Hash256>,
+    pub(super) stored: bool,
+}
+
+/// Bytes charged for a dirty inner node.
+pub(super) const DIRTY_INNER_BYTES: usize = std::mem::size_of::<Inner>() + 16;
+
+fn dirty_leaf_bytes(data_len: usize) -> usize {
+    std::mem::size_of::<Leaf>() + 16 + data_len
+}
+
+impl Inner {
+    pub(super) fn empty() -> Inner {
+        Inner {
+            children: std::array::from_fn(|_| Child::Empty),
+            hash: None,
+            stored: false,
+        }
+    }
+
+    pub(super) fn count(&self) -> usize {
+        self.children
+            .iter()
+            .filter(|c| !matches!(c, Child::Empty))
+            .count()
+    }
+
+    fn touch(&mut self) {
+        self.hash = None;
+        self.stored = false;
+    }
+}
+
+fn set_nibble(key: &mut Key, depth: usize, nibble: usize) {
+    let b = &mut key.0[depth / 2];
+    let n = nibble as u8;
+    if depth.is_multiple_of(2) {
+        *b = (*b & 0x0F) | (n << 4);
+    } else {
+        *b = (*b & 0xF0) | n;
+    }
+}
+
+fn branch(key: &Key, depth: usize) -> usize {
+    usize::from(key.nibble(depth).get())
+}
+
+/// What a removal below an inner node did.
+pub(super) enum Removed {
+    No,
+    /// Removed; `single_leaf` when the inner node now holds exactly one
+    /// child and it is a leaf (its parent must take the leaf's place).
+    Yes {
+        single_leaf: bool,
+    },
+}
+
+/// The data under `key` in the tree under `root` (nodes loaded on the way
+/// kept in the cache within `cap`).
+pub(super) fn lookup(
+    loader: &Loader<'_>,
+    root: &Child,
+    key: &Key,
+    cap: Option<usize>,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let mut depth = 0;
+    let mut at = root;
+    let mut hash = loop {
+        match at {
+            Child::Empty => return Ok(None),
+            Child::Clean(h) => break *h,
+            Child::Dirty(d) => match d {
+                Dirty::Leaf(l) => return Ok((l.key == *key).then(|| l.data.clone())),
+                Dirty::Inner(i) => {
+                    at = &i.children[branch(key, depth)];
+                    depth += 1;
+                }
+            },
+        }
+    };
+    loop {
+        let node = loader.fetch(&hash, key, depth, cap)?;
+        match &*node {
+            CleanNode::Leaf { key: k, data } => {
+                return Ok((k == key).then(|| data.to_vec()));
+            }
+            CleanNode::Inner { .. } => match node.child(branch(key, depth)) {
+                None => return Ok(None),
+                Some(h) => {
+                    hash = h;
+                    depth += 1;
+                }
+            },
+        }
+    }
+}
+
+/// Calls `f` with every item below `child` (at `depth` on `path`) in key
+/// order until it breaks; clean nodes are read without filling the cache.
+pub(super) fn visit(
+    loader: &Loader<'_>,
+    child: &Child,
+    path: Key,
+    depth: usize,
+    f: &mut dyn FnMut(&Key, &[u8]) -> ControlFlow<()>,
+) -> Result<ControlFlow<()>, StoreError> {
+    match child {
+        Child::Empty => Ok(ControlFlow::Continue(())),
+        Child::Dirty(d) => match d {
+            Dirty::Leaf(l) => Ok(f(&l.key, &l.data)),
+            Dirty::Inner(i) => {
+                for (b, c) in i.children.iter().enumerate() {
+                    let mut p = path;
+                    set_nibble(&mut p, depth, b);
+                    if visit(loader, c, p, depth + 1, f)?.is_break() {
+                        return Ok(ControlFlow::Break(()));
+                    }
+                }
+                Ok(ControlFlow::Continue(()))
+            }
+        },
+        Child::Clean(h) => {
+            let node = loader.fetch(h, &path, depth, None)?;
+            match &*node {
+                CleanNode::Leaf { key, data } => Ok(f(key, data)),
+                CleanNode::Inner { .. } => {
+                    for b in 0..16 {
+                        if let Some(ch) = node.child(b) {
+                            let mut p = path;
+                            set_nibble(&mut p, depth, b);
+                            if visit(loader, &Child::Clean(ch), p, depth + 1, f)?.is_break() {
+                                return Ok(ControlFlow::Break(()));
+                            }
+                        }
+                    }
+                    Ok(ControlFlow::Continue(()))
+                }
+            }
+        }
+    }
+}
+
+/// Turns a clean slot into a dirty node (loaded, verified, keeping its hash
+/// and `stored` mark); returns the bytes charged. Leaves other slots alone.
+pub(super) fn materialize(
+    loader: &Loader<'_>,
+    slot: &mut Child,
+    path: &Key,
+    depth: usize,
+    cap: usize,
+) -> Result<usize, StoreError> {
+    let Child::Clean(h) = slot else {
+        return Ok(0);
+    };
+    let h = *h;
+    let node = loader.fetch(&h, path, depth, Some(cap))?;
+    let (dirty, bytes) = match &*node {
+        CleanNode::Inner { .. } => {
+            let mut inner = Inner::empty();
+            for (b, c) in inner.children.iter_mut().enumerate() {
+                if let Some(ch) = node.child(b) {
+                    *c = Child::Clean(ch);
+                }
+            }
+            inner.hash = Some(h);
+            inner.stored = true;
+            (Dirty::Inner(Box::new(inner)), DIRTY_INNER_BYTES)
+        }
+        CleanNode::Leaf { key, data } => (
+            Dirty::Leaf(Box::new(Leaf {
+                key: *key,
+                data: data.to_vec(),
+                hash: Some(h),
+                stored: true,
+            })),
+            dirty_leaf_bytes(data.len()),
+        ),
+    };
+    *slot = Child::Dirty(dirty);
+    Ok(bytes)
+}
+
+fn new_leaf(key: Key, data: &[u8], charged: &mut usize) -> Child {
+    *charged += dirty_leaf_bytes(data.len());
+    Child::Dirty(Dirty::Leaf(Box::new(Leaf {
+        key,
+        data: data.to_vec(),
+        hash: None,
+        stored: false,
+    })))
+}
+
+/// An inner node at `depth` (and more below while the keys agree) holding
+/// the leaves `a` (key `a_key`) and `b` (key `b_key`).
+fn split(depth: usize, a: Child, a_key: &Key, b: Child, b_key: &Key, charged: &mut usize) -> Child {
+    let mut inner = Inner::empty();
+    *charged += DIRTY_INNER_BYTES;
+    let (na, nb) = (branch(a_key, depth), branch(b_key, depth));
+    if na == nb {
+        inner.children[na] = split(depth + 1, a, a_key, b, b_key, charged);
+    } else {
+        inner.children[na] = a;
+        inner.children[nb] = b;
+    }
+    Child::Dirty(Dirty::Inner(Box::new(inner)))
+}
+
+/// Writes `key` below `inner` (at `depth`); true when the key was new.
+pub(super) fn write_in(
+    loader: &Loader<'_>,
+    inner: &mut Inner,
+    depth: usize,
+    key: &Key,
+    data: &[u8],
+    cap: usize,
+    charged: &mut usize,
+) -> Result<bool, StoreError> {
+    let b = branch(key, depth);
+    let slot = &mut inner.children[b];
+    // A clean leaf that is not ours moves down unchanged (its hash does not
+    // depend on its depth); anything else clean is loaded.
+    if let Child::Clean(h) = slot {
+        let node = loader.fetch(h, key, depth + 1, Some(cap))?;
+        if let CleanNode::Leaf { key: other, .. } = &*node {
+            if other != key {
+                let existing = std::mem::replace(slot, Child::Empty);
+                *slot = split(
+                    depth + 1,
+                    existing,
+                    other,
+                    new_leaf(*key, data, charged),
+                    key,
+                    charged,
+                );
+                inner.touch();
+                return Ok(true);
+            }
+        }
+        *charged += materialize(loader, slot, key, depth + 1, cap)?;
+    }
+    let added = match slot {
+        Child::Empty => {
+            *slot = new_leaf(*key, data, charged);
+            true
+        }
+        Child::Clean(_) => unreachable!("materialized above"),
+        Child::Dirty(d) => match d {
+            Dirty::Leaf(l) if l.key == *key => {
+                *charged += data.len().saturating_sub(l.data.len());
+                l.data.clear();
+                l.data.extend_from_slice(data);
+                l.hash = None;
+                l.stored = false;
+                false
+            }
+            Dirty::Leaf(l) => {
+                let other = l.key;
+                let existing = std::mem::replace(slot, Child::Empty);
+                *slot = split(
+                    depth + 1,
+                    existing,
+                    &other,
+                    new_leaf(*key, data, charged),
+                    key,
+                    charged,
+                );
+                true
+            }
+            Dirty::Inner(child) => write_in(loader, child, depth + 1, key, data, cap, charged)?,
+        },
+    };
+    inner.touch();
+    Ok(added)
+}
+
+/// True when the node in `slot` (at `depth` on `path`) is a leaf.
+fn is_leaf(
+    loader: &Loader<'_>,
+    slot: &Child,
+    path: &Key,
+    depth: usize,
+    cap: usize,
+) -> Result<bool, StoreError> {
+    Ok(match slot {
+        Child::Empty => false,
+        Child::Clean(h) => matches!(
+            *loader.fetch(h, path, depth, Some(cap))?,
+            CleanNode::Leaf { .. }
+        ),
+        Child::Dirty(d) => matches!(d, Dirty::Leaf(_)),
+    })
+}
+
+/// Removes `key` (known present) below `inner` at `depth`. Everything that
+/// can fail (loads) happens before the tree changes.
+pub(super) fn remove_in(
+    loader: &Loader<'_>,
+    inner: &mut Inner,
+    depth: usize,
+    key: &Key,
+    cap: usize,
+    charged: &mut usize,
+) -> Result<Removed, StoreError> {
+    let b = branch(key, depth);
+    *charged += materialize(loader, &mut inner.children[b], key, depth + 1, cap)?;
+    let target = match &mut inner.children[b] {
+        Child::Empty => return Ok(Removed::No),
+        Child::Clean(_) => unreachable!("materialized above"),
+        Child::Dirty(d) => match d {
+            Dirty::Leaf(l) => {
+                if l.key != *key {
+                    return Ok(Removed::No);
+                }
+                true
+            }
+            Dirty::Inner(_) => false,
+        },
+    };
+    if target {
+        let count = inner.count();
+        let single_leaf = if count == 2 {
+            let o = (0..16)
+                .find(|&o| o != b && !matches!(inner.children[o], Child::Empty))
+                .expect("two children");
+            let mut path = key.masked(depth);
+            set_nibble(&mut path, depth, o);
+            is_leaf(loader, &inner.children[o], &path, depth + 1, cap)?
+        } else {
+            false
+        };
+        inner.children[b] = Child::Empty;
+        inner.touch();
+        return Ok(Removed::Yes { single_leaf });
+    }
+    let Child::Dirty(d) = &mut inner.children[b] else {
+        unreachable!("checked above")
+    };
+    let Dirty::Inner(child) = d else {
+        unreachable!("checked above")
+    };
+    match remove_in(loader, child, depth + 1, key, cap, charged)? {
+        Removed::No => Ok(Removed::No),
+        Removed::Yes { single_leaf } => {
+            if single_leaf {
+                let only = child
+                    .children
+                    .iter_mut()
+                    .find(|c| !matches!(c, Child::Empty))
+                    .map(|c| std::mem::replace(c, Child::Empty))
+                    .expect("one child");
+                inner.children[b] = only;
+            }
+            inner.touch();
+            Ok(Removed::Yes {
+                single_leaf: single_leaf && inner.count() == 1,
+            })
+        }
+    }
+}
