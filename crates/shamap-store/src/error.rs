@@ -74,6 +74,17 @@ pub enum StoreError {
         /// What is wrong.
         reason: String,
     },
+    /// A hash given as a root that the store does not know as one: not a
+    /// retained ledger or map, nor a map of a retained ledger, nor a stored
+    /// ledger header. Refused before anything is read, written or deleted
+    /// under it (an inner node's hash would otherwise pass for a map).
+    #[error("store {location}: {hash} is not a root of this store (not a retained ledger or map, nor a map of one; `shamap info` lists them)")]
+    NotARoot {
+        /// The store.
+        location: String,
+        /// The hash given.
+        hash: Hash256,
+    },
     /// The backend failed (I/O, on-disk checksum, lock held by another
     /// process, ...).
     #[error("store {location}: {message}")]

@@ -84,8 +84,13 @@ fn mark_from(
 /// Keeps exactly the roots in `keep` (ledger hashes or map roots): they
 /// become the retained list (names kept for roots already listed, `kept`
 /// for others), and every node none of them reaches is deleted. Fails
-/// before deleting anything if a kept root is incomplete or corrupt.
+/// before deleting anything if a kept root is not one the store knows as a
+/// root ([`meta::known_root`]: a wrong hash must not pass for a map and
+/// take the rest of the store with it), or is incomplete or corrupt.
 pub fn gc(store: &dyn NodeStore, keep: &[Hash256]) -> Result<GcReport, StoreError> {
+    for root in keep {
+        meta::known_root(store, root)?;
+    }
     let writers = crate::writers::for_store(store);
     let exclusive = writers.exclusive();
     let mut marked = HashSet::new();

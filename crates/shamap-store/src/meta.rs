@@ -11,6 +11,7 @@
 use shamap::Hash256;
 
 use crate::error::StoreError;
+use crate::node::Node;
 use crate::store::{Batch, NodeStore};
 
 /// Name of the format-version record.
@@ -105,6 +106,53 @@ pub fn retained(store: &dyn NodeStore) -> Result<Vec<RetainedRoot>, StoreError> 
         rest = &tail[n + 32..];
     }
     Ok(out)
+}
+
+/// How a hash given as a root is known to the store (see [`known_root`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnownRoot {
+    /// The zero hash: the empty map, a state every store can hold.
+    Empty,
+    /// A retained root (a ledger hash or a map root a commit recorded).
+    Retained,
+    /// The state or transaction map of a retained ledger.
+    MapOfRetainedLedger,
+    /// A stored ledger header: a root by its type, whether retained or not.
+    LedgerHeader,
+}
+
+/// Checks that `hash` is a root this store knows before a caller reads,
+/// writes or deletes anything under it: the zero hash (the empty map), a
+/// retained root, the state or transaction map of a retained ledger, or a
+/// stored ledger header (a node that can only be a root). Anything else,
+/// an inner node's or a leaf's hash included, is [`StoreError::NotARoot`].
+/// The nodes under it are not checked here: that is the walk's job.
+pub fn known_root(store: &dyn NodeStore, hash: &Hash256) -> Result<KnownRoot, StoreError> {
+    if hash.is_zero() {
+        return Ok(KnownRoot::Empty);
+    }
+    let listed = retained(store)?;
+    if listed.iter().any(|r| r.hash == *hash) {
+        return Ok(KnownRoot::Retained);
+    }
+    for r in &listed {
+        if let Some(obj) = store.get(&r.hash)? {
+            if let Ok(Node::Ledger(h)) = obj.parse() {
+                if h.account_hash == *hash || h.transaction_hash == *hash {
+                    return Ok(KnownRoot::MapOfRetainedLedger);
+                }
+            }
+        }
+    }
+    if let Some(obj) = store.get(hash)? {
+        if let Ok(Node::Ledger(_)) = obj.parse() {
+            return Ok(KnownRoot::LedgerHeader);
+        }
+    }
+    Err(StoreError::NotARoot {
+        location: store.location(),
+        hash: *hash,
+    })
 }
 
 /// The most recently added retained root.

@@ -142,3 +142,45 @@ pub(crate) fn gc_beside_a_reader(
         r
     })
 }
+
+/// Some stored inner node other than `root`.
+fn an_inner_node_below(store: &dyn NodeStore, root: Hash256) -> Hash256 {
+    let mut found = None;
+    store
+        .for_each_value(&mut |h, v| {
+            let obj = shamap_store::NodeObject::decode(h, v.to_vec()).expect("stored nodes decode");
+            if h != root && matches!(obj.parse(), Ok(shamap_store::Node::Inner(_))) {
+                found = Some(h);
+                return std::ops::ControlFlow::Break(());
+            }
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("iterate");
+    found.expect("a map of 2000 entries has inner nodes below its root")
+}
+
+#[test]
+fn gc_refuses_a_hash_that_is_not_a_root_and_deletes_nothing() {
+    let store = MemStore::new();
+    let (mut map, _) = random_map(MapKind::AccountState, 2000, seed(13));
+    let s = map.snapshot();
+    import_ledger(&store, "a", Some(&s), None, None, &mut |_| {}).expect("import");
+    let before = count(&store);
+    let inner = an_inner_node_below(&store, s.root_hash());
+    let err = gc(&store, &[inner]).expect_err("an inner node is not a root");
+    assert!(
+        matches!(err, shamap_store::StoreError::NotARoot { hash, .. } if hash == inner),
+        "{err}"
+    );
+    assert_eq!(count(&store), before, "nothing deleted");
+    assert_eq!(
+        meta::retained(&store).expect("meta").len(),
+        1,
+        "list unchanged"
+    );
+    verify_all(&store, &s.root_hash()).expect("still verifies");
+    // The empty map is a root every store knows; keeping it alone empties
+    // the store of nodes, and that is what was asked.
+    let r = gc(&store, &[Hash256::ZERO]).expect("the empty map is a root");
+    assert_eq!((r.reachable, count(&store)), (0, 0));
+}
