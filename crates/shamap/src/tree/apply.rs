@@ -39,8 +39,9 @@ use crate::ptr::{NodeArena, NodeBox};
 use crate::xrpl::prefix::HashPrefix;
 
 use super::hashing::{INNER_HASH_INPUT, PARALLEL_MIN_WRITES};
-use super::map::{lock, ShaMap, MAX_DATA_LEN};
-use super::undo::UndoLog;
+use super::map::{ShaMap, MAX_DATA_LEN};
+use super::shared_arena::lock;
+use super::undo_log::UndoLog;
 
 /// Writes applied (and hashed) together: a run of this many consecutive
 /// keys of the sorted batch. Small enough for the run's nodes and messages

@@ -17,7 +17,8 @@ use crate::kind::MapKind;
 use crate::options::MapOptions;
 use crate::ptr::{NodeArena, NodeBox};
 
-use super::map::{lock, ShaMap, MAX_DATA_LEN};
+use super::map::{ShaMap, MAX_DATA_LEN};
+use super::shared_arena::lock;
 
 /// The open inner nodes on the current path: `frames[d]` holds the children
 /// gathered so far by the node at depth `d`, for `d` in `0..=top`.

@@ -6,7 +6,8 @@ use crate::ptr::NodeBox;
 use crate::xrpl::prefix::HashPrefix;
 
 use super::hashing::INNER_HASH_INPUT;
-use super::map::{lock, ShaMap};
+use super::map::ShaMap;
+use super::shared_arena::lock;
 use crate::ptr::NodeArena;
 
 /// What the walk counted, to compare with the arena's counters.

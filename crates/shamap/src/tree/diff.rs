@@ -3,9 +3,9 @@
 use crate::hash::Key;
 use crate::ptr::NodeBox;
 
-use super::iter::TreeRef;
 use super::map::ShaMap;
 use super::snapshot::Snapshot;
+use super::tree_ref::TreeRef;
 
 /// One key whose data differ between the two sides of a diff.
 #[derive(Clone, Debug, PartialEq, Eq)]

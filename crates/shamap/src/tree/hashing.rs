@@ -17,7 +17,8 @@ use crate::ptr::{
     hash_stale_inner_children, inner_message, rehash_batched, BatchWork, NodeArena, NodeBox,
 };
 
-use super::map::{lock, ShaMap};
+use super::map::ShaMap;
+use super::shared_arena::lock;
 
 /// Bytes hashed for an inner node: prefix and sixteen child hashes.
 pub(crate) const INNER_HASH_INPUT: usize = 4 + 16 * 32;

@@ -1,4 +1,6 @@
-//! Ordered iteration, ranges and bound searches.
+//! Lookups, ordered iteration, ranges and bound searches: the read
+//! operations of [`TreeRef`], and the read-only API of [`ShaMap`] and
+//! [`Snapshot`] built on them.
 //!
 //! Bound semantics (rippled's differ for `lower_bound`, so both are offered
 //! under distinct names):
@@ -16,6 +18,7 @@ use crate::ptr::NodeBox;
 
 use super::map::ShaMap;
 use super::snapshot::Snapshot;
+use super::tree_ref::TreeRef;
 
 /// Iterator over `(key, data)` in ascending key order.
 pub struct Iter<'a> {
@@ -87,14 +90,6 @@ pub const GET_MANY_LANES: usize = 16;
 /// a batch runs; deeper words are prefetched and read on a later step.
 /// Measured on 1M entries: 3 beats 0, 1, 2 and 4.
 const HOT_DEPTH: usize = 3;
-
-/// A read-only view of one tree (a map's or a snapshot's): every read
-/// operation is written once, here.
-#[derive(Clone, Copy)]
-pub(crate) struct TreeRef<'a> {
-    pub(crate) root: &'a NodeBox,
-    pub(crate) len: usize,
-}
 
 impl<'a> TreeRef<'a> {
     /// The data stored under `key`.

@@ -1,7 +1,7 @@
 //! `ShaMap`: an XRPL SHAMap over 256-bit keys.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use crate::error::MapError;
 use crate::hash::{Hash256, Key};
@@ -10,32 +10,9 @@ use crate::kind::MapKind;
 use crate::options::MapOptions;
 use crate::ptr::{NodeArena, NodeBox};
 
-use super::iter::TreeRef;
-use super::undo::UndoLog;
-
-/// The arena a map shares with its snapshots and undo records.
-pub(crate) type SharedArena = Arc<Mutex<NodeArena>>;
-
-/// Locks the arena. A panic while it was held (never expected: arena
-/// operations only panic on broken invariants) leaves no dangling pointer,
-/// so the lock is taken over rather than poisoned forever.
-pub(crate) fn lock(arena: &Mutex<NodeArena>) -> MutexGuard<'_, NodeArena> {
-    arena.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Gives up a root's tree when the root (a map's or a snapshot's) is
-/// dropped. The arena's last owner disposes of the tree wholesale (the arena
-/// goes with it); otherwise the tree is released node by node, keeping what
-/// other roots still share.
-pub(crate) fn drop_tree(arena: &mut SharedArena, root: NodeBox) {
-    match Arc::get_mut(arena) {
-        Some(a) => a
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .dispose_tree(root),
-        None => lock(arena).release(root),
-    }
-}
+use super::shared_arena::{drop_tree, lock, SharedArena};
+use super::tree_ref::TreeRef;
+use super::undo_log::UndoLog;
 
 /// Most bytes of data one item may hold.
 pub const MAX_DATA_LEN: usize = u32::MAX as usize;

@@ -7,9 +7,9 @@ use crate::kind::MapKind;
 use crate::ptr::NodeBox;
 use crate::xrpl::wire::{encode_inner, encode_leaf};
 
-use super::iter::TreeRef;
 use super::map::ShaMap;
 use super::snapshot::Snapshot;
+use super::tree_ref::TreeRef;
 
 /// The nodes on one key's path, as wire blobs.
 #[derive(Clone, Debug, PartialEq, Eq)]

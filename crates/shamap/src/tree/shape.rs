@@ -2,7 +2,9 @@
 
 use crate::ptr::{NodeArena, NodeBox};
 
-use super::map::{lock, ShaMap};
+use super::map::ShaMap;
+use super::shared_arena::lock;
+use super::snapshot::Snapshot;
 
 /// The shape of a map's tree, counted by walking every node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +59,7 @@ impl ShaMap {
     }
 }
 
-impl crate::Snapshot {
+impl Snapshot {
     /// Walks the snapshot's tree and counts its shape.
     pub fn shape_stats(&self) -> ShapeStats {
         let mut s = ShapeStats {

@@ -15,8 +15,10 @@ use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::ptr::NodeBox;
 
-use super::iter::TreeRef;
-use super::map::{drop_tree, lock, ShaMap, SharedArena};
+use super::map::ShaMap;
+use super::shared_arena::{drop_tree, lock, SharedArena};
+use super::tree_ref::TreeRef;
+use super::undo_log::UndoLog;
 
 /// An immutable version of a map: `Send + Sync`, readable from any thread
 /// while the map it came from goes on changing.
@@ -61,7 +63,7 @@ impl ShaMap {
             pending_writes: 0,
             parallel_hashing: snapshot.parallel_hashing,
             hash_fn: snapshot.hash_fn,
-            undo: super::undo::UndoLog::default(),
+            undo: UndoLog::default(),
         }
     }
 }
