@@ -551,7 +551,7 @@ impl NodeArena {
     /// it was the last.
     pub(crate) fn release(&mut self, node: NodeBox) {
         if self.drop_reference(&node) {
-            // Another reference still owns the chunk; this word just goes.
+            // Another word still refers to the chunk; this one just goes.
             node.discard_word();
             return;
         }
@@ -649,7 +649,7 @@ impl NodeArena {
 impl Drop for NodeArena {
     fn drop(&mut self) {
         // Pools release their blocks when dropped. Large leaves must have been
-        // freed by the owner (the map frees its tree first).
+        // freed first, by the last holder (`dispose_tree` or `release`).
         debug_assert_eq!(self.large_leaves, 0, "large leaves leaked");
     }
 }

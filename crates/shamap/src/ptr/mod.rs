@@ -3,9 +3,12 @@
 //! [`NodeArena`] that allocates them from slab pools.
 //!
 //! With [`crate::alloc`], the only module allowed `unsafe`. Everything it
-//! exports is safe to call given the crate-internal rule that a `NodeBox` is
-//! only ever handed back to the arena that made it (the map owns both, and
-//! frees its nodes before its arena).
+//! exports is safe to call given two crate-internal rules: a `NodeBox` is
+//! only ever handed back to the arena that made it (a map, its snapshots and
+//! the maps made from them share one arena, which each keeps alive while it
+//! holds words into it); and a chunk is written only through a word that no
+//! other version can reach (writers call `NodeArena::make_mut` first, and
+//! hashing writes only stale nodes, which are never shared).
 
 #![allow(unsafe_code)]
 

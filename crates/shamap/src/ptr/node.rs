@@ -1,4 +1,5 @@
-//! `NodeBox`: the owning handle of one node chunk, and views over chunks.
+//! `NodeBox`: the pointer word that names one node chunk, and views over
+//! chunks.
 //!
 //! Chunk layouts (all offsets in bytes; every chunk is 8-aligned):
 //!
@@ -61,18 +62,50 @@ pub(crate) const fn leaf_chunk_size(len: usize) -> usize {
     }
 }
 
-/// The unique owner of one node chunk: a leaf or an inner node (which in
-/// turn owns its children). Eight bytes; not `Copy`, not `Clone`.
+/// A pointer to one node chunk, a leaf or an inner node (whose child array
+/// holds more such words): the 8-byte tagged, stamped word of `tagged.rs`,
+/// whose tag says leaf or inner size class and whose stamp holds the branch
+/// mask or the data length. Not `Copy`, not `Clone`.
 ///
-/// Dropping a `NodeBox` without giving it back to its arena leaks the chunk
-/// (never unsafe; the arena's counters expose it in tests).
+/// A pointer, not a box: unlike `Box` it owns nothing alone and frees
+/// nothing when dropped. Several words may name one chunk (a map and its
+/// snapshots share nodes): each word is one reference, and the arena counts
+/// the references beyond the first ([`NodeArena::share`], and
+/// [`NodeArena::make_mut`] for the children of a node it copies). A chunk is
+/// freed when its arena is handed its last word ([`NodeArena::release`]), or
+/// goes with the arena's pools ([`NodeArena::dispose_tree`]). Dropping a word
+/// without giving it back leaks that reference (never unsafe; the arena's
+/// counters expose it in tests).
+///
+/// [`NodeArena::share`]: super::NodeArena::share
+/// [`NodeArena::make_mut`]: super::NodeArena::make_mut
+/// [`NodeArena::release`]: super::NodeArena::release
+/// [`NodeArena::dispose_tree`]: super::NodeArena::dispose_tree
 #[repr(transparent)]
 pub(crate) struct NodeBox(pub(super) Tagged);
 
-// SAFETY: a NodeBox uniquely owns its chunk and, transitively, its children,
-// like `Box<T>`; shared access only reads, mutation needs `&mut`.
+// SAFETY: the word names memory no thread owns: a chunk of its arena's pools
+// (blocks from mmap) or of the global allocator (large leaves), or the
+// static placeholder; there is no thread-local state behind it. Sending a
+// word sends one counted reference. Its chunk stays valid wherever the word
+// goes, for as long as the reference is counted: chunks are freed and counts
+// changed only by `NodeArena` methods taking `&mut NodeArena`, which every
+// map and snapshot reaches through the `Arc<Mutex<NodeArena>>` it shares
+// with the others (or, as the last holder, `Arc::get_mut`), so frees are
+// serialized whatever the thread, and the arena, with its pools, lives as
+// long as any holder of words into it.
 unsafe impl Send for NodeBox {}
-// SAFETY: as above.
+// SAFETY: `&NodeBox` only reads the chunk (hash, key, data, child words) or
+// hints the cache; every write takes `&mut NodeBox`. `&mut` does not make a
+// write exclusive by itself, since another word (say a snapshot's, read on
+// another thread) may name the same chunk or a chunk above it. The crate
+// upholds that a chunk is written only through a word no other version can
+// reach: writers call `NodeArena::make_mut` on every node they change, which
+// first copies a shared one, and hashing writes only stale nodes, which are
+// never shared because a version is fully hashed before it is shared
+// (`ShaMap::snapshot`; asserted where hashing writes in debug builds, and
+// audited by `ShaMap::check`). So a chunk two versions reach is immutable,
+// and concurrent `&NodeBox` reads of it are sound.
 unsafe impl Sync for NodeBox {}
 
 /// An empty inner chunk that is never written or freed; see
@@ -93,7 +126,8 @@ impl NodeBox {
     }
 
     /// Drops this word without touching the chunk: for when another word
-    /// still owns the chunk (a shared node) or the chunk was just freed.
+    /// still refers to the chunk (a shared node), the chunk was just freed,
+    /// or it goes with its arena's pools.
     #[inline]
     pub(crate) fn discard_word(self) {}
 
