@@ -2,7 +2,7 @@
 
 use crate::error::CheckError;
 use crate::hash::{Hash256, Key};
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 use crate::xrpl::prefix::HashPrefix;
 
 use super::hashing::INNER_HASH_INPUT;
@@ -96,7 +96,7 @@ impl ShaMap {
     fn check_node(
         &self,
         arena: &NodeArena,
-        node: &NodeBox,
+        node: &NodePtr,
         path: &mut Vec<u8>,
         tally: &mut Tally,
         parent_clean: bool,

@@ -14,7 +14,7 @@
 use std::ops::{Bound, RangeBounds};
 
 use crate::hash::Key;
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 
 use super::map::ShaMap;
 use super::snapshot::Snapshot;
@@ -23,7 +23,7 @@ use super::tree_ref::TreeRef;
 /// Iterator over `(key, data)` in ascending key order.
 pub struct Iter<'a> {
     /// Frames of sibling slices still to visit, innermost last; at most 65.
-    stack: Vec<std::slice::Iter<'a, NodeBox>>,
+    stack: Vec<std::slice::Iter<'a, NodePtr>>,
     remaining: Option<usize>,
 }
 
@@ -123,7 +123,7 @@ impl<'a> TreeRef<'a> {
         /// whose key line has been prefetched.
         #[derive(Clone, Copy)]
         struct Lane<'n, 'k> {
-            word: &'n NodeBox,
+            word: &'n NodePtr,
             key: &'k Key,
             depth: usize,
             i: usize,
@@ -291,7 +291,7 @@ impl<'a> TreeRef<'a> {
     }
 }
 
-fn last_in(node: &NodeBox) -> Option<(&Key, &[u8])> {
+fn last_in(node: &NodePtr) -> Option<(&Key, &[u8])> {
     let mut node = node;
     loop {
         if let Some(leaf) = node.leaf() {
@@ -301,7 +301,7 @@ fn last_in(node: &NodeBox) -> Option<(&Key, &[u8])> {
     }
 }
 
-fn last_below_in<'a>(node: &'a NodeBox, depth: usize, key: &Key) -> Option<(&'a Key, &'a [u8])> {
+fn last_below_in<'a>(node: &'a NodePtr, depth: usize, key: &Key) -> Option<(&'a Key, &'a [u8])> {
     let inner = node.inner().expect("descent stays on inner nodes");
     let b = key.nibble(depth);
     let mask = inner.mask();

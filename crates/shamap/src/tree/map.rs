@@ -8,7 +8,7 @@ use crate::hash::{Hash256, Key};
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::options::MapOptions;
-use crate::ptr::{NodeArena, NodeBox};
+use crate::ptr::{NodeArena, NodePtr};
 
 use super::shared_arena::{drop_tree, lock, SharedArena};
 use super::tree_ref::TreeRef;
@@ -33,7 +33,7 @@ pub struct ShaMap {
     pub(crate) kind: MapKind,
     pub(crate) arena: SharedArena,
     /// Always an inner node.
-    pub(crate) root: NodeBox,
+    pub(crate) root: NodePtr,
     pub(crate) len: usize,
     /// Writes since the last `root_hash()`; decides whether to hash in parallel.
     pub(crate) pending_writes: usize,
@@ -211,7 +211,7 @@ impl ShaMap {
 
     /// Moves the map to `arena` with `root` (a tree in it), letting the old
     /// arena and tree go as on a drop.
-    fn replace_arena(&mut self, arena: NodeArena, root: NodeBox) {
+    fn replace_arena(&mut self, arena: NodeArena, root: NodePtr) {
         let old_root = std::mem::replace(&mut self.root, root);
         let mut old = std::mem::replace(&mut self.arena, Arc::new(Mutex::new(arena)));
         drop_tree(&mut old, old_root);
@@ -245,7 +245,7 @@ impl ShaMap {
 /// marks `node`).
 fn write_below(
     arena: &mut NodeArena,
-    node: &mut NodeBox,
+    node: &mut NodePtr,
     depth: usize,
     key: &Key,
     data: &[u8],
@@ -319,7 +319,7 @@ fn write_below(
 /// collapsed, if needed, by its caller; the root never is).
 fn remove_below(
     arena: &mut NodeArena,
-    node: &mut NodeBox,
+    node: &mut NodePtr,
     depth: usize,
     key: &Key,
     undo: Option<&mut UndoLog>,
@@ -362,7 +362,7 @@ fn remove_below(
 
 impl Drop for ShaMap {
     fn drop(&mut self) {
-        let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
+        let root = std::mem::replace(&mut self.root, NodePtr::placeholder());
         drop_tree(&mut self.arena, root);
     }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::ptr::{NodeArena, NodeBox};
+use crate::ptr::{NodeArena, NodePtr};
 
 /// The arena a map shares with its snapshots and undo records.
 pub(crate) type SharedArena = Arc<Mutex<NodeArena>>;
@@ -19,7 +19,7 @@ pub(crate) fn lock(arena: &Mutex<NodeArena>) -> MutexGuard<'_, NodeArena> {
 /// dropped. The arena's last owner disposes of the tree wholesale (the arena
 /// goes with it); otherwise the tree is released node by node, keeping what
 /// other roots still share.
-pub(crate) fn drop_tree(arena: &mut SharedArena, root: NodeBox) {
+pub(crate) fn drop_tree(arena: &mut SharedArena, root: NodePtr) {
     match Arc::get_mut(arena) {
         Some(a) => a
             .get_mut()

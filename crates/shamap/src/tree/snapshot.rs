@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::hash::Hash256;
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 
 use super::map::ShaMap;
 use super::shared_arena::{drop_tree, lock, SharedArena};
@@ -25,7 +25,7 @@ use super::undo_log::UndoLog;
 pub struct Snapshot {
     pub(crate) kind: MapKind,
     pub(crate) arena: SharedArena,
-    pub(crate) root: NodeBox,
+    pub(crate) root: NodePtr,
     pub(crate) len: usize,
     pub(crate) hash: Hash256,
     pub(crate) hash_fn: HashFunction,
@@ -121,7 +121,7 @@ impl Clone for Snapshot {
 
 impl Drop for Snapshot {
     fn drop(&mut self) {
-        let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
+        let root = std::mem::replace(&mut self.root, NodePtr::placeholder());
         drop_tree(&mut self.arena, root);
     }
 }

@@ -1,7 +1,7 @@
 //! `TreeRef`: the read-only view of one tree that maps and snapshots hand
 //! to every read operation.
 
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 
 /// A read-only view of one tree (a map's or a snapshot's): every read
 /// operation is written once, on this view. The lookups, iteration and
@@ -11,7 +11,7 @@ use crate::ptr::NodeBox;
 pub(crate) struct TreeRef<'a> {
     /// The root: a tree's root (an inner node), or the top of a subtree
     /// that `subtree_items` walks.
-    pub(crate) root: &'a NodeBox,
+    pub(crate) root: &'a NodePtr,
     /// Number of items in the tree (unused by `subtree_items`).
     pub(crate) len: usize,
 }
