@@ -7,7 +7,7 @@
 
 use super::mask::BranchMask;
 use super::node::{
-    inner_chunk_size, leaf_chunk_size, NodeBox, CHILDREN_OFFSET, DATA_OFFSET, HASH_OFFSET,
+    inner_chunk_size, leaf_chunk_size, NodePtr, CHILDREN_OFFSET, DATA_OFFSET, HASH_OFFSET,
     KEY_OFFSET, LONG_DATA_OFFSET, LONG_LEAF, LONG_LEN_OFFSET,
 };
 use super::tagged::Tagged;
@@ -198,7 +198,7 @@ impl NodeArena {
     }
 
     /// A new leaf holding `key` and `data`, hash not yet computed.
-    pub(crate) fn new_leaf(&mut self, key: &Key, data: &[u8]) -> NodeBox {
+    pub(crate) fn new_leaf(&mut self, key: &Key, data: &[u8]) -> NodePtr {
         let len = data.len();
         let chunk = leaf_chunk_size(len);
         let p = if chunk <= MAX_POOLED_CHUNK {
@@ -230,23 +230,23 @@ impl NodeArena {
         self.leaf_data_bytes += len;
         self.maybe_switch_source(self.leaves);
         let stamp = if long { LONG_LEAF } else { len as u16 };
-        NodeBox(Tagged::new(p, 0, stamp))
+        NodePtr(Tagged::new(p, 0, stamp))
     }
 
     /// A new inner node with no children, hash not yet computed.
-    pub(crate) fn new_inner(&mut self) -> NodeBox {
+    pub(crate) fn new_inner(&mut self) -> NodePtr {
         let class = self.classes.class_for(0);
         let p = self.inner[class].alloc();
         // SAFETY: a fresh inner chunk has at least 32 bytes for the hash.
         unsafe { p.as_ptr().write_bytes(0, 32) };
-        NodeBox(Tagged::new(p, class as u8 + 1, 0))
+        NodePtr(Tagged::new(p, class as u8 + 1, 0))
     }
 
     /// A new inner node whose children are `children` (taken out of the
     /// vector, which is left empty), hash not yet computed: one chunk of the
     /// smallest class that fits, the node a series of `insert_child` calls
     /// would end with. Branches must be strictly ascending.
-    pub(crate) fn new_inner_from(&mut self, children: &mut Vec<(Nibble, NodeBox)>) -> NodeBox {
+    pub(crate) fn new_inner_from(&mut self, children: &mut Vec<(Nibble, NodePtr)>) -> NodePtr {
         let n = children.len();
         let mut mask = BranchMask(0);
         for (b, _) in children.iter() {
@@ -264,19 +264,19 @@ impl NodeArena {
         // in from the vector, which gives up ownership through `drain`.
         unsafe {
             base.add(HASH_OFFSET).write_bytes(0, 32);
-            let slots = base.add(CHILDREN_OFFSET).cast::<NodeBox>();
+            let slots = base.add(CHILDREN_OFFSET).cast::<NodePtr>();
             for (i, (_, child)) in children.drain(..).enumerate() {
                 slots.add(i).write(child);
             }
         }
         self.slots_used_by_class[class] += n;
         self.child_slots_used += n;
-        NodeBox(Tagged::new(p, class as u8 + 1, mask.0))
+        NodePtr(Tagged::new(p, class as u8 + 1, mask.0))
     }
 
     /// Replaces a leaf's data (keeping its key), moving it to a chunk of the
     /// right size when the size changes. The hash is marked stale.
-    pub(crate) fn set_leaf_data(&mut self, leaf: &mut NodeBox, data: &[u8]) {
+    pub(crate) fn set_leaf_data(&mut self, leaf: &mut NodePtr, data: &[u8]) {
         if self.is_shared(leaf) {
             // Shared leaves are immutable: the writer gets a new one.
             let key = *leaf.leaf().expect("set_leaf_data on a leaf").key();
@@ -290,7 +290,7 @@ impl NodeArena {
             && (old_len >= usize::from(LONG_LEAF)) == (data.len() >= usize::from(LONG_LEAF));
         if same_chunk && data.len() < usize::from(LONG_LEAF) {
             // SAFETY: same chunk size and layout, so the data fits at offset 64;
-            // `&mut NodeBox` gives exclusive access; `data` is caller memory,
+            // `&mut NodePtr` gives exclusive access; `data` is caller memory,
             // distinct from the chunk (a `&mut` to the chunk exists).
             unsafe {
                 leaf.base()
@@ -311,7 +311,7 @@ impl NodeArena {
 
     /// Adds `child` on the empty branch `b` of `node`, growing the child
     /// array to the next size class when it is full.
-    pub(crate) fn insert_child(&mut self, node: &mut NodeBox, b: Nibble, child: NodeBox) {
+    pub(crate) fn insert_child(&mut self, node: &mut NodePtr, b: Nibble, child: NodePtr) {
         let mask = node.mask_bits();
         assert!(
             !node.is_leaf() && !mask.has(b),
@@ -345,7 +345,7 @@ impl NodeArena {
             unsafe {
                 let dst = p.as_ptr();
                 dst.copy_from_nonoverlapping(node.base().as_ptr(), 32);
-                let new_children = dst.add(32).cast::<NodeBox>();
+                let new_children = dst.add(32).cast::<NodePtr>();
                 new_children.copy_from_nonoverlapping(old_children, slot);
                 new_children.add(slot).write(child);
                 new_children
@@ -360,7 +360,7 @@ impl NodeArena {
 
     /// Takes the child on branch `b` out of `node`, shrinking the child array
     /// to the smallest size class that fits.
-    pub(crate) fn remove_child(&mut self, node: &mut NodeBox, b: Nibble) -> NodeBox {
+    pub(crate) fn remove_child(&mut self, node: &mut NodePtr, b: Nibble) -> NodePtr {
         let mask = node.mask_bits();
         assert!(
             !node.is_leaf() && mask.has(b),
@@ -392,7 +392,7 @@ impl NodeArena {
             unsafe {
                 let dst = p.as_ptr();
                 dst.copy_from_nonoverlapping(node.base().as_ptr(), 32);
-                let new_children = dst.add(32).cast::<NodeBox>();
+                let new_children = dst.add(32).cast::<NodePtr>();
                 new_children.copy_from_nonoverlapping(children, slot);
                 new_children
                     .add(slot)
@@ -412,7 +412,7 @@ impl NodeArena {
     /// their own are freed, found from the node words alone (a leaf's size
     /// is in its word), so leaf chunks are never read: dropping a 1M-entry
     /// map reads its ~25 MB of inner chunks, not its ~150 MB of nodes.
-    pub(crate) fn dispose_tree(&mut self, root: NodeBox) {
+    pub(crate) fn dispose_tree(&mut self, root: NodePtr) {
         debug_assert!(self.shared.is_empty(), "a shared node outlives its arena");
         if self.large_leaves > 0 {
             self.free_large_leaves_under(&root);
@@ -424,7 +424,7 @@ impl NodeArena {
     /// Frees every leaf with its own allocation under `node` (itself
     /// included), leaving the words that point at them dangling: only for
     /// [`dispose_tree`](Self::dispose_tree), which never reads them again.
-    fn free_large_leaves_under(&mut self, node: &NodeBox) {
+    fn free_large_leaves_under(&mut self, node: &NodePtr) {
         if node.is_leaf() {
             let chunk = leaf_chunk_size(node.leaf_len());
             if chunk > MAX_POOLED_CHUNK {
@@ -445,7 +445,7 @@ impl NodeArena {
     }
 
     /// Frees one node. An inner node must have no children left.
-    pub(crate) fn free_node(&mut self, node: NodeBox) {
+    pub(crate) fn free_node(&mut self, node: NodePtr) {
         if node.is_leaf() {
             let len = node.leaf_len();
             let chunk = leaf_chunk_size(len);
@@ -485,7 +485,7 @@ impl NodeArena {
     /// [`ShaMap::from_sorted`](crate::ShaMap::from_sorted) lays out a map: the
     /// leaves in key order, each class pool's inner nodes in key order
     /// (parents after children), no chunk freed along the way.
-    pub(crate) fn clone_tree(&mut self, src: &NodeBox) -> NodeBox {
+    pub(crate) fn clone_tree(&mut self, src: &NodePtr) -> NodePtr {
         let mut frames = Vec::new();
         self.clone_below(src, 0, &mut frames)
     }
@@ -494,10 +494,10 @@ impl NodeArena {
     /// children buffer per depth in `frames`.
     fn clone_below(
         &mut self,
-        src: &NodeBox,
+        src: &NodePtr,
         depth: usize,
-        frames: &mut Vec<Vec<(Nibble, NodeBox)>>,
-    ) -> NodeBox {
+        frames: &mut Vec<Vec<(Nibble, NodePtr)>>,
+    ) -> NodePtr {
         let mut out = if let Some(leaf) = src.leaf() {
             self.new_leaf(leaf.key(), leaf.data())
         } else {
@@ -514,7 +514,7 @@ impl NodeArena {
                 c.prefetch_chunk();
             }
             for (i, (child, b)) in kids.iter().zip(inner.mask().branches()).enumerate() {
-                if let Some(next) = kids.get(i + 1).and_then(NodeBox::inner) {
+                if let Some(next) = kids.get(i + 1).and_then(NodePtr::inner) {
                     for g in next.children() {
                         g.prefetch_chunk();
                     }
@@ -531,7 +531,7 @@ impl NodeArena {
 
     /// True when more than one node word refers to `node`'s chunk.
     #[inline]
-    pub(crate) fn is_shared(&self, node: &NodeBox) -> bool {
+    pub(crate) fn is_shared(&self, node: &NodePtr) -> bool {
         !self.shared.is_empty() && self.shared.contains_key(&node.base().as_ptr().addr())
     }
 
@@ -542,16 +542,16 @@ impl NodeArena {
 
     /// A second reference to `node`: the node becomes shared (immutable)
     /// until all but one reference are released.
-    pub(crate) fn share(&mut self, node: &NodeBox) -> NodeBox {
+    pub(crate) fn share(&mut self, node: &NodePtr) -> NodePtr {
         *self.shared.entry(node.base().as_ptr().addr()).or_insert(0) += 1;
-        NodeBox(node.0.duplicate())
+        NodePtr(node.0.duplicate())
     }
 
     /// Drops one reference; frees the node, and releases its children, when
     /// it was the last.
-    pub(crate) fn release(&mut self, node: NodeBox) {
+    pub(crate) fn release(&mut self, node: NodePtr) {
         if self.drop_reference(&node) {
-            // Another reference still owns the chunk; this word just goes.
+            // Another word still refers to the chunk; this one just goes.
             node.discard_word();
             return;
         }
@@ -565,7 +565,7 @@ impl NodeArena {
     }
 
     /// Decrements `node`'s extra-reference count; false when it had none.
-    fn drop_reference(&mut self, node: &NodeBox) -> bool {
+    fn drop_reference(&mut self, node: &NodePtr) -> bool {
         if self.shared.is_empty() {
             return false;
         }
@@ -583,10 +583,10 @@ impl NodeArena {
     }
 
     /// Frees an inner chunk, returning its children (branch order).
-    fn take_children(&mut self, node: NodeBox) -> [Option<NodeBox>; 16] {
+    fn take_children(&mut self, node: NodePtr) -> [Option<NodePtr>; 16] {
         let n = node.mask_bits().count();
         let class = node.class_index();
-        let mut out: [Option<NodeBox>; 16] = Default::default();
+        let mut out: [Option<NodePtr>; 16] = Default::default();
         let children = node.children_ptr();
         for (i, slot) in out.iter_mut().enumerate().take(n) {
             // SAFETY: slots 0..n are initialised; each is read once and the
@@ -604,7 +604,7 @@ impl NodeArena {
 
     /// Makes the node in `slot` exclusively owned, copying it first when it
     /// is shared (the copy's children become shared with the original).
-    pub(crate) fn make_mut(&mut self, slot: &mut NodeBox) {
+    pub(crate) fn make_mut(&mut self, slot: &mut NodePtr) {
         if !self.is_shared(slot) {
             return;
         }
@@ -625,7 +625,7 @@ impl NodeArena {
                 let dst = p.as_ptr();
                 dst.copy_from_nonoverlapping(slot.base().as_ptr(), 32);
                 dst.add(32)
-                    .cast::<NodeBox>()
+                    .cast::<NodePtr>()
                     .copy_from_nonoverlapping(src, n);
             }
             for i in 0..n {
@@ -637,7 +637,7 @@ impl NodeArena {
             }
             self.child_slots_used += n;
             self.slots_used_by_class[class] += n;
-            NodeBox(Tagged::new(p, slot.0.tag(), slot.0.stamp()))
+            NodePtr(Tagged::new(p, slot.0.tag(), slot.0.stamp()))
         };
         let original = std::mem::replace(slot, copy);
         let had_extra = self.drop_reference(&original);
@@ -649,14 +649,14 @@ impl NodeArena {
 impl Drop for NodeArena {
     fn drop(&mut self) {
         // Pools release their blocks when dropped. Large leaves must have been
-        // freed by the owner (the map frees its tree first).
+        // freed first, by the last holder (`dispose_tree` or `release`).
         debug_assert_eq!(self.large_leaves, 0, "large leaves leaked");
     }
 }
 
 /// Raw chunk address, for tests of the pointer module.
 #[cfg(test)]
-pub(crate) fn chunk_addr(n: &NodeBox) -> NonNull<u8> {
+pub(crate) fn chunk_addr(n: &NodePtr) -> NonNull<u8> {
     n.base()
 }
 

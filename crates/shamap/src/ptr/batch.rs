@@ -12,7 +12,7 @@
 
 use std::ptr::NonNull;
 
-use super::node::NodeBox;
+use super::node::NodePtr;
 use crate::hash::Hash256;
 use crate::kind::MapKind;
 use crate::xrpl::prefix::HashPrefix;
@@ -45,7 +45,7 @@ pub(crate) struct BatchWork {
 /// hash together with its siblings: see [`hash_stale_inner_children`]).
 pub(crate) fn rehash_batched(
     kind: MapKind,
-    root: &mut NodeBox,
+    root: &mut NodePtr,
     hasher: BatchHasher,
     work: &mut BatchWork,
     skip_root: bool,
@@ -106,7 +106,7 @@ pub(crate) fn rehash_batched(
 /// them); returns how many it hashed. Stale leaf children must already be
 /// hashed. This gathers the subtree roots that separate batches would each
 /// hash alone (one message per call, the slowest way to use the lanes).
-pub(crate) fn hash_stale_inner_children(node: &mut NodeBox, hasher: BatchHasher) -> u64 {
+pub(crate) fn hash_stale_inner_children(node: &mut NodePtr, hasher: BatchHasher) -> u64 {
     let children = node.inner_mut().expect("an inner node").into_children();
     let mut inputs = [inner_prefix(); 16];
     let mut which = [0usize; 16];
@@ -136,8 +136,8 @@ pub(crate) fn hash_stale_inner_children(node: &mut NodeBox, hasher: BatchHasher)
 /// cost an allocation, a fill and page faults each time.
 #[derive(Default)]
 struct Scratch {
-    leaves: Vec<NonNull<NodeBox>>,
-    inner: Vec<Vec<NonNull<NodeBox>>>,
+    leaves: Vec<NonNull<NodePtr>>,
+    inner: Vec<Vec<NonNull<NodePtr>>>,
     /// Inner-node inputs; the prefix is set once, the hashes on each use.
     inputs: Vec<[u8; 516]>,
     out: Vec<[u8; 32]>,
@@ -157,7 +157,7 @@ impl Scratch {
     }
 
     fn capacity_bytes(&self) -> usize {
-        let word = std::mem::size_of::<NonNull<NodeBox>>();
+        let word = std::mem::size_of::<NonNull<NodePtr>>();
         self.leaves.capacity() * word
             + self
                 .inner
@@ -186,9 +186,9 @@ thread_local! {
 /// (measured in one process, depth-first over by-level: 10k-write blocks
 /// 1.112 and 1.081, a root from scratch of 1M entries 1.051 and 1.047).
 fn collect_by_level(
-    root: &mut NodeBox,
-    leaves: &mut Vec<NonNull<NodeBox>>,
-    inner: &mut Vec<Vec<NonNull<NodeBox>>>,
+    root: &mut NodePtr,
+    leaves: &mut Vec<NonNull<NodePtr>>,
+    inner: &mut Vec<Vec<NonNull<NodePtr>>>,
 ) {
     if root.is_leaf() {
         leaves.push(NonNull::from(&mut *root));
@@ -288,7 +288,7 @@ fn inner_prefix() -> [u8; 516] {
 
 /// The hash input `MIN\0 ‖ 16 child hashes` of an inner node whose children
 /// are current (for a node hashed on its own, e.g. the map's root).
-pub(crate) fn inner_message(node: &NodeBox) -> [u8; 516] {
+pub(crate) fn inner_message(node: &NodePtr) -> [u8; 516] {
     let mut buf = inner_prefix();
     fill_inner_input(node, &mut buf);
     buf
@@ -296,7 +296,7 @@ pub(crate) fn inner_message(node: &NodeBox) -> [u8; 516] {
 
 /// Writes `MIN\0 ‖ 16 child hashes` of an inner node whose children are
 /// current into `buf` (whose prefix is already set).
-fn fill_inner_input(node: &NodeBox, buf: &mut [u8; 516]) {
+fn fill_inner_input(node: &NodePtr, buf: &mut [u8; 516]) {
     let inner = node.inner().expect("collected as inner");
     let mask = inner.mask();
     buf[4..].fill(0);

@@ -1,11 +1,14 @@
-//! Node pointers and node memory: the tagged, stamped [`NodeBox`] word, the
+//! Node pointers and node memory: the tagged, stamped [`NodePtr`] word, the
 //! byte layouts of inner and leaf chunks, typed views over them, and the
 //! [`NodeArena`] that allocates them from slab pools.
 //!
 //! With [`crate::alloc`], the only module allowed `unsafe`. Everything it
-//! exports is safe to call given the crate-internal rule that a `NodeBox` is
-//! only ever handed back to the arena that made it (the map owns both, and
-//! frees its nodes before its arena).
+//! exports is safe to call given two crate-internal rules: a `NodePtr` is
+//! only ever handed back to the arena that made it (a map, its snapshots and
+//! the maps made from them share one arena, which each keeps alive while it
+//! holds words into it); and a chunk is written only through a word that no
+//! other version can reach (writers call `NodeArena::make_mut` first, and
+//! hashing writes only stale nodes, which are never shared).
 
 #![allow(unsafe_code)]
 
@@ -21,4 +24,4 @@ pub(crate) use batch::{
 };
 pub(crate) use mask::BranchMask;
 pub use node::prefetch;
-pub(crate) use node::NodeBox;
+pub(crate) use node::NodePtr;

@@ -1,4 +1,5 @@
-//! `NodeBox`: the owning handle of one node chunk, and views over chunks.
+//! `NodePtr`: the pointer word that names one node chunk, and views over
+//! chunks.
 //!
 //! Chunk layouts (all offsets in bytes; every chunk is 8-aligned):
 //!
@@ -7,10 +8,10 @@
 //! | offset | bytes  | field                                                    |
 //! |--------|--------|----------------------------------------------------------|
 //! | 0      | 32     | hash (all zero = not yet computed since the last change) |
-//! | 32     | 8·cap  | children: `n = popcount(mask)` `NodeBox` words in branch order, then unused |
+//! | 32     | 8·cap  | children: `n = popcount(mask)` `NodePtr` words in branch order, then unused |
 //!
 //! The branch mask and the size class are not in the chunk: they are the
-//! stamp and tag of the `NodeBox` word that points at it.
+//! stamp and tag of the `NodePtr` word that points at it.
 //!
 //! Leaf, data length `len < 0xFFFF` (`64 + round8(len)` bytes):
 //!
@@ -41,7 +42,7 @@ pub(crate) const DATA_OFFSET: usize = 64;
 pub(crate) const LONG_LEN_OFFSET: usize = 64;
 pub(crate) const LONG_DATA_OFFSET: usize = 72;
 
-/// Most bytes of a chunk that `NodeBox::prefetch_chunk` hints: a full
+/// Most bytes of a chunk that `NodePtr::prefetch_chunk` hints: a full
 /// inner chunk (160 bytes with 16 children) and a leaf with up to 192
 /// bytes of data.
 const PREFETCH_CHUNK_MAX: usize = 256;
@@ -61,30 +62,62 @@ pub(crate) const fn leaf_chunk_size(len: usize) -> usize {
     }
 }
 
-/// The unique owner of one node chunk: a leaf or an inner node (which in
-/// turn owns its children). Eight bytes; not `Copy`, not `Clone`.
+/// A pointer to one node chunk, a leaf or an inner node (whose child array
+/// holds more such words): the 8-byte tagged, stamped word of `tagged.rs`,
+/// whose tag says leaf or inner size class and whose stamp holds the branch
+/// mask or the data length. Not `Copy`, not `Clone`.
 ///
-/// Dropping a `NodeBox` without giving it back to its arena leaks the chunk
-/// (never unsafe; the arena's counters expose it in tests).
+/// A pointer, not a box: unlike `Box` it owns nothing alone and frees
+/// nothing when dropped. Several words may name one chunk (a map and its
+/// snapshots share nodes): each word is one reference, and the arena counts
+/// the references beyond the first ([`NodeArena::share`], and
+/// [`NodeArena::make_mut`] for the children of a node it copies). A chunk is
+/// freed when its arena is handed its last word ([`NodeArena::release`]), or
+/// goes with the arena's pools ([`NodeArena::dispose_tree`]). Dropping a word
+/// without giving it back leaks that reference (never unsafe; the arena's
+/// counters expose it in tests).
+///
+/// [`NodeArena::share`]: super::NodeArena::share
+/// [`NodeArena::make_mut`]: super::NodeArena::make_mut
+/// [`NodeArena::release`]: super::NodeArena::release
+/// [`NodeArena::dispose_tree`]: super::NodeArena::dispose_tree
 #[repr(transparent)]
-pub(crate) struct NodeBox(pub(super) Tagged);
+pub(crate) struct NodePtr(pub(super) Tagged);
 
-// SAFETY: a NodeBox uniquely owns its chunk and, transitively, its children,
-// like `Box<T>`; shared access only reads, mutation needs `&mut`.
-unsafe impl Send for NodeBox {}
-// SAFETY: as above.
-unsafe impl Sync for NodeBox {}
+// SAFETY: the word names memory no thread owns: a chunk of its arena's pools
+// (blocks from mmap) or of the global allocator (large leaves), or the
+// static placeholder; there is no thread-local state behind it. Sending a
+// word sends one counted reference. Its chunk stays valid wherever the word
+// goes, for as long as the reference is counted: chunks are freed and counts
+// changed only by `NodeArena` methods taking `&mut NodeArena`, which every
+// map and snapshot reaches through the `Arc<Mutex<NodeArena>>` it shares
+// with the others (or, as the last holder, `Arc::get_mut`), so frees are
+// serialized whatever the thread, and the arena, with its pools, lives as
+// long as any holder of words into it.
+unsafe impl Send for NodePtr {}
+// SAFETY: `&NodePtr` only reads the chunk (hash, key, data, child words) or
+// hints the cache; every write takes `&mut NodePtr`. `&mut` does not make a
+// write exclusive by itself, since another word (say a snapshot's, read on
+// another thread) may name the same chunk or a chunk above it. The crate
+// upholds that a chunk is written only through a word no other version can
+// reach: writers call `NodeArena::make_mut` on every node they change, which
+// first copies a shared one, and hashing writes only stale nodes, which are
+// never shared because a version is fully hashed before it is shared
+// (`ShaMap::snapshot`; asserted where hashing writes in debug builds, and
+// audited by `ShaMap::check`). So a chunk two versions reach is immutable,
+// and concurrent `&NodePtr` reads of it are sound.
+unsafe impl Sync for NodePtr {}
 
 /// An empty inner chunk that is never written or freed; see
-/// [`NodeBox::placeholder`].
+/// [`NodePtr::placeholder`].
 static PLACEHOLDER: [u64; 6] = [0; 6];
 
-impl NodeBox {
+impl NodePtr {
     /// A word naming a static, empty inner node, to stand in a field whose
     /// node has just been moved out (e.g. while dropping). It must only be
     /// read or forgotten: never mutated, given to the arena, or freed.
-    pub(crate) fn placeholder() -> NodeBox {
-        NodeBox(Tagged::new(NonNull::from(&PLACEHOLDER).cast(), 1, 0))
+    pub(crate) fn placeholder() -> NodePtr {
+        NodePtr(Tagged::new(NonNull::from(&PLACEHOLDER).cast(), 1, 0))
     }
 
     #[inline]
@@ -93,7 +126,8 @@ impl NodeBox {
     }
 
     /// Drops this word without touching the chunk: for when another word
-    /// still owns the chunk (a shared node) or the chunk was just freed.
+    /// still refers to the chunk (a shared node), the chunk was just freed,
+    /// or it goes with its arena's pools.
     #[inline]
     pub(crate) fn discard_word(self) {}
 
@@ -152,7 +186,7 @@ impl NodeBox {
 
     /// True when both words name the same chunk.
     #[inline]
-    pub(crate) fn same_chunk(&self, other: &NodeBox) -> bool {
+    pub(crate) fn same_chunk(&self, other: &NodePtr) -> bool {
         self.base() == other.base()
     }
 
@@ -244,16 +278,16 @@ impl NodeBox {
         usize::try_from(u64::from_le(len)).expect("lengths were stored from a usize")
     }
 
-    pub(super) fn children_ptr(&self) -> *mut NodeBox {
+    pub(super) fn children_ptr(&self) -> *mut NodePtr {
         // SAFETY: offset 32 lies inside every inner chunk (>= 40 bytes).
-        unsafe { self.base().as_ptr().add(CHILDREN_OFFSET).cast::<NodeBox>() }
+        unsafe { self.base().as_ptr().add(CHILDREN_OFFSET).cast::<NodePtr>() }
     }
 }
 
 /// Read-only view of a leaf.
 #[derive(Clone, Copy)]
 pub(crate) struct LeafRef<'a> {
-    node: &'a NodeBox,
+    node: &'a NodePtr,
 }
 
 impl<'a> LeafRef<'a> {
@@ -262,7 +296,7 @@ impl<'a> LeafRef<'a> {
     pub(crate) fn key(self) -> &'a Key {
         // SAFETY: a leaf chunk holds its key at offset 32, initialised at
         // creation; `Key` is a transparent `[u8; 32]`; the chunk lives as
-        // long as the borrowed NodeBox.
+        // long as the borrowed NodePtr.
         unsafe { &*self.node.base().as_ptr().add(KEY_OFFSET).cast::<Key>() }
     }
 
@@ -284,7 +318,7 @@ impl<'a> LeafRef<'a> {
 /// Read-only view of an inner node.
 #[derive(Clone, Copy)]
 pub(crate) struct InnerRef<'a> {
-    node: &'a NodeBox,
+    node: &'a NodePtr,
 }
 
 impl<'a> InnerRef<'a> {
@@ -302,20 +336,20 @@ impl<'a> InnerRef<'a> {
 
     /// The children, densely, in branch order.
     #[inline]
-    pub(crate) fn children(self) -> &'a [NodeBox] {
+    pub(crate) fn children(self) -> &'a [NodePtr] {
         let n = self.mask().count();
         // SAFETY: the first popcount(mask) slots of an inner chunk hold
-        // initialised NodeBox words (arena invariant); the slice borrows the
-        // chunk for as long as the parent NodeBox is borrowed.
+        // initialised NodePtr words (arena invariant); the slice borrows the
+        // chunk for as long as the parent NodePtr is borrowed.
         unsafe { std::slice::from_raw_parts(self.node.children_ptr(), n) }
     }
 
     /// The child on branch `b`, if any.
     #[inline]
-    pub(crate) fn child(self, b: Nibble) -> Option<&'a NodeBox> {
+    pub(crate) fn child(self, b: Nibble) -> Option<&'a NodePtr> {
         let m = self.mask();
         // SAFETY: branch `b` is occupied, so its slot is below
-        // popcount(mask) and holds an initialised NodeBox word (as in
+        // popcount(mask) and holds an initialised NodePtr word (as in
         // `children`, whose length check this skips: one popcount less per
         // level of a lookup).
         m.has(b)
@@ -326,7 +360,7 @@ impl<'a> InnerRef<'a> {
 /// Mutable view of an inner node: may change children in place, but not the
 /// set of occupied branches (that needs the arena).
 pub(crate) struct InnerMut<'a> {
-    node: &'a mut NodeBox,
+    node: &'a mut NodePtr,
 }
 
 impl<'a> InnerMut<'a> {
@@ -338,7 +372,7 @@ impl<'a> InnerMut<'a> {
 
     /// The children, densely, in branch order, mutably.
     #[inline]
-    pub(crate) fn into_children(self) -> &'a mut [NodeBox] {
+    pub(crate) fn into_children(self) -> &'a mut [NodePtr] {
         let n = self.mask().count();
         // SAFETY: as in `InnerRef::children`; `&mut` on the parent gives
         // exclusive access to its chunk and so to the child words.
@@ -347,7 +381,7 @@ impl<'a> InnerMut<'a> {
 
     /// The child on branch `b`, if any, mutably.
     #[inline]
-    pub(crate) fn into_child(self, b: Nibble) -> Option<&'a mut NodeBox> {
+    pub(crate) fn into_child(self, b: Nibble) -> Option<&'a mut NodePtr> {
         let m = self.mask();
         if m.has(b) {
             Some(&mut self.into_children()[m.slot(b)])

@@ -1,4 +1,4 @@
-//! The tagged, stamped pointer word behind every `NodeBox`.
+//! The tagged, stamped pointer word behind every `NodePtr`.
 //!
 //! ```text
 //!  63            48 47                                   3 2    0

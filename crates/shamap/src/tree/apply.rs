@@ -35,12 +35,13 @@ use crate::error::MapError;
 use crate::hash::{Hash256, Key, Nibble};
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
-use crate::ptr::{NodeArena, NodeBox};
+use crate::ptr::{NodeArena, NodePtr};
 use crate::xrpl::prefix::HashPrefix;
 
 use super::hashing::{INNER_HASH_INPUT, PARALLEL_MIN_WRITES};
-use super::map::{lock, ShaMap, MAX_DATA_LEN};
-use super::undo::UndoLog;
+use super::map::{ShaMap, MAX_DATA_LEN};
+use super::shared_arena::lock;
+use super::undo_log::UndoLog;
 
 /// Writes applied (and hashed) together: a run of this many consecutive
 /// keys of the sorted batch. Small enough for the run's nodes and messages
@@ -358,7 +359,7 @@ impl Records {
     }
 
     /// Records a changed leaf, building its hash message now.
-    fn leaf(&mut self, node: &NodeBox) -> Rec {
+    fn leaf(&mut self, node: &NodePtr) -> Rec {
         let leaf = node.leaf().expect("recording a leaf");
         self.leaf_bytes
             .extend_from_slice(self.kind.leaf_prefix().bytes());
@@ -373,7 +374,7 @@ impl Records {
 
     /// Records a changed inner node at `depth` whose changed children are
     /// `stale` (branch, record); the others' hashes are current.
-    fn inner(&mut self, node: &mut NodeBox, depth: usize, stale: &[(Nibble, Rec)]) -> Rec {
+    fn inner(&mut self, node: &mut NodePtr, depth: usize, stale: &[(Nibble, Rec)]) -> Rec {
         node.clear_hash();
         if self.levels.len() <= depth {
             self.levels.resize_with(depth + 1, Level::default);
@@ -432,7 +433,7 @@ impl Records {
 
     /// Hashes every record, children before parents, then stores the hashes
     /// in the changed nodes under `root` (the map's root, recorded last).
-    fn hash_and_store(&mut self, root: &mut NodeBox) {
+    fn hash_and_store(&mut self, root: &mut NodePtr) {
         let mut out = vec![[0u8; 32]; CHUNK];
         // Leaves: messages of any length, all independent.
         self.leaf_hashes.resize(self.leaf_ends.len(), [0; 32]);
@@ -478,7 +479,7 @@ impl Records {
     /// Stores hashes into the changed nodes under `node` (at `depth`), in
     /// reverse post-order: the node, then its changed children from the
     /// highest branch down.
-    fn store(&self, node: &mut NodeBox, depth: usize, next_leaf: &mut usize, next: &mut [usize]) {
+    fn store(&self, node: &mut NodePtr, depth: usize, next_leaf: &mut usize, next: &mut [usize]) {
         if node.is_leaf() {
             *next_leaf -= 1;
             node.set_hash(Hash256(self.leaf_hashes[*next_leaf]));
@@ -541,7 +542,7 @@ impl Pass<'_> {
     /// changed. Unless `is_root`, a node left with no children is `Gone`
     /// (for the caller to remove), and one left with a single leaf is
     /// replaced by that leaf here.
-    fn inner(&mut self, node: &mut NodeBox, depth: usize, ops: &[Op<'_>], is_root: bool) -> After {
+    fn inner(&mut self, node: &mut NodePtr, depth: usize, ops: &[Op<'_>], is_root: bool) -> After {
         // Children that writes go to first (their loads start together),
         // then the others, whose hashes the node's message needs at the end.
         let inner = node.inner().expect("an inner node");
@@ -616,7 +617,7 @@ impl Pass<'_> {
     }
 
     /// Applies `ops` (all on branch `b` at `depth`) below `node`.
-    fn branch(&mut self, node: &mut NodeBox, depth: usize, b: Nibble, ops: &[Op<'_>]) -> After {
+    fn branch(&mut self, node: &mut NodePtr, depth: usize, b: Nibble, ops: &[Op<'_>]) -> After {
         let inner = node.inner_mut().expect("an inner node");
         let Some(child) = inner.into_child(b) else {
             return self.empty_branch(node, depth, b, ops);
@@ -659,7 +660,7 @@ impl Pass<'_> {
     /// Writes on an empty branch: only the sets matter.
     fn empty_branch(
         &mut self,
-        node: &mut NodeBox,
+        node: &mut NodePtr,
         depth: usize,
         b: Nibble,
         ops: &[Op<'_>],
@@ -691,7 +692,7 @@ impl Pass<'_> {
     /// if it ends empty.
     fn inner_child(
         &mut self,
-        node: &mut NodeBox,
+        node: &mut NodePtr,
         depth: usize,
         b: Nibble,
         ops: &[Op<'_>],

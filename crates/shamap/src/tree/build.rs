@@ -15,14 +15,15 @@ use crate::error::MapError;
 use crate::hash::{Key, Nibble};
 use crate::kind::MapKind;
 use crate::options::MapOptions;
-use crate::ptr::{NodeArena, NodeBox};
+use crate::ptr::{NodeArena, NodePtr};
 
-use super::map::{lock, ShaMap, MAX_DATA_LEN};
+use super::map::{ShaMap, MAX_DATA_LEN};
+use super::shared_arena::lock;
 
 /// The open inner nodes on the current path: `frames[d]` holds the children
 /// gathered so far by the node at depth `d`, for `d` in `0..=top`.
 struct Frames {
-    frames: Vec<Vec<(Nibble, NodeBox)>>,
+    frames: Vec<Vec<(Nibble, NodePtr)>>,
     top: usize,
 }
 

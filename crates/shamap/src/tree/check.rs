@@ -2,11 +2,12 @@
 
 use crate::error::CheckError;
 use crate::hash::{Hash256, Key};
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 use crate::xrpl::prefix::HashPrefix;
 
 use super::hashing::INNER_HASH_INPUT;
-use super::map::{lock, ShaMap};
+use super::map::ShaMap;
+use super::shared_arena::lock;
 use crate::ptr::NodeArena;
 
 /// What the walk counted, to compare with the arena's counters.
@@ -30,6 +31,10 @@ impl ShaMap {
     ///   also makes iteration ordered and keys unique);
     /// - every stored hash equals its recomputation from the node's contents,
     ///   and a node marked stale has only stale ancestors;
+    /// - no node this map shares with another version (a snapshot, or a map
+    ///   made from one) is marked stale: not one that more than one node word
+    ///   refers to, nor one below such a node. (The root of an empty map is
+    ///   exempt: its hash is zero, which is also the stale mark.)
     /// - item count, data bytes, child slots and pool counters agree with a
     ///   full walk, and every pool's lists are consistent.
     ///
@@ -91,7 +96,7 @@ impl ShaMap {
     fn check_node(
         &self,
         arena: &NodeArena,
-        node: &NodeBox,
+        node: &NodePtr,
         path: &mut Vec<u8>,
         tally: &mut Tally,
         parent_clean: bool,
@@ -106,6 +111,14 @@ impl ShaMap {
                 path,
                 "stale node under a node whose hash is current".into(),
             ));
+        }
+        // A node in the arena's sharing table is also part of another
+        // version, which may be read from another thread while this map
+        // rehashes: it must be current. Nodes below it need no test of their
+        // own: the rule above makes everything below a current node current.
+        let empty_root = path.is_empty() && node.inner().is_some_and(|i| i.mask().count() == 0);
+        if stored.is_zero() && !empty_root && arena.is_shared(node) {
+            return Err(fail(path, "stale node shared with another version".into()));
         }
         let computed = if let Some(leaf) = node.leaf() {
             if path.is_empty() {
@@ -188,4 +201,94 @@ fn path_string(path: &[u8]) -> String {
     path.iter()
         .map(|&b| char::from_digit(u32::from(b), 16).unwrap_or('?'))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::CheckError;
+    use crate::hash::{Hash256, Key};
+    use crate::kind::MapKind;
+    use crate::tree::ShaMap;
+
+    /// A map of 200 items whose keys fill every branch of the root.
+    fn filled() -> ShaMap {
+        let mut m = ShaMap::new(MapKind::AccountState);
+        for i in 0..200u32 {
+            let mut k = [0u8; 32];
+            k[0] = (i * 37) as u8;
+            k[4..8].copy_from_slice(&i.to_be_bytes());
+            m.insert(Key(k), &i.to_le_bytes()).expect("new key");
+        }
+        m
+    }
+
+    fn shared_stale_at(r: Result<(), CheckError>, at: &str) {
+        match r {
+            Err(CheckError::Structure { path, reason }) => {
+                assert_eq!(path, at);
+                assert!(reason.contains("shared"), "{reason}");
+            }
+            other => panic!("expected a shared stale node at {at}, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_stale_mark_on_the_root_a_snapshot_shares_fails_the_audit() {
+        let mut m = filled();
+        let snap = m.snapshot();
+        m.check().expect("consistent after a snapshot");
+        // A stale root above current children is what every write leaves,
+        // so only the sharing audit can see that this root is the snapshot's
+        // too.
+        let h = *m.root.hash();
+        m.root.clear_hash();
+        shared_stale_at(m.check(), "root");
+        m.root.set_hash(h);
+        m.check().expect("consistent again");
+        assert_eq!(snap.root_hash(), h);
+    }
+
+    #[test]
+    fn a_stale_mark_on_a_shared_node_below_a_copied_path_fails_the_audit() {
+        let mut m = filled();
+        let _snap = m.snapshot();
+        // The write copies the path to its key; the root's other children
+        // stay shared with the snapshot, below a stale root.
+        let written = Key([0; 32]);
+        m.upsert(written, b"changed").expect("write");
+        m.check().expect("consistent after the write");
+        let b = m
+            .root
+            .inner()
+            .expect("inner root")
+            .mask()
+            .branches()
+            .find(|&b| b != written.nibble(0))
+            .expect("another branch");
+        let child = m
+            .root
+            .inner_mut()
+            .expect("inner root")
+            .into_child(b)
+            .expect("occupied");
+        let h: Hash256 = *child.hash();
+        child.clear_hash();
+        let at = char::from_digit(u32::from(b.get()), 16).expect("a nibble");
+        shared_stale_at(m.check(), &at.to_string());
+        m.root
+            .inner_mut()
+            .expect("inner root")
+            .into_child(b)
+            .expect("occupied")
+            .set_hash(h);
+        m.check().expect("consistent again");
+    }
+
+    #[test]
+    fn the_shared_root_of_an_empty_map_passes_the_audit() {
+        let mut m = ShaMap::new(MapKind::TransactionWithMeta);
+        let snap = m.snapshot();
+        m.check().expect("an empty root is zero, not stale");
+        snap.to_map().check().expect("and so is its copy's");
+    }
 }

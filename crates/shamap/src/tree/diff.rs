@@ -1,11 +1,11 @@
 //! Differences between two versions, skipping equal subtrees.
 
 use crate::hash::Key;
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 
-use super::iter::TreeRef;
 use super::map::ShaMap;
 use super::snapshot::Snapshot;
+use super::tree_ref::TreeRef;
 
 /// One key whose data differ between the two sides of a diff.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,8 +90,8 @@ impl<'a> Differ<'a> {
     /// Compares two subtrees at the same position.
     fn nodes(
         &mut self,
-        a: Option<&'a NodeBox>,
-        b: Option<&'a NodeBox>,
+        a: Option<&'a NodePtr>,
+        b: Option<&'a NodePtr>,
     ) -> Result<(), TooManyDifferences> {
         match (a, b) {
             (None, None) => Ok(()),
@@ -137,7 +137,7 @@ impl<'a> Differ<'a> {
     }
 
     /// Every item of `node` exists on one side only.
-    fn one_side(&mut self, node: &'a NodeBox, left: bool) -> Result<(), TooManyDifferences> {
+    fn one_side(&mut self, node: &'a NodePtr, left: bool) -> Result<(), TooManyDifferences> {
         for (k, v) in (TreeRef { root: node, len: 0 }).subtree_items() {
             if left {
                 self.push(*k, Some(v), None)?;
@@ -152,8 +152,8 @@ impl<'a> Differ<'a> {
     /// `leaf_is_left` says which side the leaf is on.
     fn leaf_vs_subtree(
         &mut self,
-        leaf: &'a NodeBox,
-        tree: &'a NodeBox,
+        leaf: &'a NodePtr,
+        tree: &'a NodePtr,
         leaf_is_left: bool,
     ) -> Result<(), TooManyDifferences> {
         let l = leaf.leaf().expect("leaf");

@@ -14,10 +14,11 @@ use crate::hash::Hash256;
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::ptr::{
-    hash_stale_inner_children, inner_message, rehash_batched, BatchWork, NodeArena, NodeBox,
+    hash_stale_inner_children, inner_message, rehash_batched, BatchWork, NodeArena, NodePtr,
 };
 
-use super::map::{lock, ShaMap};
+use super::map::ShaMap;
+use super::shared_arena::lock;
 
 /// Bytes hashed for an inner node: prefix and sixteen child hashes.
 pub(crate) const INNER_HASH_INPUT: usize = 4 + 16 * 32;
@@ -134,7 +135,7 @@ impl ShaMap {
 fn rehash(
     (kind, f): (MapKind, HashFunction),
     arena: &Mutex<NodeArena>,
-    node: &mut NodeBox,
+    node: &mut NodePtr,
     work: &WorkCounter,
 ) -> Hash256 {
     rehash_batch((kind, f), arena, node, work, false)
@@ -145,7 +146,7 @@ fn rehash(
 fn rehash_batch(
     (kind, f): (MapKind, HashFunction),
     arena: &Mutex<NodeArena>,
-    node: &mut NodeBox,
+    node: &mut NodePtr,
     work: &WorkCounter,
     skip_root: bool,
 ) -> Hash256 {
@@ -174,7 +175,7 @@ fn rehash_batch(
 fn rehash_split(
     (kind, f): (MapKind, HashFunction),
     arena: &Mutex<NodeArena>,
-    node: &mut NodeBox,
+    node: &mut NodePtr,
     depth: usize,
     parallel: bool,
     work: &WorkCounter,
@@ -195,14 +196,14 @@ fn rehash_split(
 fn split_below(
     (kind, f): (MapKind, HashFunction),
     arena: &Mutex<NodeArena>,
-    node: &mut NodeBox,
+    node: &mut NodePtr,
     depth: usize,
     parallel: bool,
     work: &WorkCounter,
 ) {
     debug_assert!(!lock(arena).is_shared(node), "stale shared node");
     let children = node.inner_mut().expect("not a leaf").into_children();
-    let one = |c: &mut NodeBox| {
+    let one = |c: &mut NodePtr| {
         if !c.hash().is_zero() {
             return;
         }

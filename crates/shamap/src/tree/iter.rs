@@ -1,4 +1,6 @@
-//! Ordered iteration, ranges and bound searches.
+//! Lookups, ordered iteration, ranges and bound searches: the read
+//! operations of [`TreeRef`], and the read-only API of [`ShaMap`] and
+//! [`Snapshot`] built on them.
 //!
 //! Bound semantics (rippled's differ for `lower_bound`, so both are offered
 //! under distinct names):
@@ -12,15 +14,16 @@
 use std::ops::{Bound, RangeBounds};
 
 use crate::hash::Key;
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 
 use super::map::ShaMap;
 use super::snapshot::Snapshot;
+use super::tree_ref::TreeRef;
 
 /// Iterator over `(key, data)` in ascending key order.
 pub struct Iter<'a> {
     /// Frames of sibling slices still to visit, innermost last; at most 65.
-    stack: Vec<std::slice::Iter<'a, NodeBox>>,
+    stack: Vec<std::slice::Iter<'a, NodePtr>>,
     remaining: Option<usize>,
 }
 
@@ -88,14 +91,6 @@ pub const GET_MANY_LANES: usize = 16;
 /// Measured on 1M entries: 3 beats 0, 1, 2 and 4.
 const HOT_DEPTH: usize = 3;
 
-/// A read-only view of one tree (a map's or a snapshot's): every read
-/// operation is written once, here.
-#[derive(Clone, Copy)]
-pub(crate) struct TreeRef<'a> {
-    pub(crate) root: &'a NodeBox,
-    pub(crate) len: usize,
-}
-
 impl<'a> TreeRef<'a> {
     /// The data stored under `key`.
     pub(crate) fn get(self, key: &Key) -> Option<&'a [u8]> {
@@ -128,7 +123,7 @@ impl<'a> TreeRef<'a> {
         /// whose key line has been prefetched.
         #[derive(Clone, Copy)]
         struct Lane<'n, 'k> {
-            word: &'n NodeBox,
+            word: &'n NodePtr,
             key: &'k Key,
             depth: usize,
             i: usize,
@@ -296,7 +291,7 @@ impl<'a> TreeRef<'a> {
     }
 }
 
-fn last_in(node: &NodeBox) -> Option<(&Key, &[u8])> {
+fn last_in(node: &NodePtr) -> Option<(&Key, &[u8])> {
     let mut node = node;
     loop {
         if let Some(leaf) = node.leaf() {
@@ -306,7 +301,7 @@ fn last_in(node: &NodeBox) -> Option<(&Key, &[u8])> {
     }
 }
 
-fn last_below_in<'a>(node: &'a NodeBox, depth: usize, key: &Key) -> Option<(&'a Key, &'a [u8])> {
+fn last_below_in<'a>(node: &'a NodePtr, depth: usize, key: &Key) -> Option<(&'a Key, &'a [u8])> {
     let inner = node.inner().expect("descent stays on inner nodes");
     let b = key.nibble(depth);
     let mask = inner.mask();

@@ -1,41 +1,18 @@
 //! `ShaMap`: an XRPL SHAMap over 256-bit keys.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use crate::error::MapError;
 use crate::hash::{Hash256, Key};
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::options::MapOptions;
-use crate::ptr::{NodeArena, NodeBox};
+use crate::ptr::{NodeArena, NodePtr};
 
-use super::iter::TreeRef;
-use super::undo::UndoLog;
-
-/// The arena a map shares with its snapshots and undo records.
-pub(crate) type SharedArena = Arc<Mutex<NodeArena>>;
-
-/// Locks the arena. A panic while it was held (never expected: arena
-/// operations only panic on broken invariants) leaves no dangling pointer,
-/// so the lock is taken over rather than poisoned forever.
-pub(crate) fn lock(arena: &Mutex<NodeArena>) -> MutexGuard<'_, NodeArena> {
-    arena.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Gives up a root's tree when the root (a map's or a snapshot's) is
-/// dropped. The arena's last owner disposes of the tree wholesale (the arena
-/// goes with it); otherwise the tree is released node by node, keeping what
-/// other roots still share.
-pub(crate) fn drop_tree(arena: &mut SharedArena, root: NodeBox) {
-    match Arc::get_mut(arena) {
-        Some(a) => a
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner)
-            .dispose_tree(root),
-        None => lock(arena).release(root),
-    }
-}
+use super::shared_arena::{drop_tree, lock, SharedArena};
+use super::tree_ref::TreeRef;
+use super::undo_log::UndoLog;
 
 /// Most bytes of data one item may hold.
 pub const MAX_DATA_LEN: usize = u32::MAX as usize;
@@ -56,7 +33,7 @@ pub struct ShaMap {
     pub(crate) kind: MapKind,
     pub(crate) arena: SharedArena,
     /// Always an inner node.
-    pub(crate) root: NodeBox,
+    pub(crate) root: NodePtr,
     pub(crate) len: usize,
     /// Writes since the last `root_hash()`; decides whether to hash in parallel.
     pub(crate) pending_writes: usize,
@@ -234,7 +211,7 @@ impl ShaMap {
 
     /// Moves the map to `arena` with `root` (a tree in it), letting the old
     /// arena and tree go as on a drop.
-    fn replace_arena(&mut self, arena: NodeArena, root: NodeBox) {
+    fn replace_arena(&mut self, arena: NodeArena, root: NodePtr) {
         let old_root = std::mem::replace(&mut self.root, root);
         let mut old = std::mem::replace(&mut self.arena, Arc::new(Mutex::new(arena)));
         drop_tree(&mut old, old_root);
@@ -268,7 +245,7 @@ impl ShaMap {
 /// marks `node`).
 fn write_below(
     arena: &mut NodeArena,
-    node: &mut NodeBox,
+    node: &mut NodePtr,
     depth: usize,
     key: &Key,
     data: &[u8],
@@ -342,7 +319,7 @@ fn write_below(
 /// collapsed, if needed, by its caller; the root never is).
 fn remove_below(
     arena: &mut NodeArena,
-    node: &mut NodeBox,
+    node: &mut NodePtr,
     depth: usize,
     key: &Key,
     undo: Option<&mut UndoLog>,
@@ -385,7 +362,7 @@ fn remove_below(
 
 impl Drop for ShaMap {
     fn drop(&mut self) {
-        let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
+        let root = std::mem::replace(&mut self.root, NodePtr::placeholder());
         drop_tree(&mut self.arena, root);
     }
 }

@@ -4,12 +4,12 @@
 
 use crate::hash::{Hash256, Key};
 use crate::kind::MapKind;
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 use crate::xrpl::wire::{encode_inner, encode_leaf};
 
-use super::iter::TreeRef;
 use super::map::ShaMap;
 use super::snapshot::Snapshot;
+use super::tree_ref::TreeRef;
 
 /// The nodes on one key's path, as wire blobs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ impl ShaMap {
     }
 }
 
-fn child_hashes(node: &NodeBox) -> [Hash256; 16] {
+fn child_hashes(node: &NodePtr) -> [Hash256; 16] {
     let inner = node.inner().expect("inner node");
     let mut out = [Hash256::ZERO; 16];
     for (c, b) in inner.children().iter().zip(inner.mask().branches()) {
@@ -67,7 +67,7 @@ fn child_hashes(node: &NodeBox) -> [Hash256; 16] {
     out
 }
 
-fn node_blob(kind: MapKind, node: &NodeBox) -> Vec<u8> {
+fn node_blob(kind: MapKind, node: &NodePtr) -> Vec<u8> {
     match node.leaf() {
         Some(l) => encode_leaf(kind, l.key(), l.data()),
         None => encode_inner(&child_hashes(node)),
@@ -119,7 +119,7 @@ fn multi_proof(tree: TreeRef<'_>, kind: MapKind, keys: &[Key]) -> Vec<Vec<u8>> {
 
 /// Emits `node` and, for each branch some of `keys` take, that child's
 /// subtree; `keys` all share the path to `node`.
-fn collect(node: &NodeBox, depth: usize, keys: &[Key], kind: MapKind, out: &mut Vec<Vec<u8>>) {
+fn collect(node: &NodePtr, depth: usize, keys: &[Key], kind: MapKind, out: &mut Vec<Vec<u8>>) {
     out.push(node_blob(kind, node));
     let Some(inner) = node.inner() else { return };
     let mut rest = keys;
@@ -159,7 +159,7 @@ impl Snapshot {
     }
 }
 
-fn visit(node: &NodeBox, depth: u8, kind: MapKind, f: &mut impl FnMut(StoredNode)) {
+fn visit(node: &NodePtr, depth: u8, kind: MapKind, f: &mut impl FnMut(StoredNode)) {
     let mut bytes = Vec::new();
     match node.leaf() {
         Some(l) => {

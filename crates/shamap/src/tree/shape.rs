@@ -1,8 +1,10 @@
 //! Shape statistics: child-count and depth histograms from a full walk.
 
-use crate::ptr::{NodeArena, NodeBox};
+use crate::ptr::{NodeArena, NodePtr};
 
-use super::map::{lock, ShaMap};
+use super::map::ShaMap;
+use super::shared_arena::lock;
+use super::snapshot::Snapshot;
 
 /// The shape of a map's tree, counted by walking every node.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +59,7 @@ impl ShaMap {
     }
 }
 
-impl crate::Snapshot {
+impl Snapshot {
     /// Walks the snapshot's tree and counts its shape.
     pub fn shape_stats(&self) -> ShapeStats {
         let mut s = ShapeStats {
@@ -81,7 +83,7 @@ impl ShaMap {
     }
 }
 
-fn walk(node: &NodeBox, depth: usize, s: &mut ShapeStats) {
+fn walk(node: &NodePtr, depth: usize, s: &mut ShapeStats) {
     match node.inner() {
         None => s.depth_histogram[depth] += 1,
         Some(inner) => {
@@ -94,7 +96,7 @@ fn walk(node: &NodeBox, depth: usize, s: &mut ShapeStats) {
     }
 }
 
-fn invalidate(arena: &mut NodeArena, node: &mut NodeBox) {
+fn invalidate(arena: &mut NodeArena, node: &mut NodePtr) {
     arena.make_mut(node);
     node.clear_hash();
     if let Some(inner) = node.inner_mut() {

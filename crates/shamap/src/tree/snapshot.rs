@@ -13,17 +13,19 @@ use std::sync::Arc;
 use crate::hash::Hash256;
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
-use crate::ptr::NodeBox;
+use crate::ptr::NodePtr;
 
-use super::iter::TreeRef;
-use super::map::{drop_tree, lock, ShaMap, SharedArena};
+use super::map::ShaMap;
+use super::shared_arena::{drop_tree, lock, SharedArena};
+use super::tree_ref::TreeRef;
+use super::undo_log::UndoLog;
 
 /// An immutable version of a map: `Send + Sync`, readable from any thread
 /// while the map it came from goes on changing.
 pub struct Snapshot {
     pub(crate) kind: MapKind,
     pub(crate) arena: SharedArena,
-    pub(crate) root: NodeBox,
+    pub(crate) root: NodePtr,
     pub(crate) len: usize,
     pub(crate) hash: Hash256,
     pub(crate) hash_fn: HashFunction,
@@ -61,7 +63,7 @@ impl ShaMap {
             pending_writes: 0,
             parallel_hashing: snapshot.parallel_hashing,
             hash_fn: snapshot.hash_fn,
-            undo: super::undo::UndoLog::default(),
+            undo: UndoLog::default(),
         }
     }
 }
@@ -119,7 +121,7 @@ impl Clone for Snapshot {
 
 impl Drop for Snapshot {
     fn drop(&mut self) {
-        let root = std::mem::replace(&mut self.root, NodeBox::placeholder());
+        let root = std::mem::replace(&mut self.root, NodePtr::placeholder());
         drop_tree(&mut self.arena, root);
     }
 }
