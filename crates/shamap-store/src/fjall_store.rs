@@ -197,6 +197,42 @@ impl FjallStore {
         Ok(())
     }
 
+    /// Applies `batch` as one fjall write batch persisted with `mode`.
+    fn write_with(&self, batch: Batch, mode: PersistMode) -> Result<(), StoreError> {
+        if self.shadow.is_some() {
+            return Err(self.fail(
+                "cannot write",
+                "the store is open read-only (its directory cannot be written)",
+            ));
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let payload = batch.payload_bytes() as u64;
+        let mut b = self.db.batch().durability(Some(mode));
+        for op in batch.into_ops() {
+            match op {
+                Op::PutNode { hash, value } => b.insert(&self.nodes, hash.0.to_vec(), value),
+                Op::DeleteNode(hash) => b.remove(&self.nodes, hash.0.to_vec()),
+                Op::PutMeta { name, value } => b.insert(&self.meta, name.into_bytes(), value),
+                Op::DeleteMeta(name) => b.remove(&self.meta, name.into_bytes()),
+            }
+        }
+        b.commit().map_err(|e| self.fail("cannot write batch", e))?;
+        // fjall keeps a keyspace's memtable size as chosen when the keyspace
+        // was created; rotating here holds an existing store to this
+        // opening's `memtable_bytes` (a sealed memtable is flushed to a
+        // table in the background; the journal keeps it durable meanwhile).
+        use std::sync::atomic::Ordering;
+        let pending = self.unflushed.pending.fetch_add(payload, Ordering::Relaxed) + payload;
+        if pending > self.memtable_bytes {
+            self.unflushed.pending.store(0, Ordering::Relaxed);
+            flush_and_wait(&self.db, &self.nodes)
+                .map_err(|e| self.fail("cannot flush the write buffer", e))?;
+        }
+        Ok(())
+    }
+
     /// The directory.
     pub fn path(&self) -> &Path {
         &self.path
@@ -471,38 +507,14 @@ impl NodeStore for FjallStore {
     }
 
     fn write(&self, batch: Batch) -> Result<(), StoreError> {
-        if self.shadow.is_some() {
-            return Err(self.fail(
-                "cannot write",
-                "the store is open read-only (its directory cannot be written)",
-            ));
-        }
+        self.write_with(batch, PersistMode::Buffer)
+    }
+
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
         if batch.is_empty() {
-            return Ok(());
+            return self.sync();
         }
-        let payload = batch.payload_bytes() as u64;
-        let mut b = self.db.batch().durability(Some(PersistMode::Buffer));
-        for op in batch.into_ops() {
-            match op {
-                Op::PutNode { hash, value } => b.insert(&self.nodes, hash.0.to_vec(), value),
-                Op::DeleteNode(hash) => b.remove(&self.nodes, hash.0.to_vec()),
-                Op::PutMeta { name, value } => b.insert(&self.meta, name.into_bytes(), value),
-                Op::DeleteMeta(name) => b.remove(&self.meta, name.into_bytes()),
-            }
-        }
-        b.commit().map_err(|e| self.fail("cannot write batch", e))?;
-        // fjall keeps a keyspace's memtable size as chosen when the keyspace
-        // was created; rotating here holds an existing store to this
-        // opening's `memtable_bytes` (a sealed memtable is flushed to a
-        // table in the background; the journal keeps it durable meanwhile).
-        use std::sync::atomic::Ordering;
-        let pending = self.unflushed.pending.fetch_add(payload, Ordering::Relaxed) + payload;
-        if pending > self.memtable_bytes {
-            self.unflushed.pending.store(0, Ordering::Relaxed);
-            flush_and_wait(&self.db, &self.nodes)
-                .map_err(|e| self.fail("cannot flush the write buffer", e))?;
-        }
-        Ok(())
+        self.write_with(batch, PersistMode::SyncAll)
     }
 
     fn for_each_value(

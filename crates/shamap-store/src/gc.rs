@@ -117,7 +117,7 @@ pub fn gc(store: &dyn NodeStore, keep: &[Hash256]) -> Result<GcReport, StoreErro
     }
     let mut b = Batch::new();
     meta::put_retained(&mut b, &roots);
-    store.write(b)?;
+    store.write_durably(b)?;
 
     let mut report = GcReport {
         roots: roots.len(),
@@ -146,5 +146,6 @@ pub fn gc(store: &dyn NodeStore, keep: &[Hash256]) -> Result<GcReport, StoreErro
     }
     store.delete(&doomed)?;
     report.deleted += doomed.len() as u64;
+    store.sync()?;
     Ok(report)
 }

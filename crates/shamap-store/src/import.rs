@@ -158,7 +158,8 @@ fn only_sha512_half(snapshot: &Snapshot) -> Result<(), StoreError> {
 
 /// Adds `hash` as the newest retained root named `name` (moving it to the
 /// end if already listed), in one atomic write together with `extra`
-/// (e.g. the ledger header node).
+/// (e.g. the ledger header node). Returns once the record and every node
+/// written before it are on stable storage.
 pub fn record_root(
     store: &dyn NodeStore,
     name: &str,
@@ -172,7 +173,7 @@ pub fn record_root(
         hash,
     });
     meta::put_retained(&mut extra, &roots);
-    store.write(extra)
+    store.write_durably(extra)
 }
 
 /// The roots one import stored.

@@ -60,6 +60,7 @@ pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
 pub use rocks::RocksStore;
 pub use store::{Batch, NodeStore, Op};
 pub use sync::{
-    add_known_node, add_root_node, missing_nodes, wire_blob, AddOutcome, NodeId, SyncSession,
+    add_known_node, add_root_node, copy_root, missing_nodes, wire_blob, AddOutcome, CopyReport,
+    NodeId, SyncSession,
 };
 pub use verify::{verify_all, VerifyReport};

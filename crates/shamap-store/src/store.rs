@@ -143,6 +143,16 @@ pub trait NodeStore: Send + Sync {
     /// are already durable against a process crash when `write` returns).
     fn sync(&self) -> Result<(), StoreError>;
 
+    /// Applies `batch` like [`NodeStore::write`] and returns only once it,
+    /// and everything written before it, is on stable storage (fsync):
+    /// the write of every commit point (a root record). Backends with a
+    /// cheaper way to say the same (fjall: one batch persisted with
+    /// `SyncAll`) override it.
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        self.write(batch)?;
+        self.sync()
+    }
+
     /// The node under `hash`, verified: a value that does not decode or
     /// does not hash to `hash` is [`StoreError::Corrupt`], never data.
     fn get(&self, hash: &Hash256) -> Result<Option<NodeObject>, StoreError> {

@@ -402,3 +402,115 @@ pub fn wire_blob(store: &dyn NodeStore, hash: &Hash256) -> Result<Option<Vec<u8>
         Some(obj) => obj.to_wire(),
     }
 }
+
+/// Nodes requested per round by [`copy_root`].
+pub const COPY_ROUND: usize = 4096;
+
+/// What [`copy_root`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CopyReport {
+    /// Nodes stored in the target.
+    pub copied: u64,
+    /// Rounds of missing-node requests.
+    pub rounds: u64,
+}
+
+/// Copies the ledger or map under `root` from `from` into `to` through wire
+/// blobs, each checked against its parent as a peer's would be, and records
+/// `root` in `to` under `name` once every node is there (durably: see
+/// [`crate::record_root`]). `root` must be a root `from` knows
+/// ([`crate::meta::known_root`]), checked before anything is written; the
+/// empty map is copied as itself. `progress` gets the nodes stored so far.
+/// A failure leaves `to` with at most some unreferenced nodes of `root`
+/// (which a later copy reuses and `gc` removes), never a recorded root
+/// whose nodes are missing.
+pub fn copy_root(
+    from: &dyn NodeStore,
+    to: &dyn NodeStore,
+    root: Hash256,
+    name: &str,
+    progress: &mut dyn FnMut(u64),
+) -> Result<CopyReport, StoreError> {
+    crate::meta::known_root(from, &root)?;
+    let (maps, header) = if root.is_zero() {
+        (Vec::new(), None)
+    } else {
+        match root_kind(from, &root)? {
+            RootKind::Ledger(h) => (
+                vec![
+                    (h.account_hash, MapKind::AccountState),
+                    (h.transaction_hash, MapKind::TransactionWithMeta),
+                ],
+                Some(from.load(&root)?),
+            ),
+            RootKind::Map(kind) => (vec![(root, kind)], None),
+        }
+    };
+    let mut report = CopyReport::default();
+    for (map_root, kind) in maps {
+        if !map_root.is_zero() {
+            copy_map(from, to, map_root, kind, &mut report, progress)?;
+        }
+    }
+    let mut last = Batch::new();
+    if let Some(h) = header {
+        last.put_node(h);
+    }
+    crate::import::record_root(to, name, root, last)?;
+    Ok(report)
+}
+
+/// Fills `to` with the map under `root`, round by round.
+fn copy_map(
+    from: &dyn NodeStore,
+    to: &dyn NodeStore,
+    root: Hash256,
+    kind: MapKind,
+    report: &mut CopyReport,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(), StoreError> {
+    let fetch = |h: &Hash256| -> Result<Vec<u8>, StoreError> {
+        wire_blob(from, h)?.ok_or_else(|| {
+            StoreError::backend(
+                from.location(),
+                format!("node {h} is missing from the source"),
+            )
+        })
+    };
+    let refused = |h: &Hash256, depth: u8, why: String| StoreError::Corrupt {
+        hash: *h,
+        reason: format!(
+            "refused from the source {} at depth {depth}: {why}",
+            from.location()
+        ),
+    };
+    let mut s = SyncSession::new(to, root, kind);
+    if !to.contains(&root)? {
+        match s.add_root_node(&fetch(&root)?)? {
+            AddOutcome::Useful => report.copied += 1,
+            AddOutcome::Duplicate => {}
+            AddOutcome::Invalid(why) => return Err(refused(&root, 0, why)),
+        }
+    }
+    loop {
+        let missing = s.missing_nodes(COPY_ROUND)?;
+        if missing.is_empty() {
+            return Ok(());
+        }
+        report.rounds += 1;
+        let blobs = missing
+            .iter()
+            .map(|(id, h)| Ok((*id, fetch(h)?)))
+            .collect::<Result<Vec<(NodeId, Vec<u8>)>, StoreError>>()?;
+        let offered: Vec<(NodeId, &[u8])> =
+            blobs.iter().map(|(id, b)| (*id, b.as_slice())).collect();
+        for (o, (id, h)) in s.add_known_nodes(&offered)?.into_iter().zip(&missing) {
+            match o {
+                AddOutcome::Useful => report.copied += 1,
+                AddOutcome::Duplicate => {}
+                AddOutcome::Invalid(why) => return Err(refused(h, id.depth(), why)),
+            }
+        }
+        progress(report.copied);
+    }
+}

@@ -3,6 +3,7 @@
 mod backed;
 mod crash;
 mod disk_faults;
+mod faults;
 mod gc;
 mod ledgers;
 mod placement;

@@ -56,7 +56,12 @@ pub(super) fn write_dirty(
     if !batch.is_empty() {
         // Collections wait for this write and see the new pin after it.
         let _writing = pin.write_lock();
-        loader.store.write(batch)?;
+        if record.is_some() {
+            // A commit: on stable storage before it reports success.
+            loader.store.write_durably(batch)?;
+        } else {
+            loader.store.write(batch)?;
+        }
         pin.set(root);
     }
     Ok((root, written))

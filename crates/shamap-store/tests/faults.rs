@@ -1,0 +1,195 @@
+//! Fault injection: every store operation of `import`, a backed-map commit
+//! (the `apply` path, with spills), `copy_root` (sync) and `gc` fails in
+//! turn, for every k up to the operation's count on a small case. After
+//! each failure: the error is one line, the store's last committed root
+//! still verifies and is the root from before or after the operation
+//! (nothing in between), and the same operation succeeds once the fault
+//! clears.
+
+use shamap::{Hash256, Key, MapKind, ShaMap};
+use shamap_store::{
+    copy_root, gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, Fault, FaultError,
+    FaultyStore, MemStore, NodeStore, OpClass,
+};
+
+use crate::support::random_map;
+
+/// A store holding one committed root (`base`), the map behind it, and the
+/// root an operation is to commit next.
+struct Case {
+    store: MemStore,
+    base: Hash256,
+    map: ShaMap,
+}
+
+fn case() -> Case {
+    let store = MemStore::new();
+    let (mut map, _) = random_map(MapKind::AccountState, 300, 71);
+    let s = map.snapshot();
+    import_ledger(&store, "base", Some(&s), None, None, &mut |_| {}).expect("base import");
+    Case {
+        store,
+        base: s.root_hash(),
+        map,
+    }
+}
+
+/// The keys changed by every operation: 40 updates, 10 inserts, 10 removes.
+fn change(map: &mut ShaMap) -> Vec<(Key, Option<Vec<u8>>)> {
+    let keys: Vec<Key> = map.iter().map(|(k, _)| *k).take(50).collect();
+    let mut out = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        if i < 40 {
+            out.push((*k, Some(vec![i as u8; 20])));
+        } else {
+            out.push((*k, None));
+        }
+    }
+    for i in 0..10u8 {
+        out.push((Key([0xA0 | i; 32]), Some(vec![i; 16])));
+    }
+    for (k, v) in &out {
+        match v {
+            Some(v) => map.upsert(*k, v).map(|_| ()).expect("upsert"),
+            None => map.remove(k).map(|_| ()).expect("remove"),
+        }
+    }
+    out
+}
+
+/// An operation under test: runs against `store` (the faulty wrapper) and
+/// returns the root it committed.
+type Op = fn(&Case, &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError>;
+
+fn op_import(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError> {
+    let mut m = c.map.clone();
+    change(&mut m);
+    let s = m.snapshot();
+    import_ledger(store, "next", Some(&s), None, None, &mut |_| {}).map(|r| r.account_hash)
+}
+
+fn op_commit(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError> {
+    let mut m = c.map.clone();
+    // A budget small enough that dirty nodes spill before the commit.
+    let opts = BackedOptions {
+        budget_bytes: 16 << 10,
+    };
+    let mut b = BackedMap::open(store, c.base, MapKind::AccountState, opts)?;
+    for (k, v) in change(&mut m) {
+        match v {
+            Some(v) => {
+                b.upsert(k, &v)?;
+            }
+            None => {
+                b.remove(&k)?;
+            }
+        }
+    }
+    b.commit("next")
+}
+
+fn op_gc(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError> {
+    gc(store, &[c.base]).map(|_| c.base)
+}
+
+/// Copies `base` into an empty target; the target is the faulty store.
+fn op_sync(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError> {
+    copy_root(&c.store, store, c.base, "copied", &mut |_| {}).map(|_| c.base)
+}
+
+/// Runs `op` once for every k up to its count of `class` operations, with
+/// that one failing (`error`, sticky or not), and checks the outcome.
+fn every_k(name: &str, op: Op, on_empty_target: bool) {
+    let target = |c: &Case| {
+        if on_empty_target {
+            MemStore::new()
+        } else {
+            c.store.clone()
+        }
+    };
+    // A clean run: the operation counts and the root it commits.
+    let c = case();
+    if name == "gc" {
+        // Something for gc to delete: a second root, then kept out.
+        op_import(&c, &c.store).expect("second root");
+    }
+    let t = FaultyStore::new(target(&c));
+    let expected = op(&c, &t).expect("clean run");
+    let counts = t.counts();
+    let mut failures = 0;
+    for class in [OpClass::Read, OpClass::Write, OpClass::Sync] {
+        for k in 1..=counts.of(class) {
+            for (error, sticky) in [(FaultError::NoSpace, true), (FaultError::Io, false)] {
+                let c = case();
+                if name == "gc" {
+                    op_import(&c, &c.store).expect("second root");
+                }
+                let inner = target(&c);
+                let before = meta::latest(&inner).expect("meta").map(|r| r.hash);
+                let t = FaultyStore::new(inner.clone());
+                t.set(Fault {
+                    classes: vec![class],
+                    at: k,
+                    error,
+                    sticky,
+                });
+                let what = format!("{name}: {class:?} #{k} fails with {error:?} (sticky {sticky})");
+                match op(&c, &t) {
+                    Ok(root) => {
+                        // A read failure some step retries or does not need
+                        // can pass; the result must still be right.
+                        assert_eq!(root, expected, "{what}");
+                    }
+                    Err(e) => {
+                        failures += 1;
+                        let line = e.to_string();
+                        assert!(!line.contains('\n'), "{what}: one line: {line}");
+                        assert!(t.injected() > 0, "{what}: failed without the fault: {line}");
+                    }
+                }
+                t.clear();
+                // The last committed root is the old one or the new one,
+                // and it verifies.
+                let now = meta::latest(&inner).expect("meta").map(|r| r.hash);
+                assert!(
+                    now == before || now == Some(expected),
+                    "{what}: last root {now:?}, neither {before:?} nor {expected}"
+                );
+                if let Some(root) = now {
+                    verify_all(&inner, &root)
+                        .unwrap_or_else(|e| panic!("{what}: last root {root}: {e}"));
+                }
+                // A retry once the fault clears succeeds.
+                let root = op(&c, &t).unwrap_or_else(|e| panic!("{what}: retry: {e}"));
+                assert_eq!(root, expected, "{what}: retry");
+                verify_all(&inner, &root).unwrap_or_else(|e| panic!("{what}: after retry: {e}"));
+            }
+        }
+    }
+    eprintln!("{name}: {counts:?}, {failures} runs failed as injected");
+    assert!(
+        failures > 0,
+        "{name}: no injected fault failed the operation"
+    );
+    assert!(counts.syncs > 0, "{name}: success without a sync");
+}
+
+#[test]
+fn import_survives_a_fault_at_every_operation() {
+    every_k("import", op_import, false);
+}
+
+#[test]
+fn a_backed_commit_survives_a_fault_at_every_operation() {
+    every_k("commit", op_commit, false);
+}
+
+#[test]
+fn gc_survives_a_fault_at_every_operation() {
+    every_k("gc", op_gc, false);
+}
+
+#[test]
+fn sync_survives_a_fault_at_every_operation() {
+    every_k("sync", op_sync, true);
+}
