@@ -114,17 +114,15 @@ fn hostile_store_mode(data: &[u8]) {
             let mask = u16::from_le_bytes([b.get(1).copied().unwrap_or(0), b.get(2).copied().unwrap_or(0)]);
             let mut v = vec![0u8; 8];
             v.push(b.get(3).map_or(3, |t| if t % 3 == 0 { 4 } else { 3 }));
-            v.extend_from_slice(b"MIN\0");
             let mut next = i + 1;
-            for j in 0..16 {
-                let h = if mask & (1 << j) != 0 && next < blobs.len() {
+            let mut children = [Hash256::ZERO; 16];
+            for (j, child) in children.iter_mut().enumerate() {
+                if mask & (1 << j) != 0 && next < blobs.len() {
                     next += 1;
-                    hashes[next - 1]
-                } else {
-                    Hash256::ZERO
-                };
-                v.extend_from_slice(&h.0);
+                    *child = hashes[next - 1];
+                }
             }
+            v.extend_from_slice(&shamap::node_hash::inner_message(&children));
             v
         } else {
             b.clone()

@@ -9,7 +9,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::json;
+use shamap::node_hash::NodeTag;
 use shamap::xrpl::HashPrefix;
+use shamap::MapKind;
+use shamap_store::node::VALUE_HEADER_LEN;
 use shamap_store::{compact, meta, root_kind, NodeStore, RootKind};
 
 use crate::store_common::{finish, open_existing, Failure};
@@ -48,19 +51,19 @@ fn info(args: &InfoArgs) -> Result<(), Failure> {
     let mut c = Counts::default();
     store.for_each_value(&mut |_, v| {
         c.value_bytes += v.len() as u64;
-        let tag = v.get(9..13).unwrap_or_default();
-        if tag == HashPrefix::INNER_NODE.bytes() {
-            c.inner += 1;
-            c.inner_bytes += v.len() as u64;
-            c.inner_compact_bytes += compact::inner_len(v).unwrap_or(v.len()) as u64;
-        } else if tag == HashPrefix::LEAF_NODE.bytes() {
-            c.state_leaves += 1;
-        } else if tag == HashPrefix::TX_NODE.bytes() || tag == HashPrefix::TRANSACTION_ID.bytes() {
-            c.tx_leaves += 1;
-        } else if tag == HashPrefix::LEDGER_MASTER.bytes() {
-            c.headers += 1;
-        } else {
-            c.other += 1;
+        let message = v.get(VALUE_HEADER_LEN..).unwrap_or_default();
+        match NodeTag::of(message) {
+            Some(NodeTag::Inner) => {
+                c.inner += 1;
+                c.inner_bytes += v.len() as u64;
+                c.inner_compact_bytes += compact::inner_len(v).unwrap_or(v.len()) as u64;
+            }
+            Some(NodeTag::Leaf(MapKind::AccountState)) => c.state_leaves += 1,
+            Some(NodeTag::Leaf(MapKind::TransactionWithMeta | MapKind::TransactionNoMeta)) => {
+                c.tx_leaves += 1;
+            }
+            None if message.starts_with(HashPrefix::LEDGER_MASTER.bytes()) => c.headers += 1,
+            None => c.other += 1,
         }
         ControlFlow::Continue(())
     })?;

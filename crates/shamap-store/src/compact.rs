@@ -11,22 +11,26 @@
 //! The 9-byte value header and the `MIN\0` prefix are implied. Values other
 //! than inner nodes would go through LZ4 (type 1), not modelled here.
 
-use shamap::xrpl::HashPrefix;
+use shamap::node_hash::{self, INNER_MESSAGE_LEN};
 use shamap::Hash256;
 
 use crate::node::{NodeType, VALUE_HEADER_LEN};
 
 /// Length of an inner node's value in the NodeStore format.
-pub const INNER_VALUE_LEN: usize = VALUE_HEADER_LEN + 4 + 16 * 32;
+pub const INNER_VALUE_LEN: usize = VALUE_HEADER_LEN + INNER_MESSAGE_LEN;
+
+/// The sixteen child hashes of a stored value, if it is an inner node.
+fn inner_children(value: &[u8]) -> Option<&[[u8; 32]; 16]> {
+    value
+        .get(VALUE_HEADER_LEN..)
+        .and_then(node_hash::inner_children)
+}
 
 /// The compact encoding of a stored value, if it is an inner node.
 pub fn encode_inner(value: &[u8]) -> Option<Vec<u8>> {
-    if value.len() != INNER_VALUE_LEN || &value[9..13] != HashPrefix::INNER_NODE.bytes() {
-        return None;
-    }
-    let hashes = &value[13..];
+    let hashes = inner_children(value)?;
     let mut mask: u16 = 0;
-    for (b, h) in hashes.chunks_exact(32).enumerate() {
+    for (b, h) in hashes.iter().enumerate() {
         if h.iter().any(|&x| x != 0) {
             mask |= 0x8000 >> b;
         }
@@ -34,13 +38,13 @@ pub fn encode_inner(value: &[u8]) -> Option<Vec<u8>> {
     if mask == 0xFFFF {
         let mut out = Vec::with_capacity(1 + 512);
         out.push(3);
-        out.extend_from_slice(hashes);
+        out.extend_from_slice(hashes.as_flattened());
         return Some(out);
     }
     let mut out = Vec::with_capacity(3 + 32 * mask.count_ones() as usize);
     out.push(2);
     out.extend_from_slice(&mask.to_be_bytes());
-    for (b, h) in hashes.chunks_exact(32).enumerate() {
+    for (b, h) in hashes.iter().enumerate() {
         if mask & (0x8000 >> b) != 0 {
             out.extend_from_slice(h);
         }
@@ -50,11 +54,8 @@ pub fn encode_inner(value: &[u8]) -> Option<Vec<u8>> {
 
 /// Length of [`encode_inner`]'s output without building it.
 pub fn inner_len(value: &[u8]) -> Option<usize> {
-    if value.len() != INNER_VALUE_LEN || &value[9..13] != HashPrefix::INNER_NODE.bytes() {
-        return None;
-    }
-    let n = value[13..]
-        .chunks_exact(32)
+    let n = inner_children(value)?
+        .iter()
         .filter(|h| h.iter().any(|&x| x != 0))
         .count();
     Some(if n == 16 { 1 + 512 } else { 3 + 32 * n })
@@ -88,10 +89,7 @@ pub fn decode_inner(compact: &[u8], node_type: NodeType) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(INNER_VALUE_LEN);
     out.extend_from_slice(&[0; 8]);
     out.push(node_type as u8);
-    out.extend_from_slice(HashPrefix::INNER_NODE.bytes());
-    for c in &children {
-        out.extend_from_slice(&c.0);
-    }
+    out.extend_from_slice(&node_hash::inner_message(&children));
     Some(out)
 }
 
@@ -103,11 +101,13 @@ mod tests {
     #[test]
     fn compact_inner_round_trips() {
         for present in [vec![0usize], vec![1, 7, 15], (0..16).collect::<Vec<_>>()] {
-            let mut prefix = HashPrefix::INNER_NODE.bytes().to_vec();
-            for b in 0..16 {
-                let byte = if present.contains(&b) { b as u8 + 1 } else { 0 };
-                prefix.extend_from_slice(&[byte; 32]);
+            let mut children = [Hash256::ZERO; 16];
+            for (b, c) in children.iter_mut().enumerate() {
+                if present.contains(&b) {
+                    *c = Hash256([b as u8 + 1; 32]);
+                }
             }
+            let prefix = node_hash::inner_message(&children);
             let obj = NodeObject::from_prefix(NodeType::TransactionNode, &prefix);
             let c = encode_inner(obj.value()).expect("inner");
             assert_eq!(Some(c.len()), inner_len(obj.value()));

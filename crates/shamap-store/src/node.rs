@@ -6,7 +6,8 @@
 //! | 8 | type: 1 ledger header, 3 account-state node, 4 transaction node |
 //! | 9.. | the prefix format, whose SHA512Half is the key |
 //!
-//! Prefix formats (see `shared/docs/xrpl-shamap.md`):
+//! Prefix formats (see `docs/xrpl-shamap.md`; written, recognised and taken
+//! apart by [`shamap::node_hash`], the ledger header by this module):
 //!
 //! | node | prefix format |
 //! |---|---|
@@ -16,6 +17,7 @@
 //! | tx-only leaf | `TXN\0` ‖ data (the key is the node's hash) |
 //! | ledger header | `LWR\0` ‖ 118-byte header |
 
+use shamap::node_hash::{self, NodeTag};
 use shamap::xrpl::ledger::LEDGER_HEADER_LEN;
 use shamap::xrpl::wire::{self, WireNode};
 use shamap::xrpl::{sha512_half, HashPrefix, LedgerHeader};
@@ -132,28 +134,19 @@ impl NodeObject {
     /// peer or a proof sends them). The hash is computed; the caller checks
     /// it against the hash it expects.
     pub fn from_wire(kind: MapKind, blob: &[u8]) -> Result<NodeObject, wire::WireError> {
-        let node = wire::decode(blob)?;
-        let mut prefix = Vec::with_capacity(blob.len() + 4);
-        match node {
+        let node_type = NodeType::for_map(kind);
+        Ok(match wire::decode(blob)? {
             WireNode::Inner(children) => {
-                prefix.extend_from_slice(HashPrefix::INNER_NODE.bytes());
-                for h in children.iter() {
-                    prefix.extend_from_slice(&h.0);
-                }
+                NodeObject::from_prefix(node_type, &node_hash::inner_message(&children))
             }
             WireNode::Leaf {
                 kind: leaf_kind,
                 key,
                 data,
             } => {
-                prefix.extend_from_slice(leaf_kind.leaf_prefix().bytes());
-                prefix.extend_from_slice(&data);
-                if leaf_kind != MapKind::TransactionNoMeta {
-                    prefix.extend_from_slice(&key.0);
-                }
+                NodeObject::from_prefix(node_type, &node_hash::leaf_message(leaf_kind, &key, &data))
             }
-        }
-        Ok(NodeObject::from_prefix(NodeType::for_map(kind), &prefix))
+        })
     }
 
     /// Decodes a value read from a store under `hash`, checking the header,
@@ -161,7 +154,7 @@ impl NodeObject {
     /// [`StoreError::Corrupt`] naming `hash`.
     pub fn decode(hash: Hash256, value: Vec<u8>) -> Result<NodeObject, StoreError> {
         let corrupt = |reason: String| StoreError::Corrupt { hash, reason };
-        if value.len() < VALUE_HEADER_LEN + 4 {
+        if value.len() < VALUE_HEADER_LEN + node_hash::PREFIX_LEN {
             return Err(corrupt(format!(
                 "value of {} bytes is too short",
                 value.len()
@@ -179,17 +172,12 @@ impl NodeObject {
         let ty = obj.value[8];
         let node_type =
             NodeType::from_byte(ty).ok_or_else(|| corrupt(format!("unknown type byte {ty}")))?;
-        let tag = &prefix[..4];
-        let fits = match node_type {
-            NodeType::Ledger => tag == HashPrefix::LEDGER_MASTER.bytes(),
-            NodeType::AccountNode => {
-                tag == HashPrefix::INNER_NODE.bytes() || tag == HashPrefix::LEAF_NODE.bytes()
-            }
-            NodeType::TransactionNode => {
-                tag == HashPrefix::INNER_NODE.bytes()
-                    || tag == HashPrefix::TX_NODE.bytes()
-                    || tag == HashPrefix::TRANSACTION_ID.bytes()
-            }
+        let tag = &prefix[..node_hash::PREFIX_LEN];
+        let fits = match (node_type, NodeTag::of(prefix)) {
+            (NodeType::Ledger, _) => tag == HashPrefix::LEDGER_MASTER.bytes(),
+            (_, None) => false,
+            (_, Some(NodeTag::Inner)) => true,
+            (_, Some(NodeTag::Leaf(leaf_kind))) => NodeType::for_map(leaf_kind) == node_type,
         };
         if !fits {
             return Err(corrupt(format!(
@@ -234,51 +222,34 @@ impl NodeObject {
             reason: reason.to_owned(),
         };
         let p = self.prefix_bytes();
-        if p.len() < 4 {
+        if p.len() < node_hash::PREFIX_LEN {
             return Err(corrupt("shorter than a hash prefix"));
         }
-        let (tag, body) = p.split_at(4);
-        if tag == HashPrefix::INNER_NODE.bytes() {
-            if body.len() != 16 * 32 {
-                return Err(corrupt("inner node is not 16 hashes long"));
+        match NodeTag::of(p) {
+            Some(NodeTag::Inner) => {
+                let hashes = node_hash::inner_children(p)
+                    .ok_or_else(|| corrupt("inner node is not 16 hashes long"))?;
+                Ok(Node::Inner(Box::new(hashes.map(Hash256))))
             }
-            let mut children = Box::new([Hash256::ZERO; 16]);
-            for (c, chunk) in children.iter_mut().zip(body.chunks_exact(32)) {
-                c.0.copy_from_slice(chunk);
-            }
-            return Ok(Node::Inner(children));
-        }
-        let leaf_kind = if tag == HashPrefix::LEAF_NODE.bytes() {
-            Some(MapKind::AccountState)
-        } else if tag == HashPrefix::TX_NODE.bytes() {
-            Some(MapKind::TransactionWithMeta)
-        } else if tag == HashPrefix::TRANSACTION_ID.bytes() {
-            Some(MapKind::TransactionNoMeta)
-        } else {
-            None
-        };
-        match leaf_kind {
-            Some(MapKind::TransactionNoMeta) => Ok(Node::Leaf {
-                kind: MapKind::TransactionNoMeta,
-                key: Key::from(self.hash),
-                data: body.to_vec(),
-            }),
-            Some(kind) => {
-                if body.len() < 32 {
-                    return Err(corrupt("leaf shorter than its key"));
-                }
-                let (data, key) = body.split_at(body.len() - 32);
-                let key = Key::from_slice(key).ok_or_else(|| corrupt("leaf key"))?;
+            Some(NodeTag::Leaf(kind)) => {
+                let (data, key) = node_hash::split_leaf_message(kind, p)
+                    .ok_or_else(|| corrupt("leaf shorter than its key"))?;
                 Ok(Node::Leaf {
                     kind,
-                    key,
+                    // A tx-only leaf's message holds no key: its key is the
+                    // node's hash.
+                    key: key.unwrap_or_else(|| Key::from(self.hash)),
                     data: data.to_vec(),
                 })
             }
-            None if tag == HashPrefix::LEDGER_MASTER.bytes() => LedgerHeader::deserialize(body)
-                .map(Node::Ledger)
-                .ok_or_else(|| corrupt("ledger header is not 118 bytes")),
-            None => Err(corrupt("unknown hash prefix")),
+            None => match p.split_at(node_hash::PREFIX_LEN) {
+                (tag, body) if tag == HashPrefix::LEDGER_MASTER.bytes() => {
+                    LedgerHeader::deserialize(body)
+                        .map(Node::Ledger)
+                        .ok_or_else(|| corrupt("ledger header is not 118 bytes"))
+                }
+                _ => Err(corrupt("unknown hash prefix")),
+            },
         }
     }
 
@@ -300,9 +271,7 @@ mod tests {
 
     #[test]
     fn values_round_trip_and_verify() {
-        let mut prefix = HashPrefix::LEAF_NODE.bytes().to_vec();
-        prefix.extend_from_slice(&[7; 20]);
-        prefix.extend_from_slice(&[1; 32]);
+        let prefix = node_hash::leaf_message(MapKind::AccountState, &Key([1; 32]), &[7; 20]);
         let obj = NodeObject::from_prefix(NodeType::AccountNode, &prefix);
         assert_eq!(
             obj.hash(),
@@ -322,8 +291,7 @@ mod tests {
 
     #[test]
     fn flipped_bytes_and_bad_headers_are_corrupt() {
-        let mut prefix = HashPrefix::INNER_NODE.bytes().to_vec();
-        prefix.extend_from_slice(&[3; 512]);
+        let prefix = node_hash::inner_message(&[Hash256([3; 32]); 16]);
         let obj = NodeObject::from_prefix(NodeType::AccountNode, &prefix);
         for at in [0, 8, 9, 100, obj.value().len() - 1] {
             let mut v = obj.value().to_vec();

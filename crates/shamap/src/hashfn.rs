@@ -2,8 +2,9 @@
 //! BLAKE3 (an option for uses outside the XRPL).
 //!
 //! Both hash the same byte strings: a leaf is `prefix ‖ data ‖ key` (no key
-//! for transaction-set leaves), an inner node `MIN\0 ‖ 16 child hashes`;
-//! only the function differs, and both give 32 bytes. Batches of nodes go
+//! for transaction-set leaves), an inner node `MIN\0 ‖ 16 child hashes`
+//! (the layouts are [`crate::node_hash`]'s); only the function differs, and
+//! both give 32 bytes. Batches of nodes go
 //! through a multi-lane kernel in either case: `sha512-lanes` (8 messages
 //! per AVX-512 instruction stream) or `blake3-lanes` (16).
 //!
@@ -45,14 +46,11 @@ impl HashFunction {
         }
     }
 
-    /// The hash of a leaf of `kind` holding `data` under `key`.
+    /// The hash of a leaf of `kind` holding `data` under `key`
+    /// ([`crate::node_hash::hash_leaf`]).
+    #[inline]
     pub fn leaf_hash(self, kind: MapKind, key: &Key, data: &[u8]) -> Hash256 {
-        let prefix = kind.leaf_prefix();
-        if kind == MapKind::TransactionNoMeta {
-            self.hash(&[prefix.bytes(), data])
-        } else {
-            self.hash(&[prefix.bytes(), data, key.as_bytes()])
-        }
+        crate::node_hash::hash_leaf(self, kind, key, data)
     }
 
     /// Hashes `msgs[i]` into `out[i]`, many messages per SIMD kernel call
@@ -128,9 +126,7 @@ mod tests {
         for f in [HashFunction::Sha512Half, HashFunction::Blake3] {
             let kind = MapKind::AccountState;
             let leaf = f.leaf_hash(kind, &key, b"data");
-            let mut msg = kind.leaf_prefix().bytes().to_vec();
-            msg.extend_from_slice(b"data");
-            msg.extend_from_slice(&key.0);
+            let msg = crate::node_hash::leaf_message(kind, &key, b"data");
             assert_eq!(leaf, f.hash(&[&msg]));
             let mut out = [[0u8; 32]; 1];
             (f.batch())(&[&msg], &mut out);

@@ -1,8 +1,8 @@
 //! What a map holds, fixed at creation: it decides how leaves are hashed.
 
 use crate::hash::{Hash256, Key};
-use crate::xrpl::prefix::HashPrefix;
-use crate::xrpl::sha512half::Sha512Half;
+use crate::hashfn::HashFunction;
+use crate::node_hash::{self, HashPrefix};
 
 /// The kind of a map, which fixes its leaf hashing.
 ///
@@ -29,24 +29,15 @@ pub enum MapKind {
 }
 
 impl MapKind {
-    /// The hash prefix of this kind's leaves.
+    /// The hash prefix of this kind's leaves ([`node_hash::leaf_prefix`]).
     pub const fn leaf_prefix(self) -> HashPrefix {
-        match self {
-            MapKind::AccountState => HashPrefix::LEAF_NODE,
-            MapKind::TransactionWithMeta => HashPrefix::TX_NODE,
-            MapKind::TransactionNoMeta => HashPrefix::TRANSACTION_ID,
-        }
+        node_hash::leaf_prefix(self)
     }
 
-    /// The hash of a leaf holding `data` under `key`.
+    /// The SHA512Half hash of a leaf holding `data` under `key`
+    /// ([`node_hash::hash_leaf`]).
     pub fn leaf_hash(self, key: &Key, data: &[u8]) -> Hash256 {
-        let mut h = Sha512Half::new();
-        h.update(self.leaf_prefix().bytes());
-        h.update(data);
-        if self != MapKind::TransactionNoMeta {
-            h.update(key.as_bytes());
-        }
-        h.finish()
+        node_hash::hash_leaf(HashFunction::Sha512Half, self, key, data)
     }
 
     /// Short lower-case name used by the CLI and JSON output.

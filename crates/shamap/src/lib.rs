@@ -21,7 +21,14 @@
 //! | [`tree`]  | the public map: shape rules, iteration, hashing, `check()`      |
 //! | `ptr`     | tagged, stamped node pointers and byte views of node chunks      |
 //! | `alloc`   | slab pools per size class (the only other `unsafe` module)       |
-//! | [`xrpl`]  | prefixes, SHA512Half, VL, transaction IDs, ledger header, readers |
+//!
+//! Beside them, used by all:
+//!
+//! | module        | role                                                        |
+//! |---------------|-------------------------------------------------------------|
+//! | [`node_hash`] | the node hash format, the only place that knows it: node prefixes, inner and leaf message layouts, node hashing, prefix recognition |
+//! | [`hashfn`]    | the node hash function (SHA512Half or BLAKE3), single and batched |
+//! | [`xrpl`]      | SHA512Half, VL, transaction IDs, ledger header and its prefix, wire format, readers |
 //!
 //! See `docs/design.md` for byte layouts and invariants.
 
@@ -31,6 +38,7 @@ pub mod error;
 pub mod hash;
 pub mod hashfn;
 pub mod kind;
+pub mod node_hash;
 pub mod options;
 mod ptr;
 pub mod stats;

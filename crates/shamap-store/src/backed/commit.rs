@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use shamap::xrpl::{sha512_half, HashPrefix};
+use shamap::node_hash;
+use shamap::xrpl::sha512_half;
 use shamap::{Hash256, MapKind};
 
 use crate::error::StoreError;
@@ -80,13 +81,7 @@ pub(super) fn settle_tree(loader: &Loader<'_>, slot: &mut Child, root: Hash256, 
 }
 
 fn leaf_prefix_bytes(kind: MapKind, l: &Leaf) -> Vec<u8> {
-    let mut p = Vec::with_capacity(4 + l.data.len() + 32);
-    p.extend_from_slice(kind.leaf_prefix().bytes());
-    p.extend_from_slice(&l.data);
-    if kind != MapKind::TransactionNoMeta {
-        p.extend_from_slice(l.key.as_bytes());
-    }
-    p
+    node_hash::leaf_message(kind, &l.key, &l.data)
 }
 
 fn child_hash(kind: MapKind, c: &mut Child) -> Hash256 {
@@ -97,13 +92,8 @@ fn child_hash(kind: MapKind, c: &mut Child) -> Hash256 {
     }
 }
 
-fn inner_prefix_bytes(children: &[Hash256; 16]) -> [u8; 4 + 16 * 32] {
-    let mut buf = [0u8; 4 + 16 * 32];
-    buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
-    for (i, h) in children.iter().enumerate() {
-        buf[4 + 32 * i..4 + 32 * (i + 1)].copy_from_slice(&h.0);
-    }
-    buf
+fn inner_prefix_bytes(children: &[Hash256; 16]) -> node_hash::InnerMessage {
+    node_hash::inner_message(children)
 }
 
 /// The hash of a dirty node, computing (and keeping) what is unknown.

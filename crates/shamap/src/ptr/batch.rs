@@ -15,7 +15,7 @@ use std::ptr::NonNull;
 use super::node::NodePtr;
 use crate::hash::Hash256;
 use crate::kind::MapKind;
-use crate::xrpl::prefix::HashPrefix;
+use crate::node_hash::{self, InnerMessage, INNER_MESSAGE_LEN};
 
 /// Hashes `msgs[i]` into `out[i]` (SHA512Half), any number at once.
 pub(crate) type BatchHasher = fn(&[&[u8]], &mut [[u8; 32]]);
@@ -61,7 +61,7 @@ pub(crate) fn rehash_batched(
     } = &mut sc;
     let need = CHUNK.min(inner.iter().map(Vec::len).max().unwrap_or(0));
     if inputs.len() < need {
-        inputs.resize(need, inner_prefix());
+        inputs.resize(need, node_hash::EMPTY_INNER_MESSAGE);
     }
     if out.len() < need {
         out.resize(need, [0; 32]);
@@ -108,7 +108,7 @@ pub(crate) fn rehash_batched(
 /// hash alone (one message per call, the slowest way to use the lanes).
 pub(crate) fn hash_stale_inner_children(node: &mut NodePtr, hasher: BatchHasher) -> u64 {
     let children = node.inner_mut().expect("an inner node").into_children();
-    let mut inputs = [inner_prefix(); 16];
+    let mut inputs = [node_hash::EMPTY_INNER_MESSAGE; 16];
     let mut which = [0usize; 16];
     let mut n = 0;
     for (i, c) in children.iter().enumerate() {
@@ -138,8 +138,8 @@ pub(crate) fn hash_stale_inner_children(node: &mut NodePtr, hasher: BatchHasher)
 struct Scratch {
     leaves: Vec<NonNull<NodePtr>>,
     inner: Vec<Vec<NonNull<NodePtr>>>,
-    /// Inner-node inputs; the prefix is set once, the hashes on each use.
-    inputs: Vec<[u8; 516]>,
+    /// Inner-node inputs, rewritten whole on each use.
+    inputs: Vec<InnerMessage>,
     out: Vec<[u8; 32]>,
     leaf_bytes: Vec<u8>,
     leaf_ends: Vec<usize>,
@@ -164,7 +164,7 @@ impl Scratch {
                 .iter()
                 .map(|l| l.capacity() * word)
                 .sum::<usize>()
-            + self.inputs.capacity() * 516
+            + self.inputs.capacity() * INNER_MESSAGE_LEN
             + self.out.capacity() * 32
             + self.leaf_bytes.capacity()
             + self.leaf_ends.capacity() * std::mem::size_of::<usize>()
@@ -256,11 +256,7 @@ fn hash_leaves(kind: MapKind, hasher: BatchHasher, work: &mut BatchWork, sc: &mu
             // only read here.
             let node = unsafe { p.as_ref() };
             let leaf = node.leaf().expect("collected as a leaf");
-            buf.extend_from_slice(kind.leaf_prefix().bytes());
-            buf.extend_from_slice(leaf.data());
-            if kind != MapKind::TransactionNoMeta {
-                buf.extend_from_slice(&leaf.key().0);
-            }
+            node_hash::append_leaf_message(buf, kind, leaf.key(), leaf.data());
             ends.push(buf.len());
         }
         let mut msgs: Vec<&[u8]> = Vec::with_capacity(chunk.len());
@@ -279,29 +275,23 @@ fn hash_leaves(kind: MapKind, hasher: BatchHasher, work: &mut BatchWork, sc: &mu
     }
 }
 
-/// An inner-node input with the prefix set and every child hash zero.
-fn inner_prefix() -> [u8; 516] {
-    let mut buf = [0u8; 516];
-    buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
-    buf
-}
-
-/// The hash input `MIN\0 ‖ 16 child hashes` of an inner node whose children
-/// are current (for a node hashed on its own, e.g. the map's root).
-pub(crate) fn inner_message(node: &NodePtr) -> [u8; 516] {
-    let mut buf = inner_prefix();
+/// The hash message of an inner node whose children are current (for a
+/// node hashed on its own, e.g. the map's root).
+pub(crate) fn inner_message(node: &NodePtr) -> InnerMessage {
+    let mut buf = node_hash::EMPTY_INNER_MESSAGE;
     fill_inner_input(node, &mut buf);
     buf
 }
 
-/// Writes `MIN\0 ‖ 16 child hashes` of an inner node whose children are
-/// current into `buf` (whose prefix is already set).
-fn fill_inner_input(node: &NodePtr, buf: &mut [u8; 516]) {
+/// Writes the hash message of an inner node whose children are current
+/// into `buf` (the layout is [`node_hash`]'s).
+fn fill_inner_input(node: &NodePtr, buf: &mut InnerMessage) {
     let inner = node.inner().expect("collected as inner");
     let mask = inner.mask();
-    buf[4..].fill(0);
-    for (c, b) in inner.children().iter().zip(mask.branches()) {
-        let off = 4 + 32 * usize::from(b.get());
-        buf[off..off + 32].copy_from_slice(&c.hash().0);
-    }
+    node_hash::write_inner_branches(
+        buf,
+        mask.branches()
+            .zip(inner.children())
+            .map(|(b, c)| (b, c.hash())),
+    );
 }

@@ -35,10 +35,10 @@ use crate::error::MapError;
 use crate::hash::{Hash256, Key, Nibble};
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
+use crate::node_hash::{self, InnerMessage, INNER_MESSAGE_LEN};
 use crate::ptr::{NodeArena, NodePtr};
-use crate::xrpl::prefix::HashPrefix;
 
-use super::hashing::{INNER_HASH_INPUT, PARALLEL_MIN_WRITES};
+use super::hashing::PARALLEL_MIN_WRITES;
 use super::map::{ShaMap, MAX_DATA_LEN};
 use super::shared_arena::lock;
 use super::undo_log::UndoLog;
@@ -269,13 +269,13 @@ enum Rec {
 struct Parent {
     depth: u8,
     idx: u32,
-    branch: u8,
+    branch: Nibble,
 }
 
 const NO_PARENT: Parent = Parent {
     depth: u8::MAX,
     idx: u32::MAX,
-    branch: 0,
+    branch: Nibble::ZERO,
 };
 
 /// The changed inner nodes of one depth, in post-order.
@@ -283,7 +283,7 @@ const NO_PARENT: Parent = Parent {
 struct Level {
     /// Hash messages: prefix, unchanged children's hashes, zeros where a
     /// changed child's hash goes.
-    msgs: Vec<[u8; INNER_HASH_INPUT]>,
+    msgs: Vec<InnerMessage>,
     /// Messages of this run: `msgs[..used]`. The rest are kept from earlier
     /// runs (their prefix is set) so that a message is written once, never
     /// zeroed first.
@@ -337,7 +337,7 @@ impl Records {
                 .levels
                 .iter()
                 .map(|l| {
-                    l.msgs.capacity() * INNER_HASH_INPUT
+                    l.msgs.capacity() * INNER_MESSAGE_LEN
                         + l.parents.capacity() * std::mem::size_of::<Parent>()
                         + l.stale.capacity() * 2
                         + l.hashes.capacity() * 32
@@ -361,12 +361,7 @@ impl Records {
     /// Records a changed leaf, building its hash message now.
     fn leaf(&mut self, node: &NodePtr) -> Rec {
         let leaf = node.leaf().expect("recording a leaf");
-        self.leaf_bytes
-            .extend_from_slice(self.kind.leaf_prefix().bytes());
-        self.leaf_bytes.extend_from_slice(leaf.data());
-        if self.kind != MapKind::TransactionNoMeta {
-            self.leaf_bytes.extend_from_slice(&leaf.key().0);
-        }
+        node_hash::append_leaf_message(&mut self.leaf_bytes, self.kind, leaf.key(), leaf.data());
         self.leaf_ends.push(self.leaf_bytes.len());
         self.leaf_parents.push(NO_PARENT);
         Rec::Leaf(u32::try_from(self.leaf_ends.len() - 1).expect("runs are small"))
@@ -386,9 +381,7 @@ impl Records {
         let level = &mut self.levels[depth];
         let idx = u32::try_from(level.used).expect("runs are small");
         if level.used == level.msgs.len() {
-            let mut fresh = [0u8; INNER_HASH_INPUT];
-            fresh[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
-            level.msgs.push(fresh);
+            level.msgs.push(node_hash::EMPTY_INNER_MESSAGE);
         }
         let msg = &mut level.msgs[level.used];
         level.used += 1;
@@ -403,19 +396,17 @@ impl Records {
                 stale_mask & (1 << b.get()) != 0 || !child.hash().is_zero(),
                 "unchanged child is hashed"
             );
-            let off = 4 + 32 * usize::from(b.get());
-            msg[off..off + 32].copy_from_slice(&child.hash().0);
+            node_hash::set_child(msg, b, &child.hash().0);
         }
         for b in crate::ptr::BranchMask(!mask.0).branches() {
-            let off = 4 + 32 * usize::from(b.get());
-            msg[off..off + 32].fill(0);
+            node_hash::clear_child(msg, b);
         }
         level.parents.push(NO_PARENT);
         level.stale.push(stale_mask);
         let me = |branch: Nibble| Parent {
             depth: u8::try_from(depth).expect("depth < 64"),
             idx,
-            branch: branch.get(),
+            branch,
         };
         for &(b, r) in stale {
             match r {
@@ -505,8 +496,11 @@ fn put(levels: &mut [Level], p: Parent, h: &[u8; 32]) {
     if p.depth == u8::MAX {
         return;
     }
-    let off = 4 + 32 * usize::from(p.branch);
-    levels[usize::from(p.depth)].msgs[p.idx as usize][off..off + 32].copy_from_slice(h);
+    node_hash::set_child(
+        &mut levels[usize::from(p.depth)].msgs[p.idx as usize],
+        p.branch,
+        h,
+    );
 }
 
 /// One run's structural pass.

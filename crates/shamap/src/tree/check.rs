@@ -2,10 +2,9 @@
 
 use crate::error::CheckError;
 use crate::hash::{Hash256, Key};
+use crate::node_hash;
 use crate::ptr::NodePtr;
-use crate::xrpl::prefix::HashPrefix;
 
-use super::hashing::INNER_HASH_INPUT;
 use super::map::ShaMap;
 use super::shared_arena::lock;
 use crate::ptr::NodeArena;
@@ -132,7 +131,7 @@ impl ShaMap {
             }
             tally.leaves += 1;
             tally.data_bytes += leaf.data().len();
-            self.hash_fn.leaf_hash(self.kind, leaf.key(), leaf.data())
+            node_hash::hash_leaf(self.hash_fn, self.kind, leaf.key(), leaf.data())
         } else {
             let inner = node.inner().expect("not a leaf");
             let mask = inner.mask();
@@ -162,19 +161,17 @@ impl ShaMap {
             }
             tally.inner_by_class[inner.class()] += 1;
             tally.child_slots += n;
-            let mut buf = [0u8; INNER_HASH_INPUT];
-            buf[..4].copy_from_slice(HashPrefix::INNER_NODE.bytes());
+            let mut buf = node_hash::EMPTY_INNER_MESSAGE;
             for (child, b) in inner.children().iter().zip(mask.branches()) {
                 path.push(b.get());
                 let h = self.check_node(arena, child, path, tally, !stored.is_zero())?;
                 path.pop();
-                let off = 4 + 32 * usize::from(b.get());
-                buf[off..off + 32].copy_from_slice(&h.0);
+                node_hash::set_child(&mut buf, b, &h.0);
             }
             if n == 0 {
                 Hash256::ZERO
             } else {
-                self.hash_fn.hash(&[&buf])
+                node_hash::hash_inner_message(self.hash_fn, &buf)
             }
         };
         if !stored.is_zero() && stored != computed {

@@ -13,15 +13,13 @@ use std::sync::Mutex;
 use crate::hash::Hash256;
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
+use crate::node_hash;
 use crate::ptr::{
     hash_stale_inner_children, inner_message, rehash_batched, BatchWork, NodeArena, NodePtr,
 };
 
 use super::map::ShaMap;
 use super::shared_arena::lock;
-
-/// Bytes hashed for an inner node: prefix and sixteen child hashes.
-pub(crate) const INNER_HASH_INPUT: usize = 4 + 16 * 32;
 
 /// Writes since the last `root_hash()` from which hashing fans out to the
 /// rayon thread pool; below it the work is too small to share.
@@ -186,7 +184,7 @@ fn rehash_split(
     split_below((kind, f), arena, node, depth, parallel, work);
     let buf = inner_message(node);
     work.inner.fetch_add(1, Ordering::Relaxed);
-    let h = f.hash(&[&buf]);
+    let h = node_hash::hash_inner_message(f, &buf);
     node.set_hash(h);
     h
 }

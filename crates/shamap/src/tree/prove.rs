@@ -4,6 +4,7 @@
 
 use crate::hash::{Hash256, Key};
 use crate::kind::MapKind;
+use crate::node_hash;
 use crate::ptr::NodePtr;
 use crate::xrpl::wire::{encode_inner, encode_leaf};
 
@@ -142,7 +143,8 @@ pub struct StoredNode {
     pub depth: u8,
     /// True for a leaf.
     pub is_leaf: bool,
-    /// The node's "prefix" serialization, whose SHA512Half is `hash`:
+    /// The node's "prefix" serialization (its hash message, as
+    /// [`crate::node_hash`] lays it out), whose SHA512Half is `hash`:
     /// `MIN\0 ‖ 16 child hashes` for an inner node, the kind's leaf prefix ‖
     /// data ‖ key (no key for tx-only leaves) for a leaf.
     pub prefix_bytes: Vec<u8>,
@@ -160,22 +162,10 @@ impl Snapshot {
 }
 
 fn visit(node: &NodePtr, depth: u8, kind: MapKind, f: &mut impl FnMut(StoredNode)) {
-    let mut bytes = Vec::new();
-    match node.leaf() {
-        Some(l) => {
-            bytes.extend_from_slice(kind.leaf_prefix().bytes());
-            bytes.extend_from_slice(l.data());
-            if kind != MapKind::TransactionNoMeta {
-                bytes.extend_from_slice(&l.key().0);
-            }
-        }
-        None => {
-            bytes.extend_from_slice(crate::xrpl::HashPrefix::INNER_NODE.bytes());
-            for h in child_hashes(node) {
-                bytes.extend_from_slice(&h.0);
-            }
-        }
-    }
+    let bytes = match node.leaf() {
+        Some(l) => node_hash::leaf_message(kind, l.key(), l.data()),
+        None => node_hash::inner_message(&child_hashes(node)).to_vec(),
+    };
     f(StoredNode {
         hash: *node.hash(),
         depth,

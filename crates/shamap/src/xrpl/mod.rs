@@ -1,5 +1,7 @@
-//! XRPL specifics: hash prefixes, SHA512Half, VL encoding, transaction IDs,
-//! the ledger header, and readers for the JSON that rippled and Clio emit.
+//! XRPL specifics: SHA512Half, VL encoding, transaction IDs, the ledger
+//! header and its hash prefix, the peer wire format, and readers for the
+//! JSON that rippled and Clio emit. The node prefixes and message layouts
+//! are in [`crate::node_hash`] ([`HashPrefix`] is its type, re-exported).
 
 pub mod dump;
 pub mod ledger;

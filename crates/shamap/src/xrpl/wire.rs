@@ -14,8 +14,8 @@
 use crate::hash::{Hash256, Key};
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
-use crate::xrpl::prefix::HashPrefix;
-use crate::xrpl::sha512half::{sha512_half, Sha512Half};
+use crate::node_hash;
+use crate::xrpl::tx::transaction_id;
 
 /// Wire type byte of a tx-only leaf.
 pub const WIRE_TX_NO_META: u8 = 0x00;
@@ -187,7 +187,7 @@ pub fn decode(blob: &[u8]) -> Result<WireNode, WireError> {
             if body.len() < 12 {
                 return Err(WireError::ShortLeaf(body.len()));
             }
-            let key = Key::from(sha512_half(&[HashPrefix::TRANSACTION_ID.bytes(), body]));
+            let key = Key::from(transaction_id(body));
             Ok(WireNode::Leaf {
                 kind: MapKind::TransactionNoMeta,
                 key,
@@ -204,31 +204,12 @@ impl WireNode {
         self.hash_with(HashFunction::Sha512Half)
     }
 
-    /// The node's hash under the node hash function `f`.
+    /// The node's hash under the node hash function `f` (the hash of its
+    /// message, see [`crate::node_hash`]).
     pub fn hash_with(&self, f: HashFunction) -> Hash256 {
-        if f != HashFunction::Sha512Half {
-            return match self {
-                WireNode::Inner(children) => {
-                    let mut msg = Vec::with_capacity(4 + 16 * 32);
-                    msg.extend_from_slice(HashPrefix::INNER_NODE.bytes());
-                    for c in children.iter() {
-                        msg.extend_from_slice(&c.0);
-                    }
-                    f.hash(&[&msg])
-                }
-                WireNode::Leaf { kind, key, data } => f.leaf_hash(*kind, key, data),
-            };
-        }
         match self {
-            WireNode::Inner(children) => {
-                let mut h = Sha512Half::new();
-                h.update(HashPrefix::INNER_NODE.bytes());
-                for c in children.iter() {
-                    h.update(&c.0);
-                }
-                h.finish()
-            }
-            WireNode::Leaf { kind, key, data } => kind.leaf_hash(key, data),
+            WireNode::Inner(children) => node_hash::hash_inner(f, children),
+            WireNode::Leaf { kind, key, data } => node_hash::hash_leaf(f, *kind, key, data),
         }
     }
 }
