@@ -221,7 +221,7 @@ pub fn fail(status: u8, what: &str) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shamap::xrpl::dump;
+    use shamap_ledger::dump;
 
     const LEDGER_38129: &[u8] = include_bytes!(concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -2,7 +2,7 @@
 //! check the hashes the JSON claims.
 //!
 //! Steps, each a pure function tested below: [`read_input`] parses each file
-//! with [`shamap::xrpl::dump::parse`]; [`group`] makes one [`Group`] per
+//! with [`shamap_ledger::dump::parse`]; [`group`] makes one [`Group`] per
 //! ledger (each `ledger` response alone; `ledger_data` pages of the same
 //! ledger merged); [`check`] builds the AccountState map from the state
 //! entries and the TransactionWithMeta map from the transactions, and
@@ -52,9 +52,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::{json, Value};
-use shamap::xrpl::dump::{self, DumpKind, HeaderFields, LedgerDump};
 use shamap::xrpl::tx_with_meta_item;
 use shamap::{Hash256, MapError, MapKind, ShaMap};
+use shamap_ledger::dump::{self, DumpKind, HeaderFields, LedgerDump};
 
 /// Arguments of `shamap verify`.
 #[derive(Debug, clap::Args)]

@@ -21,9 +21,10 @@
 //! | [`tree`]  | the public map: shape rules, iteration, hashing, `check()`      |
 //! | `ptr`     | tagged, stamped node pointers and byte views of node chunks      |
 //! | `alloc`   | slab pools per size class (the only other `unsafe` module)       |
-//! | [`xrpl`]  | prefixes, SHA512Half, VL, transaction IDs, ledger header, readers |
+//! | [`xrpl`]  | prefixes, SHA512Half, VL, transaction IDs, ledger header, wire   |
 //!
-//! See `docs/design.md` for byte layouts and invariants.
+//! See `docs/design.md` for byte layouts and invariants. Ledger dumps (the
+//! JSON rippled and Clio emit) are read by the `shamap-ledger` crate.
 
 pub mod advisor;
 mod alloc;

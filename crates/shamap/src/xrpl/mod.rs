@@ -1,7 +1,7 @@
 //! XRPL specifics: hash prefixes, SHA512Half, VL encoding, transaction IDs,
-//! the ledger header, and readers for the JSON that rippled and Clio emit.
+//! the ledger header and wire nodes. Reading the JSON that rippled and Clio
+//! emit is the `shamap-ledger` crate's work.
 
-pub mod dump;
 pub mod ledger;
 pub mod prefix;
 pub mod sha512half;
