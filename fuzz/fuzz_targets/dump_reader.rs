@@ -5,7 +5,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use shamap::xrpl::dump::{self, DumpError};
+use shamap_ledger::dump::{self, DumpError};
 
 fuzz_target!(|data: &[u8]| {
     let parsed = dump::parse(data);

@@ -20,12 +20,12 @@
 //! per message.
 
 use std::hint::black_box;
-use std::io::{self, Write};
-use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use shamap::xrpl::sha512_half;
+
+use crate::output::{print_json, print_text, Exit, Failure};
 
 /// Arguments of `shamap bench`.
 #[derive(Debug, clap::Args)]
@@ -219,26 +219,13 @@ pub fn render_json(rows: &[Row]) -> Value {
 }
 
 /// Runs `shamap bench`.
-pub fn run(args: &BenchArgs) -> ExitCode {
+pub fn run(args: &BenchArgs) -> Result<Exit, Failure> {
     let BenchCommand::Hash(h) = &args.what;
     let rows = measure(h.millis);
-    let out = if h.json {
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&render_json(&rows)).unwrap_or_default()
-        )
+    if h.json {
+        print_json(&render_json(&rows))?;
     } else {
-        render_text(&rows)
-    };
-    let mut stdout = io::stdout().lock();
-    match stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            let _ = writeln!(io::stderr(), "error: cannot write output: {e}");
-            ExitCode::from(2)
-        }
-        _ => ExitCode::SUCCESS,
+        print_text(&render_text(&rows))?;
     }
+    Ok(Exit::Done)
 }

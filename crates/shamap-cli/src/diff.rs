@@ -31,14 +31,14 @@
 //! map that cannot be built. Errors are one line on stderr.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::{json, Value};
 use shamap::hash::encode_hex_upper;
 use shamap::{Difference, Hash256, MapKind};
 
-use crate::prove::{build_map, fail, print_json, print_text, MapChoice};
-use crate::verify::read_input;
+use crate::input::read_dump;
+use crate::maps::{build_map, KindArg};
+use crate::output::{print_json, print_text, Exit, Failure};
 
 /// Arguments of `shamap diff`.
 #[derive(Debug, clap::Args)]
@@ -57,8 +57,8 @@ pub struct DiffArgs {
     #[arg(long, value_name = "N")]
     pub max: Option<usize>,
     /// Which map to compare.
-    #[arg(long, value_enum, default_value = "state")]
-    pub kind: MapChoice,
+    #[arg(long, default_value = "state", value_parser = KindArg::header_maps())]
+    pub kind: KindArg,
 }
 
 /// How a key changed from the left side to the right.
@@ -155,24 +155,21 @@ pub fn render_json(kind: MapKind, left: &Side, right: &Side, diffs: &[Difference
     })
 }
 
-/// Runs `shamap diff` and returns its exit status.
-pub fn run(args: &DiffArgs) -> ExitCode {
+/// Runs `shamap diff`.
+pub fn run(args: &DiffArgs) -> Result<Exit, Failure> {
     if args.file_a.as_os_str() == "-" && args.file_b.as_os_str() == "-" {
-        return fail(2, "only one of FILE_A and FILE_B can be standard input");
+        return Err(Failure::unusable(
+            "only one of FILE_A and FILE_B can be standard input",
+        ));
     }
     let mut built = Vec::with_capacity(2);
     for path in [&args.file_a, &args.file_b] {
-        let input = match read_input(path) {
-            Ok(i) => i,
-            Err(e) => return fail(2, &e.to_string()),
-        };
-        match build_map(&input, args.kind) {
-            Ok(b) => built.push((input.name, b.map)),
-            Err(e) => return fail(2, &e),
-        }
+        let input = read_dump(path)?;
+        let b = build_map(&input, args.kind)?;
+        built.push((input.name, b.map));
     }
     let (Some((name_b, mut b)), Some((name_a, mut a))) = (built.pop(), built.pop()) else {
-        return fail(2, "internal error: two maps expected");
+        return Err(Failure::unusable("internal error: two maps expected"));
     };
     let left = Side {
         source: name_a,
@@ -185,15 +182,15 @@ pub fn run(args: &DiffArgs) -> ExitCode {
         entries: b.len(),
     };
     let max = args.max.unwrap_or(usize::MAX);
-    let diffs = match a.diff(&mut b, max) {
-        Ok(d) => d,
-        Err(e) => return fail(1, &format!("{e} (raise --max to see them)")),
-    };
+    let diffs = a
+        .diff(&mut b, max)
+        .map_err(|e| Failure::negative(format!("{e} (raise --max to see them)")))?;
     if args.json {
-        print_json(&render_json(args.kind.kind(), &left, &right, &diffs))
+        print_json(&render_json(args.kind.kind(), &left, &right, &diffs))?;
     } else {
-        print_text(&render_text(&diffs))
+        print_text(&render_text(&diffs))?;
     }
+    Ok(Exit::Done)
 }
 
 #[cfg(test)]

@@ -1,30 +1,40 @@
 //! `shamap`: command-line tool for the shamap engine.
 //!
-//! Subcommands live in modules of their own; this file parses arguments,
-//! dispatches, and turns outcomes into exit codes. Errors are printed as one
-//! line, `error: <file>: <what>`, on stderr; the tool never prints a panic
-//! trace (a bug that panics is reported as one `error: internal error` line).
+//! This file defines the command line and dispatches. Each subcommand lives
+//! in a module of its own, and subcommand modules never import from each
+//! other; what several share is in [`input`] (reading files, standard
+//! input, ledger dumps, hex arguments and stores), [`output`] (printing, the
+//! one failure type and the exit statuses), [`maps`] (a ledger's maps built
+//! from a dump, and `--kind`), [`proof_file`] (the proof JSON of `prove` and
+//! `check-proof`) and [`memory_report`] (`scan` and `apply`'s memory
+//! figures). Errors are printed as one line, `error: <file>: <what>`, on
+//! stderr; the tool never prints a panic trace (a bug that panics is
+//! reported as one `error: internal error` line).
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod input;
+mod maps;
+mod memory_report;
+mod output;
+mod proof_file;
+
+mod apply;
 mod bench;
 mod check_proof;
 mod diff;
-mod plot;
+mod gc;
+mod get;
+mod import;
+mod info;
 mod prove;
+mod scan;
 mod stats;
-mod store_backed;
-mod store_common;
-mod store_gc;
-mod store_get;
-mod store_import;
-mod store_info;
-mod store_sync;
-mod store_verify;
+mod sync;
 mod verify;
+mod verify_db;
 
 /// Rebuild XRP Ledger SHAMaps from real ledger dumps and check their hashes.
 #[derive(Debug, Parser)]
@@ -76,101 +86,50 @@ enum Command {
     /// Store ledgers' maps, headers and roots in a node store (fjall
     /// directory), crash-safely. Exit status: 0, 1 when a computed hash
     /// differs from the file's, 2 on bad input or a damaged store.
-    Import(store_import::ImportArgs),
+    Import(import::ImportArgs),
     /// Print items' data (hex) from a store, walking from a root through a
     /// node cache. Exit status: 0, 1 when a key is absent, 2 on error.
-    Get(store_get::GetArgs),
+    Get(get::GetArgs),
     /// Read every item of a stored map within a memory budget; print the
     /// count, a contents digest, cache counters and peak RSS.
     /// Exit status: 0, or 2 on a damaged store.
-    Scan(store_backed::ScanArgs),
+    Scan(scan::ScanArgs),
     /// Apply a file of changes (`set KEY HEX` / `del KEY`) to a stored map
     /// within a memory budget and commit the new root atomically.
     /// Exit status: 0, or 2 (nothing committed).
-    Apply(store_backed::ApplyArgs),
+    Apply(apply::ApplyArgs),
     /// Show a store's roots, node counts and bytes on disk.
-    Info(store_info::InfoArgs),
+    Info(info::InfoArgs),
     /// Copy a ledger or map between stores through wire blobs, each node
     /// checked against its parent. Exit status: 0, or 2.
-    Sync(store_sync::SyncArgs),
+    Sync(sync::SyncArgs),
     /// Keep only the given roots in a store and delete unreachable nodes.
     /// Exit status: 0, or 2 (nothing deleted).
-    Gc(store_gc::GcArgs),
+    Gc(gc::GcArgs),
 }
 
 fn main() -> ExitCode {
-    install_panic_hook();
+    output::install_panic_hook();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            // Help and version go to stdout with status 0; usage errors to
-            // stderr with status 2, as one line. A closed stdout is not
-            // worth reporting.
-            if e.use_stderr() {
-                let _ = writeln!(std::io::stderr(), "{}", one_line(&e));
-                return ExitCode::from(2);
-            }
-            let _ = e.print();
-            return ExitCode::SUCCESS;
-        }
+        Err(e) => return output::usage(&e),
     };
-    match cli.command {
-        Command::Verify(args) => verify::run(&args),
+    output::finish(match cli.command {
+        Command::Verify(args) => match &args.db {
+            Some(db) => verify_db::run(db, args.root.as_deref(), args.json),
+            None => verify::run(&args),
+        },
         Command::Stats(args) => stats::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Prove(args) => prove::run(&args),
         Command::CheckProof(args) => check_proof::run(&args),
         Command::Diff(args) => diff::run(&args),
-        Command::Import(args) => store_import::run(&args),
-        Command::Get(args) => store_get::run(&args),
-        Command::Scan(args) => store_backed::run_scan(&args),
-        Command::Apply(args) => store_backed::run_apply(&args),
-        Command::Info(args) => store_info::run(&args),
-        Command::Sync(args) => store_sync::run(&args),
-        Command::Gc(args) => store_gc::run(&args),
-    }
-}
-
-/// A clap usage error as one line: its message lines joined, without the
-/// usage block and the `--help` hint.
-fn one_line(e: &clap::Error) -> String {
-    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        return "error: a subcommand is required (see --help)".to_owned();
-    }
-    let rendered = e.render().to_string();
-    let parts: Vec<&str> = rendered
-        .lines()
-        .map(str::trim)
-        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
-        .filter(|l| !l.is_empty())
-        .collect();
-    let line = parts.join(" ");
-    if line.starts_with("error:") {
-        line
-    } else {
-        format!("error: {line}")
-    }
-}
-
-/// Replaces the default panic report (several lines, with "panicked" and a
-/// backtrace hint) by one `error:` line. A panic is a bug in this tool.
-fn install_panic_hook() {
-    std::panic::set_hook(Box::new(|info| {
-        let payload = info.payload();
-        let what = payload
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "unknown cause".to_owned());
-        let place = info
-            .location()
-            .map(|l| format!(" at {}:{}", l.file(), l.line()))
-            .unwrap_or_default();
-        let what = what.replace('\n', " ");
-        // Ignore a closed stderr: there is nowhere left to report to.
-        let _ = writeln!(
-            std::io::stderr(),
-            "error: internal error{place}: {what} (please report this bug)"
-        );
-    }));
+        Command::Import(args) => import::run(&args),
+        Command::Get(args) => get::run(&args),
+        Command::Scan(args) => scan::run(&args),
+        Command::Apply(args) => apply::run(&args),
+        Command::Info(args) => info::run(&args),
+        Command::Sync(args) => sync::run(&args),
+        Command::Gc(args) => gc::run(&args),
+    })
 }

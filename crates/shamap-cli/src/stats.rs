@@ -6,60 +6,36 @@
 //! the tree ([`shamap::ShaMap::shape_stats`]), plus per-type data sizes from
 //! iterating the map. Nothing that can be counted is estimated; the two
 //! layout models ([`models`]) and the advisor's predictions are labelled as
-//! such. Output formats: [`text`], [`json`] and SVG charts
-//! ([`crate::plot`]). Field-by-field documentation: `docs/stats.md`.
+//! such. The report is a [`Report`]; its output formats: [`text`], [`json`]
+//! and SVG charts ([`plot`]). Field-by-field documentation: `docs/stats.md`.
 //!
 //! Memory discipline: random entries are generated one at a time and dump
 //! entries are dropped as they are inserted, so the process holds one copy
 //! of the data (the map's) and peak RSS tracks the counted total.
 
 mod entry_type;
-pub mod json;
+mod json;
 mod models;
+mod plot;
+mod report;
 mod synth;
-pub mod text;
+mod text;
 mod timing;
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal};
 use std::path::PathBuf;
-use std::process::ExitCode;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use shamap::advisor::{self, Advice, ClassPlan, MAX_SPARSE_CLASSES};
+use shamap::advisor::{self, MAX_SPARSE_CLASSES};
 use shamap::xrpl::{transaction_id, tx_with_meta_item};
-use shamap::{
-    Hash256, HashFunction, Key, MapError, MapKind, MapOptions, MemStats, ShaMap, ShapeStats,
-    SizeClasses,
-};
+use shamap::{HashFunction, Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
 
-use crate::verify;
-pub use entry_type::TypeStats;
-pub use models::Models;
-pub use timing::HashTiming;
-
-/// Which map to build.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum KindArg {
-    /// Account state (`account_hash`): the dump's state entries.
-    State,
-    /// Transactions with metadata (`transaction_hash`): the dump's transactions.
-    Tx,
-    /// A consensus transaction set (no metadata): the dump's transaction blobs.
-    Txset,
-}
-
-impl KindArg {
-    fn kind(self) -> MapKind {
-        match self {
-            KindArg::State => MapKind::AccountState,
-            KindArg::Tx => MapKind::TransactionWithMeta,
-            KindArg::Txset => MapKind::TransactionNoMeta,
-        }
-    }
-}
+use crate::input;
+use crate::maps::KindArg;
+use crate::output::{print_json, print_text, Exit, Failure};
+use report::{DataStats, InputInfo, Report};
 
 /// Arguments of `shamap stats`.
 #[derive(Debug, clap::Args)]
@@ -116,104 +92,6 @@ fn parse_classes(s: &str) -> Result<SizeClasses, String> {
     SizeClasses::new(&caps).map_err(|e| e.to_string())
 }
 
-/// Where the entries came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum InputInfo {
-    /// `--random N --seed S`.
-    Random {
-        /// The seed.
-        seed: u64,
-        /// The fixed data length, or `None` for mainnet-shaped sizes.
-        data_len: Option<u32>,
-    },
-    /// Ledger dump files.
-    Dump {
-        /// The files, as named.
-        sources: Vec<String>,
-        /// The ledger's sequence number, when the input has one.
-        ledger_index: Option<u32>,
-    },
-}
-
-/// Leaf data, counted by iterating the map.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DataStats {
-    /// Data bytes of all entries.
-    pub total: u64,
-    /// Per ledger-entry type, most bytes first (state maps only).
-    pub by_type: Option<Vec<TypeStats>>,
-    /// Entries by data length.
-    pub lengths: BTreeMap<usize, u64>,
-}
-
-/// Everything `shamap stats` reports about one map.
-#[derive(Clone, Debug)]
-pub struct Report {
-    /// Where the entries came from.
-    pub input: InputInfo,
-    /// The map's kind.
-    pub kind: MapKind,
-    /// The size classes it was built with.
-    pub classes: SizeClasses,
-    /// Its root hash.
-    pub root_hash: Hash256,
-    /// The node hash function it was built with.
-    pub hash: HashFunction,
-    /// Counted memory.
-    pub mem: MemStats,
-    /// Counted shape.
-    pub shape: ShapeStats,
-    /// Leaf data sizes.
-    pub data: DataStats,
-    /// The tree priced under other layouts.
-    pub models: Models,
-    /// Size-class advice from the child histogram.
-    pub advice: Advice,
-    /// The classes built with, priced like the advice.
-    pub current: ClassPlan,
-    /// Seconds to build the map (producing and inserting every entry).
-    pub build_seconds: f64,
-    /// Hashing cost, unless skipped.
-    pub hashing: Option<HashTiming>,
-}
-
-impl Report {
-    /// Our bytes beyond keys and data.
-    pub fn overhead_bytes(&self) -> u64 {
-        self.models.ours_bytes
-    }
-
-    /// Predicted bytes per entry beyond key and data were the map built
-    /// with `plan`: ours, with the child slots of `plan` instead of those
-    /// of the classes built with (pool slack assumed unchanged).
-    pub fn predicted_overhead_per_entry(&self, plan: &ClassPlan) -> f64 {
-        let entries = self.mem.entries as f64;
-        if entries == 0.0 {
-            return 0.0;
-        }
-        let delta = 8.0 * (plan.slots as f64 - self.current.slots as f64);
-        (self.overhead_bytes() as f64 + delta) / entries
-    }
-}
-
-/// Why stats could not be produced: one line.
-#[derive(Debug)]
-pub enum StatsError {
-    /// A file could not be read or is malformed.
-    Input(verify::InputError),
-    /// The arguments do not fit together or the input has no such map.
-    Usage(String),
-}
-
-impl fmt::Display for StatsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StatsError::Input(e) => e.fmt(f),
-            StatsError::Usage(m) => f.write_str(m),
-        }
-    }
-}
-
 /// Entries inserted between progress-bar updates (a power of two).
 const PROGRESS_STEP: u64 = 1 << 14;
 /// Builds at least this large show a progress bar (on a terminal).
@@ -262,8 +140,8 @@ fn insert(map: &mut ShaMap, key: Key, data: &[u8], what: &str, i: usize) -> Resu
 
 /// Builds the map the arguments ask for; returns it, where it came from
 /// and the build time.
-fn build(args: &StatsArgs, options: MapOptions) -> Result<(ShaMap, InputInfo, f64), StatsError> {
-    let usage = StatsError::Usage;
+fn build(args: &StatsArgs, options: MapOptions) -> Result<(ShaMap, InputInfo, f64), Failure> {
+    let usage = Failure::unusable;
     if args.data_len.is_some() && args.random.is_none() {
         return Err(usage("--data-len applies to --random maps only".into()));
     }
@@ -301,21 +179,14 @@ fn build(args: &StatsArgs, options: MapOptions) -> Result<(ShaMap, InputInfo, f6
 fn build_from_files(
     args: &StatsArgs,
     options: MapOptions,
-) -> Result<(ShaMap, InputInfo, f64), StatsError> {
-    let inputs = args
-        .files
-        .iter()
-        .map(|f| verify::read_input(f))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(StatsError::Input)?;
-    let mut groups = verify::group(inputs).map_err(StatsError::Input)?;
-    if groups.len() != 1 {
-        return Err(StatsError::Usage(format!(
-            "the files hold {} ledgers; stats reads one ledger at a time",
-            groups.len()
+) -> Result<(ShaMap, InputInfo, f64), Failure> {
+    let groups = input::read_ledgers(&args.files)?;
+    let count = groups.len();
+    let Some(group) = groups.into_iter().next().filter(|_| count == 1) else {
+        return Err(Failure::unusable(format!(
+            "the files hold {count} ledgers; stats reads one ledger at a time"
         )));
-    }
-    let group = groups.pop().expect("exactly one group");
+    };
     let sources: Vec<String> = group.sources.iter().map(|s| s.name.clone()).collect();
     let first = sources.first().cloned().unwrap_or_default();
     let dump = group.dump;
@@ -325,17 +196,9 @@ fn build_from_files(
         KindArg::Tx
     });
     let missing = |what: &str, hint: &str| {
-        StatsError::Input(verify::InputError {
-            source: first.clone(),
-            message: format!("no {what} in the input{hint}"),
-        })
+        Failure::unusable(format!("{first}: no {what} in the input{hint}"))
     };
-    let at = |m: String| {
-        StatsError::Input(verify::InputError {
-            source: first.clone(),
-            message: m,
-        })
-    };
+    let at = |m: String| Failure::unusable(format!("{first}: {m}"));
     let mut map = ShaMap::with_options(kind.kind(), options);
     let t;
     match kind {
@@ -414,7 +277,7 @@ fn data_stats(map: &ShaMap) -> DataStats {
 }
 
 /// Builds the map and gathers the report.
-pub fn collect(args: &StatsArgs) -> Result<Report, StatsError> {
+pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
     let classes = args.classes.unwrap_or_default();
     let options = MapOptions::default()
         .with_size_classes(classes)
@@ -436,7 +299,7 @@ pub fn collect(args: &StatsArgs) -> Result<Report, StatsError> {
     } else {
         let (t, again) = timing::measure(&mut map, &data.lengths);
         if again != root_hash {
-            return Err(StatsError::Usage(format!(
+            return Err(Failure::unusable(format!(
                 "internal error: the serial root {again} differs from {root_hash} (please report this bug)"
             )));
         }
@@ -465,41 +328,19 @@ pub fn collect(args: &StatsArgs) -> Result<Report, StatsError> {
     })
 }
 
-/// Runs `shamap stats` and returns its exit status: 0, or 2 with one
-/// `error:` line on bad arguments, unreadable input or unwritable output.
-pub fn run(args: &StatsArgs) -> ExitCode {
-    let report = match collect(args) {
-        Ok(r) => r,
-        Err(e) => return fail(&e.to_string()),
-    };
+/// Runs `shamap stats`: exit 0, or 2 with one `error:` line on bad
+/// arguments, unreadable input or unwritable output.
+pub fn run(args: &StatsArgs) -> Result<Exit, Failure> {
+    let report = collect(args)?;
     if let Some(dir) = &args.plot {
-        if let Err(e) = crate::plot::write_all(&report, dir) {
-            return fail(&e);
-        }
+        plot::write_all(&report, dir).map_err(Failure::unusable)?;
     }
-    let out = if args.json {
-        let mut s = serde_json::to_string_pretty(&json::render(&report))
-            .unwrap_or_else(|e| format!("{{\"error\": \"cannot render JSON: {e}\"}}"));
-        s.push('\n');
-        s
+    if args.json {
+        print_json(&json::render(&report))?;
     } else {
-        text::render(&report)
-    };
-    let mut stdout = io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            return fail(&format!("cannot write output: {e}"));
-        }
+        print_text(&text::render(&report))?;
     }
-    ExitCode::SUCCESS
-}
-
-fn fail(what: &str) -> ExitCode {
-    let _ = writeln!(io::stderr(), "error: {what}");
-    ExitCode::from(2)
+    Ok(Exit::Done)
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! `shamap verify`: rebuild a real ledger's maps from rippled/Clio JSON and
 //! check the hashes the JSON claims.
 //!
-//! Steps, each a pure function tested below: [`read_input`] parses each file
-//! with [`shamap::xrpl::dump::parse`]; [`group`] makes one [`Group`] per
+//! Steps, each a pure function tested: [`input::read_ledgers`] parses each
+//! file with [`shamap_ledger::dump::parse`] and makes one [`Group`] per
 //! ledger (each `ledger` response alone; `ledger_data` pages of the same
 //! ledger merged); [`check`] builds the AccountState map from the state
 //! entries and the TransactionWithMeta map from the transactions, and
@@ -46,15 +46,15 @@
 //! | `status` | `match`, `mismatch`, `no_expected` or `not_computed` |
 //! | `reason` | only with `not_computed`: why |
 
-use std::fmt;
-use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::path::PathBuf;
 
 use serde_json::{json, Value};
-use shamap::xrpl::dump::{self, DumpKind, HeaderFields, LedgerDump};
-use shamap::xrpl::tx_with_meta_item;
-use shamap::{Hash256, MapError, MapKind, ShaMap};
+use shamap::{Hash256, MapError};
+use shamap_ledger::dump::{DumpKind, HeaderFields};
+
+use crate::input::{self, Group};
+use crate::maps::{state_map, tx_map, TxItemError};
+use crate::output::{print_json, print_text, Exit, Failure};
 
 /// Arguments of `shamap verify`.
 #[derive(Debug, clap::Args)]
@@ -79,78 +79,6 @@ pub struct VerifyArgs {
     /// With --db: the ledger hash or map root to verify.
     #[arg(long, value_name = "HEX", requires = "db")]
     pub root: Option<String>,
-}
-
-/// A problem that stops verification: which input, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InputError {
-    /// The file, as named on the command line (`<stdin>` for `-`).
-    pub source: String,
-    /// What is wrong, one line.
-    pub message: String,
-}
-
-impl fmt::Display for InputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.source, self.message)
-    }
-}
-
-/// One parsed input file.
-#[derive(Debug, Clone)]
-pub struct Input {
-    /// The file's name for messages.
-    pub name: String,
-    /// What it holds.
-    pub dump: LedgerDump,
-}
-
-/// One file's contribution to a [`Group`], in merge order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Source {
-    /// The file's name for messages.
-    pub name: String,
-    /// State entries it contributed.
-    pub state_entries: usize,
-    /// Transactions it contributed.
-    pub transactions: usize,
-}
-
-/// All the input about one ledger.
-#[derive(Debug, Clone)]
-pub struct Group {
-    /// Where the entries came from, in order (one file unless pages were merged).
-    pub sources: Vec<Source>,
-    /// The merged dump.
-    pub dump: LedgerDump,
-}
-
-impl Group {
-    /// The file and the index within it of entry `index` of the merged
-    /// list whose per-file lengths `count` gives.
-    fn locate(&self, mut index: usize, count: fn(&Source) -> usize) -> (&str, usize) {
-        for s in &self.sources {
-            let n = count(s);
-            if index < n {
-                return (&s.name, index);
-            }
-            index -= n;
-        }
-        (self.sources.first().map_or("", |s| s.name.as_str()), index)
-    }
-
-    fn error_at(
-        &self,
-        index: usize,
-        count: fn(&Source) -> usize,
-        what: impl FnOnce(usize) -> String,
-    ) -> InputError {
-        let (source, local) = self.locate(index, count);
-        InputError {
-            source: source.to_owned(),
-            message: what(local),
-        }
-    }
 }
 
 /// How one computed value compares with the input's claim.
@@ -260,99 +188,24 @@ pub enum Outcome {
     NothingChecked,
 }
 
-/// Reads and parses one file; `-` is standard input.
-pub fn read_input(path: &Path) -> Result<Input, InputError> {
-    let stdin = path.as_os_str() == "-";
-    let name = if stdin {
-        "<stdin>".to_owned()
-    } else {
-        path.display().to_string()
-    };
-    let bytes = if stdin {
-        let mut buf = Vec::new();
-        io::stdin().lock().read_to_end(&mut buf).map(|_| buf)
-    } else {
-        std::fs::read(path)
-    };
-    let bytes = bytes.map_err(|e| InputError {
-        source: name.clone(),
-        message: format!("cannot read: {e}"),
-    })?;
-    let dump = dump::parse(&bytes).map_err(|e| InputError {
-        source: name.clone(),
-        message: e.to_string(),
-    })?;
-    Ok(Input { name, dump })
-}
-
-/// Makes one group per ledger, in order of first appearance: each `ledger`
-/// response alone, and `ledger_data` pages merged with earlier pages of the
-/// same ledger (same `ledger_index` and/or `ledger_hash`).
-pub fn group(inputs: Vec<Input>) -> Result<Vec<Group>, InputError> {
-    let mut groups: Vec<Group> = Vec::new();
-    for Input { name, dump } in inputs {
-        let source = Source {
-            name,
-            state_entries: dump.state.as_ref().map_or(0, Vec::len),
-            transactions: dump.transactions.as_ref().map_or(0, Vec::len),
-        };
-        let same = (dump.kind == DumpKind::LedgerDataPage)
-            .then(|| {
-                groups.iter().position(|g| {
-                    g.dump.kind == DumpKind::LedgerDataPage
-                        && g.dump.header.same_ledger(&dump.header)
-                })
-            })
-            .flatten();
-        match same {
-            Some(pos) => {
-                let g = &mut groups[pos];
-                let placeholder = LedgerDump {
-                    kind: DumpKind::LedgerDataPage,
-                    header: HeaderFields::default(),
-                    state: None,
-                    transactions: None,
-                    marker: None,
-                };
-                let merged_so_far = std::mem::replace(&mut g.dump, placeholder);
-                g.dump = dump::merge([merged_so_far, dump]).map_err(|e| InputError {
-                    source: source.name.clone(),
-                    message: e.to_string(),
-                })?;
-                g.sources.push(source);
-            }
-            None => groups.push(Group {
-                sources: vec![source],
-                dump,
-            }),
-        }
-    }
-    Ok(groups)
-}
-
 /// Builds the maps of one ledger and compares their roots, and the ledger
 /// hash, with the values the input claims.
-pub fn check(group: &Group) -> Result<LedgerReport, InputError> {
+pub fn check(group: &Group) -> Result<LedgerReport, Failure> {
     let d = &group.dump;
     let h = &d.header;
 
     let account_hash = match d.state.as_deref() {
         Some(entries) if !entries.is_empty() => {
-            let mut map = ShaMap::new(MapKind::AccountState);
-            for (i, e) in entries.iter().enumerate() {
-                map.insert(e.key, &e.data).map_err(|err| {
-                    group.error_at(
-                        i,
-                        |s| s.state_entries,
-                        |at| match err {
-                            MapError::KeyExists(k) => {
-                                format!("duplicate state key {k} at entry {at}")
-                            }
-                            other => format!("state entry {at}: {other}"),
-                        },
-                    )
-                })?;
-            }
+            let mut map = state_map(entries).map_err(|(i, err)| {
+                group.error_at(
+                    i,
+                    |s| s.state_entries,
+                    |at| match err {
+                        MapError::KeyExists(k) => format!("duplicate state key {k} at entry {at}"),
+                        other => format!("state entry {at}: {other}"),
+                    },
+                )
+            })?;
             Checked::computed(map.root_hash(), h.account_hash)
         }
         _ => Checked::not_computed("no state entries", h.account_hash),
@@ -360,28 +213,18 @@ pub fn check(group: &Group) -> Result<LedgerReport, InputError> {
 
     let transaction_hash = match d.transactions.as_deref() {
         Some(txs) => {
-            let mut map = ShaMap::new(MapKind::TransactionWithMeta);
-            for (i, t) in txs.iter().enumerate() {
-                let (key, data) = tx_with_meta_item(&t.tx, &t.meta).map_err(|err| {
-                    group.error_at(
-                        i,
-                        |s| s.transactions,
-                        |at| format!("transactions entry {at}: {err}"),
-                    )
-                })?;
-                map.insert(key, &data).map_err(|err| {
-                    group.error_at(
-                        i,
-                        |s| s.transactions,
-                        |at| match err {
-                            MapError::KeyExists(k) => {
-                                format!("duplicate transaction {k} at entry {at}")
-                            }
-                            other => format!("transactions entry {at}: {other}"),
-                        },
-                    )
-                })?;
-            }
+            let mut map = tx_map(txs).map_err(|(i, err)| {
+                group.error_at(
+                    i,
+                    |s| s.transactions,
+                    |at| match err {
+                        TxItemError::Map(MapError::KeyExists(k)) => {
+                            format!("duplicate transaction {k} at entry {at}")
+                        }
+                        other => format!("transactions entry {at}: {other}"),
+                    },
+                )
+            })?;
             Checked::computed(map.root_hash(), h.transaction_hash)
         }
         None => Checked::not_computed("no transaction list", h.transaction_hash),
@@ -518,142 +361,45 @@ pub fn render_json(reports: &[LedgerReport]) -> Value {
 }
 
 /// Reads, groups and checks every input; the first problem stops it.
-pub fn verify_all(files: &[PathBuf]) -> Result<Vec<LedgerReport>, InputError> {
-    let inputs = files
-        .iter()
-        .map(|f| read_input(f))
-        .collect::<Result<Vec<_>, _>>()?;
-    group(inputs)?.iter().map(check).collect()
+pub fn verify_all(files: &[PathBuf]) -> Result<Vec<LedgerReport>, Failure> {
+    input::read_ledgers(files)?.iter().map(check).collect()
 }
 
-/// Runs `shamap verify` and returns its exit status.
-pub fn run(args: &VerifyArgs) -> ExitCode {
-    if let Some(db) = &args.db {
-        return crate::store_verify::run(db, args.root.as_deref(), args.json);
-    }
-    let reports = match verify_all(&args.files) {
-        Ok(r) => r,
-        Err(e) => {
-            report_error(&e.to_string());
-            return ExitCode::from(2);
-        }
-    };
-    let out = if args.json {
-        let mut s = serde_json::to_string_pretty(&render_json(&reports))
-            .unwrap_or_else(|e| format!("{{\"error\": \"cannot render JSON: {e}\"}}"));
-        s.push('\n');
-        s
+/// Runs `shamap verify` of files (`--db` is [`crate::verify_db`]'s).
+pub fn run(args: &VerifyArgs) -> Result<Exit, Failure> {
+    let reports = verify_all(&args.files)?;
+    if args.json {
+        print_json(&render_json(&reports))?;
     } else {
-        render_text(&reports)
-    };
-    let mut stdout = io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        // A reader that stopped early (`| head`) is not an error worth a line.
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            report_error(&format!("cannot write output: {e}"));
-            return ExitCode::from(2);
-        }
+        print_text(&render_text(&reports))?;
     }
     match outcome(&reports) {
-        Outcome::Verified => ExitCode::SUCCESS,
-        Outcome::Mismatch => ExitCode::from(1),
-        Outcome::NothingChecked => {
-            report_error("nothing checked: no computed hash has an expected value in the input");
-            ExitCode::from(1)
-        }
+        Outcome::Verified => Ok(Exit::Done),
+        Outcome::Mismatch => Ok(Exit::Negative),
+        Outcome::NothingChecked => Err(Failure::negative(
+            "nothing checked: no computed hash has an expected value in the input",
+        )),
     }
-}
-
-/// Prints `error: <what>` on stderr, ignoring a closed stderr.
-fn report_error(what: &str) {
-    let _ = writeln!(io::stderr(), "error: {what}");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::fixtures::{ledger_38129, page, KEY1, KEY2};
+    use crate::input::group;
 
-    const LEDGER_38129: &[u8] = include_bytes!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../data/ledger-38129.json"
-    ));
     const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
     const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
     const LEDGER_HASH_38129: &str =
         "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-    const KEY1: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD";
-    const KEY2: &str = "032D4205B5D7DCEC8A4E56851C44555F6DC7D410AA823AE140C78674B8734DBF";
-
-    fn input(name: &str, json: &str) -> Input {
-        Input {
-            name: name.to_owned(),
-            dump: dump::parse(json.as_bytes()).expect("test JSON parses"),
-        }
-    }
-
-    fn page(name: &str, index: u32, keys: &[&str]) -> Input {
-        let entries: Vec<String> = keys
-            .iter()
-            .map(|k| {
-                format!(r#"{{"index": "{k}", "data": "110061220000000024000000012500000000"}}"#)
-            })
-            .collect();
-        input(
-            name,
-            &format!(
-                r#"{{"ledger_index": {index}, "state": [{}]}}"#,
-                entries.join(",")
-            ),
-        )
-    }
 
     fn hash(hex: &str) -> Hash256 {
         Hash256::from_hex(hex).expect("test hex")
     }
 
     fn report_38129() -> LedgerReport {
-        let inputs = vec![Input {
-            name: "l.json".to_owned(),
-            dump: dump::parse(LEDGER_38129).expect("shipped data parses"),
-        }];
-        let groups = group(inputs).expect("one ledger");
+        let groups = group(vec![ledger_38129("l.json")]).expect("one ledger");
         check(&groups[0]).expect("checks")
-    }
-
-    #[test]
-    fn pages_of_one_ledger_merge_and_other_ledgers_stay_apart() {
-        let groups = group(vec![
-            page("a", 9, &[KEY1]),
-            page("b", 10, &[KEY1]),
-            page("c", 9, &[KEY2]),
-            input(
-                "d",
-                r#"{"ledger": {"ledger_index": 9, "accountState": []}}"#,
-            ),
-        ])
-        .expect("groups");
-        let names: Vec<Vec<&str>> = groups
-            .iter()
-            .map(|g| g.sources.iter().map(|s| s.name.as_str()).collect())
-            .collect();
-        assert_eq!(names, [vec!["a", "c"], vec!["b"], vec!["d"]]);
-        assert_eq!(groups[0].dump.state.as_ref().map(Vec::len), Some(2));
-    }
-
-    #[test]
-    fn conflicting_pages_name_the_later_file() {
-        let e = group(vec![
-            input("a", r#"{"ledger_index": 9, "close_time": 1, "state": []}"#),
-            input("b", r#"{"ledger_index": 9, "close_time": 2, "state": []}"#),
-        ])
-        .expect_err("conflict");
-        assert_eq!(
-            e.to_string(),
-            r#"b: conflicting values for "close_time": 1 and 2"#
-        );
     }
 
     #[test]
@@ -693,11 +439,7 @@ mod tests {
     fn ledger_hash_uses_computed_roots() {
         let mut r = report_38129();
         // A wrong claimed account_hash does not change the computed ledger hash.
-        let mut g = group(vec![Input {
-            name: "l".to_owned(),
-            dump: dump::parse(LEDGER_38129).expect("parses"),
-        }])
-        .expect("groups");
+        let mut g = group(vec![ledger_38129("l")]).expect("groups");
         g[0].dump.header.account_hash = Some(Hash256([7; 32]));
         let changed = check(&g[0]).expect("checks");
         assert_eq!(changed.account_hash.status(), Status::Mismatch);
@@ -708,7 +450,7 @@ mod tests {
 
     #[test]
     fn missing_lists_and_fields_are_not_computed() {
-        let g = group(vec![input(
+        let g = group(vec![crate::input::fixtures::input(
             "a",
             r#"{"ledger_index": 9, "transactions": []}"#,
         )])
@@ -766,15 +508,5 @@ mod tests {
             "\naccount_hash {ACCOUNT_38129} MISMATCH expected {}\n",
             Hash256::ZERO
         )));
-    }
-
-    #[test]
-    fn read_input_names_the_file_in_errors() {
-        let e = read_input(Path::new("/nonexistent/x.json")).expect_err("missing file");
-        assert!(
-            e.to_string()
-                .starts_with("/nonexistent/x.json: cannot read: "),
-            "{e}"
-        );
     }
 }

@@ -122,7 +122,7 @@ fn the_transaction_proof_round_trips() {
 #[test]
 fn every_testnet_transaction_round_trips() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let d = shamap::xrpl::dump::parse(&std::fs::read(testnet_42089779()).expect("data"))
+    let d = shamap_ledger::dump::parse(&std::fs::read(testnet_42089779()).expect("data"))
         .expect("parses");
     let root = d.header.transaction_hash.expect("claimed root").to_hex();
     for t in d.transactions.expect("transactions") {

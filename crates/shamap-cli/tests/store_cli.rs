@@ -167,7 +167,7 @@ fn apply_and_scan_match_an_in_memory_map() {
     let dbs = db.to_str().expect("utf-8");
 
     let d =
-        shamap::xrpl::dump::parse(&std::fs::read(ledger_38129()).expect("data")).expect("parses");
+        shamap_ledger::dump::parse(&std::fs::read(ledger_38129()).expect("data")).expect("parses");
     let mut mem = ShaMap::new(MapKind::AccountState);
     for e in d.state.as_deref().expect("state") {
         mem.insert(e.key, &e.data).expect("insert");

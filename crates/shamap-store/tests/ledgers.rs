@@ -1,9 +1,9 @@
 //! The shipped real ledgers: import, read back, header stored by hash.
 
-use shamap::xrpl::dump;
 use shamap::xrpl::tx_with_meta_item;
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind, ShaMap, Snapshot};
+use shamap_ledger::dump;
 use shamap_store::{
     compact, import_ledger, meta, root_kind, verify_all, MemStore, Node, NodeStore, NodeType,
     RootKind, StoredMap,

@@ -28,9 +28,10 @@
 //! |---------------|-------------------------------------------------------------|
 //! | [`node_hash`] | the node hash format, the only place that knows it: node prefixes, inner and leaf message layouts, node hashing, prefix recognition |
 //! | [`hashfn`]    | the node hash function (SHA512Half or BLAKE3), single and batched |
-//! | [`xrpl`]      | SHA512Half, VL, transaction IDs, ledger header and its prefix, wire format, readers |
+//! | [`xrpl`]      | SHA512Half, VL, transaction IDs, ledger header and its prefix, wire format |
 //!
-//! See `docs/design.md` for byte layouts and invariants.
+//! See `docs/design.md` for byte layouts and invariants. Ledger dumps (the
+//! JSON rippled and Clio emit) are read by the `shamap-ledger` crate.
 
 pub mod advisor;
 mod alloc;

@@ -8,7 +8,6 @@ mod common;
 mod compaction;
 mod diffs;
 mod iteration;
-mod ledgers;
 mod memory;
 mod proofs;
 mod randomized;

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use shamap::advisor::ClassPlan;
 
 use super::models::ModelCost;
-use super::{InputInfo, Report};
+use super::report::{InputInfo, Report};
 
 fn plan(r: &Report, p: &ClassPlan) -> Value {
     json!({

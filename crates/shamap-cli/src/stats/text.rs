@@ -6,7 +6,7 @@
 use shamap::advisor::ClassPlan;
 use shamap::MapKind;
 
-use super::{InputInfo, Report};
+use super::report::{InputInfo, Report};
 
 /// `1234567` → `1,234,567`.
 pub fn int(n: u64) -> String {

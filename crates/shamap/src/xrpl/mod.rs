@@ -1,9 +1,9 @@
 //! XRPL specifics: SHA512Half, VL encoding, transaction IDs, the ledger
-//! header and its hash prefix, the peer wire format, and readers for the
-//! JSON that rippled and Clio emit. The node prefixes and message layouts
-//! are in [`crate::node_hash`] ([`HashPrefix`] is its type, re-exported).
+//! header and its hash prefix, and the peer wire format. The node prefixes
+//! and message layouts are in [`crate::node_hash`] ([`HashPrefix`] is its
+//! type, re-exported). Reading the JSON that rippled and Clio emit is the
+//! `shamap-ledger` crate's work.
 
-pub mod dump;
 pub mod ledger;
 pub mod prefix;
 pub mod sha512half;

@@ -27,8 +27,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{read_document, LedgerDump, Object, StateEntry, TxEntry};
-use crate::hash::{decode_hex, Hash256, Key};
-use crate::xrpl::tx::transaction_id;
+use shamap::hash::{decode_hex, Hash256, Key};
+use shamap::xrpl::transaction_id;
 
 /// Members whose arrays are read entry by entry from the input.
 const LIST_NAMES: [&str; 3] = ["accountState", "state", "transactions"];

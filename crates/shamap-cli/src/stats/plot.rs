@@ -17,8 +17,8 @@ use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::stats::text::classes;
-use crate::stats::Report;
+use super::report::Report;
+use super::text::classes;
 
 /// The file names written, in order.
 pub const FILES: [&str; 4] = ["children.svg", "depth.svg", "savings.svg", "memory.svg"];
@@ -59,7 +59,7 @@ fn top(max: u64) -> u64 {
 fn subtitle(r: &Report) -> String {
     format!(
         "{} entries, classes {}",
-        crate::stats::text::int(r.mem.entries as u64),
+        super::text::int(r.mem.entries as u64),
         classes(r.classes.capacities())
     )
 }
@@ -126,7 +126,7 @@ fn bar_value(at: u32, count: u64) -> Text<'static, (SegmentValue<u32>, u64), Str
 }
 
 fn int(v: u64) -> String {
-    crate::stats::text::int(v)
+    super::text::int(v)
 }
 
 fn depth(r: &Report, path: &Path) -> DrawResult {

@@ -1,16 +1,16 @@
 //! Real ledgers: every hash recomputed from the shipped dumps.
 
-use shamap::xrpl::dump::parse;
 use shamap::xrpl::tx_with_meta_item;
 use shamap::{Hash256, MapKind, ShaMap};
+use shamap_ledger::dump::parse;
 
-fn load(name: &str) -> shamap::xrpl::dump::LedgerDump {
+fn load(name: &str) -> shamap_ledger::dump::LedgerDump {
     let path = format!("{}/../../data/{name}", env!("CARGO_MANIFEST_DIR"));
     let bytes = std::fs::read(&path).expect("ledger file shipped in data/");
     parse(&bytes).expect("real ledger parses")
 }
 
-fn tx_root(dump: &shamap::xrpl::dump::LedgerDump) -> Hash256 {
+fn tx_root(dump: &shamap_ledger::dump::LedgerDump) -> Hash256 {
     let mut m = ShaMap::new(MapKind::TransactionWithMeta);
     for t in dump.transactions.as_ref().expect("transactions") {
         let (k, d) = tx_with_meta_item(&t.tx, &t.meta).expect("VL-encodable");

@@ -3,24 +3,21 @@
 //! hash and nibble path.
 //!
 //! Reached through `verify` (files) when `--db` is given, so that the
-//! command keeps one name for both kinds of verification.
+//! command keeps one name for both kinds of verification; its arguments
+//! are [`crate::verify::VerifyArgs`]' `--db`, `--root` and `--json`.
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::ExitCode;
 
 use serde_json::json;
 use shamap_store::{meta, verify_all};
 
-use crate::store_common::{finish, open_existing, parse_hash, Failure};
+use crate::input::{open_existing, parse_hash};
+use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
 
 /// Runs `shamap verify --db`: exit 0 when every root checked is complete
 /// and valid, 2 on the first bad node or an unreadable store.
-pub fn run(db: &Path, root: Option<&str>, json: bool) -> ExitCode {
-    finish(verify(db, root, json))
-}
-
-fn verify(db: &Path, root: Option<&str>, as_json: bool) -> Result<(), Failure> {
+pub fn run(db: &Path, root: Option<&str>, as_json: bool) -> Result<Exit, Failure> {
     let store = open_existing(db)?;
     let roots = match root {
         Some(r) => vec![(String::from("given"), parse_hash("root", r)?)],
@@ -30,7 +27,7 @@ fn verify(db: &Path, root: Option<&str>, as_json: bool) -> Result<(), Failure> {
             .collect(),
     };
     if roots.is_empty() {
-        return Err(Failure::bad(format!(
+        return Err(Failure::unusable(format!(
             "{}: the store has no imported root",
             db.display()
         )));
@@ -38,8 +35,9 @@ fn verify(db: &Path, root: Option<&str>, as_json: bool) -> Result<(), Failure> {
     let mut out = String::new();
     let mut results = Vec::new();
     for (name, hash) in &roots {
-        let r = verify_all(&store, hash)
-            .map_err(|e| Failure::bad(format!("{}: root {hash} ({name}): {e}", db.display())))?;
+        let r = verify_all(&store, hash).map_err(|e| {
+            Failure::unusable(format!("{}: root {hash} ({name}): {e}", db.display()))
+        })?;
         let _ = writeln!(
             out,
             "root {hash} ({name}) ok: {} nodes ({} inner, {} leaves, {} headers), {} bytes",
@@ -53,9 +51,9 @@ fn verify(db: &Path, root: Option<&str>, as_json: bool) -> Result<(), Failure> {
             "nodes": r.nodes(), "inner": r.inner, "leaves": r.leaves, "headers": r.headers, "bytes": r.bytes}));
     }
     if as_json {
-        crate::prove::print_json(&json!({"ok": true, "roots": results}));
+        print_json_status_kept(&json!({"ok": true, "roots": results}));
     } else {
-        crate::prove::print_text(&out);
+        print_text_status_kept(&out);
     }
-    Ok(())
+    Ok(Exit::Done)
 }

@@ -8,14 +8,13 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
-use shamap::xrpl::tx_with_meta_item;
-use shamap::{Hash256, MapKind, ShaMap};
+use shamap::Hash256;
 use shamap_store::{import_ledger, NodeStore};
 
-use crate::store_common::{finish, open_or_create, progress, Failure};
-use crate::verify::{group, read_input, Group};
+use crate::input::{open_or_create, read_ledgers, Group};
+use crate::maps::{state_map, tx_map};
+use crate::output::{node_progress, print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap import`.
 #[derive(Debug, clap::Args)]
@@ -30,54 +29,32 @@ pub struct ImportArgs {
 }
 
 /// Runs `shamap import`.
-pub fn run(args: &ImportArgs) -> ExitCode {
-    finish(import(args))
-}
-
-fn import(args: &ImportArgs) -> Result<(), Failure> {
-    let inputs = args
-        .files
-        .iter()
-        .map(|f| read_input(f))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| Failure::bad(e.to_string()))?;
-    let groups = group(inputs).map_err(|e| Failure::bad(e.to_string()))?;
+pub fn run(args: &ImportArgs) -> Result<Exit, Failure> {
+    let groups = read_ledgers(&args.files)?;
     let store = open_or_create(&args.db)?;
     for g in &groups {
         let text = import_group(&store, g)?;
-        crate::prove::print_text(&text);
+        print_text_status_kept(&text);
     }
-    Ok(())
+    Ok(Exit::Done)
 }
 
 /// Builds, checks and stores one ledger; returns its report lines.
 fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
     let d = &g.dump;
     let h = &d.header;
-    let src = g
-        .sources
-        .iter()
-        .map(|s| s.name.as_str())
-        .collect::<Vec<_>>()
-        .join(", ");
+    let src = g.source_names();
     let mut state = None;
     if let Some(entries) = d.state.as_deref().filter(|e| !e.is_empty()) {
-        let mut m = ShaMap::new(MapKind::AccountState);
-        for (i, e) in entries.iter().enumerate() {
-            m.insert(e.key, &e.data)
-                .map_err(|err| Failure::bad(format!("{src}: state entry {i}: {err}")))?;
-        }
+        let mut m = state_map(entries)
+            .map_err(|(i, err)| Failure::unusable(format!("{src}: state entry {i}: {err}")))?;
         state = Some(m.snapshot());
     }
     let mut tx = None;
     if let Some(txs) = d.transactions.as_deref() {
-        let mut m = ShaMap::new(MapKind::TransactionWithMeta);
-        for (i, t) in txs.iter().enumerate() {
-            let (k, v) = tx_with_meta_item(&t.tx, &t.meta)
-                .map_err(|err| Failure::bad(format!("{src}: transactions entry {i}: {err}")))?;
-            m.insert(k, &v)
-                .map_err(|err| Failure::bad(format!("{src}: transactions entry {i}: {err}")))?;
-        }
+        let mut m = tx_map(txs).map_err(|(i, err)| {
+            Failure::unusable(format!("{src}: transactions entry {i}: {err}"))
+        })?;
         tx = Some(m.snapshot());
     }
     let check = |what: &str, computed: Option<Hash256>, claimed: Option<Hash256>| {
@@ -99,7 +76,7 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
         h.transaction_hash,
     )?;
     if state.is_none() && tx.is_none() {
-        return Err(Failure::bad(format!(
+        return Err(Failure::unusable(format!(
             "{src}: no state entries and no transaction list to import"
         )));
     }
@@ -143,7 +120,7 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
     let name = h.ledger_name();
     let entries =
         d.state.as_ref().map_or(0, Vec::len) + d.transactions.as_ref().map_or(0, Vec::len);
-    let bar = progress((entries as u64 * 14) / 10 + 1, &name);
+    let bar = node_progress((entries as u64 * 14) / 10 + 1, &name);
     let r = import_ledger(
         store,
         &name,

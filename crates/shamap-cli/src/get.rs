@@ -3,11 +3,11 @@
 //! root with each node loaded once, verified, and kept in the node cache.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use shamap::Key;
 
-use crate::store_common::{finish, open_backed, open_existing, parse_hash, Failure};
+use crate::input::{open_backed, open_existing, parse_hash};
+use crate::output::{print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap get`.
 #[derive(Debug, clap::Args)]
@@ -29,11 +29,7 @@ pub struct GetArgs {
 
 /// Runs `shamap get`: exit 0 with the data's hex, 1 when a key is absent
 /// (after printing the data of those before it).
-pub fn run(args: &GetArgs) -> ExitCode {
-    finish(get(args))
-}
-
-fn get(args: &GetArgs) -> Result<(), Failure> {
+pub fn run(args: &GetArgs) -> Result<Exit, Failure> {
     let keys = args
         .keys
         .iter()
@@ -50,11 +46,11 @@ fn get(args: &GetArgs) -> Result<(), Failure> {
                 out.push('\n');
             }
             None => {
-                crate::prove::print_text(&out);
+                print_text_status_kept(&out);
                 return Err(Failure::negative(format!("key {key} is not in map {root}")));
             }
         }
     }
-    crate::prove::print_text(&out);
-    Ok(())
+    print_text_status_kept(&out);
+    Ok(Exit::Done)
 }

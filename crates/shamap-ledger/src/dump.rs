@@ -32,10 +32,10 @@ use serde_json::{Map, Value};
 
 mod fast;
 
-use crate::error::ParseHexError;
-use crate::hash::{decode_hex, Hash256, Key};
-use crate::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
-use crate::xrpl::tx::transaction_id;
+use shamap::hash::{decode_hex, Hash256, Key};
+use shamap::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
+use shamap::xrpl::transaction_id;
+use shamap::ParseHexError;
 
 type Object = Map<String, Value>;
 
@@ -947,7 +947,7 @@ mod tests {
 
     #[test]
     fn ledger_response_under_result_with_binary_header_and_api_v2_fields() {
-        let hex = crate::hash::encode_hex_upper(&header().serialize());
+        let hex = shamap::hash::encode_hex_upper(&header().serialize());
         let tx = "120000";
         let id = transaction_id(&[0x12, 0, 0]);
         let json = format!(
@@ -1002,7 +1002,7 @@ mod tests {
 
     #[test]
     fn ledger_data_page_with_binary_header_and_marker() {
-        let hex = crate::hash::encode_hex_upper(&header().serialize());
+        let hex = shamap::hash::encode_hex_upper(&header().serialize());
         let json = format!(
             r#"{{"result": {{"ledger_index": 38129, "ledger_hash": "{H_A}", "marker": "{KEY2}",
                  "ledger": {{"closed": true, "ledger_data": "{hex}"}},
@@ -1267,7 +1267,7 @@ mod tests {
         );
         let binary_vs_field = format!(
             r#"{{"ledger": {{"ledger_data": "{}", "close_time": 1}}}}"#,
-            crate::hash::encode_hex_upper(&header().serialize())
+            shamap::hash::encode_hex_upper(&header().serialize())
         );
         assert!(err(&binary_vs_field).starts_with(r#"conflicting values for "close_time""#));
         assert_eq!(

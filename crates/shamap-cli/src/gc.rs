@@ -4,11 +4,11 @@
 //! or damaged.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use shamap_store::gc;
 
-use crate::store_common::{finish, open_existing, parse_hash, Failure};
+use crate::input::{open_existing, parse_hash};
+use crate::output::{print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap gc`.
 #[derive(Debug, clap::Args)]
@@ -22,11 +22,7 @@ pub struct GcArgs {
 }
 
 /// Runs `shamap gc`.
-pub fn run(args: &GcArgs) -> ExitCode {
-    finish(run_gc(args))
-}
-
-fn run_gc(args: &GcArgs) -> Result<(), Failure> {
+pub fn run(args: &GcArgs) -> Result<Exit, Failure> {
     let keep = args
         .keep
         .iter()
@@ -34,10 +30,10 @@ fn run_gc(args: &GcArgs) -> Result<(), Failure> {
         .collect::<Result<Vec<_>, _>>()?;
     let store = open_existing(&args.db)?;
     let r = gc(&store, &keep)
-        .map_err(|e| Failure::bad(format!("{}: nothing deleted: {e}", args.db.display())))?;
-    crate::prove::print_text(&format!(
+        .map_err(|e| Failure::unusable(format!("{}: nothing deleted: {e}", args.db.display())))?;
+    print_text_status_kept(&format!(
         "kept {} roots reaching {} nodes; deleted {} of {} nodes\n",
         r.roots, r.reachable, r.deleted, r.scanned
     ));
-    Ok(())
+    Ok(Exit::Done)
 }

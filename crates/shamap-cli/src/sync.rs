@@ -5,14 +5,14 @@
 //! then recorded in the target.
 
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use shamap::{Hash256, MapKind};
 use shamap_store::{
     record_root, root_kind, wire_blob, AddOutcome, Batch, NodeId, NodeStore, RootKind, SyncSession,
 };
 
-use crate::store_common::{finish, open_existing, open_or_create, parse_hash, progress, Failure};
+use crate::input::{open_existing, open_or_create, parse_hash};
+use crate::output::{node_progress, print_text_status_kept, Exit, Failure};
 
 /// Node requests per round.
 const PER_ROUND: usize = 4096;
@@ -32,11 +32,7 @@ pub struct SyncArgs {
 }
 
 /// Runs `shamap sync`.
-pub fn run(args: &SyncArgs) -> ExitCode {
-    finish(sync(args))
-}
-
-fn sync(args: &SyncArgs) -> Result<(), Failure> {
+pub fn run(args: &SyncArgs) -> Result<Exit, Failure> {
     let root = parse_hash("root", &args.root)?;
     let from = open_existing(&args.from)?;
     let to = open_or_create(&args.to)?;
@@ -65,10 +61,10 @@ fn sync(args: &SyncArgs) -> Result<(), Failure> {
         last.put_node(h);
     }
     record_root(&to, &format!("synced {}", &root.to_hex()[..8]), root, last)?;
-    crate::prove::print_text(&format!(
+    print_text_status_kept(&format!(
         "root {root} synced: {copied} nodes copied in {rounds} rounds\n"
     ));
-    Ok(())
+    Ok(Exit::Done)
 }
 
 /// Fills `to` with the map under `root`; returns (nodes stored, rounds).
@@ -80,21 +76,21 @@ fn sync_map(
 ) -> Result<(u64, u64), Failure> {
     let fetch = |h: &Hash256| -> Result<Vec<u8>, Failure> {
         wire_blob(from, h)?.ok_or_else(|| {
-            Failure::bad(format!(
+            Failure::unusable(format!(
                 "{}: node {h} is missing from the source",
                 from.location()
             ))
         })
     };
     let mut s = SyncSession::new(to, root, kind);
-    let bar = progress(0, kind.name());
+    let bar = node_progress(0, kind.name());
     let (mut stored, mut rounds) = (0u64, 0u64);
     if !to.contains(&root)? {
         match s.add_root_node(&fetch(&root)?)? {
             AddOutcome::Useful => stored += 1,
             AddOutcome::Duplicate => {}
             AddOutcome::Invalid(why) => {
-                return Err(Failure::bad(format!(
+                return Err(Failure::unusable(format!(
                     "root node {root} from the source: {why}"
                 )))
             }
@@ -117,7 +113,7 @@ fn sync_map(
                 AddOutcome::Useful => stored += 1,
                 AddOutcome::Duplicate => {}
                 AddOutcome::Invalid(why) => {
-                    return Err(Failure::bad(format!(
+                    return Err(Failure::unusable(format!(
                         "node {h} (depth {}) from the source: {why}",
                         id.depth()
                     )))

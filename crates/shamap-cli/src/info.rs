@@ -6,7 +6,6 @@
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use serde_json::json;
 use shamap::node_hash::NodeTag;
@@ -15,7 +14,8 @@ use shamap::MapKind;
 use shamap_store::node::VALUE_HEADER_LEN;
 use shamap_store::{compact, meta, root_kind, NodeStore, RootKind};
 
-use crate::store_common::{finish, open_existing, Failure};
+use crate::input::open_existing;
+use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap info`.
 #[derive(Debug, clap::Args)]
@@ -42,8 +42,8 @@ struct Counts {
 }
 
 /// Runs `shamap info`.
-pub fn run(args: &InfoArgs) -> ExitCode {
-    finish(info(args))
+pub fn run(args: &InfoArgs) -> Result<Exit, Failure> {
+    info(args).map(|()| Exit::Done)
 }
 
 fn info(args: &InfoArgs) -> Result<(), Failure> {
@@ -97,7 +97,7 @@ fn info(args: &InfoArgs) -> Result<(), Failure> {
             "inner_compact_bytes": c.inner_compact_bytes,
             "disk_bytes": disk,
         });
-        crate::prove::print_json(&v);
+        print_json_status_kept(&v);
         return Ok(());
     }
     let mut out = String::new();
@@ -136,6 +136,6 @@ fn info(args: &InfoArgs) -> Result<(), Failure> {
         c.inner_compact_bytes, c.inner_bytes
     );
     let _ = writeln!(out, "bytes on disk: {disk}");
-    crate::prove::print_text(&out);
+    print_text_status_kept(&out);
     Ok(())
 }

@@ -1,0 +1,361 @@
+//! Reading what the subcommands are given: files (`-` for standard input),
+//! ledger dumps (through [`shamap_ledger`]) grouped into ledgers, hex
+//! arguments, and node stores.
+//!
+//! Every error is a [`Failure`] whose line starts with the file, directory
+//! or argument it concerns.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+use shamap::{Hash256, MapKind};
+use shamap_ledger::dump::{self, DumpKind, HeaderFields, LedgerDump};
+use shamap_store::{
+    meta, root_kind, BackedMap, BackedOptions, FjallOptions, FjallStore, NodeStore, RootKind,
+};
+
+use crate::output::Failure;
+
+/// fjall's block cache for backed-map commands (outside `--cache-mb`).
+pub const FJALL_CACHE_BYTES: u64 = 8 << 20;
+/// fjall's write buffer for backed-map commands (outside `--cache-mb`).
+pub const FJALL_MEMTABLE_BYTES: u64 = 4 << 20;
+
+/// Reads a whole file, or standard input for `-`; returns the name to use
+/// in messages (`<stdin>` for `-`) and the bytes.
+pub fn read_file(path: &Path) -> Result<(String, Vec<u8>), Failure> {
+    let stdin = path.as_os_str() == "-";
+    let name = if stdin {
+        "<stdin>".to_owned()
+    } else {
+        path.display().to_string()
+    };
+    let bytes = if stdin {
+        let mut buf = Vec::new();
+        io::stdin().lock().read_to_end(&mut buf).map(|_| buf)
+    } else {
+        std::fs::read(path)
+    };
+    match bytes {
+        Ok(b) => Ok((name, b)),
+        Err(e) => Err(Failure::unusable(format!("{name}: cannot read: {e}"))),
+    }
+}
+
+/// One parsed ledger dump file.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The file's name for messages.
+    pub name: String,
+    /// What it holds.
+    pub dump: LedgerDump,
+}
+
+/// Reads and parses one ledger dump; `-` is standard input.
+pub fn read_dump(path: &Path) -> Result<Input, Failure> {
+    let (name, bytes) = read_file(path)?;
+    match dump::parse(&bytes) {
+        Ok(dump) => Ok(Input { name, dump }),
+        Err(e) => Err(Failure::unusable(format!("{name}: {e}"))),
+    }
+}
+
+/// One file's contribution to a [`Group`], in merge order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    /// The file's name for messages.
+    pub name: String,
+    /// State entries it contributed.
+    pub state_entries: usize,
+    /// Transactions it contributed.
+    pub transactions: usize,
+}
+
+/// All the input about one ledger.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// Where the entries came from, in order (one file unless pages were merged).
+    pub sources: Vec<Source>,
+    /// The merged dump.
+    pub dump: LedgerDump,
+}
+
+impl Group {
+    /// The file and the index within it of entry `index` of the merged
+    /// list whose per-file lengths `count` gives.
+    fn locate(&self, mut index: usize, count: fn(&Source) -> usize) -> (&str, usize) {
+        for s in &self.sources {
+            let n = count(s);
+            if index < n {
+                return (&s.name, index);
+            }
+            index -= n;
+        }
+        (self.sources.first().map_or("", |s| s.name.as_str()), index)
+    }
+
+    /// A failure about entry `index` of the merged list whose per-file
+    /// lengths `count` gives: `<file>: <what(index in that file)>`.
+    pub fn error_at(
+        &self,
+        index: usize,
+        count: fn(&Source) -> usize,
+        what: impl FnOnce(usize) -> String,
+    ) -> Failure {
+        let (source, local) = self.locate(index, count);
+        Failure::unusable(format!("{source}: {}", what(local)))
+    }
+
+    /// The files, as named, joined with `, `.
+    pub fn source_names(&self) -> String {
+        self.sources
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Makes one group per ledger, in order of first appearance: each `ledger`
+/// response alone, and `ledger_data` pages merged with earlier pages of the
+/// same ledger (same `ledger_index` and/or `ledger_hash`).
+pub fn group(inputs: Vec<Input>) -> Result<Vec<Group>, Failure> {
+    let mut groups: Vec<Group> = Vec::new();
+    for Input { name, dump } in inputs {
+        let source = Source {
+            name,
+            state_entries: dump.state.as_ref().map_or(0, Vec::len),
+            transactions: dump.transactions.as_ref().map_or(0, Vec::len),
+        };
+        let same = (dump.kind == DumpKind::LedgerDataPage)
+            .then(|| {
+                groups.iter().position(|g| {
+                    g.dump.kind == DumpKind::LedgerDataPage
+                        && g.dump.header.same_ledger(&dump.header)
+                })
+            })
+            .flatten();
+        match same {
+            Some(pos) => {
+                let g = &mut groups[pos];
+                let placeholder = LedgerDump {
+                    kind: DumpKind::LedgerDataPage,
+                    header: HeaderFields::default(),
+                    state: None,
+                    transactions: None,
+                    marker: None,
+                };
+                let merged_so_far = std::mem::replace(&mut g.dump, placeholder);
+                g.dump = dump::merge([merged_so_far, dump])
+                    .map_err(|e| Failure::unusable(format!("{}: {e}", source.name)))?;
+                g.sources.push(source);
+            }
+            None => groups.push(Group {
+                sources: vec![source],
+                dump,
+            }),
+        }
+    }
+    Ok(groups)
+}
+
+/// Reads every file, then groups them into ledgers; the first problem
+/// stops it.
+pub fn read_ledgers(files: &[PathBuf]) -> Result<Vec<Group>, Failure> {
+    let inputs = files
+        .iter()
+        .map(|f| read_dump(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    group(inputs)
+}
+
+/// Parses a 64-digit hex hash given as `what`.
+pub fn parse_hash(what: &str, s: &str) -> Result<Hash256, Failure> {
+    Hash256::from_hex(s.trim()).map_err(|e| Failure::unusable(format!("{what} '{s}': {e}")))
+}
+
+/// The optional `--root` argument, parsed.
+pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
+    root.map(|r| parse_hash("root", r)).transpose()
+}
+
+/// Fails unless `dir` is a directory: a mistyped store directory is an
+/// error, not a new empty store.
+fn existing_dir(dir: &Path) -> Result<(), Failure> {
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(Failure::unusable(format!(
+            "{}: no store here (not a directory)",
+            dir.display()
+        )))
+    }
+}
+
+/// Opens an existing store (never creates one).
+pub fn open_existing(dir: &Path) -> Result<FjallStore, Failure> {
+    existing_dir(dir)?;
+    Ok(FjallStore::open(dir)?)
+}
+
+/// Opens a store, creating it if needed.
+pub fn open_or_create(dir: &Path) -> Result<FjallStore, Failure> {
+    Ok(FjallStore::open(dir)?)
+}
+
+/// Opens an existing store for the backed-map commands (`scan`, `apply`):
+/// fjall's block cache and write buffer set to [`FJALL_CACHE_BYTES`] and
+/// [`FJALL_MEMTABLE_BYTES`], so that their memory is the node-cache budget
+/// plus a fixed overhead.
+pub fn open_for_backed_map(dir: &Path) -> Result<FjallStore, Failure> {
+    existing_dir(dir)?;
+    Ok(FjallStore::open_with(
+        dir,
+        &FjallOptions {
+            cache_bytes: FJALL_CACHE_BYTES,
+            memtable_bytes: FJALL_MEMTABLE_BYTES,
+        },
+    )?)
+}
+
+/// The map named by `--root` (see [`map_root`]), opened as a backed map
+/// with a node cache of `cache_mb` MiB.
+pub fn open_backed<'s>(
+    store: &'s dyn NodeStore,
+    root: Option<&str>,
+    cache_mb: u64,
+) -> Result<BackedMap<'s>, Failure> {
+    let (root, kind) = map_root(store, parse_root(root)?)?;
+    Ok(BackedMap::open(
+        store,
+        root,
+        kind,
+        BackedOptions::with_budget_mb(cache_mb),
+    )?)
+}
+
+/// The map to read for `root` (a ledger hash → its state map; a map root
+/// → that map), or, when `root` is `None`, the newest retained state map
+/// (a retained ledger's, or a retained state root).
+pub fn map_root(
+    store: &dyn NodeStore,
+    root: Option<Hash256>,
+) -> Result<(Hash256, MapKind), Failure> {
+    if let Some(root) = root {
+        return Ok(match root_kind(store, &root)? {
+            RootKind::Ledger(h) => (h.account_hash, MapKind::AccountState),
+            RootKind::Map(kind) => (root, kind),
+        });
+    }
+    for r in meta::retained(store)?.iter().rev() {
+        match root_kind(store, &r.hash)? {
+            RootKind::Ledger(h) if !h.account_hash.is_zero() => {
+                return Ok((h.account_hash, MapKind::AccountState))
+            }
+            RootKind::Map(MapKind::AccountState) => return Ok((r.hash, MapKind::AccountState)),
+            _ => {}
+        }
+    }
+    Err(Failure::unusable(format!(
+        "{}: the store has no imported state map (give --root)",
+        store.location()
+    )))
+}
+
+/// Ledger dumps for the unit tests of every module.
+#[cfg(test)]
+pub mod fixtures {
+    use super::*;
+
+    /// The shipped mainnet ledger 38129.
+    pub const LEDGER_38129: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/ledger-38129.json"
+    ));
+    /// A state key of ledger 38129.
+    pub const KEY1: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD";
+    /// Another state key of ledger 38129.
+    pub const KEY2: &str = "032D4205B5D7DCEC8A4E56851C44555F6DC7D410AA823AE140C78674B8734DBF";
+
+    /// A parsed test dump named `name`.
+    pub fn input(name: &str, json: &str) -> Input {
+        Input {
+            name: name.to_owned(),
+            dump: dump::parse(json.as_bytes()).expect("test JSON parses"),
+        }
+    }
+
+    /// Ledger 38129, named `name`.
+    pub fn ledger_38129(name: &str) -> Input {
+        Input {
+            name: name.to_owned(),
+            dump: dump::parse(LEDGER_38129).expect("shipped data parses"),
+        }
+    }
+
+    /// A `ledger_data` page of ledger `index` with an entry per key.
+    pub fn page(name: &str, index: u32, keys: &[&str]) -> Input {
+        let entries: Vec<String> = keys
+            .iter()
+            .map(|k| {
+                format!(r#"{{"index": "{k}", "data": "110061220000000024000000012500000000"}}"#)
+            })
+            .collect();
+        input(
+            name,
+            &format!(
+                r#"{{"ledger_index": {index}, "state": [{}]}}"#,
+                entries.join(",")
+            ),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::{input, page, KEY1, KEY2};
+    use super::*;
+
+    #[test]
+    fn pages_of_one_ledger_merge_and_other_ledgers_stay_apart() {
+        let groups = group(vec![
+            page("a", 9, &[KEY1]),
+            page("b", 10, &[KEY1]),
+            page("c", 9, &[KEY2]),
+            input(
+                "d",
+                r#"{"ledger": {"ledger_index": 9, "accountState": []}}"#,
+            ),
+        ])
+        .expect("groups");
+        let names: Vec<Vec<&str>> = groups
+            .iter()
+            .map(|g| g.sources.iter().map(|s| s.name.as_str()).collect())
+            .collect();
+        assert_eq!(names, [vec!["a", "c"], vec!["b"], vec!["d"]]);
+        assert_eq!(groups[0].dump.state.as_ref().map(Vec::len), Some(2));
+    }
+
+    #[test]
+    fn conflicting_pages_name_the_later_file() {
+        let e = group(vec![
+            input("a", r#"{"ledger_index": 9, "close_time": 1, "state": []}"#),
+            input("b", r#"{"ledger_index": 9, "close_time": 2, "state": []}"#),
+        ])
+        .expect_err("conflict");
+        assert_eq!(
+            e.to_string(),
+            r#"b: conflicting values for "close_time": 1 and 2"#
+        );
+    }
+
+    #[test]
+    fn read_dump_names_the_file_in_errors() {
+        let e = read_dump(Path::new("/nonexistent/x.json")).expect_err("missing file");
+        assert!(
+            e.to_string()
+                .starts_with("/nonexistent/x.json: cannot read: "),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,214 @@
+//! Printing, and the exit status, for every subcommand.
+//!
+//! Each subcommand's `run` returns `Result<Exit, Failure>`: the [`Exit`] it
+//! ends with, or a [`Failure`], printed as one `error: <line>` on stderr. The
+//! statuses are numbered in one place, [`Exit::code`]:
+//!
+//! | status | [`Exit`] | meaning |
+//! |---|---|---|
+//! | 0 | [`Exit::Done`] | done (and, for the commands that answer a question, the answer is yes) |
+//! | 1 | [`Exit::Negative`] | a negative answer: a hash that does not match, a key not found, an invalid proof, more differences than `--max` |
+//! | 2 | [`Exit::Unusable`] | unusable input or arguments, a damaged store, output that cannot be written |
+//!
+//! A negative answer that the command has printed on stdout (`verify`'s
+//! `MISMATCH`, `check-proof`'s `invalid: …`) is `Ok(Exit::Negative)`, with
+//! no `error:` line; one it has not printed is a [`Failure`] with
+//! [`Exit::Negative`]. Usage errors (from clap) and panics are printed here
+//! too, each as one `error:` line.
+
+use std::fmt;
+use std::io::{self, IsTerminal, Write};
+use std::process::ExitCode;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// How a subcommand ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// Status 0: done.
+    Done,
+    /// Status 1: a negative answer.
+    Negative,
+    /// Status 2: unusable input, a damaged store or unwritable output.
+    Unusable,
+}
+
+impl Exit {
+    /// The process exit status: the one place statuses are numbered.
+    pub fn code(self) -> ExitCode {
+        match self {
+            Exit::Done => ExitCode::SUCCESS,
+            Exit::Negative => ExitCode::from(1),
+            Exit::Unusable => ExitCode::from(2),
+        }
+    }
+}
+
+/// Why a subcommand stopped: its exit status and one line for stderr.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The exit status.
+    pub exit: Exit,
+    /// What went wrong, without the `error: ` prefix; starts with the file,
+    /// directory or node it concerns.
+    pub line: String,
+}
+
+impl Failure {
+    /// Status 1: a negative answer not printed on stdout.
+    pub fn negative(line: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::Negative,
+            line: line.into(),
+        }
+    }
+
+    /// Status 2: unusable input or arguments, or a damaged store.
+    pub fn unusable(line: impl Into<String>) -> Failure {
+        Failure {
+            exit: Exit::Unusable,
+            line: line.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.line)
+    }
+}
+
+impl From<shamap_store::StoreError> for Failure {
+    fn from(e: shamap_store::StoreError) -> Failure {
+        Failure::unusable(e.to_string())
+    }
+}
+
+/// The exit status of a subcommand's result, after printing its failure,
+/// if any.
+pub fn finish(result: Result<Exit, Failure>) -> ExitCode {
+    match result {
+        Ok(exit) => exit.code(),
+        Err(f) => {
+            report(&f);
+            f.exit.code()
+        }
+    }
+}
+
+/// Prints `error: <line>` (one line) on stderr.
+pub fn report(f: &Failure) {
+    // A closed stderr leaves nowhere to report to.
+    let _ = writeln!(io::stderr(), "error: {}", f.line.replace('\n', " "));
+}
+
+/// Writes `text` on stdout. A reader that stopped early (`| head`) is not
+/// a failure; any other write error is (status 2).
+pub fn print_text(text: &str) -> Result<(), Failure> {
+    let mut stdout = io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::unusable(format!("cannot write output: {e}"))),
+    }
+}
+
+/// Writes `value` as pretty JSON and a newline on stdout, as [`print_text`].
+pub fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
+    let mut s = serde_json::to_string_pretty(value)
+        .unwrap_or_else(|e| format!("{{\"error\": \"cannot render JSON: {e}\"}}"));
+    s.push('\n');
+    print_text(&s)
+}
+
+/// Writes `text` on stdout; a write error is reported but does not change
+/// the exit status. The store subcommands (`import`, `get`, `scan`,
+/// `apply`, `info`, `sync`, `gc`, `verify --db`) have always printed this
+/// way; their statuses are kept as they were.
+pub fn print_text_status_kept(text: &str) {
+    if let Err(f) = print_text(text) {
+        report(&f);
+    }
+}
+
+/// [`print_json`], with the exit status kept as [`print_text_status_kept`].
+pub fn print_json_status_kept(value: &serde_json::Value) {
+    if let Err(f) = print_json(value) {
+        report(&f);
+    }
+}
+
+/// A progress bar over `len` nodes on stderr when it is a terminal;
+/// hidden otherwise.
+pub fn node_progress(len: u64, what: &str) -> ProgressBar {
+    if !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(len);
+    let style = ProgressStyle::with_template(&format!(
+        "{{spinner}} {what} [{{bar:40}}] {{pos}}/{{len}} nodes ({{per_sec}}, {{eta}})"
+    ))
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
+
+/// The exit status for a command line clap could not accept, or for
+/// `--help` / `--version`: help and version go to stdout with status 0;
+/// usage errors to stderr as one line, with status 2. A closed stdout is
+/// not worth reporting.
+pub fn usage(e: &clap::Error) -> ExitCode {
+    if e.use_stderr() {
+        let _ = writeln!(io::stderr(), "{}", one_line(e));
+        return Exit::Unusable.code();
+    }
+    let _ = e.print();
+    Exit::Done.code()
+}
+
+/// A clap usage error as one line: its message lines joined, without the
+/// usage block and the `--help` hint.
+fn one_line(e: &clap::Error) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "error: a subcommand is required (see --help)".to_owned();
+    }
+    let rendered = e.render().to_string();
+    let parts: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let line = parts.join(" ");
+    if line.starts_with("error:") {
+        line
+    } else {
+        format!("error: {line}")
+    }
+}
+
+/// Replaces the default panic report (several lines, with "panicked" and a
+/// backtrace hint) by one `error:` line. A panic is a bug in this tool.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".to_owned());
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let what = what.replace('\n', " ");
+        // Ignore a closed stderr: there is nowhere left to report to.
+        let _ = writeln!(
+            io::stderr(),
+            "error: internal error{place}: {what} (please report this bug)"
+        );
+    }));
+}

@@ -1,0 +1,32 @@
+//! # shamap-ledger
+//!
+//! Reading XRP Ledger ledgers as users have them, into what the
+//! [`shamap`] engine takes: state entries, transactions with their
+//! metadata, and header fields, as bytes and hashes.
+//!
+//! Today that is [`dump`]: the JSON `ledger` and `ledger_data` responses
+//! that rippled and Clio emit (`"binary": true`), read into a
+//! [`LedgerDump`] by [`parse`] and joined page by page with [`merge`].
+//! This crate is also where other forms of a ledger that users hold are to
+//! be read (a JSON→binary XRPL codec, for decoded-JSON dumps, is planned),
+//! so that the engine itself needs no JSON library.
+//!
+//! ```
+//! let json = br#"{"ledger_index": 5, "accountState": [
+//!     {"index": "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD",
+//!      "data": "1100612200000000"}]}"#;
+//! let dump = shamap_ledger::parse(json)?;
+//! assert_eq!(dump.header.ledger_index, Some(5));
+//! assert_eq!(dump.state.map(|s| s.len()), Some(1));
+//! # Ok::<(), shamap_ledger::DumpError>(())
+//! ```
+//!
+//! What the engine itself needs of a ledger stays in [`shamap::xrpl`]: the
+//! header and its hash ([`shamap::xrpl::LedgerHeader`]), transaction IDs
+//! and the transaction+metadata leaf layout, VL encoding and wire nodes.
+
+pub mod dump;
+
+pub use dump::{
+    merge, parse, DumpError, DumpKind, EntryProblem, HeaderFields, LedgerDump, StateEntry, TxEntry,
+};

@@ -1,0 +1,5 @@
+//! Integration tests of shamap-ledger, compiled as one binary: the shipped
+//! real ledgers read and every hash recomputed from them.
+
+mod ledgers;
+mod proofs;
