@@ -13,10 +13,10 @@
 use std::path::PathBuf;
 
 use serde_json::json;
-use shamap::{Hash256, Key, MapKind};
-use shamap_store::{BackedMap, BackedOptions};
+use shamap::{Hash256, Key};
+use shamap_store::{meta, BackedMap, BackedOptions};
 
-use crate::input::{map_root, open_for_backed_map, parse_root};
+use crate::input::{map_root, open_for_backed_map, parse_root, Access};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
@@ -53,11 +53,9 @@ pub fn run(args: &ApplyArgs) -> Result<Exit, Failure> {
         .map_err(|e| Failure::unusable(format!("{}: {e}", args.file.display())))?;
     // Parse everything before touching the store: a bad line changes nothing.
     let changes = parse_changes(&text, &args.file)?;
-    let store = open_for_backed_map(&args.db)?;
-    let (root, kind) = match root {
-        Some(r) if r.is_zero() => (r, MapKind::AccountState),
-        other => map_root(&store, other)?,
-    };
+    let store = open_for_backed_map(&args.db, Access::Write)?;
+    meta::check_name(&store, &args.name)?;
+    let (root, kind) = map_root(&store, root)?;
     let mut map = BackedMap::open(
         &store,
         root,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use shamap::Key;
 
-use crate::input::{open_backed, open_existing, parse_hash};
+use crate::input::{open_backed, open_to_read, parse_hash};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap get`.
@@ -35,7 +35,7 @@ pub fn run(args: &GetArgs) -> Result<Exit, Failure> {
         .iter()
         .map(|k| parse_hash("key", k).map(Key::from))
         .collect::<Result<Vec<Key>, Failure>>()?;
-    let store = open_existing(&args.db)?;
+    let store = open_to_read(&args.db)?;
     let map = open_backed(&store, args.root.as_deref(), args.cache_mb)?;
     let root = map.committed_root();
     let mut out = String::new();

@@ -14,7 +14,7 @@ use shamap::MapKind;
 use shamap_store::node::VALUE_HEADER_LEN;
 use shamap_store::{compact, meta, root_kind, NodeStore, RootKind};
 
-use crate::input::open_existing;
+use crate::input::open_to_read;
 use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap info`.
@@ -47,7 +47,7 @@ pub fn run(args: &InfoArgs) -> Result<Exit, Failure> {
 }
 
 fn info(args: &InfoArgs) -> Result<(), Failure> {
-    let store = open_existing(&args.db)?;
+    let store = open_to_read(&args.db)?;
     let mut c = Counts::default();
     store.for_each_value(&mut |_, v| {
         c.value_bytes += v.len() as u64;
@@ -72,6 +72,7 @@ fn info(args: &InfoArgs) -> Result<(), Failure> {
     let nodes = c.headers + c.inner + c.state_leaves + c.tx_leaves + c.other;
     let saving = c.inner_bytes.saturating_sub(c.inner_compact_bytes);
     let describe = |h: &shamap::Hash256| match root_kind(&store, h) {
+        _ if h.is_zero() => "the empty map".to_owned(),
         Ok(RootKind::Ledger(hdr)) => format!(
             "ledger {} (account_hash {}, transaction_hash {})",
             hdr.seq, hdr.account_hash, hdr.transaction_hash

@@ -192,10 +192,31 @@ fn existing_dir(dir: &Path) -> Result<(), Failure> {
     }
 }
 
-/// Opens an existing store (never creates one).
+/// Opens an existing store to write to it (never creates one).
 pub fn open_existing(dir: &Path) -> Result<FjallStore, Failure> {
     existing_dir(dir)?;
     Ok(FjallStore::open(dir)?)
+}
+
+/// Opens an existing store to read it: as [`open_existing`], or, where the
+/// directory cannot be written (a read-only file system, no write
+/// permission), read-only ([`FjallStore::open_read_only`]). A store locked
+/// by a writer is an error that says so.
+pub fn open_to_read(dir: &Path) -> Result<FjallStore, Failure> {
+    existing_dir(dir)?;
+    read_only_fallback(dir, FjallStore::open(dir))
+}
+
+/// `opened`, or the read-only opening of `dir` when it failed for want of
+/// write access.
+fn read_only_fallback(
+    dir: &Path,
+    opened: Result<FjallStore, shamap_store::StoreError>,
+) -> Result<FjallStore, Failure> {
+    match opened {
+        Err(e) if FjallStore::is_unwritable(&e) => Ok(FjallStore::open_read_only(dir)?),
+        other => Ok(other?),
+    }
 }
 
 /// Opens a store, creating it if needed.
@@ -206,16 +227,30 @@ pub fn open_or_create(dir: &Path) -> Result<FjallStore, Failure> {
 /// Opens an existing store for the backed-map commands (`scan`, `apply`):
 /// fjall's block cache and write buffer set to [`FJALL_CACHE_BYTES`] and
 /// [`FJALL_MEMTABLE_BYTES`], so that their memory is the node-cache budget
-/// plus a fixed overhead.
-pub fn open_for_backed_map(dir: &Path) -> Result<FjallStore, Failure> {
+/// plus a fixed overhead. With `Access::Read`, a directory that cannot be
+/// written is opened read-only (see [`open_to_read`]).
+pub fn open_for_backed_map(dir: &Path, access: Access) -> Result<FjallStore, Failure> {
     existing_dir(dir)?;
-    Ok(FjallStore::open_with(
+    let opened = FjallStore::open_with(
         dir,
         &FjallOptions {
             cache_bytes: FJALL_CACHE_BYTES,
             memtable_bytes: FJALL_MEMTABLE_BYTES,
         },
-    )?)
+    );
+    match access {
+        Access::Read => read_only_fallback(dir, opened),
+        Access::Write => Ok(opened?),
+    }
+}
+
+/// What a command does with a store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Only reads it.
+    Read,
+    /// Writes to it.
+    Write,
 }
 
 /// The map named by `--root` (see [`map_root`]), opened as a backed map
@@ -236,18 +271,28 @@ pub fn open_backed<'s>(
 
 /// The map to read for `root` (a ledger hash → its state map; a map root
 /// → that map), or, when `root` is `None`, the newest retained state map
-/// (a retained ledger's, or a retained state root).
+/// (a retained ledger's, or a retained state root). A given root must be
+/// one the store knows as a root ([`meta::known_root`]): an inner node's
+/// hash is refused, not read as a map. The empty map (the zero hash, given
+/// or retained) is a state map with no entries.
 pub fn map_root(
     store: &dyn NodeStore,
     root: Option<Hash256>,
 ) -> Result<(Hash256, MapKind), Failure> {
     if let Some(root) = root {
+        meta::known_root(store, &root)?;
+        if root.is_zero() {
+            return Ok((root, MapKind::AccountState));
+        }
         return Ok(match root_kind(store, &root)? {
             RootKind::Ledger(h) => (h.account_hash, MapKind::AccountState),
             RootKind::Map(kind) => (root, kind),
         });
     }
     for r in meta::retained(store)?.iter().rev() {
+        if r.hash.is_zero() {
+            return Ok((r.hash, MapKind::AccountState));
+        }
         match root_kind(store, &r.hash)? {
             RootKind::Ledger(h) if !h.account_hash.is_zero() => {
                 return Ok((h.account_hash, MapKind::AccountState))

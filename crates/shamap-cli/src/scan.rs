@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use serde_json::json;
 use shamap::xrpl::Sha512Half;
 
-use crate::input::{open_backed, open_for_backed_map, FJALL_CACHE_BYTES};
+use crate::input::{open_backed, open_for_backed_map, Access, FJALL_CACHE_BYTES};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
@@ -40,7 +40,7 @@ pub struct ScanArgs {
 
 /// Runs `shamap scan`.
 pub fn run(args: &ScanArgs) -> Result<Exit, Failure> {
-    let store = open_for_backed_map(&args.db)?;
+    let store = open_for_backed_map(&args.db, Access::Read)?;
     let map = open_backed(&store, args.root.as_deref(), args.cache_mb)?;
     let (root, kind) = (map.committed_root(), map.kind());
     let started = std::time::Instant::now();

@@ -12,13 +12,13 @@ use std::path::Path;
 use serde_json::json;
 use shamap_store::{meta, verify_all};
 
-use crate::input::{open_existing, parse_hash};
+use crate::input::{open_to_read, parse_hash};
 use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
 
 /// Runs `shamap verify --db`: exit 0 when every root checked is complete
 /// and valid, 2 on the first bad node or an unreadable store.
 pub fn run(db: &Path, root: Option<&str>, as_json: bool) -> Result<Exit, Failure> {
-    let store = open_existing(db)?;
+    let store = open_to_read(db)?;
     let roots = match root {
         Some(r) => vec![(String::from("given"), parse_hash("root", r)?)],
         None => meta::retained(&store)?

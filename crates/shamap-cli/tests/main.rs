@@ -8,7 +8,10 @@ mod stats_ledger;
 mod stats_plot;
 mod stats_random;
 mod store_cli;
+mod store_faults;
 mod support;
+#[path = "../../shamap-store/tests/tmpfs.rs"]
+mod tmpfs;
 mod verify_data;
 mod verify_errors;
 mod verify_pages;

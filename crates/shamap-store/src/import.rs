@@ -166,6 +166,7 @@ pub fn record_root(
     hash: Hash256,
     mut extra: Batch,
 ) -> Result<(), StoreError> {
+    meta::check_name(store, name)?;
     let mut roots = meta::retained(store)?;
     roots.retain(|r| r.hash != hash);
     roots.push(RetainedRoot {
@@ -204,6 +205,7 @@ pub fn import_ledger(
     header: Option<&LedgerHeader>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ImportedLedger, StoreError> {
+    meta::check_name(store, name)?;
     for snap in [state, tx].into_iter().flatten() {
         only_sha512_half(snap)?;
     }

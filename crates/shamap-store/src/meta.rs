@@ -80,6 +80,26 @@ pub struct RetainedRoot {
     pub hash: Hash256,
 }
 
+/// The longest name a retained root can have, in bytes (its length is
+/// stored in one byte).
+pub const MAX_NAME_LEN: usize = 255;
+
+/// Refuses a root name longer than [`MAX_NAME_LEN`] bytes, before anything
+/// is written under it (cut, two long names would become one).
+pub fn check_name(store: &dyn NodeStore, name: &str) -> Result<(), StoreError> {
+    if name.len() > MAX_NAME_LEN {
+        return Err(StoreError::BadMeta {
+            location: store.location(),
+            name: RETAINED.to_owned(),
+            reason: format!(
+                "a root name of {} bytes; at most {MAX_NAME_LEN}",
+                name.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// The retained roots, oldest first.
 pub fn retained(store: &dyn NodeStore) -> Result<Vec<RetainedRoot>, StoreError> {
     let Some(bytes) = store.get_meta(RETAINED)? else {
@@ -160,7 +180,9 @@ pub fn latest(store: &dyn NodeStore) -> Result<Option<RetainedRoot>, StoreError>
     Ok(retained(store)?.pop())
 }
 
-/// Adds to `batch` the record that makes `roots` the retained list.
+/// Adds to `batch` the record that makes `roots` the retained list. Names
+/// are checked by the writers ([`check_name`]); one past the bound is cut
+/// at a character boundary here rather than corrupt the record.
 pub fn put_retained(batch: &mut Batch, roots: &[RetainedRoot]) {
     let mut bytes = Vec::with_capacity(roots.len() * 48);
     for r in roots {

@@ -431,6 +431,7 @@ pub fn copy_root(
     name: &str,
     progress: &mut dyn FnMut(u64),
 ) -> Result<CopyReport, StoreError> {
+    crate::meta::check_name(to, name)?;
     crate::meta::known_root(from, &root)?;
     let (maps, header) = if root.is_zero() {
         (Vec::new(), None)

@@ -8,61 +8,14 @@
 //! - A store on a read-only mount opens read-only: every read works, every
 //!   write is refused in words, and nothing on the mount changes.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use shamap::MapKind;
 use shamap_store::{import_ledger, meta, verify_all, FjallStore, NodeStore, StoredMap};
 
 use crate::support::random_map;
-
-/// A tmpfs mounted for one test, unmounted on drop.
-struct Tmpfs {
-    _dir: tempfile::TempDir,
-    path: PathBuf,
-}
-
-impl Tmpfs {
-    /// Mounts a tmpfs of `size` (mount's syntax: `3m`); `None` when this
-    /// process may not mount (not root, or no `mount` here), with the
-    /// reason printed.
-    fn mount(size: &str) -> Option<Tmpfs> {
-        let uid = Command::new("id").arg("-u").output().ok()?;
-        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-            eprintln!("skipped: mounting a tmpfs needs root");
-            return None;
-        }
-        let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("mnt");
-        std::fs::create_dir(&path).expect("mount point");
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(&path)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("skipped: `mount -t tmpfs` failed here");
-            return None;
-        }
-        Some(Tmpfs { _dir: dir, path })
-    }
-
-    fn remount(&self, opts: &str) {
-        let ok = Command::new("mount")
-            .args(["-o", &format!("remount,{opts}")])
-            .arg(&self.path)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "remount {opts}");
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.path).status();
-    }
-}
+use crate::tmpfs::Tmpfs;
 
 fn store_in(dir: &Path) -> FjallStore {
     FjallStore::open(dir).expect("open the store")

@@ -12,3 +12,4 @@ mod reader;
 mod rocks;
 mod support;
 mod sync;
+mod tmpfs;

@@ -296,6 +296,7 @@ impl<'s> BackedMap<'s> {
     /// batch. Returns the root. On an error nothing is lost from memory and
     /// the store keeps its previous committed root.
     pub fn commit(&mut self, name: &str) -> Result<Hash256, StoreError> {
+        crate::meta::check_name(self.loader.store, name)?;
         let root = self.write_out(Some(name))?;
         self.committed = root;
         Ok(root)
