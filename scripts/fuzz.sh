@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Long fuzzing runs of every cargo-fuzz target, with the corpus kept in the
+# repository (fuzz/corpus/<target>, minimized after each run).
+#
+#   scripts/fuzz.sh                      # every target, 30 minutes each, one after another
+#   scripts/fuzz.sh --seconds 60         # shorter
+#   scripts/fuzz.sh dump_reader          # one target
+#   scripts/fuzz.sh --parallel 2 ...     # two targets at a time (one core each)
+#
+# Installs cargo-fuzz (crates.io) when missing; needs the nightly toolchain.
+# Each run's log is fuzz/logs/<target>.log (not committed); the last lines
+# (runs, coverage, corpus size) are printed at the end. A crash leaves its
+# input under fuzz/artifacts/<target>/ and makes this script exit 1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=1800
+parallel=1
+targets=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2"; shift 2 ;;
+    --parallel) parallel="$2"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(dump_reader proof_verify store_node)
+fi
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+  echo "fuzz.sh: the nightly toolchain is needed (rustup toolchain install nightly)" >&2
+  exit 2
+fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+  echo "fuzz.sh: installing cargo-fuzz"
+  cargo install cargo-fuzz --locked
+fi
+
+mkdir -p fuzz/logs
+for t in "${targets[@]}"; do
+  cargo +nightly fuzz build --release "$t" >/dev/null
+done
+
+run_one() {
+  local t="$1"
+  local corpus="fuzz/corpus/$t"
+  mkdir -p "$corpus" "fuzz/artifacts/$t"
+  local extra=()
+  if [ "$t" = dump_reader ]; then
+    extra+=(-dict=fuzz/dump_reader.dict)
+    cp -n fuzz/seeds/*.json "$corpus"/ 2>/dev/null || true
+    cp -n data/*.json "$corpus"/ 2>/dev/null || true
+  fi
+  echo "fuzz.sh: $t for ${seconds}s"
+  local rc=0
+  cargo +nightly fuzz run --release "$t" "$corpus" -- \
+    -max_total_time="$seconds" -print_final_stats=1 "${extra[@]}" \
+    >"fuzz/logs/$t.log" 2>&1 || rc=$?
+  # Keep the corpus small enough to commit: only inputs that add coverage.
+  cargo +nightly fuzz cmin --release "$t" "$corpus" >"fuzz/logs/$t.cmin.log" 2>&1 || true
+  return $rc
+}
+
+status=0
+pids=()
+names=()
+for t in "${targets[@]}"; do
+  run_one "$t" &
+  pids+=($!)
+  names+=("$t")
+  if [ ${#pids[@]} -ge "$parallel" ]; then
+    wait "${pids[0]}" || { echo "fuzz.sh: ${names[0]} FAILED (see fuzz/logs/${names[0]}.log)" >&2; status=1; }
+    pids=("${pids[@]:1}")
+    names=("${names[@]:1}")
+  fi
+done
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || { echo "fuzz.sh: ${names[$i]} FAILED (see fuzz/logs/${names[$i]}.log)" >&2; status=1; }
+done
+
+echo
+for t in "${targets[@]}"; do
+  echo "== $t"
+  grep -E '^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb)' "fuzz/logs/$t.log" || true
+  grep -E 'cov: ' "fuzz/logs/$t.log" | tail -n 1 || true
+  echo "corpus: $(ls "fuzz/corpus/$t" | wc -l) files, $(du -sh "fuzz/corpus/$t" | cut -f1)"
+done
+exit $status
