@@ -116,7 +116,9 @@ fn main() -> ExitCode {
     };
     output::finish(match cli.command {
         Command::Verify(args) => match &args.db {
-            Some(db) => verify_db::run(db, args.root.as_deref(), args.json),
+            Some(db) => {
+                verify_db::run(db, args.root.as_deref(), args.json).map_err(|f| f.about_store(db))
+            }
             None => verify::run(&args),
         },
         Command::Stats(args) => stats::run(&args),
@@ -124,12 +126,12 @@ fn main() -> ExitCode {
         Command::Prove(args) => prove::run(&args),
         Command::CheckProof(args) => check_proof::run(&args),
         Command::Diff(args) => diff::run(&args),
-        Command::Import(args) => import::run(&args),
-        Command::Get(args) => get::run(&args),
-        Command::Scan(args) => scan::run(&args),
-        Command::Apply(args) => apply::run(&args),
-        Command::Info(args) => info::run(&args),
-        Command::Sync(args) => sync::run(&args),
-        Command::Gc(args) => gc::run(&args),
+        Command::Import(args) => import::run(&args).map_err(|f| f.about_store(&args.db)),
+        Command::Get(args) => get::run(&args).map_err(|f| f.about_store(&args.db)),
+        Command::Scan(args) => scan::run(&args).map_err(|f| f.about_store(&args.db)),
+        Command::Apply(args) => apply::run(&args).map_err(|f| f.about_store(&args.db)),
+        Command::Info(args) => info::run(&args).map_err(|f| f.about_store(&args.db)),
+        Command::Sync(args) => sync::run(&args).map_err(|f| f.about_sync(&args.from, &args.to)),
+        Command::Gc(args) => gc::run(&args).map_err(|f| f.about_store(&args.db)),
     })
 }

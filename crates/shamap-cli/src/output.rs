@@ -70,6 +70,31 @@ impl Failure {
             line: line.into(),
         }
     }
+
+    /// The failure of a command on the store in `dir`: its line names the
+    /// store (a node error from deep in a walk does not say which store).
+    pub fn about_store(self, dir: &std::path::Path) -> Failure {
+        let name = dir.display().to_string();
+        if self.line.contains(&name) {
+            return self;
+        }
+        Failure {
+            line: format!("store {name}: {}", self.line),
+            ..self
+        }
+    }
+
+    /// The failure of a copy from the store `from` to the store `to`.
+    pub fn about_sync(self, from: &std::path::Path, to: &std::path::Path) -> Failure {
+        let (f, t) = (from.display().to_string(), to.display().to_string());
+        if self.line.contains(&f) || self.line.contains(&t) {
+            return self;
+        }
+        Failure {
+            line: format!("sync from {f} to {t}: {}", self.line),
+            ..self
+        }
+    }
 }
 
 impl fmt::Display for Failure {
