@@ -4,41 +4,21 @@
 //! time with exit 2 and one line, or works, and leaves the store verifiable.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use shamap::Hash256;
 use shamap_store::{FjallStore, Node, NodeObject, NodeStore};
 
-use crate::support::{ledger_38129, Run};
+use crate::support::{ledger_38129, shamap_within, Run};
 use crate::tmpfs::Tmpfs;
 
 /// Ledger 38129's hash and a state key of it.
 const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
 const KEY: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6726D20C89BA69";
 
-/// Runs `shamap` and fails the test if it has not ended after `secs`.
+/// Runs `shamap`, failing the test if it has not ended after `secs`.
 fn bounded(args: &[&str], stdin: Option<&[u8]>, secs: u64) -> Run {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shamap"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    if let Some(mut pipe) = child.stdin.take() {
-        let _ = pipe.write_all(stdin.unwrap_or_default());
-    }
-    let start = Instant::now();
-    while child.try_wait().expect("poll").is_none() {
-        if start.elapsed() > Duration::from_secs(secs) {
-            let _ = child.kill();
-            panic!("`shamap {}` still running after {secs} s", args.join(" "));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output").into()
+    shamap_within(args, stdin, Duration::from_secs(secs))
 }
 
 fn run(args: &[&str]) -> Run {

@@ -3,6 +3,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 /// Path of a file in the project's `data/` directory.
 pub fn data(name: &str) -> PathBuf {
@@ -41,28 +43,51 @@ impl From<Output> for Run {
     }
 }
 
-/// Runs `shamap` with `args`, feeding `stdin` (empty when `None`).
+/// Runs `shamap` with `args`, feeding `stdin` (empty when `None`); fails
+/// the test if the run takes more than five minutes (no test may hang CI).
 pub fn shamap<I, S>(args: I, stdin: Option<&[u8]>) -> Run
 where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
+    shamap_within(args, stdin, Duration::from_secs(300))
+}
+
+/// [`shamap`], failing the test (after killing the process) if it has not
+/// ended within `limit`: for the cases that must end in bounded time.
+pub fn shamap_within<I, S>(args: I, stdin: Option<&[u8]>, limit: Duration) -> Run
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
     let mut child = Command::new(env!("CARGO_BIN_EXE_shamap"))
-        .args(args)
+        .args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("the binary starts");
+    let pid = child.id();
     let mut pipe = child.stdin.take().expect("stdin is piped");
     let input = stdin.unwrap_or_default().to_vec();
     let writer = std::thread::spawn(move || {
         // The binary may exit without reading; a broken pipe is fine then.
         let _ = pipe.write_all(&input);
     });
-    let out = child
-        .wait_with_output()
-        .expect("the binary runs to the end");
+    // Output is drained by `wait_with_output` on its own thread, so a
+    // child that writes much never blocks on a full pipe while we wait.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("the binary runs to the end"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("`shamap {args:?}` still running after {limit:?}");
+        }
+    };
     writer.join().expect("stdin writer finishes");
     out.into()
 }
