@@ -362,7 +362,7 @@ fn build_sorted(
 pub(crate) fn hash_floors(f: HashFunction, work: &HashWork) -> (Duration, Duration) {
     let leaf_len = work.leaf_bytes.checked_div(work.leaves).unwrap_or(0) as usize;
     let leaf = vec![0x5Au8; leaf_len];
-    let inner = vec![0xA5u8; 516];
+    let inner = vec![0xA5u8; shamap::node_hash::INNER_MESSAGE_LEN];
     let mut acc = 0u8;
     let one: fn(&[u8]) -> u8 = match f {
         HashFunction::Sha512Half => |m| sha512_half(&[m]).0[0],

@@ -60,7 +60,7 @@ pub const INPUTS: [(&str, usize); 5] = [
     ("keylet", 62),
     ("keylet", 102),
     ("leaf (167 B data)", 203),
-    ("inner node", 516),
+    ("inner node", shamap::node_hash::INNER_MESSAGE_LEN),
 ];
 
 /// Buffers each cell cycles through, and messages per batch call.

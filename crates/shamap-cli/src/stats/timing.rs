@@ -28,8 +28,8 @@ use shamap::{Hash256, HashFunction, MapKind, ShaMap};
 
 use super::synth::SplitMix64;
 
-/// Bytes hashed per inner node: `MIN\0` and sixteen child hashes.
-pub const INNER_INPUT: u64 = 4 + 16 * 32;
+/// Bytes hashed per inner node (the node hash format's inner message).
+pub const INNER_INPUT: u64 = shamap::node_hash::INNER_MESSAGE_LEN as u64;
 
 /// Messages per batch call, as the engine's batched rehash uses.
 const BATCH: usize = 512;
