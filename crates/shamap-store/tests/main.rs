@@ -8,6 +8,7 @@ mod gc;
 mod ledgers;
 mod placement;
 mod reader;
+mod readers;
 #[cfg(feature = "rocksdb")]
 mod rocks;
 mod support;
