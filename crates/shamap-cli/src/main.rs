@@ -71,7 +71,9 @@ enum Command {
     /// map.
     ///
     /// Exit status: 0 when written, 1 when the key is absent (unless
-    /// --absent-ok, which writes the proof of absence), 2 on bad input.
+    /// --absent-ok, which writes the proof of absence), 2 on bad input or
+    /// when the proof would carry a leaf under 12 bytes (rippled's minimum:
+    /// no valid proof can carry it).
     Prove(prove::ProveArgs),
     /// Verify a proof path against a trusted root; prints `included`,
     /// `absent` or `invalid: <reason>`.
