@@ -21,7 +21,7 @@ use shamap::verify::{verify_path, ProofError};
 use shamap::xrpl::wire::{WireError, MIN_LEAF_DATA};
 use shamap::Key;
 
-use crate::input::read_dump;
+use crate::input::read_ledger;
 use crate::maps::{build_map, BuiltMap, KindArg};
 use crate::output::{print_text, Exit, Failure};
 use crate::proof_file::render_proof;
@@ -30,7 +30,8 @@ use crate::proof_file::render_proof;
 #[derive(Debug, clap::Args)]
 pub struct ProveArgs {
     /// A rippled/Clio `ledger` response (binary, expanded) or a
-    /// `ledger_data` page; `-` reads standard input.
+    /// `ledger_data` page without a marker (one with a marker is refused:
+    /// the ledger continues past it); `-` reads standard input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// The key to prove, 64 hex digits (a transaction ID with --kind tx).
@@ -50,7 +51,7 @@ pub struct ProveArgs {
 
 /// Runs `shamap prove`.
 pub fn run(args: &ProveArgs) -> Result<Exit, Failure> {
-    let input = read_dump(&args.file)?;
+    let input = read_ledger(&args.file)?;
     let BuiltMap {
         mut map,
         claimed_root,
