@@ -16,7 +16,7 @@ use serde_json::json;
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::{BackedMap, BackedOptions};
 
-use crate::input::{map_root, open_for_backed_map, parse_root};
+use crate::input::{map_root, open_for_backed_map, parse_root, read_file};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
@@ -38,7 +38,8 @@ pub struct ApplyArgs {
     /// replaced).
     #[arg(long, value_name = "NAME", default_value = "apply")]
     pub name: String,
-    /// The changes: lines `set KEY HEX` or `del KEY`.
+    /// The changes: lines `set KEY HEX` or `del KEY`; `-` reads standard
+    /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Print one JSON object instead of text.
@@ -49,10 +50,11 @@ pub struct ApplyArgs {
 /// Runs `shamap apply`.
 pub fn run(args: &ApplyArgs) -> Result<Exit, Failure> {
     let root = parse_root(args.root.as_deref())?;
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| Failure::unusable(format!("{}: {e}", args.file.display())))?;
+    let (name, bytes) = read_file(&args.file)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Failure::unusable(format!("{name}: not UTF-8 text: {e}")))?;
     // Parse everything before touching the store: a bad line changes nothing.
-    let changes = parse_changes(&text, &args.file)?;
+    let changes = parse_changes(&text, &name)?;
     let store = open_for_backed_map(&args.db)?;
     let (root, kind) = match root {
         Some(r) if r.is_zero() => (r, MapKind::AccountState),
@@ -115,14 +117,14 @@ enum Change {
     Del(Key),
 }
 
-fn parse_changes(text: &str, file: &std::path::Path) -> Result<Vec<Change>, Failure> {
+fn parse_changes(text: &str, file: &str) -> Result<Vec<Change>, Failure> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let at = |m: String| Failure::unusable(format!("{}:{}: {m}", file.display(), i + 1));
+        let at = |m: String| Failure::unusable(format!("{file}:{}: {m}", i + 1));
         let mut words = line.split_whitespace();
         let op = words.next().unwrap_or_default();
         let key = words
