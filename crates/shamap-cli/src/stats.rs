@@ -73,7 +73,8 @@ pub struct StatsArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Also write SVG charts into DIR (created if missing).
+    /// Also write SVG charts into DIR (created if missing): all four whole
+    /// or none (on failure, charts already there are left as they were).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// Skip the hashing-time measurement (the root is still computed).
@@ -382,7 +383,7 @@ pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
 pub fn run(args: &StatsArgs) -> Result<Exit, Failure> {
     let report = collect(args)?;
     if let Some(dir) = &args.plot {
-        plot::write_all(&report, dir).map_err(Failure::unusable)?;
+        plot::write_all(&report, dir)?;
     }
     if args.json {
         print_json(&json::render(&report))?;
