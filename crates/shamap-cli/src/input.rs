@@ -127,12 +127,14 @@ pub fn group(inputs: Vec<Input>) -> Result<Vec<Group>, Failure> {
         .collect()
 }
 
-/// One slot of [`group_each`]'s output while it is being built.
-enum Slot {
-    /// A file that could not be read.
-    Unread(Failure),
-    /// A ledger, and the first problem found with it, if any.
-    Ledger(Group, Option<Failure>),
+/// One slot of [`group_each`]'s output while it is being built: a ledger
+/// and the first problem found with it, or (no group) a file that could
+/// not be read.
+struct Slot {
+    /// The ledger, unless the slot is an unreadable file.
+    group: Option<Group>,
+    /// The first problem, if any.
+    problem: Option<Failure>,
 }
 
 /// [`group`] that goes on past problems: one result per ledger, and one
@@ -145,7 +147,10 @@ pub fn group_each(inputs: Vec<Result<Input, Failure>>) -> Vec<Result<Group, Fail
         let Input { name, dump } = match input {
             Ok(input) => input,
             Err(f) => {
-                slots.push(Slot::Unread(f));
+                slots.push(Slot {
+                    group: None,
+                    problem: Some(f),
+                });
                 continue;
             }
         };
@@ -156,23 +161,26 @@ pub fn group_each(inputs: Vec<Result<Input, Failure>>) -> Vec<Result<Group, Fail
         };
         let same = (dump.kind == DumpKind::LedgerDataPage)
             .then(|| {
-                slots.iter().position(|s| match s {
-                    Slot::Ledger(g, _) => {
+                slots.iter().position(|s| {
+                    s.group.as_ref().is_some_and(|g| {
                         g.dump.kind == DumpKind::LedgerDataPage
                             && g.dump.header.same_ledger(&dump.header)
-                    }
-                    Slot::Unread(_) => false,
+                    })
                 })
             })
             .flatten();
-        let Some(Slot::Ledger(g, problem)) = same.and_then(|pos| slots.get_mut(pos)) else {
-            slots.push(Slot::Ledger(
-                Group {
+        let Some(Slot {
+            group: Some(g),
+            problem,
+        }) = same.and_then(|pos| slots.get_mut(pos))
+        else {
+            slots.push(Slot {
+                group: Some(Group {
                     sources: vec![source],
                     dump,
-                },
-                None,
-            ));
+                }),
+                problem: None,
+            });
             continue;
         };
         if problem.is_none() {
@@ -195,10 +203,17 @@ pub fn group_each(inputs: Vec<Result<Input, Failure>>) -> Vec<Result<Group, Fail
     slots
         .into_iter()
         .map(|slot| match slot {
-            Slot::Unread(f) | Slot::Ledger(_, Some(f)) => Err(f),
-            Slot::Ledger(g, None) => {
-                require_whole(&g.source_names(), g.sources.len(), &g.dump).map(|()| g)
-            }
+            Slot {
+                problem: Some(f), ..
+            } => Err(f),
+            Slot {
+                group: Some(g),
+                problem: None,
+            } => require_whole(&g.source_names(), g.sources.len(), &g.dump).map(|()| g),
+            Slot {
+                group: None,
+                problem: None,
+            } => Err(Failure::unusable("internal error: an empty input slot")),
         })
         .collect()
 }
