@@ -16,7 +16,7 @@ use serde_json::json;
 use shamap::{Hash256, Key};
 use shamap_store::{meta, BackedMap, BackedOptions};
 
-use crate::input::{map_root, open_for_backed_map, parse_root, Access};
+use crate::input::{map_root, open_for_backed_map, parse_root, read_file, Access};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
@@ -31,14 +31,17 @@ pub struct ApplyArgs {
     /// empty state map.
     #[arg(long, value_name = "HEX")]
     pub root: Option<String>,
-    /// Memory budget of the node cache and dirty nodes, in MiB.
-    #[arg(long, value_name = "MB", default_value_t = 64)]
+    /// Memory budget of the node cache and dirty nodes, in MiB, at most
+    /// 1048576 (1 TiB).
+    #[arg(long, value_name = "MB", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=crate::input::MAX_CACHE_MB))]
     pub cache_mb: u64,
     /// The name the new root is retained under (an entry of that name is
     /// replaced).
     #[arg(long, value_name = "NAME", default_value = "apply")]
     pub name: String,
-    /// The changes: lines `set KEY HEX` or `del KEY`.
+    /// The changes: lines `set KEY HEX` or `del KEY`; `-` reads standard
+    /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Print one JSON object instead of text.
@@ -49,10 +52,11 @@ pub struct ApplyArgs {
 /// Runs `shamap apply`.
 pub fn run(args: &ApplyArgs) -> Result<Exit, Failure> {
     let root = parse_root(args.root.as_deref())?;
-    let text = std::fs::read_to_string(&args.file)
-        .map_err(|e| Failure::unusable(format!("{}: {e}", args.file.display())))?;
+    let (name, bytes) = read_file(&args.file)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| Failure::unusable(format!("{name}: not UTF-8 text: {e}")))?;
     // Parse everything before touching the store: a bad line changes nothing.
-    let changes = parse_changes(&text, &args.file)?;
+    let changes = parse_changes(&text, &name)?;
     let store = open_for_backed_map(&args.db, Access::Write)?;
     meta::check_name(&store, &args.name)?;
     let (root, kind) = map_root(&store, root)?;
@@ -113,14 +117,14 @@ enum Change {
     Del(Key),
 }
 
-fn parse_changes(text: &str, file: &std::path::Path) -> Result<Vec<Change>, Failure> {
+fn parse_changes(text: &str, file: &str) -> Result<Vec<Change>, Failure> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let at = |m: String| Failure::unusable(format!("{}:{}: {m}", file.display(), i + 1));
+        let at = |m: String| Failure::unusable(format!("{file}:{}: {m}", i + 1));
         let mut words = line.split_whitespace();
         let op = words.next().unwrap_or_default();
         let key = words

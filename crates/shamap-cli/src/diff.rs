@@ -36,7 +36,7 @@ use serde_json::{json, Value};
 use shamap::hash::encode_hex_upper;
 use shamap::{Difference, Hash256, MapKind};
 
-use crate::input::read_dump;
+use crate::input::read_ledger;
 use crate::maps::{build_map, KindArg};
 use crate::output::{print_json, print_text, Exit, Failure};
 
@@ -164,7 +164,7 @@ pub fn run(args: &DiffArgs) -> Result<Exit, Failure> {
     }
     let mut built = Vec::with_capacity(2);
     for path in [&args.file_a, &args.file_b] {
-        let input = read_dump(path)?;
+        let input = read_ledger(path)?;
         let b = build_map(&input, args.kind)?;
         built.push((input.name, b.map));
     }

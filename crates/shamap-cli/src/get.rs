@@ -19,8 +19,10 @@ pub struct GetArgs {
     /// newest imported root.
     #[arg(long, value_name = "HEX")]
     pub root: Option<String>,
-    /// Memory budget of the node cache, in MiB.
-    #[arg(long, value_name = "MB", default_value_t = 64)]
+    /// Memory budget of the node cache, in MiB, at most
+    /// 1048576 (1 TiB).
+    #[arg(long, value_name = "MB", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=crate::input::MAX_CACHE_MB))]
     pub cache_mb: u64,
     /// The keys (64 hex digits each).
     #[arg(value_name = "KEY", required = true)]

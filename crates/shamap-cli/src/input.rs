@@ -9,12 +9,16 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use shamap::{Hash256, MapKind};
-use shamap_ledger::dump::{self, DumpKind, HeaderFields, LedgerDump};
+use shamap_ledger::dump::{self, DumpKind, LedgerDump};
 use shamap_store::{
     meta, root_kind, BackedMap, BackedOptions, FjallOptions, FjallStore, NodeStore, RootKind,
 };
 
 use crate::output::Failure;
+
+/// The largest `--cache-mb` (1 TiB): a budget, not an allocation, but a
+/// typed size has a bound like every other.
+pub const MAX_CACHE_MB: u64 = 1 << 20;
 
 /// fjall's block cache for backed-map commands (outside `--cache-mb`).
 pub const FJALL_CACHE_BYTES: u64 = 8 << 20;
@@ -118,10 +122,42 @@ impl Group {
 
 /// Makes one group per ledger, in order of first appearance: each `ledger`
 /// response alone, and `ledger_data` pages merged with earlier pages of the
-/// same ledger (same `ledger_index` and/or `ledger_hash`).
+/// same ledger (same `ledger_index` and/or `ledger_hash`). The first
+/// problem stops it: pages that conflict, or a ledger whose last page is
+/// missing ([`require_whole`]).
 pub fn group(inputs: Vec<Input>) -> Result<Vec<Group>, Failure> {
-    let mut groups: Vec<Group> = Vec::new();
-    for Input { name, dump } in inputs {
+    group_each(inputs.into_iter().map(Ok).collect())
+        .into_iter()
+        .collect()
+}
+
+/// One slot of [`group_each`]'s output while it is being built: a ledger
+/// and the first problem found with it, or (no group) a file that could
+/// not be read.
+struct Slot {
+    /// The ledger, unless the slot is an unreadable file.
+    group: Option<Group>,
+    /// The first problem, if any.
+    problem: Option<Failure>,
+}
+
+/// [`group`] that goes on past problems: one result per ledger, and one
+/// per input that could not be read, in order of first appearance. A
+/// ledger with a problem (pages that conflict, a missing last page) is its
+/// first problem; later pages of it join it silently.
+pub fn group_each(inputs: Vec<Result<Input, Failure>>) -> Vec<Result<Group, Failure>> {
+    let mut slots: Vec<Slot> = Vec::new();
+    for input in inputs {
+        let Input { name, dump } = match input {
+            Ok(input) => input,
+            Err(f) => {
+                slots.push(Slot {
+                    group: None,
+                    problem: Some(f),
+                });
+                continue;
+            }
+        };
         let source = Source {
             name,
             state_entries: dump.state.as_ref().map_or(0, Vec::len),
@@ -129,34 +165,87 @@ pub fn group(inputs: Vec<Input>) -> Result<Vec<Group>, Failure> {
         };
         let same = (dump.kind == DumpKind::LedgerDataPage)
             .then(|| {
-                groups.iter().position(|g| {
-                    g.dump.kind == DumpKind::LedgerDataPage
-                        && g.dump.header.same_ledger(&dump.header)
+                slots.iter().position(|s| {
+                    s.group.as_ref().is_some_and(|g| {
+                        g.dump.kind == DumpKind::LedgerDataPage
+                            && g.dump.header.same_ledger(&dump.header)
+                    })
                 })
             })
             .flatten();
-        match same {
-            Some(pos) => {
-                let g = &mut groups[pos];
-                let placeholder = LedgerDump {
-                    kind: DumpKind::LedgerDataPage,
-                    header: HeaderFields::default(),
-                    state: None,
-                    transactions: None,
-                    marker: None,
-                };
-                let merged_so_far = std::mem::replace(&mut g.dump, placeholder);
-                g.dump = dump::merge([merged_so_far, dump])
-                    .map_err(|e| Failure::unusable(format!("{}: {e}", source.name)))?;
-                g.sources.push(source);
+        let Some(Slot {
+            group: Some(g),
+            problem,
+        }) = same.and_then(|pos| slots.get_mut(pos))
+        else {
+            slots.push(Slot {
+                group: Some(Group {
+                    sources: vec![source],
+                    dump,
+                }),
+                problem: None,
+            });
+            continue;
+        };
+        if problem.is_none() {
+            let header = g.dump.header;
+            let placeholder = LedgerDump {
+                kind: DumpKind::LedgerDataPage,
+                header,
+                state: None,
+                transactions: None,
+                marker: None,
+            };
+            let merged_so_far = std::mem::replace(&mut g.dump, placeholder);
+            match dump::merge([merged_so_far, dump]) {
+                Ok(merged) => g.dump = merged,
+                Err(e) => *problem = Some(Failure::unusable(format!("{}: {e}", source.name))),
             }
-            None => groups.push(Group {
-                sources: vec![source],
-                dump,
-            }),
         }
+        g.sources.push(source);
     }
-    Ok(groups)
+    slots
+        .into_iter()
+        .map(|slot| match slot {
+            Slot {
+                problem: Some(f), ..
+            } => Err(f),
+            Slot {
+                group: Some(g),
+                problem: None,
+            } => require_whole(&g.source_names(), g.sources.len(), &g.dump).map(|()| g),
+            Slot {
+                group: None,
+                problem: None,
+            } => Err(Failure::unusable("internal error: an empty input slot")),
+        })
+        .collect()
+}
+
+/// Fails when `dump` (from `pages` files named `names`) is a ledger that
+/// continues past the pages given: `ledger_data` pages that all end with a
+/// marker, so the last page is missing. Its state map would be a part of
+/// the ledger's, and nothing read from it (a root, a proof, a diff, stats,
+/// an import) would be the ledger's. The one place this rule is applied.
+pub fn require_whole(names: &str, pages: usize, dump: &LedgerDump) -> Result<(), Failure> {
+    /// Characters of a marker quoted in the message.
+    const SHOWN: usize = 80;
+    let Some(marker) = dump.pending_marker() else {
+        return Ok(());
+    };
+    let which = if pages == 1 {
+        let marker = match marker.char_indices().nth(SHOWN) {
+            Some((cut, _)) => format!("{}…", &marker[..cut]),
+            None => marker.to_owned(),
+        };
+        format!("this page (its marker is {marker})")
+    } else {
+        "these pages (every page has a marker)".to_owned()
+    };
+    Err(Failure::unusable(format!(
+        "{names}: {} continues past {which}: give every page of the ledger",
+        dump.header.ledger_name()
+    )))
 }
 
 /// Reads every file, then groups them into ledgers; the first problem
@@ -167,6 +256,20 @@ pub fn read_ledgers(files: &[PathBuf]) -> Result<Vec<Group>, Failure> {
         .map(|f| read_dump(f))
         .collect::<Result<Vec<_>, _>>()?;
     group(inputs)
+}
+
+/// Reads and groups every file as [`group_each`]: one result per ledger or
+/// unreadable file, going on past problems.
+pub fn read_ledgers_each(files: &[PathBuf]) -> Vec<Result<Group, Failure>> {
+    group_each(files.iter().map(|f| read_dump(f)).collect())
+}
+
+/// Reads one file that must hold a whole ledger (`prove`, `diff`): a
+/// `ledger_data` page with a marker is refused ([`require_whole`]).
+pub fn read_ledger(path: &Path) -> Result<Input, Failure> {
+    let input = read_dump(path)?;
+    require_whole(&input.name, 1, &input.dump)?;
+    Ok(input)
 }
 
 /// Parses a 64-digit hex hash given as `what`.
@@ -391,6 +494,60 @@ mod tests {
         assert_eq!(
             e.to_string(),
             r#"b: conflicting values for "close_time": 1 and 2"#
+        );
+    }
+
+    #[test]
+    fn group_each_goes_on_past_problems_in_order() {
+        let marked = |name: &str, index: u32, key: &str| {
+            input(
+                name,
+                &format!(
+                    r#"{{"ledger_index": {index}, "marker": "M", "state": [{{"index": "{key}", "data": "1100"}}]}}"#
+                ),
+            )
+        };
+        let results = group_each(vec![
+            Err(Failure::unusable("x: cannot read")),
+            Ok(page("a", 9, &[KEY1])),
+            Ok(input(
+                "b",
+                r#"{"ledger_index": 9, "close_time": 2, "state": []}"#,
+            )),
+            Ok(input(
+                "c",
+                r#"{"ledger_index": 9, "close_time": 3, "state": []}"#,
+            )),
+            Ok(marked("d", 10, KEY1)),
+            Ok(page("e", 11, &[KEY1])),
+            Ok(marked("f", 12, KEY1)),
+            Ok(marked("g", 12, KEY2)),
+            Ok(marked("h", 13, KEY1)),
+            Ok(page("i", 13, &[KEY2])),
+        ]);
+        let lines: Vec<String> = results
+            .iter()
+            .map(|r| match r {
+                Ok(g) => format!("ok {}", g.source_names()),
+                Err(f) => f.line.clone(),
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "x: cannot read",
+                r#"c: conflicting values for "close_time": 2 and 3"#,
+                "d: ledger 10 continues past this page (its marker is M): give every page of the ledger",
+                "ok e",
+                "f, g: ledger 12 continues past these pages (every page has a marker): give every page of the ledger",
+                "ok h, i",
+            ]
+        );
+        // The first problem stops `group`.
+        let e = group(vec![marked("d", 10, KEY1), page("e", 11, &[KEY1])]).expect_err("partial");
+        assert!(
+            e.line.starts_with("d: ledger 10 continues past this page"),
+            "{e}"
         );
     }
 

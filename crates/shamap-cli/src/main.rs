@@ -52,9 +52,14 @@ enum Command {
     /// from rippled/Clio JSON (`ledger` or `ledger_data`, binary: true) and
     /// compare them with the values the JSON claims.
     ///
-    /// Exit status: 0 when at least one value was checked and all matched,
-    /// 1 on any mismatch (or when nothing could be checked), 2 on unreadable
-    /// or malformed input.
+    /// Each file that cannot be used (unreadable, malformed, a page of a
+    /// ledger whose last page is missing) is one error line on stderr; the
+    /// other files' results are still printed.
+    ///
+    /// Exit status, the worst over all files (2 over 1 over 0): 0 when at
+    /// least one value was checked and all matched; 1 on any mismatch, or
+    /// when nothing could be checked (no computed hash had an expected value
+    /// in the input); 2 when some file could not be used.
     Verify(verify::VerifyArgs),
     /// Show where a map's memory and hashing time go: node counts, child
     /// and depth histograms, data by entry type, bytes by category, the
@@ -71,7 +76,9 @@ enum Command {
     /// map.
     ///
     /// Exit status: 0 when written, 1 when the key is absent (unless
-    /// --absent-ok, which writes the proof of absence), 2 on bad input.
+    /// --absent-ok, which writes the proof of absence), 2 on bad input or
+    /// when the proof would carry a leaf under 12 bytes (rippled's minimum:
+    /// no valid proof can carry it).
     Prove(prove::ProveArgs),
     /// Verify a proof path against a trusted root; prints `included`,
     /// `absent` or `invalid: <reason>`.

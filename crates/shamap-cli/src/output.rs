@@ -15,9 +15,14 @@
 //! no `error:` line; one it has not printed is a [`Failure`] with
 //! [`Exit::Negative`]. Usage errors (from clap) and panics are printed here
 //! too, each as one `error:` line.
+//!
+//! Files a command writes (today `stats --plot`'s charts) go through
+//! [`write_files_whole`]: each is written whole or not at all.
 
 use std::fmt;
+use std::fs::{self, OpenOptions};
 use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -166,6 +171,68 @@ pub fn print_json_status_kept(value: &serde_json::Value) {
     }
 }
 
+/// Temporary files that are removed when dropped, unless kept.
+struct TempFiles(Vec<PathBuf>);
+
+impl Drop for TempFiles {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            // Best effort: the failure being reported matters more.
+            let _ = fs::remove_file(p);
+        }
+    }
+}
+
+/// Creates a new temporary file beside `target` (same directory, so that
+/// renaming it over `target` replaces it in one step), named
+/// `.<name>.<pid>.<n>.tmp`.
+fn create_temp_beside(target: &Path) -> io::Result<(PathBuf, fs::File)> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let pid = std::process::id();
+    let mut n = 0u32;
+    loop {
+        let path = dir.join(format!(".{name}.{pid}.{n}.tmp"));
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Writes each `(target, bytes)` whole or not at all. Every file's bytes
+/// go first to a temporary file in the target's directory, written and
+/// synced; only when all of them are complete are they renamed over their
+/// targets. On any failure every temporary file is removed and no target
+/// is touched (not created, or left as it was); the error is one line
+/// naming the target. (Should a rename itself fail, which needs no space,
+/// the targets renamed before it stay replaced, each whole.)
+pub fn write_files_whole(files: &[(PathBuf, Vec<u8>)]) -> Result<(), Failure> {
+    let fail = |target: &Path, e: io::Error| {
+        Failure::unusable(format!("{}: cannot write: {e}", target.display()))
+    };
+    let mut temps = TempFiles(Vec::with_capacity(files.len()));
+    for (target, bytes) in files {
+        let (path, mut file) = create_temp_beside(target).map_err(|e| fail(target, e))?;
+        temps.0.push(path);
+        file.write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| fail(target, e))?;
+    }
+    for ((target, _), temp) in files.iter().zip(&temps.0) {
+        fs::rename(temp, target).map_err(|e| fail(target, e))?;
+    }
+    temps.0.clear();
+    Ok(())
+}
+
 /// A progress bar over `len` nodes on stderr when it is a terminal;
 /// hidden otherwise.
 pub fn node_progress(len: u64, what: &str) -> ProgressBar {
@@ -236,4 +303,45 @@ pub fn install_panic_hook() {
             "error: internal error{place}: {what} (please report this bug)"
         );
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .expect("dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn files_are_written_whole_or_not_at_all() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let a = dir.path().join("a.svg");
+        fs::write(&a, b"old").expect("write");
+        let ok = [
+            (a.clone(), b"new a".to_vec()),
+            (dir.path().join("b.svg"), b"b".to_vec()),
+        ];
+        write_files_whole(&ok).expect("written");
+        assert_eq!(fs::read(&a).expect("a"), b"new a");
+        assert_eq!(names(dir.path()), ["a.svg", "b.svg"]);
+        // The second target cannot be written: the first is left as it was,
+        // and no temporary file stays.
+        let bad = dir.path().join("missing-dir").join("c.svg");
+        let e = write_files_whole(&[(a.clone(), b"newer".to_vec()), (bad.clone(), vec![1])])
+            .expect_err("no such directory");
+        assert!(
+            e.line
+                .starts_with(&format!("{}: cannot write: ", bad.display())),
+            "{e}"
+        );
+        assert_eq!(e.exit, Exit::Unusable);
+        assert_eq!(fs::read(&a).expect("a"), b"new a");
+        assert_eq!(names(dir.path()), ["a.svg", "b.svg"]);
+    }
 }

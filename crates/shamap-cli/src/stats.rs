@@ -46,7 +46,14 @@ pub struct StatsArgs {
     pub files: Vec<PathBuf>,
     /// Build a map of N uniformly random keys instead, with data sized like
     /// mainnet state (mean about 167 bytes; see docs/stats.md).
-    #[arg(long, value_name = "N", conflicts_with = "files")]
+    ///
+    /// N is at most 100,000,000, and N entries may take at most an
+    /// estimated 32 GiB: each entry costs its data plus about 104 bytes (the
+    /// 32-byte key, and 60-65 bytes of nodes as this report counts them,
+    /// with room for the allocator), so 100 million mainnet-shaped entries
+    /// need about 27 GB. Both are checked before anything is built.
+    #[arg(long, value_name = "N", conflicts_with = "files",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_RANDOM))]
     pub random: Option<u64>,
     /// Seed of --random.
     #[arg(long, value_name = "S", default_value_t = 1)]
@@ -66,7 +73,8 @@ pub struct StatsArgs {
     /// Print one JSON object instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Also write SVG charts into DIR (created if missing).
+    /// Also write SVG charts into DIR (created if missing): all four whole
+    /// or none (on failure, charts already there are left as they were).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
     /// Skip the hashing-time measurement (the root is still computed).
@@ -90,6 +98,47 @@ fn parse_classes(s: &str) -> Result<SizeClasses, String> {
         })
         .collect::<Result<Vec<u8>, String>>()?;
     SizeClasses::new(&caps).map_err(|e| e.to_string())
+}
+
+/// The most entries `--random` builds (see its help).
+pub const MAX_RANDOM: u64 = 100_000_000;
+/// The most memory a `--random` build may need, by [`random_bytes`]'s
+/// estimate: 32 GiB.
+pub const MAX_RANDOM_BYTES: u64 = 32 << 30;
+/// Estimated bytes per entry besides its data: the 32-byte key, and 72 for
+/// the nodes (this report counts 58-65 bytes per entry beyond key and data,
+/// leaf padding and pool slack included; README, "Memory benchmark"), with
+/// about 10% more for what the allocator holds beyond that.
+const RANDOM_BYTES_BEYOND_DATA: u64 = 32 + 72;
+/// The mean datum of mainnet-shaped `--random` data (167 bytes), rounded
+/// up to the 8 bytes a leaf's data is padded to.
+const RANDOM_MEAN_DATA: u64 = 168;
+
+/// The estimated memory of a `--random` map of `n` entries whose data are
+/// `data_len` bytes each (mainnet-shaped when `None`).
+pub fn random_bytes(n: u64, data_len: Option<u32>) -> u64 {
+    let data = data_len.map_or(RANDOM_MEAN_DATA, |l| u64::from(l).next_multiple_of(8));
+    n.saturating_mul(data + RANDOM_BYTES_BEYOND_DATA)
+}
+
+/// Fails when a `--random` map of `n` entries with `data_len`-byte data
+/// (see [`random_bytes`]) would need more than [`MAX_RANDOM_BYTES`]; the
+/// count itself is bounded by [`MAX_RANDOM`] when the argument is parsed.
+fn check_random_size(n: u64, data_len: Option<u32>) -> Result<(), Failure> {
+    let need = random_bytes(n, data_len);
+    if n <= MAX_RANDOM && need <= MAX_RANDOM_BYTES {
+        return Ok(());
+    }
+    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+    let data = data_len.map_or_else(
+        || "mainnet-shaped data".to_owned(),
+        |l| format!("--data-len {l}"),
+    );
+    Err(Failure::unusable(format!(
+        "--random {n}: with {data} the map would need about {:.1} GiB of memory, more than the {:.0} GiB --random builds at most (and at most {MAX_RANDOM} entries); give fewer entries or shorter data",
+        gib(need),
+        gib(MAX_RANDOM_BYTES)
+    )))
 }
 
 /// Entries inserted between progress-bar updates (a power of two).
@@ -149,6 +198,7 @@ fn build(args: &StatsArgs, options: MapOptions) -> Result<(ShaMap, InputInfo, f6
         (Some(_), false) => Err(usage("give either FILE... or --random N, not both".into())),
         (None, true) => Err(usage("nothing to read: give FILE... or --random N".into())),
         (Some(n), true) => {
+            check_random_size(n, args.data_len)?;
             let kind = args.kind.unwrap_or(KindArg::State).kind();
             let mut map = ShaMap::with_options(kind, options);
             let bar = progress(n);
@@ -333,7 +383,7 @@ pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
 pub fn run(args: &StatsArgs) -> Result<Exit, Failure> {
     let report = collect(args)?;
     if let Some(dir) = &args.plot {
-        plot::write_all(&report, dir).map_err(Failure::unusable)?;
+        plot::write_all(&report, dir)?;
     }
     if args.json {
         print_json(&json::render(&report))?;
@@ -346,6 +396,23 @@ pub fn run(args: &StatsArgs) -> Result<Exit, Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_size_bounds_count_and_memory() {
+        assert!(check_random_size(MAX_RANDOM, None).is_ok());
+        assert!(random_bytes(MAX_RANDOM, None) <= MAX_RANDOM_BYTES);
+        assert!(check_random_size(MAX_RANDOM + 1, None).is_err());
+        assert!(check_random_size(u64::MAX, Some(65536)).is_err());
+        let e = check_random_size(1_000_000, Some(65536)).expect_err("64 GB");
+        assert!(
+            e.line.starts_with(
+                "--random 1000000: with --data-len 65536 the map would need about 61."
+            ),
+            "{}",
+            e.line
+        );
+        assert!(check_random_size(100_000, Some(65536)).is_ok());
+    }
 
     #[test]
     fn classes_parse_or_say_why_not() {

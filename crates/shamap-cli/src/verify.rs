@@ -1,11 +1,13 @@
 //! `shamap verify`: rebuild a real ledger's maps from rippled/Clio JSON and
 //! check the hashes the JSON claims.
 //!
-//! Steps, each a pure function tested: [`input::read_ledgers`] parses each
-//! file with [`shamap_ledger::dump::parse`] and makes one [`Group`] per
+//! Steps, each a pure function tested: [`input::read_ledgers_each`] parses
+//! each file with [`shamap_ledger::dump::parse`] and makes one [`Group`] per
 //! ledger (each `ledger` response alone; `ledger_data` pages of the same
-//! ledger merged); [`check`] builds the AccountState map from the state
-//! entries and the TransactionWithMeta map from the transactions, and
+//! ledger merged; a ledger whose pages all end with a marker is refused,
+//! as its state is incomplete); [`check`] builds the AccountState map from
+//! the state entries and the TransactionWithMeta map from the transactions,
+//! and
 //! hashes the header with the computed roots where there are some and the
 //! header's own values otherwise; [`render_text`] / [`render_json`] print.
 //!
@@ -23,10 +25,20 @@
 //! `transaction_hash not computed (no transaction list)`,
 //! `ledger_hash not computed (missing header fields: close_time, …)`.
 //!
+//! A file that cannot be used (unreadable, malformed, a page of a ledger
+//! whose last page is missing, a duplicate key) is one `error: <file>: …`
+//! line on stderr; the other files' ledgers are still checked and printed.
+//!
+//! Exit status, the worst over all files (2 over 1 over 0): 2 when some
+//! file could not be used; 1 when some value differs from its expected
+//! value, or when nothing could be checked (no computed value had an
+//! expected value in the input: then one `error:` line says so); 0 when at
+//! least one value was checked and all matched.
+//!
 //! `--json` prints one object instead:
 //!
 //! ```json
-//! {"ok": true, "checked": 3, "mismatches": 0,
+//! {"ok": true, "checked": 3, "mismatches": 0, "errors": [],
 //!  "ledgers": [{"sources": ["data/ledger-38129.json"], "ledger_index": 38129,
 //!               "state_entries": 261, "transactions": 1, "incomplete": false,
 //!               "account_hash": {"computed": "2C23…", "expected": "2C23…", "status": "match"},
@@ -35,13 +47,14 @@
 //!
 //! | field | meaning |
 //! |---|---|
-//! | `ok` | the exit status is 0: something was checked and everything checked matched |
+//! | `ok` | the exit status is 0: something was checked, everything checked matched, and every file could be used |
 //! | `checked` | values that had both a computed and an expected hash |
 //! | `mismatches` | of those, how many differ |
+//! | `errors` | the `error:` lines (without the prefix) of the files that could not be used, also printed on stderr |
 //! | `sources` | the files merged into this ledger (`<stdin>` for `-`) |
 //! | `ledger_index` | the ledger's sequence number, or `null` when the input has none |
 //! | `state_entries`, `transactions` | entries read, or `null` when the input has no such list |
-//! | `incomplete` | every `ledger_data` page had a `marker`: the last page is missing |
+//! | `incomplete` | always `false`, kept for compatibility: a ledger whose last page is missing is now refused (an error) |
 //! | `computed`, `expected` | upper-case hex, or `null` |
 //! | `status` | `match`, `mismatch`, `no_expected` or `not_computed` |
 //! | `reason` | only with `not_computed`: why |
@@ -50,11 +63,11 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 use shamap::{Hash256, MapError};
-use shamap_ledger::dump::{DumpKind, HeaderFields};
+use shamap_ledger::dump::HeaderFields;
 
 use crate::input::{self, Group};
 use crate::maps::{state_map, tx_map, TxItemError};
-use crate::output::{print_json, print_text, Exit, Failure};
+use crate::output::{print_json, print_text, report, Exit, Failure};
 
 /// Arguments of `shamap verify`.
 #[derive(Debug, clap::Args)]
@@ -156,8 +169,6 @@ pub struct LedgerReport {
     pub state_entries: Option<usize>,
     /// Transactions read, if the input had a transaction list.
     pub transactions: Option<usize>,
-    /// Every `ledger_data` page had a `marker`: the last page is missing.
-    pub incomplete: bool,
     /// The state map's root.
     pub account_hash: Checked,
     /// The transaction map's root.
@@ -243,7 +254,6 @@ pub fn check(group: &Group) -> Result<LedgerReport, Failure> {
         header: *h,
         state_entries: d.state.as_ref().map(Vec::len),
         transactions: d.transactions.as_ref().map(Vec::len),
-        incomplete: d.kind == DumpKind::LedgerDataPage && d.marker.is_some(),
         account_hash,
         transaction_hash,
         ledger_hash,
@@ -286,13 +296,8 @@ pub fn render_text(reports: &[LedgerReport]) -> String {
             Some(n) => plural(n, "transaction", "transactions"),
             None => "no transaction list".to_owned(),
         };
-        let incomplete = if r.incomplete {
-            "; incomplete: every page has a marker"
-        } else {
-            ""
-        };
         out.push_str(&format!(
-            "{} from {} ({state}, {txs}{incomplete})\n",
+            "{} from {} ({state}, {txs})\n",
             r.header.ledger_name(),
             r.sources.join(", ")
         ));
@@ -325,8 +330,9 @@ fn checked_json(c: &Checked) -> Value {
     v
 }
 
-/// The JSON report (field names in the module docs).
-pub fn render_json(reports: &[LedgerReport]) -> Value {
+/// The JSON report (field names in the module docs), with the files that
+/// could not be used.
+pub fn render_json(reports: &[LedgerReport], errors: &[Failure]) -> Value {
     let statuses: Vec<Status> = reports
         .iter()
         .flat_map(|r| r.values())
@@ -345,33 +351,53 @@ pub fn render_json(reports: &[LedgerReport]) -> Value {
                 "ledger_index": r.header.ledger_index,
                 "state_entries": r.state_entries,
                 "transactions": r.transactions,
-                "incomplete": r.incomplete,
+                "incomplete": false,
                 "account_hash": checked_json(&r.account_hash),
                 "transaction_hash": checked_json(&r.transaction_hash),
                 "ledger_hash": checked_json(&r.ledger_hash),
             })
         })
         .collect();
+    let error_lines: Vec<&str> = errors.iter().map(|f| f.line.as_str()).collect();
     json!({
-        "ok": outcome(reports) == Outcome::Verified,
+        "ok": errors.is_empty() && outcome(reports) == Outcome::Verified,
         "checked": checked,
         "mismatches": mismatches,
+        "errors": error_lines,
         "ledgers": ledgers,
     })
 }
 
-/// Reads, groups and checks every input; the first problem stops it.
-pub fn verify_all(files: &[PathBuf]) -> Result<Vec<LedgerReport>, Failure> {
-    input::read_ledgers(files)?.iter().map(check).collect()
+/// Reads, groups and checks every input, going on past problems: one
+/// result per ledger, and one per file that could not be read, in order.
+pub fn verify_each(files: &[PathBuf]) -> Vec<Result<LedgerReport, Failure>> {
+    input::read_ledgers_each(files)
+        .into_iter()
+        .map(|g| g.and_then(|g| check(&g)))
+        .collect()
 }
 
-/// Runs `shamap verify` of files (`--db` is [`crate::verify_db`]'s).
+/// Runs `shamap verify` of files (`--db` is [`crate::verify_db`]'s): the
+/// reports of the ledgers that could be checked on stdout, one `error:`
+/// line per file that could not be used on stderr, and the worst status.
 pub fn run(args: &VerifyArgs) -> Result<Exit, Failure> {
-    let reports = verify_all(&args.files)?;
-    if args.json {
-        print_json(&render_json(&reports))?;
-    } else {
-        print_text(&render_text(&reports))?;
+    let (mut reports, mut errors) = (Vec::new(), Vec::new());
+    for r in verify_each(&args.files) {
+        match r {
+            Ok(report) => reports.push(report),
+            Err(f) => errors.push(f),
+        }
+    }
+    if !reports.is_empty() {
+        if args.json {
+            print_json(&render_json(&reports, &errors))?;
+        } else {
+            print_text(&render_text(&reports))?;
+        }
+    }
+    if let Some((last, others)) = errors.split_last() {
+        others.iter().for_each(report);
+        return Err(last.clone());
     }
     match outcome(&reports) {
         Outcome::Verified => Ok(Exit::Done),
@@ -485,7 +511,7 @@ mod tests {
     fn json_report_has_documented_fields() {
         let mut r = report_38129();
         r.transaction_hash.expected = Some(Hash256::ZERO);
-        let v = render_json(&[r]);
+        let v = render_json(&[r], &[]);
         assert_eq!(v["ok"], false);
         assert_eq!(v["checked"], 3);
         assert_eq!(v["mismatches"], 1);

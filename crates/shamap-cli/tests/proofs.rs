@@ -299,3 +299,52 @@ fn a_file_whose_entries_do_not_match_its_root_is_refused() {
         "{line}"
     );
 }
+
+/// A state dump with one 5-byte leaf (rippled's minimum is 12 bytes; the
+/// readers accept it, and so does hashing) beside a 20-byte one, under
+/// different first nibbles, and no claimed root.
+fn dump_with_a_short_leaf(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    let short = format!("1{}", "0".repeat(63));
+    let long = format!("2{}", "0".repeat(63));
+    let json = serde_json::json!({"ledger": {"ledger_index": 9, "accountState": [
+        {"index": short, "data": "1100612200"},
+        {"index": long, "data": "11006122000000002400000001250000000099AA"},
+    ]}});
+    temp_file(dir, "short.json", json.to_string().as_bytes())
+}
+
+/// `prove` refuses a key whose leaf (or, for a proof of absence, the leaf
+/// its path ends at) is under 12 bytes: `check-proof` would reject any such
+/// proof. Status 2, one line saying why; nothing on stdout.
+#[test]
+fn a_leaf_under_twelve_bytes_cannot_be_proven() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dump_with_a_short_leaf(&dir);
+    let name = file.display().to_string();
+    let short = format!("1{}", "0".repeat(63));
+    let line = assert_input_error(&prove(&file, &short, &[]), &name);
+    assert!(
+        line.contains("5 bytes")
+            && line.contains("minimum of 12")
+            && line.contains("no valid proof"),
+        "{line}"
+    );
+    // An absent key whose path ends at the short leaf.
+    let near = format!("1{}1", "0".repeat(62));
+    let line = assert_input_error(&prove(&file, &near, &["--absent-ok"]), &name);
+    assert!(
+        line.contains("5 bytes") && line.contains("no valid proof"),
+        "{line}"
+    );
+    // The other key's proof is fine, and check-proof accepts it.
+    let long = format!("2{}", "0".repeat(63));
+    let run = prove(&file, &long, &[]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let root = json(&run)["root"].as_str().expect("root").to_owned();
+    let proof = temp_file(&dir, "long.json", run.stdout.as_bytes());
+    let checked = check(&root, &long, &proof, &[]);
+    assert_eq!(
+        (checked.code, checked.stdout.as_str()),
+        (Some(0), "included\n")
+    );
+}

@@ -92,6 +92,23 @@ where
     out.into()
 }
 
+/// Runs `shamap` with `args` (no input) under an address-space limit of
+/// `kib` KiB (`ulimit -v`), so that a run that grows without bound dies at
+/// the limit instead of taking the machine's memory.
+pub fn shamap_limited(args: &[&str], kib: u64) -> Run {
+    Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -v "$1" && shift && exec "$@""#)
+        .arg("sh")
+        .arg(kib.to_string())
+        .arg(env!("CARGO_BIN_EXE_shamap"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("sh runs the binary")
+        .into()
+}
+
 /// Asserts a clean failure with status 2: nothing on stdout, exactly one
 /// `error: <file>: …` line on stderr, and no panic. Returns that line.
 pub fn assert_input_error(run: &Run, file: &str) -> String {

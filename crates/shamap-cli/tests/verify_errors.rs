@@ -193,3 +193,81 @@ fn usage_errors_exit_two_without_panic() {
         assert!(!run.stderr.contains("panicked"));
     }
 }
+
+/// With several files, a bad one does not hide the others' results: each
+/// good ledger's lines on stdout, one error line per bad file on stderr, and
+/// the worst status wins (2 over 1 over 0).
+#[test]
+fn a_bad_file_beside_good_ones_is_reported_with_their_results() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let good = crate::support::ledger_38129();
+    let bad = temp_file(&dir, "bad.json", b"{not json");
+    let mut changed = ledger_38129_json();
+    flip_digit(string_at(&mut changed, "/ledger/accountState/100/data"), 20);
+    let changed = write_json(&dir, "changed.json", &changed);
+    let verify = |files: &[&std::path::Path], json: bool| {
+        let mut a = vec![std::ffi::OsStr::new("verify")];
+        if json {
+            a.push(std::ffi::OsStr::new("--json"));
+        }
+        a.extend(files.iter().map(|f| f.as_os_str()));
+        shamap(a, None)
+    };
+    for files in [[good.as_path(), &bad], [&bad, good.as_path()]] {
+        let run = verify(&files, false);
+        assert_eq!(run.code, Some(2), "{}", run.stderr);
+        let lines: Vec<&str> = run.stdout.lines().collect();
+        assert_eq!(lines.len(), 4, "{}", run.stdout);
+        assert!(lines[0].starts_with("ledger 38129 from "), "{}", lines[0]);
+        assert!(
+            lines[1..].iter().all(|l| l.ends_with(" match")),
+            "{}",
+            run.stdout
+        );
+        let errors: Vec<&str> = run.stderr.lines().collect();
+        assert_eq!(errors.len(), 1, "{}", run.stderr);
+        assert!(
+            errors[0].starts_with(&format!("error: {}: invalid JSON", bad.display())),
+            "{}",
+            errors[0]
+        );
+    }
+    // A mismatch and a bad file: 2, and the mismatch is still printed.
+    let run = verify(&[&changed, &bad, good.as_path()], false);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert_eq!(
+        run.stdout.matches(" MISMATCH ").count(),
+        2,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        run.stdout.matches("ledger 38129 from ").count(),
+        2,
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    // JSON: the good ledgers, "ok": false, the error lines.
+    let run = verify(&[good.as_path(), &bad], true);
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["checked"], 3);
+    assert_eq!(v["ledgers"].as_array().map(Vec::len), Some(1));
+    let errors = v["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0]
+            .as_str()
+            .is_some_and(|e| e.starts_with(&format!("{}: invalid JSON", bad.display()))),
+        "{errors:?}"
+    );
+    // Only bad files: nothing on stdout, one line each.
+    let bad2 = temp_file(&dir, "bad2.json", b"[]");
+    let run = verify(&[&bad, &bad2], false);
+    assert_eq!(run.code, Some(2));
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    assert_eq!(run.stderr.lines().count(), 2, "{}", run.stderr);
+}

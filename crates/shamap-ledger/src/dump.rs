@@ -427,6 +427,18 @@ impl LedgerDump {
     pub fn parse(input: &[u8]) -> Result<LedgerDump, DumpError> {
         parse(input)
     }
+
+    /// The marker of a `ledger_data` page, or of pages joined by [`merge`],
+    /// after which the ledger continues: `Some` when every page read has a
+    /// marker, so the last page is missing and the state is incomplete (its
+    /// root cannot be the ledger's `account_hash`). `None` for a `ledger`
+    /// response and for pages that include the last one.
+    pub fn pending_marker(&self) -> Option<&str> {
+        match self.kind {
+            DumpKind::LedgerDataPage => self.marker.as_deref(),
+            DumpKind::Ledger => None,
+        }
+    }
 }
 
 /// Keeps `slot`'s value, takes `new` when `slot` is empty, and fails when
@@ -1038,6 +1050,7 @@ mod tests {
     #[test]
     fn merge_concatenates_pages_of_one_ledger() {
         let m = merge([page(9, KEY1, Some("x")), page(9, KEY2, None)]).expect("same ledger");
+        assert_eq!(m.pending_marker(), None);
         let keys: Vec<String> = m
             .state
             .expect("state")
@@ -1049,6 +1062,8 @@ mod tests {
         let all_markers =
             merge([page(9, KEY1, Some("x")), page(9, KEY2, Some("y"))]).expect("same ledger");
         assert_eq!(all_markers.marker.as_deref(), Some("y"));
+        assert_eq!(all_markers.pending_marker(), Some("y"));
+        assert_eq!(page(9, KEY1, Some("x")).pending_marker(), Some("x"));
     }
 
     #[test]

@@ -19,6 +19,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::report::Report;
 use super::text::classes;
+use crate::output::{write_files_whole, Failure};
 
 /// The file names written, in order.
 pub const FILES: [&str; 4] = ["children.svg", "depth.svg", "savings.svg", "memory.svg"];
@@ -29,20 +30,22 @@ const BAR: RGBColor = RGBColor(0x3B, 0x6E, 0xA8);
 const ACCENT: RGBColor = RGBColor(0xD0, 0x5A, 0x2C);
 const GREY: RGBColor = RGBColor(0x70, 0x70, 0x70);
 
-/// Writes the four charts into `dir` (created if missing). Errors are one
-/// line naming the file.
-pub fn write_all(r: &Report, dir: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: cannot create: {e}", dir.display()))?;
-    let at = |name: &str| dir.join(name);
-    let err = |name: &str| {
-        let p = at(name).display().to_string();
-        move |e: Box<dyn Display>| format!("{p}: cannot draw: {e}")
-    };
-    children(r, &at(FILES[0])).map_err(err(FILES[0]))?;
-    depth(r, &at(FILES[1])).map_err(err(FILES[1]))?;
-    savings(r, &at(FILES[2])).map_err(err(FILES[2]))?;
-    memory(r, &at(FILES[3])).map_err(err(FILES[3]))?;
-    Ok(())
+/// Writes the four charts into `dir` (created if missing), all whole or
+/// none ([`write_files_whole`]): each is drawn in memory first. Errors are
+/// one line naming the file.
+pub fn write_all(r: &Report, dir: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure::unusable(format!("{}: cannot create: {e}", dir.display())))?;
+    let draws: [fn(&Report, &mut String) -> DrawResult; 4] = [children, depth, savings, memory];
+    let mut files = Vec::with_capacity(FILES.len());
+    for (name, draw) in FILES.into_iter().zip(draws) {
+        let path = dir.join(name);
+        let mut svg = String::new();
+        draw(r, &mut svg)
+            .map_err(|e| Failure::unusable(format!("{}: cannot draw: {e}", path.display())))?;
+        files.push((path, svg.into_bytes()));
+    }
+    write_files_whole(&files)
 }
 
 type DrawResult = Result<(), Box<dyn Display>>;
@@ -64,10 +67,10 @@ fn subtitle(r: &Report) -> String {
     )
 }
 
-fn children(r: &Report, path: &Path) -> DrawResult {
+fn children(r: &Report, out: &mut String) -> DrawResult {
     let h = &r.shape.child_histogram;
     let lo = if h[0] > 0 { 0u32 } else { 1 };
-    let area = SVGBackend::new(path, SIZE).into_drawing_area();
+    let area = SVGBackend::with_string(out, SIZE).into_drawing_area();
     area.fill(&WHITE).map_err(boxed)?;
     let mut chart = ChartBuilder::on(&area)
         .caption(
@@ -129,7 +132,7 @@ fn int(v: u64) -> String {
     super::text::int(v)
 }
 
-fn depth(r: &Report, path: &Path) -> DrawResult {
+fn depth(r: &Report, out: &mut String) -> DrawResult {
     let d = &r.shape.depth_histogram;
     let first = d.iter().position(|&c| c > 0).unwrap_or(1).max(1) as u32;
     let last = d
@@ -137,7 +140,7 @@ fn depth(r: &Report, path: &Path) -> DrawResult {
         .rposition(|&c| c > 0)
         .unwrap_or(1)
         .max(first as usize) as u32;
-    let area = SVGBackend::new(path, SIZE).into_drawing_area();
+    let area = SVGBackend::with_string(out, SIZE).into_drawing_area();
     area.fill(&WHITE).map_err(boxed)?;
     let mut chart = ChartBuilder::on(&area)
         .caption(format!("Leaves by depth ({})", subtitle(r)), (FONT, 20))
@@ -178,7 +181,7 @@ fn depth(r: &Report, path: &Path) -> DrawResult {
     area.present().map_err(boxed)
 }
 
-fn savings(r: &Report, path: &Path) -> DrawResult {
+fn savings(r: &Report, out: &mut String) -> DrawResult {
     // (sparse classes, predicted bytes per entry, class set)
     let mut points = vec![(
         0u32,
@@ -201,7 +204,7 @@ fn savings(r: &Report, path: &Path) -> DrawResult {
         .fold(1.0f64, f64::max)
         * 1.15;
     let (x0, x1) = (-0.7, points.len() as f64 - 0.3);
-    let area = SVGBackend::new(path, SIZE).into_drawing_area();
+    let area = SVGBackend::with_string(out, SIZE).into_drawing_area();
     area.fill(&WHITE).map_err(boxed)?;
     let mut chart = ChartBuilder::on(&area)
         .caption(
@@ -292,7 +295,7 @@ fn savings(r: &Report, path: &Path) -> DrawResult {
     area.present().map_err(boxed)
 }
 
-fn memory(r: &Report, path: &Path) -> DrawResult {
+fn memory(r: &Report, out: &mut String) -> DrawResult {
     let b = &r.mem.bytes;
     let mut rows: Vec<(String, usize)> = vec![("inner hashes".into(), b.inner_hashes)];
     for c in r.mem.inner_classes.iter().filter(|c| c.nodes > 0) {
@@ -317,7 +320,8 @@ fn memory(r: &Report, path: &Path) -> DrawResult {
     let count = names.len() as u32;
     // Row `i` is drawn at `count - 1 - i`, so the first category is on top.
     let at = |i: usize| count - 1 - i as u32;
-    let area = SVGBackend::new(path, (SIZE.0, SIZE.1.max(40 + 34 * count))).into_drawing_area();
+    let area =
+        SVGBackend::with_string(out, (SIZE.0, SIZE.1.max(40 + 34 * count))).into_drawing_area();
     area.fill(&WHITE).map_err(boxed)?;
     let mut chart = ChartBuilder::on(&area)
         .caption(

@@ -28,6 +28,10 @@ pub const WIRE_INNER_COMPRESSED: u8 = 0x03;
 /// Wire type byte of a tx+meta leaf.
 pub const WIRE_TX_WITH_META: u8 = 0x04;
 
+/// The fewest data bytes rippled accepts in a leaf: shorter leaves do not
+/// decode (`WireError::ShortLeaf`), so no proof can carry them.
+pub const MIN_LEAF_DATA: usize = 12;
+
 /// Children below which rippled sends an inner node compressed.
 pub const COMPRESS_BELOW: usize = 12;
 
@@ -69,8 +73,8 @@ pub enum WireError {
     /// an inner node with no child at all.
     #[error("malformed inner node: {0}")]
     BadInner(&'static str),
-    /// A leaf whose data is shorter than rippled allows (12 bytes).
-    #[error("leaf data of {0} bytes is below rippled's minimum of 12")]
+    /// A leaf whose data is shorter than rippled allows ([`MIN_LEAF_DATA`]).
+    #[error("leaf data of {0} bytes is below rippled's minimum of {min}", min = MIN_LEAF_DATA)]
     ShortLeaf(usize),
 }
 
@@ -168,7 +172,7 @@ pub fn decode(blob: &[u8]) -> Result<WireNode, WireError> {
                 return Err(bad_len());
             }
             let (data, key) = body.split_at(body.len() - 32);
-            if data.len() < 12 {
+            if data.len() < MIN_LEAF_DATA {
                 return Err(WireError::ShortLeaf(data.len()));
             }
             let key = Key::from_slice(key).ok_or_else(bad_len)?;
@@ -184,7 +188,7 @@ pub fn decode(blob: &[u8]) -> Result<WireNode, WireError> {
             })
         }
         WIRE_TX_NO_META => {
-            if body.len() < 12 {
+            if body.len() < MIN_LEAF_DATA {
                 return Err(WireError::ShortLeaf(body.len()));
             }
             let key = Key::from(transaction_id(body));
