@@ -57,6 +57,9 @@ pub struct Failure {
     /// What went wrong, without the `error: ` prefix; starts with the file,
     /// directory or node it concerns.
     pub line: String,
+    /// True for a failure of the store layer (a [`shamap_store::StoreError`]),
+    /// whose line [`Failure::about_store`] completes with the store's name.
+    pub from_store: bool,
 }
 
 impl Failure {
@@ -65,6 +68,7 @@ impl Failure {
         Failure {
             exit: Exit::Negative,
             line: line.into(),
+            from_store: false,
         }
     }
 
@@ -73,14 +77,16 @@ impl Failure {
         Failure {
             exit: Exit::Unusable,
             line: line.into(),
+            from_store: false,
         }
     }
 
-    /// The failure of a command on the store in `dir`: its line names the
-    /// store (a node error from deep in a walk does not say which store).
+    /// The failure of a command on the store in `dir`: a store error's line
+    /// names the store (a node error from deep in a walk does not say which
+    /// store). Failures about the command's other inputs pass unchanged.
     pub fn about_store(self, dir: &std::path::Path) -> Failure {
         let name = dir.display().to_string();
-        if self.line.contains(&name) {
+        if !self.from_store || self.line.contains(&name) {
             return self;
         }
         Failure {
@@ -92,7 +98,7 @@ impl Failure {
     /// The failure of a copy from the store `from` to the store `to`.
     pub fn about_sync(self, from: &std::path::Path, to: &std::path::Path) -> Failure {
         let (f, t) = (from.display().to_string(), to.display().to_string());
-        if self.line.contains(&f) || self.line.contains(&t) {
+        if !self.from_store || self.line.contains(&f) || self.line.contains(&t) {
             return self;
         }
         Failure {
@@ -110,7 +116,10 @@ impl fmt::Display for Failure {
 
 impl From<shamap_store::StoreError> for Failure {
     fn from(e: shamap_store::StoreError) -> Failure {
-        Failure::unusable(e.to_string())
+        Failure {
+            from_store: true,
+            ..Failure::unusable(e.to_string())
+        }
     }
 }
 
