@@ -37,6 +37,8 @@ use shamap::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
 use shamap::xrpl::transaction_id;
 use shamap::ParseHexError;
 
+use crate::decoded;
+
 type Object = Map<String, Value>;
 
 /// Longest server-error text quoted in [`DumpError::Server`], in characters.
@@ -261,6 +263,86 @@ pub enum EntryProblem {
         /// The ID computed from `tx_blob`.
         computed: Hash256,
     },
+    /// A decoded-JSON entry with a field that cannot be encoded exactly:
+    /// unknown to the codec, of the wrong shape, a value the codec refuses,
+    /// or a non-serialized key that disagrees with the entry.
+    #[error("{entry}: {error}")]
+    Field {
+        /// The entry: `index <KEY>` for a state entry, `transaction <HASH>`
+        /// for a transaction (its `hash`, or its ID once encoded), or
+        /// `transaction` when neither is known.
+        entry: String,
+        /// The field and what is wrong with it.
+        error: FieldError,
+    },
+    /// A decoded transaction whose `hash` is not the ID of the transaction
+    /// as encoded.
+    #[error("transaction {claimed}: \"hash\" is not the ID of the transaction as encoded, which is {computed}")]
+    DecodedIdMismatch {
+        /// The `hash` the entry gives.
+        claimed: Hash256,
+        /// The ID of the encoded transaction.
+        computed: Hash256,
+    },
+}
+
+/// A field of a decoded-JSON entry that cannot be encoded exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// Where the field is in the entry: `Balance`, `Memos[0].Memo.MemoType`,
+    /// `metaData.AffectedNodes[1].ModifiedNode.FinalFields.Balance`; empty
+    /// for the entry as a whole.
+    pub path: String,
+    /// What is wrong with it.
+    pub problem: FieldProblem,
+}
+
+impl FieldError {
+    pub(crate) fn new(path: impl Into<String>, problem: FieldProblem) -> FieldError {
+        FieldError {
+            path: path.into(),
+            problem,
+        }
+    }
+
+    /// The same error, in a field nested under `prefix`.
+    pub(crate) fn under(self, prefix: &str) -> FieldError {
+        let path = if self.path.is_empty() {
+            prefix.to_owned()
+        } else {
+            format!("{prefix}.{}", self.path)
+        };
+        FieldError { path, ..self }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.problem)
+        } else {
+            write!(f, "field \"{}\" {}", self.path, self.problem)
+        }
+    }
+}
+
+/// What is wrong with a field of a decoded-JSON entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FieldProblem {
+    /// Not a serialized field the codec knows: the codec would leave it out
+    /// of the encoding without an error, and the hash would be wrong.
+    #[error("is not a serialized field in the XRPL codec's definitions ({codec}), so it would be left out of the hash", codec = crate::decoded::CODEC)]
+    NotAField,
+    /// A value of the wrong JSON shape for the field's type.
+    #[error("is not {0}")]
+    Shape(&'static str),
+    /// A value the codec refuses, with its message.
+    #[error("cannot be encoded: {0}")]
+    Codec(String),
+    /// A non-serialized key that disagrees with the entry.
+    #[error("{0}")]
+    Inconsistent(String),
 }
 
 /// The header fields that go into the ledger hash, in serialization order.
@@ -797,7 +879,7 @@ fn hex_member(field: &'static str, v: &Value) -> Result<Vec<u8>, EntryProblem> {
 }
 
 /// A 32-byte key or ID.
-fn key_member(field: &'static str, v: &Value) -> Result<Key, EntryProblem> {
+pub(crate) fn key_member(field: &'static str, v: &Value) -> Result<Key, EntryProblem> {
     let bytes = hex_member(field, v)?;
     Key::from_slice(&bytes).ok_or(EntryProblem::KeyLength {
         field,
@@ -812,11 +894,11 @@ fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
         _ => return Err(EntryProblem::NotObject),
     };
     let Some((data_name, data)) = first_of(obj, &["data", "tx_blob"]) else {
-        return Err(if obj.contains_key("LedgerEntryType") {
-            EntryProblem::NotBinary
-        } else {
-            EntryProblem::Missing("data")
-        });
+        if obj.contains_key("LedgerEntryType") {
+            let (key, data) = decoded::state_entry(obj)?;
+            return Ok(StateEntry { key, data });
+        }
+        return Err(EntryProblem::Missing("data"));
     };
     let (key_name, key) =
         first_of(obj, &["index", "hash"]).ok_or(EntryProblem::Missing("index"))?;
@@ -828,36 +910,87 @@ fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
     Ok(StateEntry { key, data })
 }
 
+/// Where a transaction entry's transaction is.
+enum TxSource<'a> {
+    /// `tx_blob`, hex.
+    Blob(&'a Value),
+    /// API v2 `tx_json`, decoded.
+    TxJson(&'a Value),
+    /// API v1: the entry's own fields, decoded.
+    Fields,
+}
+
 fn read_tx_entry(v: &Value) -> Result<TxEntry, EntryProblem> {
     let obj = match v {
         Value::Object(o) => o,
         Value::String(_) => return Err(EntryProblem::HashOnly),
         _ => return Err(EntryProblem::NotObject),
     };
-    let Some(tx) = get(obj, "tx_blob") else {
-        return Err(
-            if obj.contains_key("tx_json") || obj.contains_key("TransactionType") {
-                EntryProblem::NotBinary
-            } else {
-                EntryProblem::Missing("tx_blob")
-            },
-        );
+    let source = if let Some(tx) = get(obj, "tx_blob") {
+        TxSource::Blob(tx)
+    } else if let Some(tx) = get(obj, "tx_json") {
+        TxSource::TxJson(tx)
+    } else if obj.contains_key("TransactionType") {
+        TxSource::Fields
+    } else {
+        return Err(EntryProblem::Missing("tx_blob"));
     };
-    let Some((meta_name, meta)) = first_of(obj, &["meta", "meta_blob"]) else {
-        return Err(if obj.contains_key("metaData") {
-            EntryProblem::NotBinary
-        } else {
-            EntryProblem::Missing("meta")
-        });
+    let metas = ["meta", "meta_blob", "metaData"];
+    let (meta_name, meta) = first_of(obj, &metas).ok_or(EntryProblem::Missing("meta"))?;
+    // How a decoded entry is named in errors: by its `hash` when readable.
+    let claimed = get(obj, "hash")
+        .and_then(Value::as_str)
+        .and_then(|h| Hash256::from_hex(h).ok());
+    let name = |id: Option<Hash256>| match id {
+        Some(h) => format!("transaction {h}"),
+        None => "transaction".to_owned(),
     };
-    let tx = hex_member("tx_blob", tx)?;
-    let meta = hex_member(meta_name, meta)?;
-    if let Some(claimed) = get(obj, "hash") {
-        let claimed = Hash256::from(key_member("hash", claimed)?);
-        let computed = transaction_id(&tx);
-        if claimed != computed {
-            return Err(EntryProblem::IdMismatch { computed });
+    let tx = match source {
+        TxSource::Blob(tx) => hex_member("tx_blob", tx)?,
+        TxSource::TxJson(tx) => {
+            decoded::check_wrapper(obj, &name(claimed))?;
+            let Value::Object(fields) = tx else {
+                return Err(EntryProblem::Field {
+                    entry: name(claimed),
+                    error: FieldError::new("tx_json", FieldProblem::Shape("an object")),
+                });
+            };
+            decoded::transaction(fields, true, &name(claimed))?
         }
+        TxSource::Fields => decoded::transaction(obj, false, &name(claimed))?,
+    };
+    let meta = match meta {
+        Value::Object(fields) => {
+            let entry = name(claimed.or_else(|| Some(transaction_id(&tx))));
+            if metas.iter().filter(|&&m| get(obj, m).is_some()).count() > 1 {
+                return Err(EntryProblem::Field {
+                    entry,
+                    error: FieldError::new(
+                        meta_name,
+                        FieldProblem::Inconsistent(
+                            "is one of several metadata members (meta, meta_blob, metaData)"
+                                .to_owned(),
+                        ),
+                    ),
+                });
+            }
+            decoded::metadata(fields, meta_name, &entry)?
+        }
+        other => hex_member(meta_name, other)?,
+    };
+    let claimed = get(obj, "hash")
+        .map(|h| key_member("hash", h).map(Hash256::from))
+        .transpose()?;
+    match source {
+        TxSource::Blob(_) => {
+            if let Some(claimed) = claimed {
+                let computed = transaction_id(&tx);
+                if claimed != computed {
+                    return Err(EntryProblem::IdMismatch { computed });
+                }
+            }
+        }
+        TxSource::TxJson(_) | TxSource::Fields => decoded::check_id(claimed, &tx)?,
     }
     Ok(TxEntry { tx, meta })
 }
@@ -1336,6 +1469,20 @@ mod tests {
             let fast = super::fast::parse(input).expect("the fast path answers");
             assert_eq!(Ok(fast), parse_dom(input));
         }
+    }
+
+    /// Scalar members beside the hex ones (numbers among them) keep an
+    /// entry on the fast path, whatever serde_json's number features: the
+    /// XRPL codec's dependencies switch on `arbitrary_precision`, under
+    /// which a number read through `deserialize_any` is a map.
+    #[test]
+    fn fast_path_answers_for_entries_with_scalar_members() {
+        let doc = format!(
+            r#"{{"ledger_index": 5, "accountState": [{{"index": "{KEY1}", "data": "AB",
+                "n": 15, "f": -1.5e3, "big": 1e400, "t": true, "s": "x", "z": null}}]}}"#
+        );
+        let fast = super::fast::parse(doc.as_bytes()).expect("the fast path answers");
+        assert_eq!(Ok(fast), parse_dom(doc.as_bytes()));
     }
 
     /// Variants around every rule the fast path must follow or decline on:

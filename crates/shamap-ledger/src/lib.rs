@@ -25,8 +25,10 @@
 //! header and its hash ([`shamap::xrpl::LedgerHeader`]), transaction IDs
 //! and the transaction+metadata leaf layout, VL encoding and wire nodes.
 
+pub mod decoded;
 pub mod dump;
 
 pub use dump::{
-    merge, parse, DumpError, DumpKind, EntryProblem, HeaderFields, LedgerDump, StateEntry, TxEntry,
+    merge, parse, DumpError, DumpKind, EntryProblem, FieldError, FieldProblem, HeaderFields,
+    LedgerDump, StateEntry, TxEntry,
 };

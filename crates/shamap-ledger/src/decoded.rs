@@ -1,0 +1,666 @@
+//! Decoded-JSON ledger entries (a `ledger` response requested without
+//! `"binary": true`), encoded into rippled's binary form so that they can be
+//! hashed.
+//!
+//! The encoding itself is done by a maintained XRPL codec, `xrpl-rust`
+//! (pinned to one exact version in `Cargo.toml`); this module is the only
+//! place in the workspace that names it. What this module adds is the
+//! guard that makes a wrong hash impossible to get silently:
+//!
+//! - The codec leaves out, without an error, every key it does not know
+//!   (and a `null` value, a non-string in a `Vector256`, extra keys of a path
+//!   step or of an issued-currency amount). So before anything is encoded,
+//!   every key of the object is checked, recursively into nested objects and
+//!   arrays (`Memos`, `Signers`, metadata `AffectedNodes`, `FinalFields`, …),
+//!   against the codec's field definitions: it must name a serialized field
+//!   whose value has the JSON shape of that field's type. Anything else is an
+//!   error naming the entry and the field ([`FieldError`]).
+//! - The keys that rippled and Clio add to decoded objects without their
+//!   being serialized fields are handled deliberately, each in one place:
+//!   [`NON_SERIALIZED_KEYS`] lists them, where they may appear, and what is
+//!   done with each (used, checked, or skipped).
+//! - A value the codec cannot encode is an error naming the field (the
+//!   codec encodes the whole object; on failure, each field is tried alone
+//!   to find the one at fault).
+//! - A transaction's `hash` must be the ID of the transaction as encoded.
+
+use serde_json::{Map, Value};
+use xrpl::core::binarycodec::definitions::{get_field_instance, FieldInstance};
+use xrpl::core::binarycodec::types::AccountId;
+
+use shamap::hash::{decode_hex, encode_hex_upper, Hash256, Key};
+use shamap::xrpl::transaction_id;
+
+use crate::dump::{EntryProblem, FieldError, FieldProblem};
+
+type Object = Map<String, Value>;
+
+/// The codec this module encodes with, as named in messages.
+pub const CODEC: &str = "xrpl-rust 1.3.0";
+
+/// Longest codec message quoted in an error, in characters.
+const MAX_CODEC_MESSAGE: usize = 160;
+
+/// Where in a decoded entry a non-serialized key may appear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The top level of a state entry (`accountState`, `state`).
+    StateEntry,
+    /// The top level of a transaction entry: the transaction's own object
+    /// in API v1 (fields, `hash` and `metaData` side by side), the wrapper
+    /// around `tx_json` and `meta` in API v2.
+    TxEntry,
+    /// The transaction's fields themselves (the v1 entry, or v2 `tx_json`).
+    TxFields,
+    /// The top level of a transaction's metadata (`metaData` or `meta`).
+    Metadata,
+    /// One step of a path in a `Paths` path set.
+    PathStep,
+}
+
+/// What is done with a non-serialized key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handling {
+    /// Read: it carries part of the entry (its key, its metadata).
+    Used,
+    /// Compared with what the encoded entry implies; a difference is an error.
+    Checked,
+    /// An API alias of the serialized field named: it stands for that
+    /// field when the field is absent, and must equal it when present.
+    AliasOf(&'static str),
+    /// Left out of the encoding unread: computed by the server, or where
+    /// and when the transaction was seen; not part of the hashed bytes.
+    Skipped,
+}
+
+/// A key that rippled or Clio put into decoded ledger JSON which is not a
+/// serialized field: where it may appear, and how it is handled.
+#[derive(Clone, Copy, Debug)]
+pub struct NonSerializedKey {
+    /// Where it is accepted. Anywhere else it is an unknown field.
+    pub place: Place,
+    /// The key.
+    pub key: &'static str,
+    /// What is done with it.
+    pub handling: Handling,
+    /// Why it is there.
+    pub about: &'static str,
+}
+
+/// Every non-serialized key accepted in decoded entries: the one list.
+///
+/// From rippled's `STLedgerEntry::getJson` (`index`, `mpt_issuance_id`),
+/// `STTx::getJson` (`hash`), `LedgerToJson.cpp` `fillJsonTx` (`metaData`,
+/// API v2 `tx_json`/`meta`/`hash`/`ledger_hash`/`ledger_index`/
+/// `close_time_iso`/`validated`, `owner_funds`, `DeliverMax` through
+/// `insertDeliverMax`, `delivered_amount` through `insertDeliveredAmount`,
+/// `mpt_issuance_id` through `insertMPTokenIssuanceID`), the NFT synthetic
+/// fields of `insertNFTSyntheticInJson` (`nftoken_id`, `nftoken_ids`,
+/// `offer_id`), the `tx`/`account_tx` members a transaction copied from
+/// those responses keeps (`inLedger`, `date`, `ctid`), and the path-step
+/// members of `STPathSet::getJson` (`type`, `type_hex`). `DeliveredAmount`
+/// (capitalized) is a serialized metadata field, not in this list: it is
+/// encoded.
+pub const NON_SERIALIZED_KEYS: &[NonSerializedKey] = &[
+    NonSerializedKey {
+        place: Place::StateEntry,
+        key: "index",
+        handling: Handling::Used,
+        about: "the entry's key in the state map (required)",
+    },
+    NonSerializedKey {
+        place: Place::StateEntry,
+        key: "mpt_issuance_id",
+        handling: Handling::Checked,
+        about: "an MPTokenIssuance's ID: its Sequence then its Issuer",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "hash",
+        handling: Handling::Checked,
+        about: "the transaction ID: SHA512Half of TXN\\0 and the encoded transaction",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "metaData",
+        handling: Handling::Used,
+        about: "the metadata (API v1), decoded or hex",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "meta",
+        handling: Handling::Used,
+        about: "the metadata (API v2, and binary responses), decoded or hex",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "tx_json",
+        handling: Handling::Used,
+        about: "the transaction's fields (API v2)",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "owner_funds",
+        handling: Handling::Skipped,
+        about: "an OfferCreate owner's balance, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "ledger_hash",
+        handling: Handling::Skipped,
+        about: "the ledger the transaction is in (API v2)",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "ledger_index",
+        handling: Handling::Skipped,
+        about: "the ledger the transaction is in",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "inLedger",
+        handling: Handling::Skipped,
+        about: "the ledger the transaction is in (old name)",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "close_time_iso",
+        handling: Handling::Skipped,
+        about: "the ledger's close time (API v2)",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "date",
+        handling: Handling::Skipped,
+        about: "the ledger's close time",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "validated",
+        handling: Handling::Skipped,
+        about: "whether the ledger was validated when served",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "ctid",
+        handling: Handling::Skipped,
+        about: "the compact transaction ID (ledger, index, network)",
+    },
+    NonSerializedKey {
+        place: Place::TxFields,
+        key: "DeliverMax",
+        handling: Handling::AliasOf("Amount"),
+        about: "a Payment's Amount under its API name (beside Amount in v1, instead of it in v2)",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "delivered_amount",
+        handling: Handling::Skipped,
+        about: "the amount delivered, computed by the server (Payment, CheckCash)",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "mpt_issuance_id",
+        handling: Handling::Skipped,
+        about: "the ID of the MPT issuance created, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "nftoken_id",
+        handling: Handling::Skipped,
+        about: "the NFToken minted or accepted, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "nftoken_ids",
+        handling: Handling::Skipped,
+        about: "the NFTokens of the offers cancelled, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "offer_id",
+        handling: Handling::Skipped,
+        about: "the NFToken offer created, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::PathStep,
+        key: "type",
+        handling: Handling::Checked,
+        about: "the step's kind, from which of account, currency and issuer it has",
+    },
+    NonSerializedKey {
+        place: Place::PathStep,
+        key: "type_hex",
+        handling: Handling::Checked,
+        about: "the same kind as 16 hex digits",
+    },
+];
+
+/// How `key` is handled at `place`, if it is a non-serialized key there.
+fn non_serialized(place: Place, key: &str) -> Option<Handling> {
+    NON_SERIALIZED_KEYS
+        .iter()
+        .find(|k| k.place == place && k.key == key)
+        .map(|k| k.handling)
+}
+
+/// A decoded state entry: its `index` and its fields encoded.
+pub(crate) fn state_entry(obj: &Object) -> Result<(Key, Vec<u8>), EntryProblem> {
+    let key = match obj.get("index").filter(|v| !v.is_null()) {
+        Some(v) => crate::dump::key_member("index", v)?,
+        None => return Err(EntryProblem::Missing("index")),
+    };
+    if key.is_zero() {
+        return Err(EntryProblem::ZeroKey { field: "index" });
+    }
+    let entry = format!("index {}", Hash256::from(key));
+    let fields = without(obj, Place::StateEntry);
+    let data = encode_object(&fields).map_err(|error| field(&entry, error))?;
+    if let Some(v) = obj.get("mpt_issuance_id") {
+        check_mpt_issuance_id(&fields, v).map_err(|error| field(&entry, error))?;
+    }
+    Ok((key, data))
+}
+
+/// The transaction of a decoded v1 entry (fields beside `hash` and
+/// `metaData`) or a v2 `tx_json`, encoded; `in_wrapper` is true for v2.
+/// `name` is how the entry is named in errors.
+pub(crate) fn transaction(
+    fields: &Object,
+    in_wrapper: bool,
+    name: &str,
+) -> Result<Vec<u8>, EntryProblem> {
+    let mut tx = if in_wrapper {
+        fields.clone()
+    } else {
+        without(fields, Place::TxEntry)
+    };
+    if let Some(alias) = tx.remove("DeliverMax") {
+        deliver_max(&mut tx, alias).map_err(|error| field(name, error))?;
+    }
+    encode_object(&tx).map_err(|error| field(name, error))
+}
+
+/// Checks the keys of a v2 wrapper (`tx_json`, `meta`, `hash`, …): each must
+/// be one of the entry-level keys.
+pub(crate) fn check_wrapper(obj: &Object, name: &str) -> Result<(), EntryProblem> {
+    match obj
+        .keys()
+        .find(|k| non_serialized(Place::TxEntry, k).is_none())
+    {
+        Some(k) => Err(field(name, FieldError::new(k, FieldProblem::NotAField))),
+        None => Ok(()),
+    }
+}
+
+/// Decoded metadata, encoded.
+pub(crate) fn metadata(meta: &Object, path: &str, name: &str) -> Result<Vec<u8>, EntryProblem> {
+    let fields = without(meta, Place::Metadata);
+    encode_object(&fields).map_err(|error| field(name, error.under(path)))
+}
+
+/// The ID of a transaction, checked against its claimed `hash`.
+pub(crate) fn check_id(claimed: Option<Hash256>, tx: &[u8]) -> Result<(), EntryProblem> {
+    let computed = transaction_id(tx);
+    match claimed {
+        Some(claimed) if claimed != computed => {
+            Err(EntryProblem::DecodedIdMismatch { claimed, computed })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn field(entry: &str, error: FieldError) -> EntryProblem {
+    EntryProblem::Field {
+        entry: entry.to_owned(),
+        error,
+    }
+}
+
+/// `obj` without the non-serialized keys of `place`.
+fn without(obj: &Object, place: Place) -> Object {
+    obj.iter()
+        .filter(|(k, _)| non_serialized(place, k).is_none())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// `DeliverMax` (already removed from `tx`): the same as `Amount`, or
+/// `Amount` itself when that is absent; only on a Payment.
+fn deliver_max(tx: &mut Object, alias: Value) -> Result<(), FieldError> {
+    let is_payment = tx.get("TransactionType").and_then(Value::as_str) == Some("Payment");
+    if !is_payment {
+        return Err(FieldError::new(
+            "DeliverMax",
+            FieldProblem::Inconsistent("is an alias of \"Amount\" only on a Payment".to_owned()),
+        ));
+    }
+    match tx.get("Amount") {
+        None => {
+            tx.insert("Amount".to_owned(), alias);
+            Ok(())
+        }
+        Some(amount) if *amount == alias => Ok(()),
+        Some(_) => Err(FieldError::new(
+            "DeliverMax",
+            FieldProblem::Inconsistent("differs from \"Amount\"".to_owned()),
+        )),
+    }
+}
+
+/// An MPTokenIssuance's `mpt_issuance_id` must be its `Sequence` (4 bytes,
+/// big-endian) then its `Issuer`'s account ID.
+fn check_mpt_issuance_id(fields: &Object, v: &Value) -> Result<(), FieldError> {
+    let expected = (|| {
+        let seq = fields.get("Sequence").and_then(Value::as_u64)?;
+        let seq = u32::try_from(seq).ok()?;
+        let issuer = fields.get("Issuer").and_then(Value::as_str)?;
+        let issuer = AccountId::try_from(issuer).ok()?;
+        let mut id = seq.to_be_bytes().to_vec();
+        id.extend_from_slice(issuer.as_ref());
+        Some(id)
+    })();
+    let given = v.as_str().and_then(|s| decode_hex(s).ok());
+    match (expected, given) {
+        (Some(e), Some(g)) if e == g => Ok(()),
+        (None, _) => Err(FieldError::new(
+            "mpt_issuance_id",
+            FieldProblem::Inconsistent(
+                "is only for an MPTokenIssuance with a Sequence and an Issuer".to_owned(),
+            ),
+        )),
+        _ => Err(FieldError::new(
+            "mpt_issuance_id",
+            FieldProblem::Inconsistent("is not the entry's Sequence and Issuer".to_owned()),
+        )),
+    }
+}
+
+/// The codec's definition of `name`, if it is a serialized field that can
+/// appear in an object (not a marker).
+fn serialized_field(name: &str) -> Option<FieldInstance> {
+    get_field_instance(name).filter(|f| {
+        f.is_serialized
+            && f.associated_type != "Unknown"
+            && name != "ObjectEndMarker"
+            && name != "ArrayEndMarker"
+    })
+}
+
+/// Checks every key of `obj` (recursively), then encodes it with the codec.
+fn encode_object(obj: &Object) -> Result<Vec<u8>, FieldError> {
+    check_fields(obj, "")?;
+    let value = Value::Object(obj.clone());
+    match xrpl::core::binarycodec::encode(&value) {
+        Ok(hex) => decode_hex(&hex).map_err(|e| {
+            FieldError::new("", FieldProblem::Codec(format!("returned bad hex: {e}")))
+        }),
+        Err(e) => Err(locate(obj, "")
+            .unwrap_or_else(|| FieldError::new("", FieldProblem::Codec(one_line(&e.to_string()))))),
+    }
+}
+
+/// The first field of `obj` that the codec cannot encode alone, as deep as
+/// it can be found; `None` when each encodes alone.
+fn locate(obj: &Object, path: &str) -> Option<FieldError> {
+    for (k, v) in obj {
+        let p = join(path, k);
+        let alone: Object = [(k.clone(), v.clone())].into_iter().collect();
+        let Err(e) = xrpl::core::binarycodec::encode(&Value::Object(alone)) else {
+            continue;
+        };
+        let deeper = match v {
+            Value::Object(inner) => locate(inner, &p),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                let (name, inner) = single_member(item)?;
+                locate(inner, &format!("{p}[{i}].{name}"))
+            }),
+            _ => None,
+        };
+        return Some(
+            deeper.unwrap_or_else(|| {
+                FieldError::new(p, FieldProblem::Codec(one_line(&e.to_string())))
+            }),
+        );
+    }
+    None
+}
+
+/// The one member of an array element `{"Name": {…}}`.
+fn single_member(item: &Value) -> Option<(&String, &Object)> {
+    let obj = item.as_object()?;
+    if obj.len() != 1 {
+        return None;
+    }
+    let (name, inner) = obj.iter().next()?;
+    Some((name, inner.as_object()?))
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// `text` on one line, cut to [`MAX_CODEC_MESSAGE`] characters.
+fn one_line(text: &str) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= MAX_CODEC_MESSAGE {
+        flat
+    } else {
+        let mut cut: String = flat.chars().take(MAX_CODEC_MESSAGE).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// Every key of `obj` names a serialized field, with a value of its type's
+/// shape (recursively).
+fn check_fields(obj: &Object, path: &str) -> Result<(), FieldError> {
+    for (k, v) in obj {
+        let p = join(path, k);
+        let Some(f) = serialized_field(k) else {
+            return Err(FieldError::new(p, FieldProblem::NotAField));
+        };
+        check_value(&f.associated_type, v, &p)?;
+    }
+    Ok(())
+}
+
+fn shape(path: &str, expected: &'static str) -> FieldError {
+    FieldError::new(path, FieldProblem::Shape(expected))
+}
+
+/// `v` has the JSON shape of the codec type `ty` (nested objects checked).
+fn check_value(ty: &str, v: &Value, p: &str) -> Result<(), FieldError> {
+    match ty {
+        "STObject" => check_fields(v.as_object().ok_or_else(|| shape(p, "an object"))?, p),
+        "STArray" => {
+            let items = v.as_array().ok_or_else(|| shape(p, "an array"))?;
+            for (i, item) in items.iter().enumerate() {
+                let at = format!("{p}[{i}]");
+                let obj = item
+                    .as_object()
+                    .filter(|o| o.len() == 1)
+                    .ok_or_else(|| shape(&at, "an object with one member"))?;
+                for (name, inner) in obj {
+                    let ip = format!("{at}.{name}");
+                    match serialized_field(name) {
+                        Some(f) if f.associated_type == "STObject" => {}
+                        Some(_) => return Err(shape(&ip, "an object field")),
+                        None => return Err(FieldError::new(ip, FieldProblem::NotAField)),
+                    }
+                    check_fields(
+                        inner.as_object().ok_or_else(|| shape(&ip, "an object"))?,
+                        &ip,
+                    )?;
+                }
+            }
+            Ok(())
+        }
+        "PathSet" => {
+            let paths = v.as_array().ok_or_else(|| shape(p, "an array of paths"))?;
+            for (i, path) in paths.iter().enumerate() {
+                let at = format!("{p}[{i}]");
+                let steps = path
+                    .as_array()
+                    .ok_or_else(|| shape(&at, "an array of steps"))?;
+                for (j, step) in steps.iter().enumerate() {
+                    check_path_step(step, &format!("{at}[{j}]"))?;
+                }
+            }
+            Ok(())
+        }
+        "Vector256" => {
+            let items = v.as_array().ok_or_else(|| shape(p, "an array"))?;
+            match items.iter().position(|h| !h.is_string()) {
+                Some(i) => Err(shape(&format!("{p}[{i}]"), "a hex string")),
+                None => Ok(()),
+            }
+        }
+        "Amount" => match v {
+            Value::String(_) => Ok(()),
+            Value::Object(o) => {
+                let keys = sorted_keys(o);
+                let ok =
+                    keys == ["currency", "issuer", "value"] || keys == ["mpt_issuance_id", "value"];
+                if !ok {
+                    return Err(shape(
+                        p,
+                        "drops as a string, {currency, issuer, value} or {mpt_issuance_id, value}",
+                    ));
+                }
+                strings(o, p)
+            }
+            _ => Err(shape(p, "an amount (a string or an object)")),
+        },
+        "Issue" => check_issue(v, p),
+        "XChainBridge" => {
+            let o = v.as_object().ok_or_else(|| shape(p, "an object"))?;
+            let keys = sorted_keys(o);
+            if keys
+                != [
+                    "IssuingChainDoor",
+                    "IssuingChainIssue",
+                    "LockingChainDoor",
+                    "LockingChainIssue",
+                ]
+            {
+                return Err(shape(
+                    p,
+                    "{LockingChainDoor, LockingChainIssue, IssuingChainDoor, IssuingChainIssue}",
+                ));
+            }
+            for door in ["IssuingChainDoor", "LockingChainDoor"] {
+                if !o[door].as_str().is_some_and(|s| !s.is_empty()) {
+                    return Err(shape(&join(p, door), "an account"));
+                }
+            }
+            for issue in ["IssuingChainIssue", "LockingChainIssue"] {
+                check_issue(&o[issue], &join(p, issue))?;
+            }
+            Ok(())
+        }
+        "AccountID" => match v {
+            Value::String(s) if !s.is_empty() => Ok(()),
+            _ => Err(shape(p, "an account (a non-empty string)")),
+        },
+        "UInt8" | "UInt16" | "UInt32" | "UInt64" | "Int32" | "Hash128" | "Hash160" | "Hash192"
+        | "Hash256" | "Blob" | "Currency" | "Number" => match v {
+            Value::String(_) | Value::Number(_) => Ok(()),
+            Value::Null => Err(shape(p, "a value (it is null)")),
+            _ => Err(shape(p, "a string or a number")),
+        },
+        _ => Err(FieldError::new(
+            p,
+            FieldProblem::Codec(format!("has type {ty}, which the codec does not encode")),
+        )),
+    }
+}
+
+/// The member names of `o`, sorted.
+fn sorted_keys(o: &Object) -> Vec<&str> {
+    let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// Every member of `o` is a string.
+fn strings(o: &Object, p: &str) -> Result<(), FieldError> {
+    match o.iter().find(|(_, v)| !v.is_string()) {
+        Some((k, _)) => Err(shape(&join(p, k), "a string")),
+        None => Ok(()),
+    }
+}
+
+/// An `Issue`: `{currency: "XRP"}`, `{currency, issuer}` or `{mpt_issuance_id}`.
+fn check_issue(v: &Value, p: &str) -> Result<(), FieldError> {
+    let o = v.as_object().ok_or_else(|| shape(p, "an object"))?;
+    let keys = sorted_keys(o);
+    let xrp = o.get("currency").and_then(Value::as_str) == Some("XRP");
+    let ok = match keys.as_slice() {
+        ["currency"] => xrp,
+        ["currency", "issuer"] => !xrp,
+        ["mpt_issuance_id"] => true,
+        _ => false,
+    };
+    if !ok {
+        return Err(shape(
+            p,
+            "{currency: \"XRP\"}, {currency, issuer} or {mpt_issuance_id}",
+        ));
+    }
+    strings(o, p)
+}
+
+/// One step of a path: some of `account`, `currency`, `issuer` (strings),
+/// and `type`/`type_hex` only when they say which.
+fn check_path_step(step: &Value, p: &str) -> Result<(), FieldError> {
+    let o = step.as_object().ok_or_else(|| shape(p, "an object"))?;
+    let mut kind = 0u64;
+    for (k, v) in o {
+        let bit = match k.as_str() {
+            "account" => 0x01,
+            "currency" => 0x10,
+            "issuer" => 0x20,
+            _ if non_serialized(Place::PathStep, k).is_some() => continue,
+            _ => return Err(FieldError::new(join(p, k), FieldProblem::NotAField)),
+        };
+        if !v.as_str().is_some_and(|s| !s.is_empty()) {
+            return Err(shape(&join(p, k), "a non-empty string"));
+        }
+        kind |= bit;
+    }
+    if kind == 0 {
+        return Err(shape(p, "a step with an account, a currency or an issuer"));
+    }
+    if let Some(t) = o.get("type") {
+        if t.as_u64() != Some(kind) {
+            return Err(FieldError::new(
+                join(p, "type"),
+                FieldProblem::Inconsistent(format!("is not {kind}, the kind of this step")),
+            ));
+        }
+    }
+    if let Some(t) = o.get("type_hex") {
+        let expected = format!("{kind:016X}");
+        if !t
+            .as_str()
+            .is_some_and(|s| s.eq_ignore_ascii_case(&expected))
+        {
+            return Err(FieldError::new(
+                join(p, "type_hex"),
+                FieldProblem::Inconsistent(format!("is not {expected}, the kind of this step")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The codec's decoding of a serialized object (for round trips in tests
+/// and the fuzz target): `None` when it does not decode.
+pub fn decode_blob(blob: &[u8]) -> Option<Value> {
+    xrpl::core::binarycodec::decode(&encode_hex_upper(blob)).ok()
+}
