@@ -337,9 +337,15 @@ pub enum FieldProblem {
     /// A value of the wrong JSON shape for the field's type.
     #[error("is not {0}")]
     Shape(&'static str),
-    /// A value the codec refuses, with its message.
-    #[error("cannot be encoded: {0}")]
-    Codec(String),
+    /// A value the codec refuses: the value (compact JSON, cut short) and
+    /// the codec's message.
+    #[error("has a value the codec cannot encode ({value}): {message}")]
+    Codec {
+        /// The value, as compact JSON, cut to 80 characters.
+        value: String,
+        /// The codec's message.
+        message: String,
+    },
     /// A non-serialized key that disagrees with the entry.
     #[error("{0}")]
     Inconsistent(String),
@@ -1322,22 +1328,57 @@ mod tests {
         );
     }
 
+    /// Decoded JSON used to be refused ("request it with binary: true");
+    /// it is now encoded with the XRPL codec. Only a hex member that holds
+    /// JSON, and hashes without `expand`, still say what to request.
     #[test]
-    fn non_binary_and_non_expanded_dumps_say_what_to_request() {
+    fn decoded_entries_are_encoded_and_non_expanded_dumps_say_what_to_request() {
         let json_state =
             format!(r#"{{"state": [{{"index": "{KEY1}", "LedgerEntryType": "AccountRoot"}}]}}"#);
+        let state = parse_str(&json_state).expect("decoded state entry").state;
         assert_eq!(
-            err(&json_state),
-            r#"state entry 0: is decoded JSON, not hex; request it with "binary": true"#
+            state,
+            Some(vec![StateEntry {
+                key: Key::from_hex(KEY1).expect("key"),
+                data: vec![0x11, 0x00, 0x61],
+            }])
         );
+        let tx = |json: &str| -> TxEntry {
+            let txs = parse_str(json).expect("decoded transaction").transactions;
+            txs.and_then(|t| t.into_iter().next())
+                .expect("one transaction")
+        };
         let json_tx =
             r#"{"ledger": {"transactions": [{"TransactionType": "Payment", "metaData": {}}]}}"#;
-        assert!(err(json_tx).contains("\"binary\": true"));
+        assert_eq!(
+            tx(json_tx),
+            TxEntry {
+                tx: vec![0x12, 0x00, 0x00],
+                meta: vec![],
+            }
+        );
         let v2_json_tx = r#"{"transactions": [{"tx_json": {}, "meta": {}}]}"#;
-        assert!(err(v2_json_tx).contains("\"binary\": true"));
+        assert_eq!(
+            tx(v2_json_tx),
+            TxEntry {
+                tx: vec![],
+                meta: vec![]
+            }
+        );
         let meta_object =
-            r#"{"transactions": [{"tx_blob": "00", "meta": {"TransactionIndex": 0}}]}"#;
-        assert!(err(meta_object).contains("\"binary\": true"));
+            r#"{"transactions": [{"tx_blob": "00", "meta": {"TransactionIndex": 7}}]}"#;
+        assert_eq!(
+            tx(meta_object),
+            TxEntry {
+                tx: vec![0x00],
+                meta: vec![0x20, 0x1C, 0, 0, 0, 7],
+            }
+        );
+        let json_in_hex_member = format!(r#"{{"state": [{{"index": "{KEY1}", "data": {{}}}}]}}"#);
+        assert_eq!(
+            err(&json_in_hex_member),
+            r#"state entry 0: is decoded JSON, not hex; request it with "binary": true"#
+        );
         let hashes_only = format!(r#"{{"ledger": {{"accountState": ["{KEY1}"]}}}}"#);
         assert_eq!(
             err(&hashes_only),
@@ -1514,6 +1555,11 @@ mod tests {
             format!(r#""{KEY1}""#),
             "[]".to_owned(),
             "7".to_owned(),
+            format!(r#"{{"index": "{KEY1}", "LedgerEntryType": "AccountRoot", "Flags": 0}}"#),
+            format!(r#"{{"index": "{KEY1}", "LedgerEntryType": "AccountRoot", "Foo": 1}}"#),
+            format!(
+                r#"{{"index": "{KEY1}", "LedgerEntryType": "DirectoryNode", "Indexes": ["{KEY2}"]}}"#
+            ),
         ];
         let txs = [
             format!(r#"{{"tx_blob": "120000", "meta": "01", "hash": "{id}"}}"#),
@@ -1522,6 +1568,11 @@ mod tests {
             r#"{"tx_blob": "120000", "metaData": {}}"#.to_owned(),
             r#"{"tx_json": {}, "meta": "01"}"#.to_owned(),
             r#"{"tx_blob": "120000", "meta": null, "meta_blob": "01"}"#.to_owned(),
+            r#"{"TransactionType": "Payment", "Flags": 0, "metaData": {"TransactionIndex": 0}}"#
+                .to_owned(),
+            r#"{"tx_json": {"TransactionType": "Payment"}, "meta": {}, "validated": true}"#
+                .to_owned(),
+            r#"{"tx_blob": "120000", "meta": {"TransactionIndex": 0}, "metaData": {}}"#.to_owned(),
         ];
         let mut docs = Vec::new();
         for e in &entries {
