@@ -31,7 +31,7 @@ use xrpl::core::binarycodec::types::AccountId;
 use shamap::hash::{decode_hex, encode_hex_upper, Hash256, Key};
 use shamap::xrpl::transaction_id;
 
-use crate::dump::{EntryProblem, FieldError, FieldProblem};
+use crate::dump::{EntryProblem, FieldError, FieldProblem, StateEntry, TxEntry};
 
 type Object = Map<String, Value>;
 
@@ -667,6 +667,20 @@ fn check_path_step(step: &Value, p: &str) -> Result<(), FieldError> {
         }
     }
     Ok(())
+}
+
+/// One entry of a state list, read as [`parse`](crate::parse) reads it
+/// (binary or decoded). Public for the fuzz target `json_entry`.
+#[doc(hidden)]
+pub fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
+    crate::dump::read_state_entry(v)
+}
+
+/// One entry of a transaction list, read as [`parse`](crate::parse) reads
+/// it (binary or decoded). Public for the fuzz target `json_entry`.
+#[doc(hidden)]
+pub fn read_tx_entry(v: &Value) -> Result<TxEntry, EntryProblem> {
+    crate::dump::read_tx_entry(v)
 }
 
 /// The codec's decoding of a serialized object (for round trips in tests

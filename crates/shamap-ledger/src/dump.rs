@@ -321,7 +321,9 @@ impl fmt::Display for FieldError {
         if self.path.is_empty() {
             write!(f, "{}", self.problem)
         } else {
-            write!(f, "field \"{}\" {}", self.path, self.problem)
+            // Debug quoting: a key with a quote or a line break in it stays
+            // on one line and readable.
+            write!(f, "field {:?} {}", self.path, self.problem)
         }
     }
 }
@@ -893,7 +895,7 @@ pub(crate) fn key_member(field: &'static str, v: &Value) -> Result<Key, EntryPro
     })
 }
 
-fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
+pub(crate) fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
     let obj = match v {
         Value::Object(o) => o,
         Value::String(_) => return Err(EntryProblem::HashOnly),
@@ -926,7 +928,7 @@ enum TxSource<'a> {
     Fields,
 }
 
-fn read_tx_entry(v: &Value) -> Result<TxEntry, EntryProblem> {
+pub(crate) fn read_tx_entry(v: &Value) -> Result<TxEntry, EntryProblem> {
     let obj = match v {
         Value::Object(o) => o,
         Value::String(_) => return Err(EntryProblem::HashOnly),
