@@ -564,12 +564,15 @@ fn check_value(ty: &str, v: &Value, p: &str) -> Result<(), FieldError> {
                 ));
             }
             for door in ["IssuingChainDoor", "LockingChainDoor"] {
-                if !o[door].as_str().is_some_and(|s| !s.is_empty()) {
+                if o.get(door)
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
                     return Err(shape(&join(p, door), "an account"));
                 }
             }
             for issue in ["IssuingChainIssue", "LockingChainIssue"] {
-                check_issue(&o[issue], &join(p, issue))?;
+                check_issue(o.get(issue).unwrap_or(&Value::Null), &join(p, issue))?;
             }
             Ok(())
         }
@@ -638,7 +641,7 @@ fn check_path_step(step: &Value, p: &str) -> Result<(), FieldError> {
             _ if non_serialized(Place::PathStep, k).is_some() => continue,
             _ => return Err(FieldError::new(join(p, k), FieldProblem::NotAField)),
         };
-        if !v.as_str().is_some_and(|s| !s.is_empty()) {
+        if v.as_str().is_none_or(str::is_empty) {
             return Err(shape(&join(p, k), "a non-empty string"));
         }
         kind |= bit;

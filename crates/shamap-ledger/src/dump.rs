@@ -2,9 +2,10 @@
 //! ledger can be rebuilt and its hashes checked.
 //!
 //! [`parse`] takes the bytes of one file and returns a [`LedgerDump`]: the
-//! header fields found, the state entries and the transactions, all decoded
-//! from hex. Only binary dumps can be hashed, so decoded-JSON entries are an
-//! error that says to ask for `"binary": true`.
+//! header fields found, the state entries and the transactions, as bytes:
+//! decoded from hex, or, for decoded-JSON entries (a response without
+//! `"binary": true`), encoded with the XRPL codec behind the field guard of
+//! [`crate::decoded`]. Binary and decoded entries may be mixed.
 //!
 //! Shapes understood (the ledger object may sit under `result.ledger`, under
 //! `ledger`, or be the top-level object itself; `result` may wrap any shape):
@@ -13,6 +14,7 @@
 //! |---|---|---|---|
 //! | `ledger` response, binary | `ledger.ledger_data` (118-byte header, hex) or header fields; `ledger_hash`/`ledger_index` beside `ledger` | `accountState: [{index\|hash, data\|tx_blob}]` | `transactions: [{tx_blob, meta\|meta_blob, hash?}]` |
 //! | `ledger` response, JSON header | header fields in `ledger` | as above | as above |
+//! | `ledger` response, decoded (`expand` without `binary`) | as above | `accountState: [{LedgerEntryType, …, index}]` | `transactions: [{TransactionType, …, hash?, metaData}]` (API v1) or `[{tx_json, meta, hash?}]` (API v2) |
 //! | `{header, transactions}` (test fixtures) | header fields in `header` | `accountState` | `transactions` |
 //! | `ledger_data` page, binary | `ledger_index`/`ledger_hash` on the page; `ledger.ledger_data` or fields when present | `state: [{index, data}]` | — |
 //!
