@@ -25,6 +25,7 @@
 //! - A transaction's `hash` must be the ID of the transaction as encoded.
 
 use serde_json::{Map, Value};
+use xrpl::core::addresscodec::is_valid_xaddress;
 use xrpl::core::binarycodec::definitions::{get_field_instance, FieldInstance};
 use xrpl::core::binarycodec::types::AccountId;
 
@@ -355,6 +356,9 @@ fn deliver_max(tx: &mut Object, alias: Value) -> Result<(), FieldError> {
 /// big-endian) then its `Issuer`'s account ID.
 fn check_mpt_issuance_id(fields: &Object, v: &Value) -> Result<(), FieldError> {
     let expected = (|| {
+        if fields.get("LedgerEntryType").and_then(Value::as_str) != Some("MPTokenIssuance") {
+            return None;
+        }
         let seq = fields.get("Sequence").and_then(Value::as_u64)?;
         let seq = u32::try_from(seq).ok()?;
         let issuer = fields.get("Issuer").and_then(Value::as_str)?;
@@ -474,6 +478,15 @@ fn check_fields(obj: &Object, path: &str) -> Result<(), FieldError> {
         let Some(f) = serialized_field(k) else {
             return Err(FieldError::new(p, FieldProblem::NotAField));
         };
+        // The codec turns an X-address into a classic one and adds its tag
+        // as a SourceTag or DestinationTag field of its own: not a value
+        // the ledger's JSON holds, and not one field's value.
+        if v.as_str().is_some_and(is_valid_xaddress) {
+            return Err(shape(
+                &p,
+                "a classic address (ledger JSON has no X-addresses)",
+            ));
+        }
         check_value(&f.associated_type, v, &p)?;
     }
     Ok(())
@@ -846,6 +859,35 @@ mod tests {
             tx_err(v2),
             format!("transactions entry 0: transaction: field \"Fee\" {not_a_field}")
         );
+    }
+
+    #[test]
+    fn x_addresses_are_refused() {
+        // An X-address of ISSUER with tag 12345: the codec would add a
+        // DestinationTag field of its own.
+        let x = xrpl::core::addresscodec::classic_address_to_xaddress(ISSUER, Some(12345), false)
+            .expect("X-address");
+        let e = tx_err(payment(|e| e["Destination"] = json!(x)));
+        assert_eq!(
+            e,
+            tx_entry(
+                "field \"Destination\" is not a classic address (ledger JSON has no X-addresses)"
+            )
+        );
+    }
+
+    /// A key with a line break or a quote is quoted with escapes: the
+    /// message stays one line (found by the `json_entry` fuzz target).
+    #[test]
+    fn odd_key_names_stay_on_one_line() {
+        let e = state_err(account_root(|e| e["Sequ\nce \"x\""] = json!(8)));
+        assert!(
+            e.starts_with(&entry(
+                r#"field "Sequ\nce \"x\"" is not a serialized field"#
+            )),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
     }
 
     #[test]
