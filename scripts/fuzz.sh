@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(dump_reader proof_verify store_node)
+  targets=(dump_reader json_entry proof_verify store_node)
 fi
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
@@ -52,6 +52,9 @@ run_one() {
     extra+=(-dict=fuzz/dump_reader.dict)
     cp -n fuzz/seeds/*.json "$corpus"/ 2>/dev/null || true
     cp -n data/*.json "$corpus"/ 2>/dev/null || true
+  fi
+  if [ "$t" = json_entry ]; then
+    cp -n fuzz/seeds/json_entry/*.json "$corpus"/ 2>/dev/null || true
   fi
   echo "fuzz.sh: $t for ${seconds}s"
   local rc=0

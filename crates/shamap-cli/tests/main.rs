@@ -14,5 +14,6 @@ mod support;
 #[path = "../../shamap-store/tests/tmpfs.rs"]
 mod tmpfs;
 mod verify_data;
+mod verify_decoded;
 mod verify_errors;
 mod verify_pages;

@@ -143,8 +143,10 @@ fn non_json_and_empty_files_are_input_errors() {
             "error.json",
             &br#"{"result": {"error": "lgrNotFound", "status": "error"}}"#[..],
         ),
+        // Decoded JSON is read now (tests/verify_decoded.rs); this entry
+        // fails on its one-byte index.
         (
-            "decoded.json",
+            "decoded-short-index.json",
             &br#"{"state": [{"index": "AB", "LedgerEntryType": "AccountRoot"}]}"#[..],
         ),
     ] {

@@ -2,9 +2,10 @@
 //! ledger can be rebuilt and its hashes checked.
 //!
 //! [`parse`] takes the bytes of one file and returns a [`LedgerDump`]: the
-//! header fields found, the state entries and the transactions, all decoded
-//! from hex. Only binary dumps can be hashed, so decoded-JSON entries are an
-//! error that says to ask for `"binary": true`.
+//! header fields found, the state entries and the transactions, as bytes:
+//! decoded from hex, or, for decoded-JSON entries (a response without
+//! `"binary": true`), encoded with the XRPL codec behind the field guard of
+//! [`crate::decoded`]. Binary and decoded entries may be mixed.
 //!
 //! Shapes understood (the ledger object may sit under `result.ledger`, under
 //! `ledger`, or be the top-level object itself; `result` may wrap any shape):
@@ -13,6 +14,7 @@
 //! |---|---|---|---|
 //! | `ledger` response, binary | `ledger.ledger_data` (118-byte header, hex) or header fields; `ledger_hash`/`ledger_index` beside `ledger` | `accountState: [{index\|hash, data\|tx_blob}]` | `transactions: [{tx_blob, meta\|meta_blob, hash?}]` |
 //! | `ledger` response, JSON header | header fields in `ledger` | as above | as above |
+//! | `ledger` response, decoded (`expand` without `binary`) | as above | `accountState: [{LedgerEntryType, …, index}]` | `transactions: [{TransactionType, …, hash?, metaData}]` (API v1) or `[{tx_json, meta, hash?}]` (API v2) |
 //! | `{header, transactions}` (test fixtures) | header fields in `header` | `accountState` | `transactions` |
 //! | `ledger_data` page, binary | `ledger_index`/`ledger_hash` on the page; `ledger.ledger_data` or fields when present | `state: [{index, data}]` | — |
 //!
@@ -36,6 +38,8 @@ use shamap::hash::{decode_hex, Hash256, Key};
 use shamap::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
 use shamap::xrpl::transaction_id;
 use shamap::ParseHexError;
+
+use crate::decoded;
 
 type Object = Map<String, Value>;
 
@@ -261,6 +265,94 @@ pub enum EntryProblem {
         /// The ID computed from `tx_blob`.
         computed: Hash256,
     },
+    /// A decoded-JSON entry with a field that cannot be encoded exactly:
+    /// unknown to the codec, of the wrong shape, a value the codec refuses,
+    /// or a non-serialized key that disagrees with the entry.
+    #[error("{entry}: {error}")]
+    Field {
+        /// The entry: `index <KEY>` for a state entry, `transaction <HASH>`
+        /// for a transaction (its `hash`, or its ID once encoded), or
+        /// `transaction` when neither is known.
+        entry: String,
+        /// The field and what is wrong with it.
+        error: FieldError,
+    },
+    /// A decoded transaction whose `hash` is not the ID of the transaction
+    /// as encoded.
+    #[error("transaction {claimed}: \"hash\" is not the ID of the transaction as encoded, which is {computed}")]
+    DecodedIdMismatch {
+        /// The `hash` the entry gives.
+        claimed: Hash256,
+        /// The ID of the encoded transaction.
+        computed: Hash256,
+    },
+}
+
+/// A field of a decoded-JSON entry that cannot be encoded exactly.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// Where the field is in the entry: `Balance`, `Memos[0].Memo.MemoType`,
+    /// `metaData.AffectedNodes[1].ModifiedNode.FinalFields.Balance`; empty
+    /// for the entry as a whole.
+    pub path: String,
+    /// What is wrong with it.
+    pub problem: FieldProblem,
+}
+
+impl FieldError {
+    pub(crate) fn new(path: impl Into<String>, problem: FieldProblem) -> FieldError {
+        FieldError {
+            path: path.into(),
+            problem,
+        }
+    }
+
+    /// The same error, in a field nested under `prefix`.
+    pub(crate) fn under(self, prefix: &str) -> FieldError {
+        let path = if self.path.is_empty() {
+            prefix.to_owned()
+        } else {
+            format!("{prefix}.{}", self.path)
+        };
+        FieldError { path, ..self }
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}", self.problem)
+        } else {
+            // Debug quoting: a key with a quote or a line break in it stays
+            // on one line and readable.
+            write!(f, "field {:?} {}", self.path, self.problem)
+        }
+    }
+}
+
+/// What is wrong with a field of a decoded-JSON entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FieldProblem {
+    /// Not a serialized field the codec knows: the codec would leave it out
+    /// of the encoding without an error, and the hash would be wrong.
+    #[error("is not a serialized field in the XRPL codec's definitions ({codec}), so it would be left out of the hash", codec = crate::decoded::CODEC)]
+    NotAField,
+    /// A value of the wrong JSON shape for the field's type.
+    #[error("is not {0}")]
+    Shape(&'static str),
+    /// A value the codec refuses: the value (compact JSON, cut short) and
+    /// the codec's message.
+    #[error("has a value the codec cannot encode ({value}): {message}")]
+    Codec {
+        /// The value, as compact JSON, cut to 80 characters.
+        value: String,
+        /// The codec's message.
+        message: String,
+    },
+    /// A non-serialized key that disagrees with the entry.
+    #[error("{0}")]
+    Inconsistent(String),
 }
 
 /// The header fields that go into the ledger hash, in serialization order.
@@ -809,7 +901,7 @@ fn hex_member(field: &'static str, v: &Value) -> Result<Vec<u8>, EntryProblem> {
 }
 
 /// A 32-byte key or ID.
-fn key_member(field: &'static str, v: &Value) -> Result<Key, EntryProblem> {
+pub(crate) fn key_member(field: &'static str, v: &Value) -> Result<Key, EntryProblem> {
     let bytes = hex_member(field, v)?;
     Key::from_slice(&bytes).ok_or(EntryProblem::KeyLength {
         field,
@@ -817,18 +909,18 @@ fn key_member(field: &'static str, v: &Value) -> Result<Key, EntryProblem> {
     })
 }
 
-fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
+pub(crate) fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
     let obj = match v {
         Value::Object(o) => o,
         Value::String(_) => return Err(EntryProblem::HashOnly),
         _ => return Err(EntryProblem::NotObject),
     };
     let Some((data_name, data)) = first_of(obj, &["data", "tx_blob"]) else {
-        return Err(if obj.contains_key("LedgerEntryType") {
-            EntryProblem::NotBinary
-        } else {
-            EntryProblem::Missing("data")
-        });
+        if obj.contains_key("LedgerEntryType") {
+            let (key, data) = decoded::state_entry(obj)?;
+            return Ok(StateEntry { key, data });
+        }
+        return Err(EntryProblem::Missing("data"));
     };
     let (key_name, key) =
         first_of(obj, &["index", "hash"]).ok_or(EntryProblem::Missing("index"))?;
@@ -840,36 +932,87 @@ fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
     Ok(StateEntry { key, data })
 }
 
-fn read_tx_entry(v: &Value) -> Result<TxEntry, EntryProblem> {
+/// Where a transaction entry's transaction is.
+enum TxSource<'a> {
+    /// `tx_blob`, hex.
+    Blob(&'a Value),
+    /// API v2 `tx_json`, decoded.
+    TxJson(&'a Value),
+    /// API v1: the entry's own fields, decoded.
+    Fields,
+}
+
+pub(crate) fn read_tx_entry(v: &Value) -> Result<TxEntry, EntryProblem> {
     let obj = match v {
         Value::Object(o) => o,
         Value::String(_) => return Err(EntryProblem::HashOnly),
         _ => return Err(EntryProblem::NotObject),
     };
-    let Some(tx) = get(obj, "tx_blob") else {
-        return Err(
-            if obj.contains_key("tx_json") || obj.contains_key("TransactionType") {
-                EntryProblem::NotBinary
-            } else {
-                EntryProblem::Missing("tx_blob")
-            },
-        );
+    let source = if let Some(tx) = get(obj, "tx_blob") {
+        TxSource::Blob(tx)
+    } else if let Some(tx) = get(obj, "tx_json") {
+        TxSource::TxJson(tx)
+    } else if obj.contains_key("TransactionType") {
+        TxSource::Fields
+    } else {
+        return Err(EntryProblem::Missing("tx_blob"));
     };
-    let Some((meta_name, meta)) = first_of(obj, &["meta", "meta_blob"]) else {
-        return Err(if obj.contains_key("metaData") {
-            EntryProblem::NotBinary
-        } else {
-            EntryProblem::Missing("meta")
-        });
+    let metas = ["meta", "meta_blob", "metaData"];
+    let (meta_name, meta) = first_of(obj, &metas).ok_or(EntryProblem::Missing("meta"))?;
+    // How a decoded entry is named in errors: by its `hash` when readable.
+    let claimed = get(obj, "hash")
+        .and_then(Value::as_str)
+        .and_then(|h| Hash256::from_hex(h).ok());
+    let name = |id: Option<Hash256>| match id {
+        Some(h) => format!("transaction {h}"),
+        None => "transaction".to_owned(),
     };
-    let tx = hex_member("tx_blob", tx)?;
-    let meta = hex_member(meta_name, meta)?;
-    if let Some(claimed) = get(obj, "hash") {
-        let claimed = Hash256::from(key_member("hash", claimed)?);
-        let computed = transaction_id(&tx);
-        if claimed != computed {
-            return Err(EntryProblem::IdMismatch { computed });
+    let tx = match source {
+        TxSource::Blob(tx) => hex_member("tx_blob", tx)?,
+        TxSource::TxJson(tx) => {
+            decoded::check_wrapper(obj, &name(claimed))?;
+            let Value::Object(fields) = tx else {
+                return Err(EntryProblem::Field {
+                    entry: name(claimed),
+                    error: FieldError::new("tx_json", FieldProblem::Shape("an object")),
+                });
+            };
+            decoded::transaction(fields, true, &name(claimed))?
         }
+        TxSource::Fields => decoded::transaction(obj, false, &name(claimed))?,
+    };
+    let meta = match meta {
+        Value::Object(fields) => {
+            let entry = name(claimed.or_else(|| Some(transaction_id(&tx))));
+            if metas.iter().filter(|&&m| get(obj, m).is_some()).count() > 1 {
+                return Err(EntryProblem::Field {
+                    entry,
+                    error: FieldError::new(
+                        meta_name,
+                        FieldProblem::Inconsistent(
+                            "is one of several metadata members (meta, meta_blob, metaData)"
+                                .to_owned(),
+                        ),
+                    ),
+                });
+            }
+            decoded::metadata(fields, meta_name, &entry)?
+        }
+        other => hex_member(meta_name, other)?,
+    };
+    let claimed = get(obj, "hash")
+        .map(|h| key_member("hash", h).map(Hash256::from))
+        .transpose()?;
+    match source {
+        TxSource::Blob(_) => {
+            if let Some(claimed) = claimed {
+                let computed = transaction_id(&tx);
+                if claimed != computed {
+                    return Err(EntryProblem::IdMismatch { computed });
+                }
+            }
+        }
+        TxSource::TxJson(_) | TxSource::Fields => decoded::check_id(claimed, &tx)?,
     }
     Ok(TxEntry { tx, meta })
 }
@@ -1204,22 +1347,57 @@ mod tests {
         );
     }
 
+    /// Decoded JSON used to be refused ("request it with binary: true");
+    /// it is now encoded with the XRPL codec. Only a hex member that holds
+    /// JSON, and hashes without `expand`, still say what to request.
     #[test]
-    fn non_binary_and_non_expanded_dumps_say_what_to_request() {
+    fn decoded_entries_are_encoded_and_non_expanded_dumps_say_what_to_request() {
         let json_state =
             format!(r#"{{"state": [{{"index": "{KEY1}", "LedgerEntryType": "AccountRoot"}}]}}"#);
+        let state = parse_str(&json_state).expect("decoded state entry").state;
         assert_eq!(
-            err(&json_state),
-            r#"state entry 0: is decoded JSON, not hex; request it with "binary": true"#
+            state,
+            Some(vec![StateEntry {
+                key: Key::from_hex(KEY1).expect("key"),
+                data: vec![0x11, 0x00, 0x61],
+            }])
         );
+        let tx = |json: &str| -> TxEntry {
+            let txs = parse_str(json).expect("decoded transaction").transactions;
+            txs.and_then(|t| t.into_iter().next())
+                .expect("one transaction")
+        };
         let json_tx =
             r#"{"ledger": {"transactions": [{"TransactionType": "Payment", "metaData": {}}]}}"#;
-        assert!(err(json_tx).contains("\"binary\": true"));
+        assert_eq!(
+            tx(json_tx),
+            TxEntry {
+                tx: vec![0x12, 0x00, 0x00],
+                meta: vec![],
+            }
+        );
         let v2_json_tx = r#"{"transactions": [{"tx_json": {}, "meta": {}}]}"#;
-        assert!(err(v2_json_tx).contains("\"binary\": true"));
+        assert_eq!(
+            tx(v2_json_tx),
+            TxEntry {
+                tx: vec![],
+                meta: vec![]
+            }
+        );
         let meta_object =
-            r#"{"transactions": [{"tx_blob": "00", "meta": {"TransactionIndex": 0}}]}"#;
-        assert!(err(meta_object).contains("\"binary\": true"));
+            r#"{"transactions": [{"tx_blob": "00", "meta": {"TransactionIndex": 7}}]}"#;
+        assert_eq!(
+            tx(meta_object),
+            TxEntry {
+                tx: vec![0x00],
+                meta: vec![0x20, 0x1C, 0, 0, 0, 7],
+            }
+        );
+        let json_in_hex_member = format!(r#"{{"state": [{{"index": "{KEY1}", "data": {{}}}}]}}"#);
+        assert_eq!(
+            err(&json_in_hex_member),
+            r#"state entry 0: is decoded JSON, not hex; request it with "binary": true"#
+        );
         let hashes_only = format!(r#"{{"ledger": {{"accountState": ["{KEY1}"]}}}}"#);
         assert_eq!(
             err(&hashes_only),
@@ -1353,6 +1531,20 @@ mod tests {
         }
     }
 
+    /// Scalar members beside the hex ones (numbers among them) keep an
+    /// entry on the fast path, whatever serde_json's number features: the
+    /// XRPL codec's dependencies switch on `arbitrary_precision`, under
+    /// which a number read through `deserialize_any` is a map.
+    #[test]
+    fn fast_path_answers_for_entries_with_scalar_members() {
+        let doc = format!(
+            r#"{{"ledger_index": 5, "accountState": [{{"index": "{KEY1}", "data": "AB",
+                "n": 15, "f": -1.5e3, "big": 1e400, "t": true, "s": "x", "z": null}}]}}"#
+        );
+        let fast = super::fast::parse(doc.as_bytes()).expect("the fast path answers");
+        assert_eq!(Ok(fast), parse_dom(doc.as_bytes()));
+    }
+
     /// Variants around every rule the fast path must follow or decline on:
     /// `parse` (fast path first) always equals `parse_dom`.
     #[test]
@@ -1382,6 +1574,11 @@ mod tests {
             format!(r#""{KEY1}""#),
             "[]".to_owned(),
             "7".to_owned(),
+            format!(r#"{{"index": "{KEY1}", "LedgerEntryType": "AccountRoot", "Flags": 0}}"#),
+            format!(r#"{{"index": "{KEY1}", "LedgerEntryType": "AccountRoot", "Foo": 1}}"#),
+            format!(
+                r#"{{"index": "{KEY1}", "LedgerEntryType": "DirectoryNode", "Indexes": ["{KEY2}"]}}"#
+            ),
         ];
         let txs = [
             format!(r#"{{"tx_blob": "120000", "meta": "01", "hash": "{id}"}}"#),
@@ -1390,6 +1587,11 @@ mod tests {
             r#"{"tx_blob": "120000", "metaData": {}}"#.to_owned(),
             r#"{"tx_json": {}, "meta": "01"}"#.to_owned(),
             r#"{"tx_blob": "120000", "meta": null, "meta_blob": "01"}"#.to_owned(),
+            r#"{"TransactionType": "Payment", "Flags": 0, "metaData": {"TransactionIndex": 0}}"#
+                .to_owned(),
+            r#"{"tx_json": {"TransactionType": "Payment"}, "meta": {}, "validated": true}"#
+                .to_owned(),
+            r#"{"tx_blob": "120000", "meta": {"TransactionIndex": 0}, "metaData": {}}"#.to_owned(),
         ];
         let mut docs = Vec::new();
         for e in &entries {

@@ -5,11 +5,12 @@
 //! metadata, and header fields, as bytes and hashes.
 //!
 //! Today that is [`dump`]: the JSON `ledger` and `ledger_data` responses
-//! that rippled and Clio emit (`"binary": true`), read into a
-//! [`LedgerDump`] by [`parse`] and joined page by page with [`merge`].
-//! This crate is also where other forms of a ledger that users hold are to
-//! be read (a JSON→binary XRPL codec, for decoded-JSON dumps, is planned),
-//! so that the engine itself needs no JSON library.
+//! that rippled and Clio emit, binary (`"binary": true`) or decoded, read
+//! into a [`LedgerDump`] by [`parse`] and joined page by page with
+//! [`merge`]. Decoded entries are encoded to rippled's bytes by the XRPL
+//! codec `xrpl-rust` behind a guard that refuses every field the codec would
+//! drop ([`decoded`]); no other crate of the workspace uses the codec. The
+//! engine itself needs no JSON library.
 //!
 //! ```
 //! let json = br#"{"ledger_index": 5, "accountState": [
@@ -25,8 +26,10 @@
 //! header and its hash ([`shamap::xrpl::LedgerHeader`]), transaction IDs
 //! and the transaction+metadata leaf layout, VL encoding and wire nodes.
 
+pub mod decoded;
 pub mod dump;
 
 pub use dump::{
-    merge, parse, DumpError, DumpKind, EntryProblem, HeaderFields, LedgerDump, StateEntry, TxEntry,
+    merge, parse, DumpError, DumpKind, EntryProblem, FieldError, FieldProblem, HeaderFields,
+    LedgerDump, StateEntry, TxEntry,
 };

@@ -205,7 +205,7 @@ fn tx_entry(text: &str) -> Option<TxEntry> {
 
 /// The members of an entry the reader uses, as unescaped strings of the
 /// input; `null` counts as absent, as in the full parse. Any other member
-/// must be a scalar. A repeated member keeps its last value, as a `Value`
+/// must be a scalar (read as raw text). A repeated member keeps its last value, as a `Value`
 /// does.
 #[derive(Default)]
 struct Flat<'a> {
@@ -236,7 +236,14 @@ impl<'de> Deserialize<'de> for Flat<'de> {
                         "meta" => &mut e.meta,
                         "meta_blob" => &mut e.meta_blob,
                         _ => {
-                            m.next_value::<Scalar>()?;
+                            // Read as raw text, not through `deserialize_any`:
+                            // with serde_json's `arbitrary_precision` (which
+                            // the XRPL codec's dependencies switch on for the
+                            // whole build) a number arrives as a map.
+                            let raw = m.next_value::<&'de RawValue>()?;
+                            if raw.get().starts_with(['[', '{']) {
+                                return Err(de::Error::custom("a nested member"));
+                            }
                             continue;
                         }
                     };
@@ -246,39 +253,5 @@ impl<'de> Deserialize<'de> for Flat<'de> {
             }
         }
         d.deserialize_map(FlatVisitor)
-    }
-}
-
-/// Any JSON scalar (its value unused); arrays and objects are refused.
-struct Scalar;
-
-impl<'de> Deserialize<'de> for Scalar {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ScalarVisitor;
-        impl Visitor<'_> for ScalarVisitor {
-            type Value = Scalar;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string, number, boolean or null")
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scalar, E> {
-                Ok(Scalar)
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Scalar, E> {
-                Ok(Scalar)
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Scalar, E> {
-                Ok(Scalar)
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Scalar, E> {
-                Ok(Scalar)
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Scalar, E> {
-                Ok(Scalar)
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
-                Ok(Scalar)
-            }
-        }
-        d.deserialize_any(ScalarVisitor)
     }
 }

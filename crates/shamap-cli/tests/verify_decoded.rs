@@ -1,0 +1,267 @@
+//! Decoded-JSON ledgers (a `ledger` response without `"binary": true`):
+//! the xrpl.js fixture `ledger-full-38129.json` verifies with the known
+//! hashes, a changed value is a mismatch (status 1), a field the XRPL codec
+//! does not know or a value it cannot encode is one error line naming the
+//! file, the entry and the field (status 2), and every command that reads
+//! dumps reads them.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::support::{assert_input_error, data, ledger_38129, ledger_38129_json, shamap, Run};
+
+const ACCOUNT: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
+const TRANSACTION: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
+const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+const TX_ID: &str = "3B1A4E1C9BB6A7208EB146BCDB86ECEA6068ED01466D933528CA2B4C64F753EF";
+
+fn decoded_38129() -> PathBuf {
+    data("ledger-full-38129.json")
+}
+
+/// The decoded fixture as a JSON value, to be altered by a test.
+fn decoded_json() -> Value {
+    let bytes = std::fs::read(decoded_38129()).expect("data file is readable");
+    serde_json::from_slice(&bytes).expect("data file is JSON")
+}
+
+fn write(dir: &tempfile::TempDir, name: &str, v: &Value) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, v.to_string()).expect("temp file is writable");
+    path
+}
+
+fn verify(path: &Path) -> Run {
+    shamap([OsStr::new("verify"), path.as_os_str()], None)
+}
+
+/// The `index` of state entry `i` of the fixture.
+fn index(v: &Value, i: usize) -> String {
+    v["accountState"][i]["index"]
+        .as_str()
+        .expect("index")
+        .to_owned()
+}
+
+#[test]
+fn decoded_fixture_verifies_with_the_known_hashes() {
+    let run = verify(&decoded_38129());
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    let file = decoded_38129().display().to_string();
+    assert_eq!(
+        run.stdout,
+        format!(
+            "ledger 38129 from {file} (261 state entries, 1 transaction)\n\
+             account_hash {ACCOUNT} match\n\
+             transaction_hash {TRANSACTION} match\n\
+             ledger_hash {LEDGER} match\n"
+        )
+    );
+}
+
+#[test]
+fn a_changed_balance_is_a_mismatch() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut v = decoded_json();
+    assert_eq!(v["accountState"][0]["Balance"], "370000000");
+    v["accountState"][0]["Balance"] = "370000001".into();
+    let run = verify(&write(&dir, "balance.json", &v));
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(
+        lines[1].starts_with("account_hash ")
+            && lines[1].ends_with(&format!(" MISMATCH expected {ACCOUNT}")),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(lines[2], format!("transaction_hash {TRANSACTION} match"));
+    assert!(
+        lines[3].ends_with(&format!(" MISMATCH expected {LEDGER}")),
+        "{}",
+        lines[3]
+    );
+}
+
+#[test]
+fn an_unknown_field_is_an_input_error_naming_file_entry_and_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let not_a_field = "is not a serialized field in the XRPL codec's definitions \
+                       (xrpl-rust 1.3.0), so it would be left out of the hash";
+
+    let mut v = decoded_json();
+    v["accountState"][3]["Balanse"] = "1".into();
+    let path = write(&dir, "unknown.json", &v);
+    let line = assert_input_error(&verify(&path), &path.display().to_string());
+    assert_eq!(
+        line,
+        format!(
+            "error: {}: accountState entry 3: index {}: field \"Balanse\" {not_a_field}",
+            path.display(),
+            index(&v, 3)
+        )
+    );
+
+    // Nested in the transaction's metadata.
+    let mut v = decoded_json();
+    v["transactions"][0]["metaData"]["AffectedNodes"][1]["ModifiedNode"]["FinalFields"]["Bogus"] =
+        "1".into();
+    let path = write(&dir, "unknown-meta.json", &v);
+    let line = assert_input_error(&verify(&path), &path.display().to_string());
+    assert!(
+        line.ends_with(&format!(
+            ": transactions entry 0: transaction {TX_ID}: field \
+             \"metaData.AffectedNodes[1].ModifiedNode.FinalFields.Bogus\" {not_a_field}"
+        )),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_bad_value_is_an_input_error_naming_entry_and_field() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (i, field, bad) in [
+        (0, "Account", "0xNOTHEX"),
+        (1, "Balance", "-10000000000"),
+        (2, "RootIndex", "XYZ"),
+    ] {
+        let mut v = decoded_json();
+        v["accountState"][i][field] = bad.into();
+        let path = write(&dir, &format!("bad-{field}.json"), &v);
+        let line = assert_input_error(&verify(&path), &path.display().to_string());
+        let expected = format!(
+            "error: {}: accountState entry {i}: index {}: field \"{field}\" has a value \
+             the codec cannot encode (\"{bad}\"): ",
+            path.display(),
+            index(&v, i)
+        );
+        assert!(line.starts_with(&expected), "{line}\nexpected {expected}");
+    }
+}
+
+#[test]
+fn a_wrong_transaction_hash_is_an_input_error_naming_the_transaction() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut v = decoded_json();
+    let wrong = "AB".repeat(32);
+    v["transactions"][0]["hash"] = wrong.clone().into();
+    let path = write(&dir, "hash.json", &v);
+    let line = assert_input_error(&verify(&path), &path.display().to_string());
+    assert_eq!(
+        line,
+        format!(
+            "error: {}: transactions entry 0: transaction {wrong}: \"hash\" is not the ID of \
+             the transaction as encoded, which is {TX_ID}",
+            path.display()
+        )
+    );
+}
+
+/// State entries alternately binary (from `ledger-38129.json`) and decoded,
+/// the transaction binary: the same ledger.
+#[test]
+fn a_file_mixing_binary_and_decoded_entries_verifies() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let binary = ledger_38129_json();
+    let mut v = decoded_json();
+    let by_index = |i: &str| -> Value {
+        binary["ledger"]["accountState"]
+            .as_array()
+            .expect("state")
+            .iter()
+            .find(|e| e["index"] == i)
+            .cloned()
+            .expect("the same key in the binary dump")
+    };
+    for i in (0..261).step_by(2) {
+        let key = index(&v, i);
+        v["accountState"][i] = by_index(&key);
+    }
+    v["transactions"][0] = binary["ledger"]["transactions"][0].clone();
+    let run = verify(&write(&dir, "mixed.json", &v));
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert!(run.stdout.contains(&format!("ledger_hash {LEDGER} match")));
+}
+
+/// `stats`, `prove`, `diff` and `import` read decoded JSON as `verify` does:
+/// the same answers as on the binary dump of the same ledger.
+#[test]
+fn every_command_reads_decoded_json() {
+    let (dec, bin) = (decoded_38129(), ledger_38129());
+    let run = shamap([OsStr::new("diff"), bin.as_os_str(), dec.as_os_str()], None);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "0 differences: 0 added, 0 removed, 0 modified\n"
+    );
+
+    let key = index(&decoded_json(), 7);
+    let proof = |f: &Path| {
+        let run = shamap([OsStr::new("prove"), f.as_os_str(), OsStr::new(&key)], None);
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        run.stdout
+    };
+    assert_eq!(proof(&dec), proof(&bin));
+
+    let stats = |f: &Path| {
+        let run = shamap(
+            [
+                OsStr::new("stats"),
+                f.as_os_str(),
+                OsStr::new("--json"),
+                OsStr::new("--no-timing"),
+            ],
+            None,
+        );
+        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        let mut v: Value = serde_json::from_str(&run.stdout).expect("stats JSON");
+        // The input's name and the build time are what differ.
+        strip_strings_containing(&mut v, "ledger-");
+        v.as_object_mut().map(|o| o.remove("timing"));
+        v
+    };
+    let (s_dec, s_bin) = (stats(&dec), stats(&bin));
+    assert_eq!(s_dec["root_hash"], ACCOUNT);
+    assert!(s_dec == s_bin, "stats differ:\n{s_dec}\n{s_bin}");
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("db");
+    let run = shamap(
+        [
+            OsStr::new("import"),
+            dec.as_os_str(),
+            OsStr::new("--db"),
+            db.as_os_str(),
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let run = shamap(
+        [
+            OsStr::new("verify"),
+            OsStr::new("--db"),
+            db.as_os_str(),
+            OsStr::new("--root"),
+            OsStr::new(LEDGER),
+        ],
+        None,
+    );
+    assert_eq!(run.code, Some(0), "{}\n{}", run.stdout, run.stderr);
+}
+
+/// Replaces every string of `v` that contains `needle` by `""`.
+fn strip_strings_containing(v: &mut Value, needle: &str) {
+    match v {
+        Value::String(s) if s.contains(needle) => s.clear(),
+        Value::Array(a) => a
+            .iter_mut()
+            .for_each(|x| strip_strings_containing(x, needle)),
+        Value::Object(o) => o
+            .values_mut()
+            .for_each(|x| strip_strings_containing(x, needle)),
+        _ => {}
+    }
+}

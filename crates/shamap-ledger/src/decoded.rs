@@ -1,0 +1,1129 @@
+//! Decoded-JSON ledger entries (a `ledger` response requested without
+//! `"binary": true`), encoded into rippled's binary form so that they can be
+//! hashed.
+//!
+//! The encoding itself is done by a maintained XRPL codec, `xrpl-rust`
+//! (pinned to one exact version in `Cargo.toml`); this module is the only
+//! place in the workspace that names it. What this module adds is the
+//! guard that makes a wrong hash impossible to get silently:
+//!
+//! - The codec leaves out, without an error, every key it does not know
+//!   (and a `null` value, a non-string in a `Vector256`, extra keys of a path
+//!   step or of an issued-currency amount). So before anything is encoded,
+//!   every key of the object is checked, recursively into nested objects and
+//!   arrays (`Memos`, `Signers`, metadata `AffectedNodes`, `FinalFields`, …),
+//!   against the codec's field definitions: it must name a serialized field
+//!   whose value has the JSON shape of that field's type. Anything else is an
+//!   error naming the entry and the field ([`FieldError`]).
+//! - The keys that rippled and Clio add to decoded objects without their
+//!   being serialized fields are handled deliberately, each in one place:
+//!   [`NON_SERIALIZED_KEYS`] lists them, where they may appear, and what is
+//!   done with each (used, checked, or skipped).
+//! - A value the codec cannot encode is an error naming the field (the
+//!   codec encodes the whole object; on failure, each field is tried alone
+//!   to find the one at fault).
+//! - A transaction's `hash` must be the ID of the transaction as encoded.
+
+use serde_json::{Map, Value};
+use xrpl::core::addresscodec::is_valid_xaddress;
+use xrpl::core::binarycodec::definitions::{get_field_instance, FieldInstance};
+use xrpl::core::binarycodec::types::AccountId;
+
+use shamap::hash::{decode_hex, encode_hex_upper, Hash256, Key};
+use shamap::xrpl::transaction_id;
+
+use crate::dump::{EntryProblem, FieldError, FieldProblem, StateEntry, TxEntry};
+
+type Object = Map<String, Value>;
+
+/// The codec this module encodes with, as named in messages.
+pub const CODEC: &str = "xrpl-rust 1.3.0";
+
+/// Longest codec message quoted in an error, in characters.
+const MAX_CODEC_MESSAGE: usize = 160;
+
+/// Longest value quoted in an error, in characters.
+const MAX_QUOTED_VALUE: usize = 80;
+
+/// Where in a decoded entry a non-serialized key may appear.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// The top level of a state entry (`accountState`, `state`).
+    StateEntry,
+    /// The top level of a transaction entry: the transaction's own object
+    /// in API v1 (fields, `hash` and `metaData` side by side), the wrapper
+    /// around `tx_json` and `meta` in API v2.
+    TxEntry,
+    /// The transaction's fields themselves (the v1 entry, or v2 `tx_json`).
+    TxFields,
+    /// The top level of a transaction's metadata (`metaData` or `meta`).
+    Metadata,
+    /// One step of a path in a `Paths` path set.
+    PathStep,
+}
+
+/// What is done with a non-serialized key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handling {
+    /// Read: it carries part of the entry (its key, its metadata).
+    Used,
+    /// Compared with what the encoded entry implies; a difference is an error.
+    Checked,
+    /// An API alias of the serialized field named: it stands for that
+    /// field when the field is absent, and must equal it when present.
+    AliasOf(&'static str),
+    /// Left out of the encoding unread: computed by the server, or where
+    /// and when the transaction was seen; not part of the hashed bytes.
+    Skipped,
+}
+
+/// A key that rippled or Clio put into decoded ledger JSON which is not a
+/// serialized field: where it may appear, and how it is handled.
+#[derive(Clone, Copy, Debug)]
+pub struct NonSerializedKey {
+    /// Where it is accepted. Anywhere else it is an unknown field.
+    pub place: Place,
+    /// The key.
+    pub key: &'static str,
+    /// What is done with it.
+    pub handling: Handling,
+    /// Why it is there.
+    pub about: &'static str,
+}
+
+/// Every non-serialized key accepted in decoded entries: the one list.
+///
+/// From rippled's `STLedgerEntry::getJson` (`index`, `mpt_issuance_id`),
+/// `STTx::getJson` (`hash`), `LedgerToJson.cpp` `fillJsonTx` (`metaData`,
+/// API v2 `tx_json`/`meta`/`hash`/`ledger_hash`/`ledger_index`/
+/// `close_time_iso`/`validated`, `owner_funds`, `DeliverMax` through
+/// `insertDeliverMax`, `delivered_amount` through `insertDeliveredAmount`,
+/// `mpt_issuance_id` through `insertMPTokenIssuanceID`), the NFT synthetic
+/// fields of `insertNFTSyntheticInJson` (`nftoken_id`, `nftoken_ids`,
+/// `offer_id`), the `tx`/`account_tx` members a transaction copied from
+/// those responses keeps (`inLedger`, `date`, `ctid`), and the path-step
+/// members of `STPathSet::getJson` (`type`, `type_hex`). `DeliveredAmount`
+/// (capitalized) is a serialized metadata field, not in this list: it is
+/// encoded.
+pub const NON_SERIALIZED_KEYS: &[NonSerializedKey] = &[
+    NonSerializedKey {
+        place: Place::StateEntry,
+        key: "index",
+        handling: Handling::Used,
+        about: "the entry's key in the state map (required)",
+    },
+    NonSerializedKey {
+        place: Place::StateEntry,
+        key: "mpt_issuance_id",
+        handling: Handling::Checked,
+        about: "an MPTokenIssuance's ID: its Sequence then its Issuer",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "hash",
+        handling: Handling::Checked,
+        about: "the transaction ID: SHA512Half of TXN\\0 and the encoded transaction",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "metaData",
+        handling: Handling::Used,
+        about: "the metadata (API v1), decoded or hex",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "meta",
+        handling: Handling::Used,
+        about: "the metadata (API v2, and binary responses), decoded or hex",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "tx_json",
+        handling: Handling::Used,
+        about: "the transaction's fields (API v2)",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "owner_funds",
+        handling: Handling::Skipped,
+        about: "an OfferCreate owner's balance, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "ledger_hash",
+        handling: Handling::Skipped,
+        about: "the ledger the transaction is in (API v2)",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "ledger_index",
+        handling: Handling::Skipped,
+        about: "the ledger the transaction is in",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "inLedger",
+        handling: Handling::Skipped,
+        about: "the ledger the transaction is in (old name)",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "close_time_iso",
+        handling: Handling::Skipped,
+        about: "the ledger's close time (API v2)",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "date",
+        handling: Handling::Skipped,
+        about: "the ledger's close time",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "validated",
+        handling: Handling::Skipped,
+        about: "whether the ledger was validated when served",
+    },
+    NonSerializedKey {
+        place: Place::TxEntry,
+        key: "ctid",
+        handling: Handling::Skipped,
+        about: "the compact transaction ID (ledger, index, network)",
+    },
+    NonSerializedKey {
+        place: Place::TxFields,
+        key: "DeliverMax",
+        handling: Handling::AliasOf("Amount"),
+        about: "a Payment's Amount under its API name (beside Amount in v1, instead of it in v2)",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "delivered_amount",
+        handling: Handling::Skipped,
+        about: "the amount delivered, computed by the server (Payment, CheckCash)",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "mpt_issuance_id",
+        handling: Handling::Skipped,
+        about: "the ID of the MPT issuance created, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "nftoken_id",
+        handling: Handling::Skipped,
+        about: "the NFToken minted or accepted, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "nftoken_ids",
+        handling: Handling::Skipped,
+        about: "the NFTokens of the offers cancelled, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::Metadata,
+        key: "offer_id",
+        handling: Handling::Skipped,
+        about: "the NFToken offer created, computed by the server",
+    },
+    NonSerializedKey {
+        place: Place::PathStep,
+        key: "type",
+        handling: Handling::Checked,
+        about: "the step's kind, from which of account, currency and issuer it has",
+    },
+    NonSerializedKey {
+        place: Place::PathStep,
+        key: "type_hex",
+        handling: Handling::Checked,
+        about: "the same kind as 16 hex digits",
+    },
+];
+
+/// How `key` is handled at `place`, if it is a non-serialized key there.
+fn non_serialized(place: Place, key: &str) -> Option<Handling> {
+    NON_SERIALIZED_KEYS
+        .iter()
+        .find(|k| k.place == place && k.key == key)
+        .map(|k| k.handling)
+}
+
+/// A decoded state entry: its `index` and its fields encoded.
+pub(crate) fn state_entry(obj: &Object) -> Result<(Key, Vec<u8>), EntryProblem> {
+    let key = match obj.get("index").filter(|v| !v.is_null()) {
+        Some(v) => crate::dump::key_member("index", v)?,
+        None => return Err(EntryProblem::Missing("index")),
+    };
+    if key.is_zero() {
+        return Err(EntryProblem::ZeroKey { field: "index" });
+    }
+    let entry = format!("index {}", Hash256::from(key));
+    let fields = without(obj, Place::StateEntry);
+    let data = encode_object(&fields).map_err(|error| field(&entry, error))?;
+    if let Some(v) = obj.get("mpt_issuance_id") {
+        check_mpt_issuance_id(&fields, v).map_err(|error| field(&entry, error))?;
+    }
+    Ok((key, data))
+}
+
+/// The transaction of a decoded v1 entry (fields beside `hash` and
+/// `metaData`) or a v2 `tx_json`, encoded; `in_wrapper` is true for v2.
+/// `name` is how the entry is named in errors.
+pub(crate) fn transaction(
+    fields: &Object,
+    in_wrapper: bool,
+    name: &str,
+) -> Result<Vec<u8>, EntryProblem> {
+    let mut tx = if in_wrapper {
+        fields.clone()
+    } else {
+        without(fields, Place::TxEntry)
+    };
+    if let Some(alias) = tx.remove("DeliverMax") {
+        deliver_max(&mut tx, alias).map_err(|error| field(name, error))?;
+    }
+    encode_object(&tx).map_err(|error| field(name, error))
+}
+
+/// Checks the keys of a v2 wrapper (`tx_json`, `meta`, `hash`, …): each must
+/// be one of the entry-level keys.
+pub(crate) fn check_wrapper(obj: &Object, name: &str) -> Result<(), EntryProblem> {
+    match obj
+        .keys()
+        .find(|k| non_serialized(Place::TxEntry, k).is_none())
+    {
+        Some(k) => Err(field(name, FieldError::new(k, FieldProblem::NotAField))),
+        None => Ok(()),
+    }
+}
+
+/// Decoded metadata, encoded.
+pub(crate) fn metadata(meta: &Object, path: &str, name: &str) -> Result<Vec<u8>, EntryProblem> {
+    let fields = without(meta, Place::Metadata);
+    encode_object(&fields).map_err(|error| field(name, error.under(path)))
+}
+
+/// The ID of a transaction, checked against its claimed `hash`.
+pub(crate) fn check_id(claimed: Option<Hash256>, tx: &[u8]) -> Result<(), EntryProblem> {
+    let computed = transaction_id(tx);
+    match claimed {
+        Some(claimed) if claimed != computed => {
+            Err(EntryProblem::DecodedIdMismatch { claimed, computed })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn field(entry: &str, error: FieldError) -> EntryProblem {
+    EntryProblem::Field {
+        entry: entry.to_owned(),
+        error,
+    }
+}
+
+/// `obj` without the non-serialized keys of `place`.
+fn without(obj: &Object, place: Place) -> Object {
+    obj.iter()
+        .filter(|(k, _)| non_serialized(place, k).is_none())
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// `DeliverMax` (already removed from `tx`): the same as `Amount`, or
+/// `Amount` itself when that is absent; only on a Payment.
+fn deliver_max(tx: &mut Object, alias: Value) -> Result<(), FieldError> {
+    let is_payment = tx.get("TransactionType").and_then(Value::as_str) == Some("Payment");
+    if !is_payment {
+        return Err(FieldError::new(
+            "DeliverMax",
+            FieldProblem::Inconsistent("is an alias of \"Amount\" only on a Payment".to_owned()),
+        ));
+    }
+    match tx.get("Amount") {
+        None => {
+            tx.insert("Amount".to_owned(), alias);
+            Ok(())
+        }
+        Some(amount) if *amount == alias => Ok(()),
+        Some(_) => Err(FieldError::new(
+            "DeliverMax",
+            FieldProblem::Inconsistent("differs from \"Amount\"".to_owned()),
+        )),
+    }
+}
+
+/// An MPTokenIssuance's `mpt_issuance_id` must be its `Sequence` (4 bytes,
+/// big-endian) then its `Issuer`'s account ID.
+fn check_mpt_issuance_id(fields: &Object, v: &Value) -> Result<(), FieldError> {
+    let expected = (|| {
+        if fields.get("LedgerEntryType").and_then(Value::as_str) != Some("MPTokenIssuance") {
+            return None;
+        }
+        let seq = fields.get("Sequence").and_then(Value::as_u64)?;
+        let seq = u32::try_from(seq).ok()?;
+        let issuer = fields.get("Issuer").and_then(Value::as_str)?;
+        let issuer = AccountId::try_from(issuer).ok()?;
+        let mut id = seq.to_be_bytes().to_vec();
+        id.extend_from_slice(issuer.as_ref());
+        Some(id)
+    })();
+    let given = v.as_str().and_then(|s| decode_hex(s).ok());
+    match (expected, given) {
+        (Some(e), Some(g)) if e == g => Ok(()),
+        (None, _) => Err(FieldError::new(
+            "mpt_issuance_id",
+            FieldProblem::Inconsistent(
+                "is only for an MPTokenIssuance with a Sequence and an Issuer".to_owned(),
+            ),
+        )),
+        _ => Err(FieldError::new(
+            "mpt_issuance_id",
+            FieldProblem::Inconsistent("is not the entry's Sequence and Issuer".to_owned()),
+        )),
+    }
+}
+
+/// The codec's definition of `name`, if it is a serialized field that can
+/// appear in an object (not a marker).
+fn serialized_field(name: &str) -> Option<FieldInstance> {
+    get_field_instance(name).filter(|f| {
+        f.is_serialized
+            && f.associated_type != "Unknown"
+            && name != "ObjectEndMarker"
+            && name != "ArrayEndMarker"
+    })
+}
+
+/// Checks every key of `obj` (recursively), then encodes it with the codec.
+fn encode_object(obj: &Object) -> Result<Vec<u8>, FieldError> {
+    check_fields(obj, "")?;
+    let value = Value::Object(obj.clone());
+    match xrpl::core::binarycodec::encode(&value) {
+        Ok(hex) => decode_hex(&hex).map_err(|e| {
+            FieldError::new("", codec_problem(&value, &format!("returned bad hex: {e}")))
+        }),
+        Err(e) => Err(locate(obj, "")
+            .unwrap_or_else(|| FieldError::new("", codec_problem(&value, &e.to_string())))),
+    }
+}
+
+/// The first field of `obj` that the codec cannot encode alone, as deep as
+/// it can be found; `None` when each encodes alone.
+fn locate(obj: &Object, path: &str) -> Option<FieldError> {
+    for (k, v) in obj {
+        let p = join(path, k);
+        let alone: Object = [(k.clone(), v.clone())].into_iter().collect();
+        let Err(e) = xrpl::core::binarycodec::encode(&Value::Object(alone)) else {
+            continue;
+        };
+        let deeper = match v {
+            Value::Object(inner) => locate(inner, &p),
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, item)| {
+                let (name, inner) = single_member(item)?;
+                locate(inner, &format!("{p}[{i}].{name}"))
+            }),
+            _ => None,
+        };
+        return Some(
+            deeper.unwrap_or_else(|| FieldError::new(p, codec_problem(v, &e.to_string()))),
+        );
+    }
+    None
+}
+
+/// The one member of an array element `{"Name": {…}}`.
+fn single_member(item: &Value) -> Option<(&String, &Object)> {
+    let obj = item.as_object()?;
+    if obj.len() != 1 {
+        return None;
+    }
+    let (name, inner) = obj.iter().next()?;
+    Some((name, inner.as_object()?))
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// A value the codec refused, and its message, each on one line and cut
+/// short.
+fn codec_problem(value: &Value, message: &str) -> FieldProblem {
+    FieldProblem::Codec {
+        value: one_line(&value.to_string(), MAX_QUOTED_VALUE),
+        message: one_line(message, MAX_CODEC_MESSAGE),
+    }
+}
+
+/// `text` on one line, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        let mut cut: String = flat.chars().take(max).collect();
+        cut.push('…');
+        cut
+    }
+}
+
+/// Every key of `obj` names a serialized field, with a value of its type's
+/// shape (recursively).
+fn check_fields(obj: &Object, path: &str) -> Result<(), FieldError> {
+    for (k, v) in obj {
+        let p = join(path, k);
+        let Some(f) = serialized_field(k) else {
+            return Err(FieldError::new(p, FieldProblem::NotAField));
+        };
+        // The codec turns an X-address into a classic one and adds its tag
+        // as a SourceTag or DestinationTag field of its own: not a value
+        // the ledger's JSON holds, and not one field's value.
+        if v.as_str().is_some_and(is_valid_xaddress) {
+            return Err(shape(
+                &p,
+                "a classic address (ledger JSON has no X-addresses)",
+            ));
+        }
+        check_value(&f.associated_type, v, &p)?;
+    }
+    Ok(())
+}
+
+fn shape(path: &str, expected: &'static str) -> FieldError {
+    FieldError::new(path, FieldProblem::Shape(expected))
+}
+
+/// `v` has the JSON shape of the codec type `ty` (nested objects checked).
+fn check_value(ty: &str, v: &Value, p: &str) -> Result<(), FieldError> {
+    match ty {
+        "STObject" => check_fields(v.as_object().ok_or_else(|| shape(p, "an object"))?, p),
+        "STArray" => {
+            let items = v.as_array().ok_or_else(|| shape(p, "an array"))?;
+            for (i, item) in items.iter().enumerate() {
+                let at = format!("{p}[{i}]");
+                let obj = item
+                    .as_object()
+                    .filter(|o| o.len() == 1)
+                    .ok_or_else(|| shape(&at, "an object with one member"))?;
+                for (name, inner) in obj {
+                    let ip = format!("{at}.{name}");
+                    match serialized_field(name) {
+                        Some(f) if f.associated_type == "STObject" => {}
+                        Some(_) => return Err(shape(&ip, "an object field")),
+                        None => return Err(FieldError::new(ip, FieldProblem::NotAField)),
+                    }
+                    check_fields(
+                        inner.as_object().ok_or_else(|| shape(&ip, "an object"))?,
+                        &ip,
+                    )?;
+                }
+            }
+            Ok(())
+        }
+        "PathSet" => {
+            let paths = v.as_array().ok_or_else(|| shape(p, "an array of paths"))?;
+            for (i, path) in paths.iter().enumerate() {
+                let at = format!("{p}[{i}]");
+                let steps = path
+                    .as_array()
+                    .ok_or_else(|| shape(&at, "an array of steps"))?;
+                for (j, step) in steps.iter().enumerate() {
+                    check_path_step(step, &format!("{at}[{j}]"))?;
+                }
+            }
+            Ok(())
+        }
+        "Vector256" => {
+            let items = v.as_array().ok_or_else(|| shape(p, "an array"))?;
+            match items.iter().position(|h| !h.is_string()) {
+                Some(i) => Err(shape(&format!("{p}[{i}]"), "a hex string")),
+                None => Ok(()),
+            }
+        }
+        "Amount" => match v {
+            Value::String(_) => Ok(()),
+            Value::Object(o) => {
+                let keys = sorted_keys(o);
+                let ok =
+                    keys == ["currency", "issuer", "value"] || keys == ["mpt_issuance_id", "value"];
+                if !ok {
+                    return Err(shape(
+                        p,
+                        "drops as a string, {currency, issuer, value} or {mpt_issuance_id, value}",
+                    ));
+                }
+                strings(o, p)
+            }
+            _ => Err(shape(p, "an amount (a string or an object)")),
+        },
+        "Issue" => check_issue(v, p),
+        "XChainBridge" => {
+            let o = v.as_object().ok_or_else(|| shape(p, "an object"))?;
+            let keys = sorted_keys(o);
+            if keys
+                != [
+                    "IssuingChainDoor",
+                    "IssuingChainIssue",
+                    "LockingChainDoor",
+                    "LockingChainIssue",
+                ]
+            {
+                return Err(shape(
+                    p,
+                    "{LockingChainDoor, LockingChainIssue, IssuingChainDoor, IssuingChainIssue}",
+                ));
+            }
+            for door in ["IssuingChainDoor", "LockingChainDoor"] {
+                if o.get(door)
+                    .and_then(Value::as_str)
+                    .is_none_or(str::is_empty)
+                {
+                    return Err(shape(&join(p, door), "an account"));
+                }
+            }
+            for issue in ["IssuingChainIssue", "LockingChainIssue"] {
+                check_issue(o.get(issue).unwrap_or(&Value::Null), &join(p, issue))?;
+            }
+            Ok(())
+        }
+        "AccountID" => match v {
+            Value::String(s) if !s.is_empty() => Ok(()),
+            _ => Err(shape(p, "an account (a non-empty string)")),
+        },
+        "UInt8" | "UInt16" | "UInt32" | "UInt64" | "Int32" | "Hash128" | "Hash160" | "Hash192"
+        | "Hash256" | "Blob" | "Currency" | "Number" => match v {
+            Value::String(_) | Value::Number(_) => Ok(()),
+            Value::Null => Err(shape(p, "a value (it is null)")),
+            _ => Err(shape(p, "a string or a number")),
+        },
+        _ => Err(FieldError::new(
+            p,
+            codec_problem(v, &format!("its type, {ty}, is not one the codec encodes")),
+        )),
+    }
+}
+
+/// The member names of `o`, sorted.
+fn sorted_keys(o: &Object) -> Vec<&str> {
+    let mut keys: Vec<&str> = o.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    keys
+}
+
+/// Every member of `o` is a string.
+fn strings(o: &Object, p: &str) -> Result<(), FieldError> {
+    match o.iter().find(|(_, v)| !v.is_string()) {
+        Some((k, _)) => Err(shape(&join(p, k), "a string")),
+        None => Ok(()),
+    }
+}
+
+/// An `Issue`: `{currency: "XRP"}`, `{currency, issuer}` or `{mpt_issuance_id}`.
+fn check_issue(v: &Value, p: &str) -> Result<(), FieldError> {
+    let o = v.as_object().ok_or_else(|| shape(p, "an object"))?;
+    let keys = sorted_keys(o);
+    let xrp = o.get("currency").and_then(Value::as_str) == Some("XRP");
+    let ok = match keys.as_slice() {
+        ["currency"] => xrp,
+        ["currency", "issuer"] => !xrp,
+        ["mpt_issuance_id"] => true,
+        _ => false,
+    };
+    if !ok {
+        return Err(shape(
+            p,
+            "{currency: \"XRP\"}, {currency, issuer} or {mpt_issuance_id}",
+        ));
+    }
+    strings(o, p)
+}
+
+/// One step of a path: some of `account`, `currency`, `issuer` (strings),
+/// and `type`/`type_hex` only when they say which.
+fn check_path_step(step: &Value, p: &str) -> Result<(), FieldError> {
+    let o = step.as_object().ok_or_else(|| shape(p, "an object"))?;
+    let mut kind = 0u64;
+    for (k, v) in o {
+        let bit = match k.as_str() {
+            "account" => 0x01,
+            "currency" => 0x10,
+            "issuer" => 0x20,
+            _ if non_serialized(Place::PathStep, k).is_some() => continue,
+            _ => return Err(FieldError::new(join(p, k), FieldProblem::NotAField)),
+        };
+        if v.as_str().is_none_or(str::is_empty) {
+            return Err(shape(&join(p, k), "a non-empty string"));
+        }
+        kind |= bit;
+    }
+    if kind == 0 {
+        return Err(shape(p, "a step with an account, a currency or an issuer"));
+    }
+    if let Some(t) = o.get("type") {
+        if t.as_u64() != Some(kind) {
+            return Err(FieldError::new(
+                join(p, "type"),
+                FieldProblem::Inconsistent(format!("is not {kind}, the kind of this step")),
+            ));
+        }
+    }
+    if let Some(t) = o.get("type_hex") {
+        let expected = format!("{kind:016X}");
+        if !t
+            .as_str()
+            .is_some_and(|s| s.eq_ignore_ascii_case(&expected))
+        {
+            return Err(FieldError::new(
+                join(p, "type_hex"),
+                FieldProblem::Inconsistent(format!("is not {expected}, the kind of this step")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One entry of a state list, read as [`parse`](crate::parse) reads it
+/// (binary or decoded). Public for the fuzz target `json_entry`.
+#[doc(hidden)]
+pub fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
+    crate::dump::read_state_entry(v)
+}
+
+/// One entry of a transaction list, read as [`parse`](crate::parse) reads
+/// it (binary or decoded). Public for the fuzz target `json_entry`.
+#[doc(hidden)]
+pub fn read_tx_entry(v: &Value) -> Result<TxEntry, EntryProblem> {
+    crate::dump::read_tx_entry(v)
+}
+
+/// The codec's decoding of a serialized object (for round trips in tests
+/// and the fuzz target): `None` when it does not decode.
+pub fn decode_blob(blob: &[u8]) -> Option<Value> {
+    xrpl::core::binarycodec::decode(&encode_hex_upper(blob)).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dump::parse;
+    use serde_json::json;
+
+    const KEY: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD";
+    const ACCOUNT: &str = "rBKPS4oLSaV2KVVuHH8EpQqMGgGefGFQs7";
+    const ISSUER: &str = "r3kmLJN5D28dHuH8vZNUZpMC43pEHpaocV";
+
+    /// An AccountRoot state entry of ledger 38129 (decoded), with `change`
+    /// applied.
+    fn account_root(change: impl FnOnce(&mut Value)) -> Value {
+        let mut e = json!({
+            "LedgerEntryType": "AccountRoot", "index": KEY, "Account": ACCOUNT,
+            "PreviousTxnID": "8D7F42ED0621FBCFAE55CC6F2A9403A2AFB205708CCBA3109BB61DB8DDA261B4",
+            "PreviousTxnLgrSeq": 8901, "OwnerCount": 0, "Flags": 0, "Sequence": 1,
+            "Balance": "370000000"
+        });
+        change(&mut e);
+        e
+    }
+
+    /// The Payment of ledger 38129 (decoded, API v1), with `change` applied.
+    fn payment(change: impl FnOnce(&mut Value)) -> Value {
+        let mut t = json!({
+            "Account": ISSUER, "Amount": "10000000000",
+            "Destination": "rLQBHVhFnaC5gLEkgr6HgBJJ3bgeZHg9cj", "Fee": "10", "Flags": 0,
+            "Sequence": 62,
+            "SigningPubKey": "034AADB09CFF4A4804073701EC53C3510CDC95917C2BB0150FB742D0C66E6CEE9E",
+            "TransactionType": "Payment",
+            "TxnSignature": "3045022022EB32AECEF7C644C891C19F87966DF9C62B1F34BABA6BE774325E4BB8E2DD62022100A51437898C28C2B297112DF8131F2BB39EA5FE613487DDD611525F1796264639",
+            "hash": TX_HASH,
+            "metaData": {"AffectedNodes": [{"ModifiedNode": {
+                "FinalFields": {"Account": ISSUER, "Balance": "981481999380", "Flags": 0,
+                                "OwnerCount": 0, "Sequence": 63},
+                "LedgerEntryType": "AccountRoot",
+                "LedgerIndex": "B33FDD5CF3445E1A7F2BE9B06336BEBD73A5E3EE885D3EF93F7E3E2992E46F1A",
+                "PreviousFields": {"Balance": "991481999390", "Sequence": 62}}}],
+              "TransactionIndex": 0, "TransactionResult": "tesSUCCESS"}
+        });
+        change(&mut t);
+        t
+    }
+
+    const TX_HASH: &str = "3B1A4E1C9BB6A7208EB146BCDB86ECEA6068ED01466D933528CA2B4C64F753EF";
+
+    fn state_err(e: Value) -> String {
+        let doc = json!({ "accountState": [e] });
+        match parse(doc.to_string().as_bytes()) {
+            Ok(d) => panic!("expected an error, parsed {d:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn tx_err(t: Value) -> String {
+        let doc = json!({ "transactions": [t] });
+        match parse(doc.to_string().as_bytes()) {
+            Ok(d) => panic!("expected an error, parsed {d:?}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn state_ok(e: Value) -> Vec<u8> {
+        let doc = json!({ "accountState": [e] });
+        let dump = parse(doc.to_string().as_bytes()).expect("entry encodes");
+        dump.state.expect("state").remove(0).data
+    }
+
+    fn tx_ok(t: Value) -> crate::TxEntry {
+        let doc = json!({ "transactions": [t] });
+        let dump = parse(doc.to_string().as_bytes()).expect("transaction encodes");
+        dump.transactions.expect("transactions").remove(0)
+    }
+
+    fn entry(rest: &str) -> String {
+        format!("accountState entry 0: index {KEY}: {rest}")
+    }
+
+    fn tx_entry(rest: &str) -> String {
+        format!("transactions entry 0: transaction {TX_HASH}: {rest}")
+    }
+
+    #[test]
+    fn every_non_serialized_key_is_outside_the_codec_definitions() {
+        // A skipped or aliased key must never hide a real field.
+        for k in NON_SERIALIZED_KEYS {
+            assert!(serialized_field(k.key).is_none(), "{}", k.key);
+        }
+        assert!(serialized_field("DeliveredAmount").is_some());
+        assert!(serialized_field("ObjectEndMarker").is_none());
+        assert!(serialized_field("Generic").is_none());
+    }
+
+    #[test]
+    fn unknown_fields_are_errors_at_every_depth() {
+        let not_a_field = "is not a serialized field in the XRPL codec's definitions \
+                           (xrpl-rust 1.3.0), so it would be left out of the hash";
+        assert_eq!(
+            state_err(account_root(|e| e["Foo"] = json!(1))),
+            entry(&format!("field \"Foo\" {not_a_field}"))
+        );
+        // `hash` is in the codec's definitions, but not serialized.
+        assert_eq!(
+            state_err(account_root(|e| e["hash"] = json!(KEY))),
+            entry(&format!("field \"hash\" {not_a_field}"))
+        );
+        // A transaction-level key on a state entry.
+        assert_eq!(
+            state_err(account_root(|e| e["validated"] = json!(true))),
+            entry(&format!("field \"validated\" {not_a_field}"))
+        );
+        let memo = |e: &mut Value| {
+            e["Memos"] = json!([{"Memo": {"MemoType": "AB", "MemoTyp": "CD"}}]);
+        };
+        assert_eq!(
+            tx_err(payment(memo)),
+            tx_entry(&format!("field \"Memos[0].Memo.MemoTyp\" {not_a_field}"))
+        );
+        let signer = |e: &mut Value| {
+            e["Signers"] = json!([{"Signer": {"Account": ISSUER, "Weight": 1}}]);
+        };
+        assert_eq!(
+            tx_err(payment(signer)),
+            tx_entry(&format!("field \"Signers[0].Signer.Weight\" {not_a_field}"))
+        );
+        let meta = |e: &mut Value| {
+            e["metaData"]["AffectedNodes"][0]["ModifiedNode"]["PreviousFields"]["Bogus"] =
+                json!("1");
+        };
+        assert_eq!(
+            tx_err(payment(meta)),
+            tx_entry(&format!(
+                "field \"metaData.AffectedNodes[0].ModifiedNode.PreviousFields.Bogus\" {not_a_field}"
+            ))
+        );
+        // A metadata key at the transaction's top level is unknown there.
+        assert_eq!(
+            tx_err(payment(|e| e["delivered_amount"] = json!("5"))),
+            tx_entry(&format!("field \"delivered_amount\" {not_a_field}"))
+        );
+        // …and `index` inside metadata.
+        let index = |e: &mut Value| {
+            e["metaData"]["AffectedNodes"][0]["ModifiedNode"]["index"] = json!(KEY);
+        };
+        assert!(tx_err(payment(index)).contains(
+            "field \"metaData.AffectedNodes[0].ModifiedNode.index\" is not a serialized"
+        ));
+        // An API v2 wrapper with a stray member.
+        let v2 = json!({"tx_json": {"TransactionType": "Payment"}, "meta": {}, "Fee": "10"});
+        assert_eq!(
+            tx_err(v2),
+            format!("transactions entry 0: transaction: field \"Fee\" {not_a_field}")
+        );
+    }
+
+    #[test]
+    fn x_addresses_are_refused() {
+        // An X-address of ISSUER with tag 12345: the codec would add a
+        // DestinationTag field of its own.
+        let x = xrpl::core::addresscodec::classic_address_to_xaddress(ISSUER, Some(12345), false)
+            .expect("X-address");
+        let e = tx_err(payment(|e| e["Destination"] = json!(x)));
+        assert_eq!(
+            e,
+            tx_entry(
+                "field \"Destination\" is not a classic address (ledger JSON has no X-addresses)"
+            )
+        );
+    }
+
+    /// A key with a line break or a quote is quoted with escapes: the
+    /// message stays one line (found by the `json_entry` fuzz target).
+    #[test]
+    fn odd_key_names_stay_on_one_line() {
+        let e = state_err(account_root(|e| e["Sequ\nce \"x\""] = json!(8)));
+        assert!(
+            e.starts_with(&entry(
+                r#"field "Sequ\nce \"x\"" is not a serialized field"#
+            )),
+            "{e}"
+        );
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn values_of_the_wrong_shape_or_refused_by_the_codec_name_the_field() {
+        assert_eq!(
+            state_err(account_root(|e| e["Flags"] = Value::Null)),
+            entry("field \"Flags\" is not a value (it is null)")
+        );
+        assert_eq!(
+            state_err(account_root(|e| e["Account"] = json!(""))),
+            entry("field \"Account\" is not an account (a non-empty string)")
+        );
+        let bad_account = state_err(account_root(|e| e["Account"] = json!("0xZZ")));
+        assert!(
+            bad_account.starts_with(&entry(
+                "field \"Account\" has a value the codec cannot encode (\"0xZZ\"): "
+            )),
+            "{bad_account}"
+        );
+        let negative = state_err(account_root(|e| e["Balance"] = json!("-5")));
+        assert!(
+            negative.starts_with(&entry(
+                "field \"Balance\" has a value the codec cannot encode (\"-5\"): "
+            )),
+            "{negative}"
+        );
+        let fractional = state_err(account_root(|e| e["Sequence"] = json!(1.5)));
+        assert!(fractional.contains("field \"Sequence\" has a value the codec cannot encode (1.5)"));
+        assert_eq!(
+            state_err(account_root(|e| e["Sequence"] = json!(true))),
+            entry("field \"Sequence\" is not a string or a number")
+        );
+        let unknown_type = state_err(account_root(|e| e["LedgerEntryType"] = json!("Nope")));
+        assert!(
+            unknown_type.contains("field \"LedgerEntryType\" has a value the codec cannot encode")
+        );
+        let neg_meta = |e: &mut Value| {
+            e["metaData"]["AffectedNodes"][0]["ModifiedNode"]["FinalFields"]["Balance"] =
+                json!("-1");
+        };
+        assert!(tx_err(payment(neg_meta)).starts_with(&tx_entry(
+            "field \"metaData.AffectedNodes[0].ModifiedNode.FinalFields.Balance\" has a value the codec cannot encode"
+        )));
+        let bad_memo = |e: &mut Value| e["Memos"] = json!([{"Memo": {"MemoData": "XYZ"}}]);
+        assert!(tx_err(payment(bad_memo))
+            .starts_with(&tx_entry("field \"Memos[0].Memo.MemoData\" has a value")));
+    }
+
+    #[test]
+    fn arrays_amounts_issues_and_paths_are_checked_for_silently_dropped_parts() {
+        // An array element with two members, or a non-object field.
+        let two = |e: &mut Value| e["Memos"] = json!([{"Memo": {}, "Signer": {}}]);
+        assert_eq!(
+            tx_err(payment(two)),
+            tx_entry("field \"Memos[0]\" is not an object with one member")
+        );
+        let scalar = |e: &mut Value| e["Memos"] = json!([{"Fee": "10"}]);
+        assert_eq!(
+            tx_err(payment(scalar)),
+            tx_entry("field \"Memos[0].Fee\" is not an object field")
+        );
+        // Vector256 members must all be strings (the codec drops others).
+        let dir = json!({"LedgerEntryType": "DirectoryNode", "index": KEY,
+                         "Indexes": [KEY, 5], "RootIndex": KEY, "Flags": 0});
+        assert_eq!(
+            state_err(dir),
+            entry("field \"Indexes[1]\" is not a hex string")
+        );
+        // An issued amount with an extra key (the codec ignores it).
+        let iou = json!({"currency": "USD", "issuer": ISSUER, "value": "1", "counterparty": "x"});
+        let e = state_err(account_root(|e| e["Balance"] = iou));
+        assert!(
+            e.contains("field \"Balance\" is not drops as a string"),
+            "{e}"
+        );
+        // An XRP issue with an issuer (the codec ignores the issuer).
+        let amm = json!({"LedgerEntryType": "AMM", "index": KEY,
+                         "Asset": {"currency": "XRP", "issuer": ISSUER}});
+        assert!(state_err(amm).contains("field \"Asset\" is not {currency: \"XRP\"}"));
+        // Path steps: unknown members, and type/type_hex that disagree.
+        let paths = |steps: Value| payment(|e| e["Paths"] = json!([[steps]]));
+        assert_eq!(
+            tx_err(paths(json!({"account": ISSUER, "foo": 1}))),
+            tx_entry(
+                "field \"Paths[0][0].foo\" is not a serialized field in the XRPL codec's \
+                 definitions (xrpl-rust 1.3.0), so it would be left out of the hash"
+            )
+        );
+        assert_eq!(
+            tx_err(paths(json!({"account": ISSUER, "type": 48}))),
+            tx_entry("field \"Paths[0][0].type\" is not 1, the kind of this step")
+        );
+        assert_eq!(
+            tx_err(paths(
+                json!({"currency": "USD", "issuer": ISSUER, "type_hex": "1"})
+            )),
+            tx_entry(
+                "field \"Paths[0][0].type_hex\" is not 0000000000000030, the kind of this step"
+            )
+        );
+        assert_eq!(
+            tx_err(paths(json!({"type": 1}))),
+            tx_entry(
+                "field \"Paths[0][0]\" is not a step with an account, a currency or an issuer"
+            )
+        );
+        // Consistent type and type_hex are accepted (rippled writes them).
+        let step = json!({"account": ISSUER, "type": 1, "type_hex": "0000000000000001"});
+        let with_types = tx_ok(payment(|e| {
+            e.as_object_mut().map(|o| o.remove("hash"));
+            e["Paths"] = json!([[step]]);
+        }));
+        let without = tx_ok(payment(|e| {
+            e.as_object_mut().map(|o| o.remove("hash"));
+            e["Paths"] = json!([[{"account": ISSUER}]]);
+        }));
+        assert_eq!(with_types, without);
+    }
+
+    #[test]
+    fn transaction_hash_deliver_max_and_metadata_members() {
+        // The fixture's payment encodes, with its hash checked.
+        let base = tx_ok(payment(|_| {}));
+        assert_eq!(transaction_id(&base.tx).to_hex(), TX_HASH);
+        // A wrong hash names the transaction and gives its ID.
+        let wrong = "AB".repeat(32);
+        assert_eq!(
+            tx_err(payment(|e| e["hash"] = json!(wrong))),
+            format!(
+                "transactions entry 0: transaction {wrong}: \"hash\" is not the ID of the \
+                 transaction as encoded, which is {TX_HASH}"
+            )
+        );
+        // So does a changed field under the original hash.
+        let changed = tx_err(payment(|e| e["Fee"] = json!("11")));
+        assert!(changed.starts_with(&format!(
+            "transactions entry 0: transaction {TX_HASH}: \"hash\" is not the ID"
+        )));
+        // DeliverMax: beside an equal Amount (v1), instead of it (v2).
+        let beside = tx_ok(payment(|e| e["DeliverMax"] = e["Amount"].clone()));
+        assert_eq!(beside, base);
+        let instead = tx_ok(payment(|e| {
+            let amount = e.as_object_mut().and_then(|o| o.remove("Amount"));
+            e["DeliverMax"] = amount.unwrap_or_default();
+        }));
+        assert_eq!(instead, base);
+        assert_eq!(
+            tx_err(payment(|e| e["DeliverMax"] = json!("1"))),
+            tx_entry("field \"DeliverMax\" differs from \"Amount\"")
+        );
+        assert_eq!(
+            tx_err(payment(|e| {
+                e["TransactionType"] = json!("AccountSet");
+                e["DeliverMax"] = json!("1");
+            })),
+            tx_entry("field \"DeliverMax\" is an alias of \"Amount\" only on a Payment")
+        );
+        // Server-added keys are skipped where rippled puts them.
+        let extras = tx_ok(payment(|e| {
+            for (k, v) in [
+                ("owner_funds", json!("100")),
+                ("ledger_index", json!(38129)),
+                ("inLedger", json!(38129)),
+                ("date", json!(410424200)),
+                ("validated", json!(true)),
+                ("ctid", json!("C00094F100000000")),
+            ] {
+                e[k] = v;
+            }
+            for (k, v) in [
+                ("delivered_amount", json!("10000000000")),
+                ("DeliveredAmount", json!("10000000000")),
+                ("nftoken_id", json!(KEY)),
+            ] {
+                e["metaData"][k] = v;
+            }
+        }));
+        assert_eq!(extras.tx, base.tx);
+        // DeliveredAmount is a serialized field: the metadata differs.
+        assert_ne!(extras.meta, base.meta);
+        // Field header 0x60 0x12, then 8 bytes of drops.
+        assert_eq!(extras.meta.len(), base.meta.len() + 10);
+        // Two metadata members are refused.
+        let two = tx_err(payment(|e| e["meta"] = e["metaData"].clone()));
+        assert_eq!(
+            two,
+            tx_entry(
+                "field \"meta\" is one of several metadata members (meta, meta_blob, metaData)"
+            )
+        );
+        // An entry without hash is named by its ID once encoded.
+        let meta_err = tx_err(payment(|e| {
+            e.as_object_mut().map(|o| o.remove("hash"));
+            e["metaData"]["TransactionIndex"] = json!(-1);
+        }));
+        assert!(
+            meta_err.starts_with(&tx_entry("field \"metaData.TransactionIndex\" has a value")),
+            "{meta_err}"
+        );
+    }
+
+    #[test]
+    fn state_entry_index_and_mpt_issuance_id() {
+        assert_eq!(
+            state_err(account_root(|e| {
+                e.as_object_mut().map(|o| o.remove("index"));
+            })),
+            "accountState entry 0: missing \"index\""
+        );
+        assert_eq!(
+            state_err(account_root(|e| e["index"] = json!("0".repeat(64)))),
+            "accountState entry 0: index is all zeros, which rippled rejects as a key"
+        );
+        let issuer_id = AccountId::try_from(ISSUER).expect("account");
+        let id = format!("00000005{}", encode_hex_upper(issuer_id.as_ref()));
+        let mpt = |id: &str| {
+            json!({"LedgerEntryType": "MPTokenIssuance", "index": KEY, "Issuer": ISSUER,
+                   "Sequence": 5, "OutstandingAmount": "0", "Flags": 0,
+                   "mpt_issuance_id": id})
+        };
+        let data = state_ok(mpt(&id));
+        let mut without = mpt(&id);
+        without.as_object_mut().map(|o| o.remove("mpt_issuance_id"));
+        assert_eq!(state_ok(without), data);
+        assert_eq!(
+            state_err(mpt(&"00".repeat(24))),
+            entry("field \"mpt_issuance_id\" is not the entry's Sequence and Issuer")
+        );
+    }
+
+    #[test]
+    fn decode_blob_reads_what_the_codec_wrote() {
+        let data = state_ok(account_root(|_| {}));
+        let mut back = decode_blob(&data).expect("decodes");
+        back["index"] = json!(KEY);
+        assert_eq!(back, account_root(|_| {}));
+        assert_eq!(decode_blob(&[0xFF]), None);
+    }
+}
