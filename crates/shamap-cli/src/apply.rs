@@ -16,26 +16,16 @@ use serde_json::json;
 use shamap::{Hash256, Key};
 use shamap_store::{meta, BackedMap, BackedOptions};
 
-use crate::input::{map_root, open_for_backed_map, parse_root, read_file, Access};
+use crate::input::{map_root, open_for_backed_map, parse_root, read_file, Access, MapArgs};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap apply`.
 #[derive(Debug, clap::Args)]
 pub struct ApplyArgs {
-    /// The store directory.
-    #[arg(long, value_name = "DIR")]
-    pub db: PathBuf,
-    /// The map to change: a ledger hash (its state map) or a map root;
-    /// default: the newest imported state map. `0` (64 zeros) starts an
-    /// empty state map.
-    #[arg(long, value_name = "HEX")]
-    pub root: Option<String>,
-    /// Memory budget of the node cache and dirty nodes, in MiB, at most
-    /// 1048576 (1 TiB).
-    #[arg(long, value_name = "MB", default_value_t = 64,
-          value_parser = clap::value_parser!(u64).range(0..=crate::input::MAX_CACHE_MB))]
-    pub cache_mb: u64,
+    /// The store, the map and the memory budget.
+    #[command(flatten)]
+    pub map: MapArgs,
     /// The name the new root is retained under (an entry of that name is
     /// replaced).
     #[arg(long, value_name = "NAME", default_value = "apply")]
@@ -51,20 +41,20 @@ pub struct ApplyArgs {
 
 /// Runs `shamap apply`.
 pub fn run(args: &ApplyArgs) -> Result<Exit, Failure> {
-    let root = parse_root(args.root.as_deref())?;
+    let root = parse_root(args.map.root.as_deref())?;
     let (name, bytes) = read_file(&args.file)?;
     let text = String::from_utf8(bytes)
         .map_err(|e| Failure::unusable(format!("{name}: not UTF-8 text: {e}")))?;
     // Parse everything before touching the store: a bad line changes nothing.
     let changes = parse_changes(&text, &name)?;
-    let store = open_for_backed_map(&args.db, Access::Write)?;
+    let store = open_for_backed_map(&args.map.db, Access::Write)?;
     meta::check_name(&store, &args.name)?;
     let (root, kind) = map_root(&store, root)?;
     let mut map = BackedMap::open(
         &store,
         root,
         kind,
-        BackedOptions::with_budget_mb(args.cache_mb),
+        BackedOptions::with_budget_mb(args.map.cache_mb),
     )?;
     let (mut set, mut added, mut deleted, mut absent) = (0u64, 0u64, 0u64, 0u64);
     for c in &changes {

@@ -2,28 +2,17 @@
 //! in hex (one line per key), read through a backed map: a walk from the
 //! root with each node loaded once, verified, and kept in the node cache.
 
-use std::path::PathBuf;
-
 use shamap::Key;
 
-use crate::input::{open_backed, open_to_read, parse_hash};
+use crate::input::{open_backed, open_to_read, parse_hash, MapArgs};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap get`.
 #[derive(Debug, clap::Args)]
 pub struct GetArgs {
-    /// The store directory.
-    #[arg(long, value_name = "DIR")]
-    pub db: PathBuf,
-    /// A ledger hash (reads its state map) or a map root; default: the
-    /// newest imported root.
-    #[arg(long, value_name = "HEX")]
-    pub root: Option<String>,
-    /// Memory budget of the node cache, in MiB, at most
-    /// 1048576 (1 TiB).
-    #[arg(long, value_name = "MB", default_value_t = 64,
-          value_parser = clap::value_parser!(u64).range(0..=crate::input::MAX_CACHE_MB))]
-    pub cache_mb: u64,
+    /// The store, the map and the memory budget.
+    #[command(flatten)]
+    pub map: MapArgs,
     /// The keys (64 hex digits each).
     #[arg(value_name = "KEY", required = true)]
     pub keys: Vec<String>,
@@ -37,8 +26,8 @@ pub fn run(args: &GetArgs) -> Result<Exit, Failure> {
         .iter()
         .map(|k| parse_hash("key", k).map(Key::from))
         .collect::<Result<Vec<Key>, Failure>>()?;
-    let store = open_to_read(&args.db)?;
-    let map = open_backed(&store, args.root.as_deref(), args.cache_mb)?;
+    let store = open_to_read(&args.map.db)?;
+    let map = open_backed(&store, args.map.root.as_deref(), args.map.cache_mb)?;
     let root = map.committed_root();
     let mut out = String::new();
     for key in &keys {

@@ -347,6 +347,24 @@ pub fn open_for_backed_map(dir: &Path, access: Access) -> Result<FjallStore, Fai
     }
 }
 
+/// The arguments every backed-map command (`get`, `scan`, `apply`) shares:
+/// the store, the map in it, and the memory budget.
+#[derive(Debug, clap::Args)]
+pub struct MapArgs {
+    /// The store directory.
+    #[arg(long, value_name = "DIR")]
+    pub db: PathBuf,
+    /// A ledger hash (its state map) or a map root the store knows; default:
+    /// the newest imported state map. `0` (64 zeros) is the empty map.
+    #[arg(long, value_name = "HEX")]
+    pub root: Option<String>,
+    /// Memory budget of the node cache (and, for `apply`, the dirty nodes),
+    /// in MiB, at most 1048576 (1 TiB).
+    #[arg(long, value_name = "MB", default_value_t = 64,
+          value_parser = clap::value_parser!(u64).range(0..=MAX_CACHE_MB))]
+    pub cache_mb: u64,
+}
+
 /// What a command does with a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {

@@ -11,30 +11,20 @@
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
-use std::path::PathBuf;
 
 use serde_json::json;
 use shamap::xrpl::Sha512Half;
 
-use crate::input::{open_backed, open_for_backed_map, Access, FJALL_CACHE_BYTES};
+use crate::input::{open_backed, open_for_backed_map, Access, MapArgs, FJALL_CACHE_BYTES};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap scan`.
 #[derive(Debug, clap::Args)]
 pub struct ScanArgs {
-    /// The store directory.
-    #[arg(long, value_name = "DIR")]
-    pub db: PathBuf,
-    /// A ledger hash (reads its state map) or a map root; default: the
-    /// newest imported state map.
-    #[arg(long, value_name = "HEX")]
-    pub root: Option<String>,
-    /// Memory budget of the node cache, in MiB, at most
-    /// 1048576 (1 TiB).
-    #[arg(long, value_name = "MB", default_value_t = 64,
-          value_parser = clap::value_parser!(u64).range(0..=crate::input::MAX_CACHE_MB))]
-    pub cache_mb: u64,
+    /// The store, the map and the memory budget.
+    #[command(flatten)]
+    pub map: MapArgs,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -42,8 +32,8 @@ pub struct ScanArgs {
 
 /// Runs `shamap scan`.
 pub fn run(args: &ScanArgs) -> Result<Exit, Failure> {
-    let store = open_for_backed_map(&args.db, Access::Read)?;
-    let map = open_backed(&store, args.root.as_deref(), args.cache_mb)?;
+    let store = open_for_backed_map(&args.map.db, Access::Read)?;
+    let map = open_backed(&store, args.map.root.as_deref(), args.map.cache_mb)?;
     let (root, kind) = (map.committed_root(), map.kind());
     let started = std::time::Instant::now();
     let (mut items, mut bytes) = (0u64, 0u64);

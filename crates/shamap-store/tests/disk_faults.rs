@@ -17,6 +17,15 @@ use shamap_store::{import_ledger, meta, verify_all, FjallStore, NodeStore, Store
 use crate::support::random_map;
 use crate::tmpfs::Tmpfs;
 
+/// Imports `map` as a state map under `name`.
+fn import(
+    store: &FjallStore,
+    name: &str,
+    map: &mut shamap::ShaMap,
+) -> Result<shamap_store::ImportedLedger, shamap_store::StoreError> {
+    import_ledger(store, name, Some(&map.snapshot()), None, None, &mut |_| {})
+}
+
 fn store_in(dir: &Path) -> FjallStore {
     FjallStore::open(dir).expect("open the store")
 }
@@ -32,24 +41,8 @@ fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
     let start = Instant::now();
     let committed = {
         let store = store_in(&db);
-        let first = import_ledger(
-            &store,
-            "small",
-            Some(&small.snapshot()),
-            None,
-            None,
-            &mut |_| {},
-        )
-        .expect("a small import fits");
-        let err = import_ledger(
-            &store,
-            "big",
-            Some(&big.snapshot()),
-            None,
-            None,
-            &mut |_| {},
-        )
-        .expect_err("30k entries do not fit in 3 MB");
+        let first = import(&store, "small", &mut small).expect("a small import fits");
+        let err = import(&store, "big", &mut big).expect_err("30k entries do not fit in 3 MB");
         let line = err.to_string();
         assert!(!line.contains('\n'), "one line: {line}");
         assert!(line.contains("No space left on device"), "{line}");
@@ -72,15 +65,7 @@ fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
     let roots = meta::retained(&store).expect("retained");
     assert_eq!(roots.last().map(|r| r.hash), Some(committed));
     verify_all(&store, &committed).expect("the committed root verifies");
-    let r = import_ledger(
-        &store,
-        "big",
-        Some(&big.snapshot()),
-        None,
-        None,
-        &mut |_| {},
-    )
-    .expect("retry after the fault clears");
+    let r = import(&store, "big", &mut big).expect("retry after the fault clears");
     assert_eq!(r.account_hash, big.root_hash());
     verify_all(&store, &r.account_hash).expect("the retried import verifies");
 }
@@ -94,15 +79,7 @@ fn a_store_on_a_read_only_mount_is_read_and_never_written() {
     let (mut map, model) = random_map(MapKind::AccountState, 2000, 63);
     {
         let store = store_in(&db);
-        import_ledger(
-            &store,
-            "state",
-            Some(&map.snapshot()),
-            None,
-            None,
-            &mut |_| {},
-        )
-        .expect("import");
+        import(&store, "state", &mut map).expect("import");
     }
     fs.remount("ro");
     let err = FjallStore::open(&db).expect_err("a read-only mount cannot be opened for writing");
