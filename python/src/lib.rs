@@ -5,13 +5,13 @@
 //! [`shamap_ledger`] and checked as `shamap verify` checks them, and the
 //! statistics of `shamap stats --json`.
 //!
-//! | Python | here |
+//! | Python | module (src/) |
 //! |---|---|
-//! | `ShaMap`, `Snapshot` | [`map`] |
-//! | `verify_proof` | [`proof`] |
-//! | `read_ledger`, `Ledger` | [`ledger`] |
-//! | `stats` | [`stats`] |
-//! | key, data and hash arguments, errors | [`args`] |
+//! | `ShaMap`, `Snapshot` | `map` |
+//! | `verify_proof` | `proof` |
+//! | `read_ledger`, `Ledger` | `ledger` |
+//! | `stats` | `stats` |
+//! | key, data and hash arguments, errors | `args` |
 //!
 //! Built with maturin (`pip install ./python`), abi3 for CPython >= 3.9.
 //! Long work (building a ledger's maps, hashing, proofs, statistics) runs
