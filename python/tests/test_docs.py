@@ -27,3 +27,17 @@ def test_readme_example(capsys):
         os.chdir(cwd)
     out = capsys.readouterr().out.split()
     assert out[1:] == ["included", "True"] and len(out[0]) == 64
+
+
+def test_top_level_readme_example(capsys):
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Python") :]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        exec(compile(code, "README.md", "exec"), {})
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr().out.split()
+    assert out[1:] == ["included", "match"] and len(out[0]) == 64
