@@ -1,17 +1,19 @@
 """Type stubs of the compiled module shamap._shamap (re-exported by shamap)."""
 
 import os
-from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final
 
 __version__: str
+__all__ = ["Ledger", "ShaMap", "Snapshot", "__version__", "read_ledger", "stats", "verify_proof"]
 
-Kind = Literal["state", "tx", "txset"]
+_Kind = Literal["state", "tx", "txset"]
 #: 32 bytes, or a str of 64 hex digits (either case).
-KeyLike = Union[bytes, bytearray, str]
+_KeyLike = Union[bytes, bytearray, str]
 #: Item data.
-DataLike = Union[bytes, bytearray]
-PathLike = Union[str, "os.PathLike[str]"]
+_DataLike = Union[bytes, bytearray]
+_PathLike = Union[str, "os.PathLike[str]"]
 
+@final
 class ShaMap:
     """A SHAMap: the XRP Ledger's Merkle radix-16 tree over 32-byte keys.
 
@@ -21,24 +23,24 @@ class ShaMap:
     raise ValueError (wrong length, bad hex) or TypeError (wrong type).
     """
 
-    def __init__(self, kind: Kind = "state") -> None: ...
+    def __new__(cls, kind: _Kind = "state") -> "ShaMap": ...
     @property
-    def kind(self) -> Kind: ...
-    def insert(self, key: KeyLike, data: DataLike) -> None:
+    def kind(self) -> _Kind: ...
+    def insert(self, key: _KeyLike, data: _DataLike) -> None:
         """Adds an item; KeyError if the key is present (rippled's addItem)."""
-    def update(self, key: KeyLike, data: DataLike) -> None:
+    def update(self, key: _KeyLike, data: _DataLike) -> None:
         """Replaces a present key's data; KeyError if absent (updateGiveItem)."""
-    def upsert(self, key: KeyLike, data: DataLike) -> bool:
+    def upsert(self, key: _KeyLike, data: _DataLike) -> bool:
         """Inserts or replaces; True when the key was new."""
-    def remove(self, key: KeyLike) -> None:
+    def remove(self, key: _KeyLike) -> None:
         """Removes an item; KeyError if absent (rippled's delItem)."""
-    def get(self, key: KeyLike) -> Optional[bytes]:
+    def get(self, key: _KeyLike) -> Optional[bytes]:
         """The data stored under key, or None."""
-    def __getitem__(self, key: KeyLike) -> bytes: ...
-    def __setitem__(self, key: KeyLike, data: DataLike) -> None: ...
-    def __delitem__(self, key: KeyLike) -> None: ...
+    def __getitem__(self, key: _KeyLike, /) -> bytes: ...
+    def __setitem__(self, key: _KeyLike, data: _DataLike, /) -> None: ...
+    def __delitem__(self, key: _KeyLike, /) -> None: ...
     def __len__(self) -> int: ...
-    def __contains__(self, key: KeyLike) -> bool: ...
+    def __contains__(self, key: _KeyLike, /) -> bool: ...
     def __iter__(self) -> Iterator[bytes]: ...
     def root_hash(self) -> str:
         """64 upper-case hex digits (all zeros for an empty map)."""
@@ -48,28 +50,30 @@ class ShaMap:
         """Every key in ascending order."""
     def snapshot(self) -> "Snapshot":
         """An O(1) read-only copy of the map as it is now."""
-    def prove(self, key: KeyLike) -> List[bytes]:
+    def prove(self, key: _KeyLike) -> List[bytes]:
         """rippled's getProofPath wire nodes for key: leaf first, root last."""
     def check(self) -> None:
         """Audits shape, hashes and accounting; ValueError on a defect."""
 
+@final
 class Snapshot:
     """A read-only version of a ShaMap (ShaMap.snapshot())."""
 
     @property
-    def kind(self) -> Kind: ...
-    def get(self, key: KeyLike) -> Optional[bytes]: ...
-    def __getitem__(self, key: KeyLike) -> bytes: ...
+    def kind(self) -> _Kind: ...
+    def get(self, key: _KeyLike) -> Optional[bytes]: ...
+    def __getitem__(self, key: _KeyLike, /) -> bytes: ...
     def __len__(self) -> int: ...
-    def __contains__(self, key: KeyLike) -> bool: ...
+    def __contains__(self, key: _KeyLike, /) -> bool: ...
     def __iter__(self) -> Iterator[bytes]: ...
     def root_hash(self) -> str: ...
     def items(self) -> List[Tuple[bytes, bytes]]: ...
     def keys(self) -> List[bytes]: ...
-    def prove(self, key: KeyLike) -> List[bytes]: ...
+    def prove(self, key: _KeyLike) -> List[bytes]: ...
     def to_map(self) -> ShaMap:
         """A mutable ShaMap starting from this snapshot, in O(1)."""
 
+@final
 class Ledger:
     """A ledger read by read_ledger()."""
 
@@ -97,12 +101,12 @@ class Ledger:
     def transactions(self) -> Optional[ShaMap]: ...
 
 def verify_proof(
-    root: KeyLike, key: KeyLike, proof: Sequence[Union[bytes, bytearray, str]]
+    root: _KeyLike, key: _KeyLike, proof: Sequence[Union[bytes, bytearray, str]]
 ) -> Literal["included", "absent"]:
     """Checks a proof path against a trusted root; ValueError("invalid
     proof: <reason>") when it does not lead from root to key."""
 
-def read_ledger(path: Union[PathLike, Sequence[PathLike]]) -> Ledger:
+def read_ledger(path: Union[_PathLike, Sequence[_PathLike]]) -> Ledger:
     """Reads a ledger dump (or the ledger_data pages of one ledger), builds
     its maps and checks them as `shamap verify` does. OSError for unreadable
     files, ValueError for unusable input."""

@@ -94,15 +94,19 @@ impl PyShaMap {
         py.detach(|| self.lock_blocking().map(|mut g| f(&mut g)))
     }
 
-    /// A write: drops the origin (the map no longer is the file's).
+    /// A write: once it succeeds, the map no longer is the file's, so the
+    /// origin goes.
     fn write<R: Send>(
         &self,
         py: Python<'_>,
         f: impl FnOnce(&mut ShaMap) -> Result<R, shamap::MapError> + Send,
     ) -> PyResult<R> {
         self.with(py, |inner| {
-            inner.origin = None;
-            f(&mut inner.map)
+            let r = f(&mut inner.map);
+            if r.is_ok() {
+                inner.origin = None;
+            }
+            r
         })?
         .map_err(map_error)
     }
