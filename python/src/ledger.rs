@@ -2,8 +2,8 @@
 //! transaction maps built, and its hashes checked as `shamap verify`
 //! checks them.
 //!
-//! The checks are those of the CLI's `verify::check` (crates/shamap-cli):
-//! the state map is built from the state entries (`account_hash`; not
+//! The maps are built and checked by [`shamap_ledger::verify`], as the
+//! CLI's `verify` does: the state map is built from the state entries (`account_hash`; not
 //! computed when there are none), the transaction+metadata map from the
 //! transactions (`transaction_hash`; an empty list gives the zero root),
 //! and the header is hashed with the computed roots where there are some
@@ -18,9 +18,9 @@ use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use serde_json::{json, Value};
-use shamap::xrpl::tx_with_meta_item;
-use shamap::{Hash256, MapError, MapKind, ShaMap};
-use shamap_ledger::dump::{DumpKind, HeaderFields, LedgerDump, StateEntry, TxEntry};
+use shamap::{Hash256, ShaMap};
+use shamap_ledger::dump::{DumpKind, HeaderFields, LedgerDump};
+use shamap_ledger::verify::{check_roots, state_map, tx_map, BuildError, Checks, Status};
 
 use crate::args::type_name;
 use crate::convert::to_py;
@@ -51,54 +51,6 @@ impl LoadError {
     }
 }
 
-/// One checked value: `account_hash`, `transaction_hash` or `ledger_hash`
-/// (as the CLI's `verify::Checked`).
-struct Checked {
-    computed: Option<Hash256>,
-    expected: Option<Hash256>,
-    reason: Option<String>,
-}
-
-impl Checked {
-    fn computed(computed: Hash256, expected: Option<Hash256>) -> Checked {
-        Checked {
-            computed: Some(computed),
-            expected,
-            reason: None,
-        }
-    }
-
-    fn not_computed(reason: impl Into<String>, expected: Option<Hash256>) -> Checked {
-        Checked {
-            computed: None,
-            expected,
-            reason: Some(reason.into()),
-        }
-    }
-
-    /// `match`, `mismatch`, `no_expected` or `not_computed`.
-    fn status(&self) -> &'static str {
-        match (self.computed, self.expected) {
-            (None, _) => "not_computed",
-            (Some(_), None) => "no_expected",
-            (Some(c), Some(e)) if c == e => "match",
-            (Some(_), Some(_)) => "mismatch",
-        }
-    }
-
-    fn json(&self) -> Value {
-        let mut v = json!({
-            "computed": self.computed.map(|h| h.to_hex()),
-            "expected": self.expected.map(|h| h.to_hex()),
-            "status": self.status(),
-        });
-        if let (Some(reason), Value::Object(o)) = (&self.reason, &mut v) {
-            o.insert("reason".to_owned(), Value::String(reason.clone()));
-        }
-        v
-    }
-}
-
 /// A map built from the dump, with its build time.
 struct Built {
     map: ShaMap,
@@ -114,7 +66,7 @@ struct Loaded {
     state_entries: Option<usize>,
     transaction_count: Option<usize>,
     incomplete: bool,
-    checks: [(&'static str, Checked); 3],
+    checks: Checks,
 }
 
 /// The file and index within it of entry `index` of the merged list.
@@ -128,39 +80,19 @@ fn locate(sources: &[(String, usize)], mut index: usize) -> (&str, usize) {
     (sources.first().map_or("", |s| s.0.as_str()), index)
 }
 
-fn build_state(entries: Vec<StateEntry>, counts: &[(String, usize)]) -> Result<Built, LoadError> {
+/// Builds one map with [`shamap_ledger::verify`], timed; an entry that
+/// cannot go in is an error naming its file (found in `counts`).
+fn build<E>(
+    build: impl FnOnce() -> Result<ShaMap, (usize, E)>,
+    error: impl FnOnce(usize, E) -> BuildError,
+    counts: &[(String, usize)],
+) -> Result<Built, LoadError> {
     let t = Instant::now();
-    let mut map = ShaMap::new(MapKind::AccountState);
-    for (i, e) in entries.into_iter().enumerate() {
-        map.insert(e.key, &e.data).map_err(|err| {
-            let (file, at) = locate(counts, i);
-            LoadError::Bad(match err {
-                MapError::KeyExists(k) => format!("{file}: duplicate state key {k} at entry {at}"),
-                other => format!("{file}: state entry {at}: {other}"),
-            })
-        })?;
-    }
-    Ok(Built {
-        map,
-        seconds: t.elapsed().as_secs_f64(),
-    })
-}
-
-fn build_tx(txs: Vec<TxEntry>, counts: &[(String, usize)]) -> Result<Built, LoadError> {
-    let t = Instant::now();
-    let mut map = ShaMap::new(MapKind::TransactionWithMeta);
-    for (i, tx) in txs.into_iter().enumerate() {
-        let bad = |what: &dyn Fn(usize) -> String| {
-            let (file, at) = locate(counts, i);
-            LoadError::Bad(format!("{file}: {}", what(at)))
-        };
-        let (key, data) = tx_with_meta_item(&tx.tx, &tx.meta)
-            .map_err(|e| bad(&|at| format!("transactions entry {at}: {e}")))?;
-        map.insert(key, &data).map_err(|err| match err {
-            MapError::KeyExists(k) => bad(&|at| format!("duplicate transaction {k} at entry {at}")),
-            other => bad(&|at| format!("transactions entry {at}: {other}")),
-        })?;
-    }
+    let map = build().map_err(|(i, e)| {
+        let err = error(i, e);
+        let (file, at) = locate(counts, i);
+        LoadError::Bad(format!("{file}: {}", err.message(at)))
+    })?;
     Ok(Built {
         map,
         seconds: t.elapsed().as_secs_f64(),
@@ -195,27 +127,19 @@ fn load(paths: &[PathBuf]) -> Result<Loaded, LoadError> {
 
     let mut state = dump
         .state
-        .map(|entries| build_state(entries, &state_counts))
+        .as_deref()
+        .map(|entries| build(|| state_map(entries), BuildError::State, &state_counts))
         .transpose()?;
-    let account_hash = match state.as_mut() {
-        Some(b) if !b.map.is_empty() => Checked::computed(b.map.root_hash(), h.account_hash),
-        _ => Checked::not_computed("no state entries", h.account_hash),
-    };
     let mut transactions = dump
         .transactions
-        .map(|txs| build_tx(txs, &tx_counts))
+        .as_deref()
+        .map(|txs| build(|| tx_map(txs), BuildError::Tx, &tx_counts))
         .transpose()?;
-    let transaction_hash = match transactions.as_mut() {
-        Some(b) => Checked::computed(b.map.root_hash(), h.transaction_hash),
-        None => Checked::not_computed("no transaction list", h.transaction_hash),
-    };
-    let ledger_hash = match h.header_with_roots(account_hash.computed, transaction_hash.computed) {
-        Ok(header) => Checked::computed(header.hash(), h.ledger_hash),
-        Err(missing) => Checked::not_computed(
-            format!("missing header fields: {}", missing.join(", ")),
-            h.ledger_hash,
-        ),
-    };
+    let checks = check_roots(
+        &h,
+        state.as_mut().map(|b| &mut b.map),
+        transactions.as_mut().map(|b| &mut b.map),
+    );
     Ok(Loaded {
         sources,
         header: h,
@@ -224,11 +148,7 @@ fn load(paths: &[PathBuf]) -> Result<Loaded, LoadError> {
         state_entries,
         transaction_count,
         incomplete,
-        checks: [
-            ("account_hash", account_hash),
-            ("transaction_hash", transaction_hash),
-            ("ledger_hash", ledger_hash),
-        ],
+        checks,
     })
 }
 
@@ -249,13 +169,14 @@ fn header_json(h: &HeaderFields) -> Value {
 }
 
 fn verify_json(l: &Loaded) -> Value {
-    let statuses: Vec<&str> = l.checks.iter().map(|(_, c)| c.status()).collect();
+    let values = l.checks.values();
+    let statuses: Vec<Status> = values.iter().map(|(_, c)| c.status()).collect();
     let checked = statuses
         .iter()
-        .filter(|s| matches!(**s, "match" | "mismatch"))
+        .filter(|s| matches!(s, Status::Match | Status::Mismatch))
         .count();
-    let mismatches = statuses.iter().filter(|s| **s == "mismatch").count();
-    let ok = mismatches == 0 && statuses.contains(&"match");
+    let mismatches = statuses.iter().filter(|s| **s == Status::Mismatch).count();
+    let ok = mismatches == 0 && statuses.contains(&Status::Match);
     let mut v = json!({
         "ok": ok,
         "checked": checked,
@@ -267,8 +188,8 @@ fn verify_json(l: &Loaded) -> Value {
         "incomplete": l.incomplete,
     });
     if let Value::Object(o) = &mut v {
-        for (name, c) in &l.checks {
-            o.insert((*name).to_owned(), c.json());
+        for (name, c) in values {
+            o.insert(name.to_owned(), c.to_json());
         }
     }
     v

@@ -1,19 +1,15 @@
 //! A ledger's maps built from its dump, and `--kind`, the argument that
 //! picks one.
 //!
-//! [`state_map`] and [`tx_map`] build the two maps a ledger header names
-//! and return the position of the first entry that cannot go in; each
-//! subcommand words that error its own way. [`build_map`] is the map of
+//! [`state_map`] and [`tx_map`] (from [`shamap_ledger::verify`]) build the
+//! two maps a ledger header names and return the position of the first
+//! entry that cannot go in; each subcommand words that error its own way. [`build_map`] is the map of
 //! one file that `prove` and `diff` read, with the root the file claims.
-
-use std::fmt;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::ValueEnum;
-use shamap::xrpl::tx_with_meta_item;
-use shamap::xrpl::vl::VlError;
 use shamap::{Hash256, MapError, MapKind, ShaMap};
-use shamap_ledger::dump::{StateEntry, TxEntry};
+pub use shamap_ledger::verify::{state_map, tx_map, TxItemError};
 
 use crate::input::Input;
 use crate::output::Failure;
@@ -59,47 +55,6 @@ impl KindArg {
             .filter_map(ValueEnum::to_possible_value);
         PossibleValuesParser::new(values).try_map(|s| KindArg::from_str(&s, false))
     }
-}
-
-/// Why a transaction could not go into the transaction map.
-#[derive(Debug)]
-pub enum TxItemError {
-    /// Its blobs do not fit VL encoding.
-    Vl(VlError),
-    /// The map refused the item (a duplicate ID, data too long).
-    Map(MapError),
-}
-
-impl fmt::Display for TxItemError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TxItemError::Vl(e) => e.fmt(f),
-            TxItemError::Map(e) => e.fmt(f),
-        }
-    }
-}
-
-/// The account-state map of `entries`, or the index of the first entry the
-/// map refuses, with why.
-pub fn state_map(entries: &[StateEntry]) -> Result<ShaMap, (usize, MapError)> {
-    let mut map = ShaMap::new(MapKind::AccountState);
-    for (i, e) in entries.iter().enumerate() {
-        map.insert(e.key, &e.data).map_err(|err| (i, err))?;
-    }
-    Ok(map)
-}
-
-/// The transaction+metadata map of `txs`, or the index of the first
-/// transaction that cannot go in, with why.
-pub fn tx_map(txs: &[TxEntry]) -> Result<ShaMap, (usize, TxItemError)> {
-    let mut map = ShaMap::new(MapKind::TransactionWithMeta);
-    for (i, t) in txs.iter().enumerate() {
-        let (key, data) =
-            tx_with_meta_item(&t.tx, &t.meta).map_err(|err| (i, TxItemError::Vl(err)))?;
-        map.insert(key, &data)
-            .map_err(|err| (i, TxItemError::Map(err)))?;
-    }
-    Ok(map)
 }
 
 /// A ledger's map built from a dump.

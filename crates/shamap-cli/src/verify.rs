@@ -62,11 +62,10 @@
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
-use shamap::{Hash256, MapError};
 use shamap_ledger::dump::HeaderFields;
+use shamap_ledger::verify::{self, Checked, Status};
 
-use crate::input::{self, Group};
-use crate::maps::{state_map, tx_map, TxItemError};
+use crate::input::{self, Group, Source};
 use crate::output::{print_json, print_text, report, Exit, Failure};
 
 /// Arguments of `shamap verify`.
@@ -92,70 +91,6 @@ pub struct VerifyArgs {
     /// With --db: the ledger hash or map root to verify.
     #[arg(long, value_name = "HEX", requires = "db")]
     pub root: Option<String>,
-}
-
-/// How one computed value compares with the input's claim.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Status {
-    /// Computed and equal to the expected value.
-    Match,
-    /// Computed and different from the expected value.
-    Mismatch,
-    /// Computed, but the input claims no value.
-    NoExpected,
-    /// Not computed: the input lacks what it needs.
-    NotComputed,
-}
-
-impl Status {
-    /// The name used in JSON output.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Match => "match",
-            Status::Mismatch => "mismatch",
-            Status::NoExpected => "no_expected",
-            Status::NotComputed => "not_computed",
-        }
-    }
-}
-
-/// One checked value: `account_hash`, `transaction_hash` or `ledger_hash`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Checked {
-    /// What the input's entries hash to, when they could be hashed.
-    pub computed: Option<Hash256>,
-    /// What the input claims.
-    pub expected: Option<Hash256>,
-    /// Why nothing was computed (set exactly when `computed` is `None`).
-    pub reason: Option<String>,
-}
-
-impl Checked {
-    fn computed(computed: Hash256, expected: Option<Hash256>) -> Checked {
-        Checked {
-            computed: Some(computed),
-            expected,
-            reason: None,
-        }
-    }
-
-    fn not_computed(reason: impl Into<String>, expected: Option<Hash256>) -> Checked {
-        Checked {
-            computed: None,
-            expected,
-            reason: Some(reason.into()),
-        }
-    }
-
-    /// How the computed value compares with the expected one.
-    pub fn status(&self) -> Status {
-        match (self.computed, self.expected) {
-            (None, _) => Status::NotComputed,
-            (Some(_), None) => Status::NoExpected,
-            (Some(c), Some(e)) if c == e => Status::Match,
-            (Some(_), Some(_)) => Status::Mismatch,
-        }
-    }
 }
 
 /// The result of checking one ledger.
@@ -200,63 +135,26 @@ pub enum Outcome {
 }
 
 /// Builds the maps of one ledger and compares their roots, and the ledger
-/// hash, with the values the input claims.
+/// hash, with the values the input claims ([`shamap_ledger::verify::check`]),
+/// naming the file of an entry that cannot go into its map.
 pub fn check(group: &Group) -> Result<LedgerReport, Failure> {
     let d = &group.dump;
-    let h = &d.header;
-
-    let account_hash = match d.state.as_deref() {
-        Some(entries) if !entries.is_empty() => {
-            let mut map = state_map(entries).map_err(|(i, err)| {
-                group.error_at(
-                    i,
-                    |s| s.state_entries,
-                    |at| match err {
-                        MapError::KeyExists(k) => format!("duplicate state key {k} at entry {at}"),
-                        other => format!("state entry {at}: {other}"),
-                    },
-                )
-            })?;
-            Checked::computed(map.root_hash(), h.account_hash)
-        }
-        _ => Checked::not_computed("no state entries", h.account_hash),
-    };
-
-    let transaction_hash = match d.transactions.as_deref() {
-        Some(txs) => {
-            let mut map = tx_map(txs).map_err(|(i, err)| {
-                group.error_at(
-                    i,
-                    |s| s.transactions,
-                    |at| match err {
-                        TxItemError::Map(MapError::KeyExists(k)) => {
-                            format!("duplicate transaction {k} at entry {at}")
-                        }
-                        other => format!("transactions entry {at}: {other}"),
-                    },
-                )
-            })?;
-            Checked::computed(map.root_hash(), h.transaction_hash)
-        }
-        None => Checked::not_computed("no transaction list", h.transaction_hash),
-    };
-
-    let ledger_hash = match h.header_with_roots(account_hash.computed, transaction_hash.computed) {
-        Ok(header) => Checked::computed(header.hash(), h.ledger_hash),
-        Err(missing) => Checked::not_computed(
-            format!("missing header fields: {}", missing.join(", ")),
-            h.ledger_hash,
-        ),
-    };
-
+    let checks = verify::check(d).map_err(|err| {
+        let count: fn(&Source) -> usize = if err.is_state() {
+            |s| s.state_entries
+        } else {
+            |s| s.transactions
+        };
+        group.error_at(err.index(), count, |at| err.message(at))
+    })?;
     Ok(LedgerReport {
         sources: group.sources.iter().map(|s| s.name.clone()).collect(),
-        header: *h,
+        header: d.header,
         state_entries: d.state.as_ref().map(Vec::len),
         transactions: d.transactions.as_ref().map(Vec::len),
-        account_hash,
-        transaction_hash,
-        ledger_hash,
+        account_hash: checks.account_hash,
+        transaction_hash: checks.transaction_hash,
+        ledger_hash: checks.ledger_hash,
     })
 }
 
@@ -318,18 +216,6 @@ pub fn render_text(reports: &[LedgerReport]) -> String {
     out
 }
 
-fn checked_json(c: &Checked) -> Value {
-    let mut v = json!({
-        "computed": c.computed.map(|h| h.to_hex()),
-        "expected": c.expected.map(|h| h.to_hex()),
-        "status": c.status().name(),
-    });
-    if let (Some(reason), Value::Object(o)) = (&c.reason, &mut v) {
-        o.insert("reason".to_owned(), Value::String(reason.clone()));
-    }
-    v
-}
-
 /// The JSON report (field names in the module docs), with the files that
 /// could not be used.
 pub fn render_json(reports: &[LedgerReport], errors: &[Failure]) -> Value {
@@ -352,9 +238,9 @@ pub fn render_json(reports: &[LedgerReport], errors: &[Failure]) -> Value {
                 "state_entries": r.state_entries,
                 "transactions": r.transactions,
                 "incomplete": false,
-                "account_hash": checked_json(&r.account_hash),
-                "transaction_hash": checked_json(&r.transaction_hash),
-                "ledger_hash": checked_json(&r.ledger_hash),
+                "account_hash": Checked::to_json(&r.account_hash),
+                "transaction_hash": Checked::to_json(&r.transaction_hash),
+                "ledger_hash": Checked::to_json(&r.ledger_hash),
             })
         })
         .collect();
@@ -413,6 +299,7 @@ mod tests {
     use super::*;
     use crate::input::fixtures::{ledger_38129, page, KEY1, KEY2};
     use crate::input::group;
+    use shamap::Hash256;
 
     const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
     const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";

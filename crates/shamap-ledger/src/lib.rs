@@ -22,12 +22,17 @@
 //! # Ok::<(), shamap_ledger::DumpError>(())
 //! ```
 //!
+//! [`verify`] builds a dump's state and transaction maps and checks their
+//! roots and the ledger hash against the dump's claims, as `shamap verify`
+//! does.
+//!
 //! What the engine itself needs of a ledger stays in [`shamap::xrpl`]: the
 //! header and its hash ([`shamap::xrpl::LedgerHeader`]), transaction IDs
 //! and the transaction+metadata leaf layout, VL encoding and wire nodes.
 
 pub mod decoded;
 pub mod dump;
+pub mod verify;
 
 pub use dump::{
     merge, parse, DumpError, DumpKind, EntryProblem, FieldError, FieldProblem, HeaderFields,

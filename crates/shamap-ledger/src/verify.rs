@@ -1,0 +1,313 @@
+//! A ledger's maps built from its dump, and its hashes checked against the
+//! values the dump claims: what `shamap verify` and the Python module's
+//! `read_ledger` both do.
+//!
+//! [`state_map`] builds the AccountState map from the state entries and
+//! [`tx_map`] the TransactionWithMeta map from the transactions; each
+//! returns the position of the first entry that cannot go in. [`check`]
+//! builds both and compares their roots, and the header's hash, with the
+//! dump's claims; [`check_roots`] does the comparison for maps the caller
+//! built itself. Each value is a [`Checked`]:
+//!
+//! - `account_hash`: the state map's root; not computed when the dump has
+//!   no state entries (an empty list included);
+//! - `transaction_hash`: the transaction map's root; not computed when the
+//!   dump has no transaction list (an empty list gives the zero root);
+//! - `ledger_hash`: the header hashed with the computed roots where there
+//!   are some and the dump's own values otherwise; not computed when a
+//!   header field is missing.
+//!
+//! ```
+//! use shamap_ledger::verify::{check, Status};
+//!
+//! let dump = shamap_ledger::parse(br#"{"ledger_index": 9, "transactions": []}"#)?;
+//! let checks = check(&dump).map_err(|e| e.message(e.index()))?;
+//! assert_eq!(checks.account_hash.status(), Status::NotComputed);
+//! assert_eq!(checks.account_hash.reason.as_deref(), Some("no state entries"));
+//! assert_eq!(checks.transaction_hash.status(), Status::NoExpected);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fmt;
+
+use serde_json::{json, Value};
+use shamap::xrpl::tx_with_meta_item;
+use shamap::xrpl::vl::VlError;
+use shamap::{Hash256, MapError, MapKind, ShaMap};
+
+use crate::dump::{HeaderFields, LedgerDump, StateEntry, TxEntry};
+
+/// How one computed value compares with the dump's claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Computed and equal to the expected value.
+    Match,
+    /// Computed and different from the expected value.
+    Mismatch,
+    /// Computed, but the input claims no value.
+    NoExpected,
+    /// Not computed: the input lacks what it needs.
+    NotComputed,
+}
+
+impl Status {
+    /// The name used in JSON output: `match`, `mismatch`, `no_expected` or
+    /// `not_computed`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Match => "match",
+            Status::Mismatch => "mismatch",
+            Status::NoExpected => "no_expected",
+            Status::NotComputed => "not_computed",
+        }
+    }
+}
+
+/// One checked value: `account_hash`, `transaction_hash` or `ledger_hash`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// What the input's entries hash to, when they could be hashed.
+    pub computed: Option<Hash256>,
+    /// What the input claims.
+    pub expected: Option<Hash256>,
+    /// Why nothing was computed (set exactly when `computed` is `None`).
+    pub reason: Option<String>,
+}
+
+impl Checked {
+    /// A computed value, to compare with `expected`.
+    pub fn computed(computed: Hash256, expected: Option<Hash256>) -> Checked {
+        Checked {
+            computed: Some(computed),
+            expected,
+            reason: None,
+        }
+    }
+
+    /// A value that could not be computed, and why.
+    pub fn not_computed(reason: impl Into<String>, expected: Option<Hash256>) -> Checked {
+        Checked {
+            computed: None,
+            expected,
+            reason: Some(reason.into()),
+        }
+    }
+
+    /// How the computed value compares with the expected one.
+    pub fn status(&self) -> Status {
+        match (self.computed, self.expected) {
+            (None, _) => Status::NotComputed,
+            (Some(_), None) => Status::NoExpected,
+            (Some(c), Some(e)) if c == e => Status::Match,
+            (Some(_), Some(_)) => Status::Mismatch,
+        }
+    }
+
+    /// The value as JSON: `computed` and `expected` (upper-case hex or
+    /// `null`), `status` ([`Status::name`]) and, only when not computed,
+    /// `reason`.
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "computed": self.computed.map(|h| h.to_hex()),
+            "expected": self.expected.map(|h| h.to_hex()),
+            "status": self.status().name(),
+        });
+        if let (Some(reason), Value::Object(o)) = (&self.reason, &mut v) {
+            o.insert("reason".to_owned(), Value::String(reason.clone()));
+        }
+        v
+    }
+}
+
+/// The three checked values of one ledger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checks {
+    /// The state map's root.
+    pub account_hash: Checked,
+    /// The transaction map's root.
+    pub transaction_hash: Checked,
+    /// The header's hash.
+    pub ledger_hash: Checked,
+}
+
+impl Checks {
+    /// The three values with their names, in output order.
+    pub fn values(&self) -> [(&'static str, &Checked); 3] {
+        [
+            ("account_hash", &self.account_hash),
+            ("transaction_hash", &self.transaction_hash),
+            ("ledger_hash", &self.ledger_hash),
+        ]
+    }
+}
+
+/// Why a transaction could not go into the transaction map.
+#[derive(Debug)]
+pub enum TxItemError {
+    /// Its blobs do not fit VL encoding.
+    Vl(VlError),
+    /// The map refused the item (a duplicate ID, data too long).
+    Map(MapError),
+}
+
+impl fmt::Display for TxItemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TxItemError::Vl(e) => e.fmt(f),
+            TxItemError::Map(e) => e.fmt(f),
+        }
+    }
+}
+
+/// The account-state map of `entries`, or the index of the first entry the
+/// map refuses, with why.
+pub fn state_map(entries: &[StateEntry]) -> Result<ShaMap, (usize, MapError)> {
+    let mut map = ShaMap::new(MapKind::AccountState);
+    for (i, e) in entries.iter().enumerate() {
+        map.insert(e.key, &e.data).map_err(|err| (i, err))?;
+    }
+    Ok(map)
+}
+
+/// The transaction+metadata map of `txs`, or the index of the first
+/// transaction that cannot go in, with why.
+pub fn tx_map(txs: &[TxEntry]) -> Result<ShaMap, (usize, TxItemError)> {
+    let mut map = ShaMap::new(MapKind::TransactionWithMeta);
+    for (i, t) in txs.iter().enumerate() {
+        let (key, data) =
+            tx_with_meta_item(&t.tx, &t.meta).map_err(|err| (i, TxItemError::Vl(err)))?;
+        map.insert(key, &data)
+            .map_err(|err| (i, TxItemError::Map(err)))?;
+    }
+    Ok(map)
+}
+
+/// An entry of a dump that cannot go into its map.
+#[derive(Debug)]
+pub enum BuildError {
+    /// State entry `.0` of the dump, refused by the state map.
+    State(usize, MapError),
+    /// Transaction `.0` of the dump, refused by the transaction map.
+    Tx(usize, TxItemError),
+}
+
+impl BuildError {
+    /// The entry's index in the dump's state or transaction list.
+    pub fn index(&self) -> usize {
+        match self {
+            BuildError::State(i, _) | BuildError::Tx(i, _) => *i,
+        }
+    }
+
+    /// Whether the entry is a state entry (else a transaction).
+    pub fn is_state(&self) -> bool {
+        matches!(self, BuildError::State(..))
+    }
+
+    /// The problem in words, naming the entry as number `at` (its index
+    /// in the file it came from, for a dump merged from pages):
+    /// `duplicate state key <key> at entry <at>`, `state entry <at>: …`,
+    /// `duplicate transaction <id> at entry <at>` or
+    /// `transactions entry <at>: …`.
+    pub fn message(&self, at: usize) -> String {
+        match self {
+            BuildError::State(_, MapError::KeyExists(k)) => {
+                format!("duplicate state key {k} at entry {at}")
+            }
+            BuildError::State(_, other) => format!("state entry {at}: {other}"),
+            BuildError::Tx(_, TxItemError::Map(MapError::KeyExists(k))) => {
+                format!("duplicate transaction {k} at entry {at}")
+            }
+            BuildError::Tx(_, other) => format!("transactions entry {at}: {other}"),
+        }
+    }
+}
+
+/// Compares the roots of maps already built from `header`'s dump (`state`
+/// from its state entries, `None` when it has no state list;
+/// `transactions` likewise), and the header's hash, with the header's
+/// claims.
+pub fn check_roots(
+    header: &HeaderFields,
+    state: Option<&mut ShaMap>,
+    transactions: Option<&mut ShaMap>,
+) -> Checks {
+    let h = header;
+    let account_hash = match state {
+        Some(map) if !map.is_empty() => Checked::computed(map.root_hash(), h.account_hash),
+        _ => Checked::not_computed("no state entries", h.account_hash),
+    };
+    let transaction_hash = match transactions {
+        Some(map) => Checked::computed(map.root_hash(), h.transaction_hash),
+        None => Checked::not_computed("no transaction list", h.transaction_hash),
+    };
+    let ledger_hash = match h.header_with_roots(account_hash.computed, transaction_hash.computed) {
+        Ok(header) => Checked::computed(header.hash(), h.ledger_hash),
+        Err(missing) => Checked::not_computed(
+            format!("missing header fields: {}", missing.join(", ")),
+            h.ledger_hash,
+        ),
+    };
+    Checks {
+        account_hash,
+        transaction_hash,
+        ledger_hash,
+    }
+}
+
+/// Builds the maps of `dump` and compares their roots, and the ledger
+/// hash, with the values it claims; the first entry that cannot go into
+/// its map (state entries first) is an error.
+pub fn check(dump: &LedgerDump) -> Result<Checks, BuildError> {
+    let mut state = match dump.state.as_deref() {
+        Some(entries) if !entries.is_empty() => {
+            Some(state_map(entries).map_err(|(i, e)| BuildError::State(i, e))?)
+        }
+        _ => None,
+    };
+    let mut transactions = dump
+        .transactions
+        .as_deref()
+        .map(|txs| tx_map(txs).map_err(|(i, e)| BuildError::Tx(i, e)))
+        .transpose()?;
+    Ok(check_roots(
+        &dump.header,
+        state.as_mut(),
+        transactions.as_mut(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_follow_computed_and_expected() {
+        let (a, b) = (Hash256([1; 32]), Hash256([2; 32]));
+        assert_eq!(Checked::computed(a, Some(a)).status(), Status::Match);
+        assert_eq!(Checked::computed(a, Some(b)).status(), Status::Mismatch);
+        assert_eq!(Checked::computed(a, None).status(), Status::NoExpected);
+        let c = Checked::not_computed("why", Some(a));
+        assert_eq!(c.status(), Status::NotComputed);
+        assert_eq!(c.to_json()["reason"], "why");
+        assert!(Checked::computed(a, None).to_json().get("reason").is_none());
+    }
+
+    #[test]
+    fn duplicate_state_keys_name_the_entry() {
+        let key = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD";
+        let json = format!(
+            r#"{{"ledger_index": 5, "accountState": [
+                {{"index": "{key}", "data": "1100612200000000"}},
+                {{"index": "{key}", "data": "1100612200000000"}}]}}"#
+        );
+        let dump = crate::parse(json.as_bytes()).expect("parses");
+        let e = check(&dump).expect_err("duplicate");
+        assert!(e.is_state());
+        assert_eq!(e.index(), 1);
+        assert_eq!(
+            e.message(7),
+            format!("duplicate state key {key} at entry 7")
+        );
+    }
+}
