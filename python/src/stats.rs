@@ -38,56 +38,11 @@ const RIPPLED_LEAF: u64 = 56 + 4 + 4;
 /// Our inner chunk with 16 slots, bytes.
 const DENSE_INNER: u64 = 32 + 8 * 16;
 
-/// Ledger-entry type names by code, from rippled's
-/// `include/xrpl/protocol/detail/ledger_entries.macro` (CLI `entry_type.rs`).
-const TYPE_NAMES: &[(u16, &str)] = &[
-    (0x0037, "NFTokenOffer"),
-    (0x0043, "Check"),
-    (0x0049, "DID"),
-    (0x004E, "NegativeUNL"),
-    (0x0050, "NFTokenPage"),
-    (0x0053, "SignerList"),
-    (0x0054, "Ticket"),
-    (0x0061, "AccountRoot"),
-    (0x0064, "DirectoryNode"),
-    (0x0066, "Amendments"),
-    (0x0068, "LedgerHashes"),
-    (0x0069, "Bridge"),
-    (0x006F, "Offer"),
-    (0x0070, "DepositPreauth"),
-    (0x0071, "XChainOwnedClaimID"),
-    (0x0072, "RippleState"),
-    (0x0073, "FeeSettings"),
-    (0x0074, "XChainOwnedCreateAccountClaimID"),
-    (0x0075, "Escrow"),
-    (0x0078, "PayChannel"),
-    (0x0079, "AMM"),
-    (0x007E, "MPTokenIssuance"),
-    (0x007F, "MPToken"),
-    (0x0080, "Oracle"),
-    (0x0081, "Credential"),
-    (0x0082, "PermissionedDomain"),
-    (0x0083, "Delegate"),
-    (0x0084, "Vault"),
-    (0x0088, "LoanBroker"),
-    (0x0089, "Loan"),
-];
-
-/// The entry type of serialized ledger-entry `data`: the UInt16 after a
-/// leading `0x11` (field `LedgerEntryType`).
-fn entry_type(data: &[u8]) -> Option<u16> {
-    match data {
-        [0x11, hi, lo, ..] => Some(u16::from_be_bytes([*hi, *lo])),
-        _ => None,
-    }
-}
+use shamap_ledger::entry_type::{entry_type, name as type_code_name};
 
 fn type_label(code: Option<u16>) -> String {
     match code {
-        Some(c) => TYPE_NAMES
-            .binary_search_by_key(&c, |(k, _)| *k)
-            .map(|i| TYPE_NAMES[i].1.to_owned())
-            .unwrap_or_else(|_| format!("0x{c:04X}")),
+        Some(c) => type_code_name(c).map_or_else(|| format!("0x{c:04X}"), str::to_owned),
         None => "(no type field)".to_owned(),
     }
 }

@@ -32,6 +32,7 @@
 
 pub mod decoded;
 pub mod dump;
+pub mod entry_type;
 pub mod verify;
 
 pub use dump::{
