@@ -17,11 +17,11 @@ use rand::{Rng, SeedableRng};
 use shamap::xrpl::sha512_half;
 use shamap::{HashFunction, HashWork, Key, MapKind, MapOptions, ShaMap};
 
+mod durable;
 #[cfg(feature = "peers-any")]
 mod peers;
 mod quick;
 mod report;
-#[cfg(feature = "peers-any")]
 mod rss;
 
 use report::{Report, Row};
@@ -46,7 +46,9 @@ struct Args {
     #[arg(long, default_value_t = 3.0)]
     time_limit: f64,
     /// Comma-separated workloads: build, update, get, proof, snapshot, session, diff;
-    /// `peers` (with the `peers` feature) runs the peer comparison instead.
+    /// `peers` (with the `peers` feature) runs the peer comparison instead;
+    /// `durable` the on-disk comparison (ours on fjall, nomt with the
+    /// `peer-nomt` feature, and the disk floor), each step in a child process.
     #[arg(long, default_value = "build,update,get,proof,snapshot,session,diff")]
     workloads: String,
     /// Print JSON instead of a markdown table.
@@ -90,6 +92,24 @@ struct Args {
         default_value = "ours,ours-sorted,ours-blake3,ours-sorted-blake3,nomt,jmt,alloy-trie"
     )]
     engines: String,
+    /// Blocks of `--block` writes the `durable` workload commits.
+    #[arg(long, default_value_t = 20)]
+    blocks: usize,
+    /// Node budget (MiB) of our backed map in the `durable` workload
+    /// (default: the library's default, `BackedOptions::default()`).
+    #[arg(long)]
+    cache_mb: Option<u64>,
+    /// Directory of the `durable` workload's stores (default: a new one
+    /// under the system's temporary directory; cleared first, removed after).
+    #[arg(long)]
+    dir: Option<std::path::PathBuf>,
+    /// Keep the `durable` workload's directory afterwards.
+    #[arg(long)]
+    keep_dir: bool,
+    /// Internal: run one step of the `durable` workload (`ENGINE/STEP`) and
+    /// print its row.
+    #[arg(long, hide = true)]
+    durable_child: Option<String>,
 }
 
 /// `--huge-pages` values.
@@ -128,6 +148,10 @@ fn main() {
     }
     if args.workloads.split(',').any(|w| w.trim() == "peers") {
         run_peers(&args);
+        return;
+    }
+    if args.workloads.split(',').any(|w| w.trim() == "durable") {
+        durable::run(&args);
         return;
     }
     let mut report = Report::new(&args.entries, args.data_len, args.seed, args.hash);

@@ -1,0 +1,249 @@
+//! Our engine in the `durable` workload: a fjall [`FjallStore`], imported
+//! from a map built from sorted keys, then changed and read through a
+//! [`BackedMap`] at the plan's node budget. Every commit is durable: the
+//! root record is written with fjall's `SyncAll` (see
+//! [`NodeStore::write_durably`]).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use shamap::{Hash256, Key, MapKind, ShaMap};
+use shamap_store::{
+    meta, record_root, write_snapshot, BackedMap, BackedOptions, FjallStore, NodeStore, StoredMap,
+};
+
+use super::ops::{self, Blocks, Values, Write};
+use super::{allocated_bytes, secs, Plan, Row, Step};
+
+/// The retained-root name the workload commits under.
+const ROOT_NAME: &str = "durable bench";
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}
+
+pub fn run(plan: &Plan, step: Step) -> Result<Row, String> {
+    let dir = plan.engine_dir("ours");
+    match step {
+        Step::Import => import(plan, &dir),
+        Step::Commit => commit(plan, &dir),
+        Step::Read => read(plan, &dir),
+        Step::ReadWithWriter => read_with_writer(plan, &dir),
+    }
+}
+
+fn options(plan: &Plan) -> BackedOptions {
+    plan.cache_mb
+        .map_or_else(BackedOptions::default, BackedOptions::with_budget_mb)
+}
+
+/// The last committed root of the workload.
+fn committed_root(store: &FjallStore) -> Result<Hash256, String> {
+    Ok(meta::latest(store)
+        .map_err(err)?
+        .ok_or("no committed root: run the import step first")?
+        .hash)
+}
+
+fn import(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
+    let values = Values::new(plan.seed, plan.data_len);
+    let keys = ops::import_keys(plan.seed, plan.entries);
+    let t = Instant::now();
+    let mut map = ShaMap::from_sorted(
+        MapKind::AccountState,
+        keys.iter().map(|(k, tag)| (Key(*k), values.value(*tag))),
+    )
+    .map_err(err)?;
+    drop(keys);
+    let snap = map.snapshot();
+    drop(map);
+    let store = FjallStore::open(dir).map_err(err)?;
+    let stats = write_snapshot(&store, &snap, &mut |_| {}).map_err(err)?;
+    record_root(&store, ROOT_NAME, snap.root_hash(), Default::default()).map_err(err)?;
+    let seconds = secs(t.elapsed());
+    drop(snap);
+    store.flush_memtables().map_err(err)?;
+    Ok(Row {
+        ops: plan.entries,
+        seconds,
+        fsync: true,
+        disk_bytes: Some(allocated_bytes(dir)),
+        bytes_written: Some(stats.bytes + 32 * stats.written),
+        note: format!("{} nodes", stats.written),
+        ..Row::default()
+    })
+}
+
+/// Applies one block to `map`, checking that every write meets the state
+/// the plan expects (an insert finds no key, an update and a remove find one).
+fn apply(
+    map: &mut BackedMap<'_>,
+    plan: &Plan,
+    values: &Values,
+    block: &[Write],
+    buf: &mut Vec<u8>,
+) -> Result<(), String> {
+    for w in block {
+        match *w {
+            Write::Insert { index, tag } | Write::Update { index, tag } => {
+                values.value_into(tag, buf);
+                let new = map
+                    .upsert(Key(ops::key(plan.seed, index)), buf)
+                    .map_err(err)?;
+                if new != matches!(w, Write::Insert { .. }) {
+                    return Err(format!("key {index}: the workload and the map disagree"));
+                }
+            }
+            Write::Remove { index } => {
+                if !map.remove(&Key(ops::key(plan.seed, index))).map_err(err)? {
+                    return Err(format!("key {index}: removed but absent"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn commit(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
+    let store = FjallStore::open(dir).map_err(err)?;
+    let values = Values::new(plan.seed, plan.data_len);
+    let mut map = BackedMap::open(
+        &store,
+        committed_root(&store)?,
+        MapKind::AccountState,
+        options(plan),
+    )
+    .map_err(err)?;
+    let mut blocks = Blocks::new(plan.seed, plan.entries);
+    let mut buf = Vec::new();
+    let mut elapsed = std::time::Duration::ZERO;
+    for _ in 0..plan.blocks {
+        let block = blocks.next_block(plan.block);
+        let t = Instant::now();
+        apply(&mut map, plan, &values, &block, &mut buf)?;
+        map.commit(ROOT_NAME).map_err(err)?;
+        elapsed += t.elapsed();
+    }
+    let s = map.stats();
+    drop(map);
+    store.flush_memtables().map_err(err)?;
+    Ok(Row {
+        ops: (plan.blocks * plan.block) as u64,
+        seconds: secs(elapsed),
+        fsync: true,
+        disk_bytes: Some(allocated_bytes(dir)),
+        note: format!(
+            "budget {} MiB; {} loads, {} hits, {} spills",
+            s.budget_bytes >> 20,
+            s.loads,
+            s.hits,
+            s.spills
+        ),
+        ..Row::default()
+    })
+}
+
+/// The keys the read steps look up: present after the commit step's blocks.
+fn read_keys(plan: &Plan) -> (Blocks, Vec<Key>, Vec<Key>) {
+    let mut blocks = Blocks::new(plan.seed, plan.entries);
+    blocks.skip(plan.blocks, plan.block);
+    let warm = blocks.present(plan.reads / 10);
+    let timed = blocks.present(plan.reads);
+    let to_keys = |v: Vec<u64>| v.into_iter().map(|i| Key(ops::key(plan.seed, i))).collect();
+    (blocks, to_keys(warm), to_keys(timed))
+}
+
+fn read(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
+    let store = FjallStore::open(dir).map_err(err)?;
+    let map = BackedMap::open(
+        &store,
+        committed_root(&store)?,
+        MapKind::AccountState,
+        options(plan),
+    )
+    .map_err(err)?;
+    let (_, warm, timed) = read_keys(plan);
+    let get = |k: &Key| match map.get(k).map_err(err)? {
+        Some(_) => Ok(()),
+        None => Err(format!("key {k} is missing")),
+    };
+    for k in &warm {
+        get(k)?;
+    }
+    let t = Instant::now();
+    for k in &timed {
+        get(k)?;
+    }
+    let seconds = secs(t.elapsed());
+    Ok(Row {
+        ops: timed.len() as u64,
+        seconds,
+        fsync: true,
+        note: "backed map gets".into(),
+        ..Row::default()
+    })
+}
+
+/// Reads from the committed root (a [`StoredMap`] on a reader thread) while
+/// a writer applies and durably commits the plan's blocks again (the ones
+/// after the commit step's), on the same store.
+fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
+    let store = FjallStore::open(dir).map_err(err)?;
+    let root = committed_root(&store)?;
+    let values = Values::new(plan.seed, plan.data_len);
+    let (mut blocks, warm, timed) = read_keys(plan);
+    let next: Vec<Vec<Write>> = (0..plan.blocks)
+        .map(|_| blocks.next_block(plan.block))
+        .collect();
+    let done = AtomicBool::new(false);
+    let reads = AtomicU64::new(0);
+    let reader_store: &dyn NodeStore = &store;
+    let (read_secs, write_secs) = std::thread::scope(|scope| -> Result<(f64, f64), String> {
+        let reader = scope.spawn(|| -> Result<f64, String> {
+            let map = StoredMap::open(reader_store, root, MapKind::AccountState).map_err(err)?;
+            for k in &warm {
+                map.get(k).map_err(err)?;
+            }
+            let t = Instant::now();
+            for k in timed.iter().cycle() {
+                if done.load(Ordering::Relaxed) {
+                    break;
+                }
+                if map.get(k).map_err(err)?.is_none() {
+                    return Err(format!("key {k} is missing from the committed root"));
+                }
+                reads.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(secs(t.elapsed()))
+        });
+        let writer = || -> Result<f64, String> {
+            let mut map =
+                BackedMap::open(&store, root, MapKind::AccountState, options(plan)).map_err(err)?;
+            let mut buf = Vec::new();
+            let t = Instant::now();
+            for block in &next {
+                apply(&mut map, plan, &values, block, &mut buf)?;
+                map.commit(ROOT_NAME).map_err(err)?;
+            }
+            Ok(secs(t.elapsed()))
+        };
+        let w = writer();
+        done.store(true, Ordering::Relaxed);
+        let r = reader
+            .join()
+            .map_err(|_| "the reader thread panicked".to_owned())?;
+        Ok((r?, w?))
+    })?;
+    let writes = (plan.blocks * plan.block) as f64;
+    Ok(Row {
+        ops: reads.load(Ordering::Relaxed),
+        seconds: read_secs,
+        fsync: true,
+        note: format!(
+            "stored-map reads of the committed root on one thread while a writer committed {} blocks at {:.0} writes/s",
+            plan.blocks,
+            writes / write_secs.max(1e-9)
+        ),
+        ..Row::default()
+    })
+}
