@@ -99,6 +99,14 @@ struct Args {
     /// (default: the library's default, `BackedOptions::default()`).
     #[arg(long)]
     cache_mb: Option<u64>,
+    /// fjall block cache (MiB) of our store in the `durable` workload
+    /// (default: `FjallOptions::default()`).
+    #[arg(long)]
+    fjall_cache_mb: Option<u64>,
+    /// fjall write buffer (MiB) of our store in the `durable` workload
+    /// (default: `FjallOptions::default()`).
+    #[arg(long)]
+    memtable_mb: Option<u64>,
     /// Directory of the `durable` workload's stores (default: a new one
     /// under the system's temporary directory; cleared first, removed after).
     #[arg(long)]

@@ -517,6 +517,41 @@ impl NodeStore for FjallStore {
         self.write_with(batch, PersistMode::SyncAll)
     }
 
+    fn ingest_sorted(
+        &self,
+        nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
+    ) -> Result<(), StoreError> {
+        if self.shadow.is_some() {
+            return Err(self.fail(
+                "cannot write",
+                "the store is open read-only (its directory cannot be written)",
+            ));
+        }
+        let mut ingestion = self
+            .nodes
+            .start_ingestion()
+            .map_err(|e| self.fail("cannot start a bulk write", e))?;
+        // fjall panics on keys out of order: refuse them here instead.
+        let mut last: Option<Hash256> = None;
+        for (hash, value) in nodes {
+            if last.is_some_and(|l| l >= hash) {
+                return Err(self.fail(
+                    "cannot bulk-write nodes",
+                    format!("node {hash} is out of hash order"),
+                ));
+            }
+            last = Some(hash);
+            ingestion
+                .write(hash.0.to_vec(), value)
+                .map_err(|e| self.fail("cannot bulk-write nodes", e))?;
+        }
+        // The table files and the version naming them are fsynced by fjall
+        // before `finish` returns.
+        ingestion
+            .finish()
+            .map_err(|e| self.fail("cannot finish a bulk write", e))
+    }
+
     fn for_each_value(
         &self,
         f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,

@@ -7,6 +7,8 @@
 //! recorded root whose tree is incomplete: fjall applies batches in journal
 //! order, so when the last batch survives, all earlier ones did.
 
+use std::ops::ControlFlow;
+
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, HashFunction, Key, Snapshot};
 
@@ -103,22 +105,98 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Writes every node of `snapshot` that the store lacks, in batches of
-/// [`IMPORT_BATCH_NODES`]; `progress` is called after each node with the
-/// number visited so far. Records no root: see [`record_root`].
+/// Payload bytes of one sorted run of a bulk write (see [`write_snapshot`]):
+/// the memory a bulk import holds beside the map.
+pub const BULK_RUN_BYTES: usize = 256 << 20;
+
+/// Writes every node of `snapshot` that the store lacks; `progress` is
+/// called after each node with the number visited so far. Records no root:
+/// see [`record_root`].
+///
+/// Into a store that has no nodes yet, the nodes are written in bulk: cut
+/// into runs of [`BULK_RUN_BYTES`], each sorted by hash and handed to
+/// [`NodeStore::ingest_sorted`] (fjall writes them as table files, with
+/// no journal and no write buffer, fsynced). Otherwise each node is first
+/// looked up, and the missing ones are written in batches of
+/// [`IMPORT_BATCH_NODES`].
 pub fn write_snapshot(
     store: &dyn NodeStore,
     snapshot: &Snapshot,
     progress: &mut dyn FnMut(u64),
 ) -> Result<WriteStats, StoreError> {
     only_sha512_half(snapshot)?;
+    if has_no_nodes(store)? {
+        return bulk_write(store, snapshot, progress);
+    }
     let node_type = NodeType::for_map(snapshot.kind());
     let mut w = Writer::new(store, IMPORT_BATCH_NODES);
     snapshot.for_each_node(|n| {
-        w.add(NodeObject::from_prefix(node_type, &n.prefix_bytes));
+        w.add(NodeObject::hashed_by_engine(
+            node_type,
+            n.hash,
+            &n.prefix_bytes,
+        ));
         progress(w.stats.visited);
     });
     w.finish()
+}
+
+/// True when the store holds no node at all.
+fn has_no_nodes(store: &dyn NodeStore) -> Result<bool, StoreError> {
+    let mut any = false;
+    store.for_each_value(&mut |_, _| {
+        any = true;
+        ControlFlow::Break(())
+    })?;
+    Ok(!any)
+}
+
+/// The bulk path of [`write_snapshot`].
+fn bulk_write(
+    store: &dyn NodeStore,
+    snapshot: &Snapshot,
+    progress: &mut dyn FnMut(u64),
+) -> Result<WriteStats, StoreError> {
+    let node_type = NodeType::for_map(snapshot.kind());
+    let mut stats = WriteStats::default();
+    let mut run: Vec<(Hash256, Vec<u8>)> = Vec::new();
+    let mut run_bytes = 0;
+    let mut failure = None;
+    let ingest = |run: &mut Vec<(Hash256, Vec<u8>)>| {
+        if run.is_empty() {
+            return Ok(());
+        }
+        run.sort_unstable_by_key(|n| n.0);
+        // Distinct subtrees have distinct hashes; equal ones (impossible in
+        // one map) would only be written once.
+        run.dedup_by_key(|n| n.0);
+        let r = store.ingest_sorted(&mut run.drain(..));
+        run.clear();
+        r
+    };
+    snapshot.for_each_node(|n| {
+        if failure.is_some() {
+            return;
+        }
+        let node = NodeObject::hashed_by_engine(node_type, n.hash, &n.prefix_bytes);
+        stats.visited += 1;
+        stats.written += 1;
+        stats.bytes += node.value().len() as u64;
+        run_bytes += 32 + node.value().len();
+        run.push((node.hash(), node.into_value()));
+        if run_bytes >= BULK_RUN_BYTES {
+            run_bytes = 0;
+            if let Err(e) = ingest(&mut run) {
+                failure = Some(e);
+            }
+        }
+        progress(stats.visited);
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    ingest(&mut run)?;
+    Ok(stats)
 }
 
 /// Writes the nodes of `snapshot` on the paths of `changed` keys (the

@@ -122,6 +122,21 @@ impl NodeObject {
         }
     }
 
+    /// A node of an in-memory map, whose engine already hashed it: the
+    /// hash is taken, not recomputed (checked in debug builds).
+    pub(crate) fn hashed_by_engine(
+        node_type: NodeType,
+        hash: Hash256,
+        prefix_bytes: &[u8],
+    ) -> NodeObject {
+        let mut value = Vec::with_capacity(VALUE_HEADER_LEN + prefix_bytes.len());
+        value.extend_from_slice(&[0; 8]);
+        value.push(node_type as u8);
+        value.extend_from_slice(prefix_bytes);
+        debug_assert_eq!(hash, sha512_half(&[prefix_bytes]));
+        NodeObject { hash, value }
+    }
+
     /// A ledger header node, keyed by the ledger hash.
     pub fn ledger(header: &LedgerHeader) -> NodeObject {
         let mut prefix = Vec::with_capacity(4 + LEDGER_HEADER_LEN);

@@ -153,6 +153,28 @@ pub trait NodeStore: Send + Sync {
         self.sync()
     }
 
+    /// Stores `nodes`, given in strictly increasing hash order, and returns
+    /// once they are on stable storage: the bulk path of an import into a
+    /// store that has no nodes yet. Not atomic (a crash may keep some of
+    /// them), which is safe because nothing names the nodes until a root
+    /// record is written after this returns. The default writes them in
+    /// batches and syncs; fjall builds table files directly (its
+    /// ingestion), skipping the journal and the write buffer.
+    fn ingest_sorted(
+        &self,
+        nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
+    ) -> Result<(), StoreError> {
+        let mut batch = Batch::new();
+        for (hash, value) in nodes {
+            batch.ops.push(Op::PutNode { hash, value });
+            if batch.ops.len() >= crate::import::IMPORT_BATCH_NODES {
+                self.write(std::mem::take(&mut batch))?;
+            }
+        }
+        self.write(batch)?;
+        self.sync()
+    }
+
     /// The node under `hash`, verified: a value that does not decode or
     /// does not hash to `hash` is [`StoreError::Corrupt`], never data.
     fn get(&self, hash: &Hash256) -> Result<Option<NodeObject>, StoreError> {

@@ -135,6 +135,8 @@ pub struct Plan {
     pub blocks: usize,
     pub reads: usize,
     pub cache_mb: Option<u64>,
+    pub fjall_cache_mb: Option<u64>,
+    pub memtable_mb: Option<u64>,
     pub dir: PathBuf,
 }
 
@@ -148,6 +150,8 @@ impl Plan {
             blocks: args.blocks,
             reads: args.gets,
             cache_mb: args.cache_mb,
+            fjall_cache_mb: args.fjall_cache_mb,
+            memtable_mb: args.memtable_mb,
             dir,
         }
     }
@@ -270,8 +274,14 @@ fn spawn(args: &Args, plan: &Plan, engine: &str, step: Step) -> Result<Row, Stri
         .args(["--gets", &plan.reads.to_string()])
         .arg("--dir")
         .arg(&plan.dir);
-    if let Some(mb) = plan.cache_mb {
-        cmd.args(["--cache-mb", &mb.to_string()]);
+    for (flag, value) in [
+        ("--cache-mb", plan.cache_mb),
+        ("--fjall-cache-mb", plan.fjall_cache_mb),
+        ("--memtable-mb", plan.memtable_mb),
+    ] {
+        if let Some(mb) = value {
+            cmd.args([flag, &mb.to_string()]);
+        }
     }
     if args.json {
         cmd.arg("--json");
@@ -364,15 +374,16 @@ fn text_line(r: &Row) -> String {
 /// The rows as a markdown table, then the ratios the targets are about.
 fn markdown(rows: &[Row], plan: &Plan) -> String {
     let mut s = format!(
-        "durable workload: {} entries, {} B data, {} blocks of {}, {} reads, seed {}, node budget {}\n\n",
+        "durable workload: {} entries, {} B data, {} blocks of {}, {} reads, seed {}, node budget {}, fjall cache {}, write buffer {}\n\n",
         plan.entries,
         plan.data_len.max(8),
         plan.blocks,
         plan.block,
         plan.reads,
         plan.seed,
-        plan.cache_mb
-            .map_or("library default".to_owned(), |m| format!("{m} MiB"))
+        mib(plan.cache_mb),
+        mib(plan.fjall_cache_mb),
+        mib(plan.memtable_mb),
     );
     s += "| engine | workload | ops | seconds | ops/s | peak RSS MiB | disk B/entry | fsync | note |\n";
     s += "|---|---|---:|---:|---:|---:|---:|---|---|\n";
@@ -417,6 +428,10 @@ fn markdown(rows: &[Row], plan: &Plan) -> String {
         );
     }
     s
+}
+
+fn mib(v: Option<u64>) -> String {
+    v.map_or("library default".to_owned(), |m| format!("{m} MiB"))
 }
 
 /// Seconds of a duration, for rows.
