@@ -107,6 +107,10 @@ struct Args {
     /// (default: `FjallOptions::default()`).
     #[arg(long)]
     memtable_mb: Option<u64>,
+    /// In the `durable` workload, apply each block without first loading
+    /// its keys' paths on every core (`BackedMap::prefetch`).
+    #[arg(long)]
+    no_prefetch: bool,
     /// Directory of the `durable` workload's stores (default: a new one
     /// under the system's temporary directory; cleared first, removed after).
     #[arg(long)]

@@ -137,6 +137,8 @@ pub struct Plan {
     pub cache_mb: Option<u64>,
     pub fjall_cache_mb: Option<u64>,
     pub memtable_mb: Option<u64>,
+    /// Load each block's paths on every core before applying it.
+    pub prefetch: bool,
     pub dir: PathBuf,
 }
 
@@ -152,6 +154,7 @@ impl Plan {
             cache_mb: args.cache_mb,
             fjall_cache_mb: args.fjall_cache_mb,
             memtable_mb: args.memtable_mb,
+            prefetch: !args.no_prefetch,
             dir,
         }
     }
@@ -285,6 +288,9 @@ fn spawn(args: &Args, plan: &Plan, engine: &str, step: Step) -> Result<Row, Stri
     }
     if args.json {
         cmd.arg("--json");
+    }
+    if !plan.prefetch {
+        cmd.arg("--no-prefetch");
     }
     let out = cmd
         .output()

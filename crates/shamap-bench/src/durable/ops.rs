@@ -20,6 +20,17 @@ pub enum Write {
     Remove { index: u64 },
 }
 
+impl Write {
+    /// The index of the key written.
+    pub fn index(&self) -> u64 {
+        match *self {
+            Write::Insert { index, .. } | Write::Update { index, .. } | Write::Remove { index } => {
+                index
+            }
+        }
+    }
+}
+
 /// SplitMix64's output function: a bijection on u64 with good avalanche.
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -48,6 +48,11 @@ fn open(plan: &Plan, dir: &std::path::Path) -> Result<FjallStore, String> {
     FjallStore::open_with(dir, &o).map_err(err)
 }
 
+/// Threads for prefetching: one per core.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
+}
+
 fn options(plan: &Plan) -> BackedOptions {
     plan.cache_mb
         .map_or_else(BackedOptions::default, BackedOptions::with_budget_mb)
@@ -138,6 +143,13 @@ fn commit(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
     for _ in 0..plan.blocks {
         let block = blocks.next_block(plan.block);
         let t = Instant::now();
+        if plan.prefetch {
+            let keys: Vec<Key> = block
+                .iter()
+                .map(|w| Key(ops::key(plan.seed, w.index())))
+                .collect();
+            map.prefetch(&keys, threads()).map_err(err)?;
+        }
         apply(&mut map, plan, &values, &block, &mut buf)?;
         let applied = Instant::now();
         map.commit(ROOT_NAME).map_err(err)?;
@@ -245,6 +257,13 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
             let mut buf = Vec::new();
             let t = Instant::now();
             for block in &next {
+                if plan.prefetch {
+                    let keys: Vec<Key> = block
+                        .iter()
+                        .map(|w| Key(ops::key(plan.seed, w.index())))
+                        .collect();
+                    map.prefetch(&keys, threads()).map_err(err)?;
+                }
                 apply(&mut map, plan, &values, block, &mut buf)?;
                 map.commit(WRITER_ROOT_NAME).map_err(err)?;
             }

@@ -81,7 +81,7 @@ fn set_nibble(key: &mut Key, depth: usize, nibble: usize) {
     }
 }
 
-fn branch(key: &Key, depth: usize) -> usize {
+pub(super) fn branch(key: &Key, depth: usize) -> usize {
     usize::from(key.nibble(depth).get())
 }
 
