@@ -33,6 +33,7 @@
 pub mod decoded;
 pub mod dump;
 pub mod entry_type;
+pub mod map_stats;
 pub mod verify;
 
 pub use dump::{
