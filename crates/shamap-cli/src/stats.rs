@@ -5,37 +5,37 @@
 //! the engine's own counters ([`shamap::ShaMap::mem_stats`]) and a walk of
 //! the tree ([`shamap::ShaMap::shape_stats`]), plus per-type data sizes from
 //! iterating the map. Nothing that can be counted is estimated; the two
-//! layout models ([`models`]) and the advisor's predictions are labelled as
-//! such. The report is a [`Report`]; its output formats: [`text`], [`json`]
-//! and SVG charts ([`plot`]). Field-by-field documentation: `docs/stats.md`.
+//! layout models and the advisor's predictions are labelled as such. That
+//! part of the report, and its JSON, come from [`shamap_ledger::map_stats`]
+//! (shared with the Python module's `stats()`); this command adds the
+//! input, the build time and the hashing measurement ([`timing`]). The
+//! report is a [`Report`]; its output formats: [`text`], [`json`] and SVG
+//! charts ([`plot`]). Field-by-field documentation: `docs/stats.md`.
 //!
 //! Memory discipline: random entries are generated one at a time and dump
 //! entries are dropped as they are inserted, so the process holds one copy
 //! of the data (the map's) and peak RSS tracks the counted total.
 
-mod entry_type;
 mod json;
-mod models;
 mod plot;
 mod report;
 mod synth;
 mod text;
 mod timing;
 
-use std::collections::BTreeMap;
 use std::io::{self, IsTerminal};
 use std::path::PathBuf;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use shamap::advisor::{self, MAX_SPARSE_CLASSES};
 use shamap::xrpl::{transaction_id, tx_with_meta_item};
-use shamap::{HashFunction, Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
+use shamap::{HashFunction, Key, MapError, MapOptions, ShaMap, SizeClasses};
+use shamap_ledger::map_stats::MapStats;
 
 use crate::input;
 use crate::maps::KindArg;
 use crate::output::{print_json, print_text, Exit, Failure};
-use report::{DataStats, InputInfo, Report};
+use report::{InputInfo, Report};
 
 /// Arguments of `shamap stats`.
 #[derive(Debug, clap::Args)]
@@ -306,26 +306,6 @@ fn finish(bar: Option<ProgressBar>) {
     }
 }
 
-/// Counts leaf data by iterating the map.
-fn data_stats(map: &ShaMap) -> DataStats {
-    let state = map.kind() == MapKind::AccountState;
-    let mut tally = entry_type::TypeTally::default();
-    let mut lengths = BTreeMap::new();
-    let mut total = 0u64;
-    for (_, data) in map.iter() {
-        total += data.len() as u64;
-        *lengths.entry(data.len()).or_insert(0) += 1;
-        if state {
-            tally.add(data);
-        }
-    }
-    DataStats {
-        total,
-        by_type: state.then(|| tally.finish()),
-        lengths,
-    }
-}
-
 /// Builds the map and gathers the report.
 pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
     let classes = args.classes.unwrap_or_default();
@@ -337,9 +317,7 @@ pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
     phase(spinner.as_ref(), "hashing the root");
     let root_hash = map.root_hash();
     phase(spinner.as_ref(), "counting");
-    let mem = map.mem_stats();
-    let shape = map.shape_stats();
-    let data = data_stats(&map);
+    let stats = MapStats::of_map(&mut map);
     phase(
         spinner.as_ref(),
         "timing the root from scratch and the hash floor",
@@ -347,7 +325,7 @@ pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
     let hashing = if args.no_timing {
         None
     } else {
-        let (t, again) = timing::measure(&mut map, &data.lengths);
+        let (t, again) = timing::measure(&mut map, &stats.data.lengths);
         if again != root_hash {
             return Err(Failure::unusable(format!(
                 "internal error: the serial root {again} differs from {root_hash} (please report this bug)"
@@ -358,21 +336,9 @@ pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
     if let Some(s) = spinner {
         s.finish_and_clear();
     }
-    let models = models::price(&mem, &shape);
-    let advice = advisor::advise(&shape.child_histogram, MAX_SPARSE_CLASSES);
-    let current = advisor::price(&shape.child_histogram, &classes);
     Ok(Report {
         input,
-        kind: map.kind(),
-        classes,
-        root_hash,
-        hash: map.hash_function(),
-        mem,
-        shape,
-        data,
-        models,
-        advice,
-        current,
+        stats,
         build_seconds,
         hashing,
     })

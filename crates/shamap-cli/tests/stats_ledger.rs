@@ -190,3 +190,39 @@ fn transaction_kinds_build_the_transaction_maps() {
     assert_ne!(set["root_hash"], v["root_hash"]);
     assert!(set["data"]["total_bytes"].as_u64() < v["data"]["total_bytes"].as_u64());
 }
+
+/// `stats --json` against [`shamap_ledger::map_stats`] on the maps the
+/// Python module's `read_ledger` builds ([`shamap_ledger::verify`]), the
+/// report its `stats()` renders: equal in every field but the build time
+/// (which the test nulls). Fails if the command's report or its own build
+/// drifts from what the Python module reports for the same file.
+#[test]
+fn stats_json_equals_the_shared_report_pythons_stats_gives() {
+    use shamap_ledger::map_stats::{dump_input, MapStats};
+    use shamap_ledger::verify::{state_map, tx_map};
+
+    let path = ledger_38129();
+    let bytes = std::fs::read(&path).expect("read the ledger");
+    let dump = shamap_ledger::parse(&bytes).expect("a ledger dump");
+    let state = dump.state.as_deref().expect("state entries");
+    let txs = dump.transactions.as_deref().expect("transactions");
+    let input = dump_input(&[path.display().to_string()], dump.header.ledger_index);
+    for (kind, mut map) in [
+        ("state", state_map(state).expect("state map")),
+        ("tx", tx_map(txs).expect("tx map")),
+    ] {
+        let mut want = stats_json(&[
+            path.as_os_str(),
+            OsStr::new("--no-timing"),
+            OsStr::new("--kind"),
+            OsStr::new(kind),
+        ]);
+        assert!(want["timing"]["build_seconds"].as_f64().is_some());
+        want["timing"]["build_seconds"] = Value::Null;
+        let shared = MapStats::of_map(&mut map).to_json(input.clone(), None, None);
+        // Through the same printing and parsing as the command's output.
+        let text = serde_json::to_string_pretty(&shared).expect("render");
+        let got: Value = serde_json::from_str(&text).expect("JSON");
+        assert_eq!(got, want, "{kind}");
+    }
+}

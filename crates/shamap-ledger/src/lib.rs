@@ -24,7 +24,9 @@
 //!
 //! [`verify`] builds a dump's state and transaction maps and checks their
 //! roots and the ledger hash against the dump's claims, as `shamap verify`
-//! does.
+//! does. [`map_stats`] is the report of `shamap stats` on a map (counts,
+//! layout models, the advisor's pricing, its JSON), with the ledger-entry
+//! types of [`entry_type`]; the Python module's `stats()` uses it too.
 //!
 //! What the engine itself needs of a ledger stays in [`shamap::xrpl`]: the
 //! header and its hash ([`shamap::xrpl::LedgerHeader`]), transaction IDs
@@ -33,6 +35,7 @@
 pub mod decoded;
 pub mod dump;
 pub mod entry_type;
+pub mod map_stats;
 pub mod verify;
 
 pub use dump::{

@@ -1,34 +1,11 @@
-//! The JSON report. Field names are stable; each is documented in
-//! `docs/stats.md`. Byte counts are integers, ratios and per-entry figures
-//! floating point, hashes upper-case hex; a ratio that has no meaning (an
-//! empty map) is `null`.
+//! The JSON report: [`MapStats::to_json`](shamap_ledger::map_stats::MapStats::to_json)
+//! (the fields shared with the Python module's `stats()`, documented in
+//! `docs/stats.md`) with this command's `input` and hashing timing.
 
 use serde_json::{json, Value};
-use shamap::advisor::ClassPlan;
+use shamap_ledger::map_stats::dump_input;
 
-use super::models::ModelCost;
 use super::report::{InputInfo, Report};
-
-fn plan(r: &Report, p: &ClassPlan) -> Value {
-    json!({
-        "classes": p.capacities,
-        "sparse_classes": p.sparse_classes(),
-        "slots": p.slots,
-        "slots_per_inner": p.slots_per_inner(),
-        "slots_vs_dense": r.advice.slots_vs_dense(p),
-        "inner_bytes": p.inner_bytes(),
-        "inner_bytes_vs_dense": r.advice.inner_bytes_vs_dense(p),
-        "predicted_overhead_per_entry": r.predicted_overhead_per_entry(p),
-    })
-}
-
-fn model(m: &ModelCost) -> Value {
-    json!({
-        "bytes": m.bytes,
-        "overhead_per_entry": m.overhead_per_entry,
-        "ratio_to_ours": m.ratio_to_ours,
-    })
-}
 
 /// The report as one JSON object.
 pub fn render(r: &Report) -> Value {
@@ -42,41 +19,9 @@ pub fn render(r: &Report) -> Value {
         InputInfo::Dump {
             sources,
             ledger_index,
-        } => json!({"type": "dump", "sources": sources, "ledger_index": ledger_index}),
+        } => dump_input(sources, *ledger_index),
     };
-    let b = &r.mem.bytes;
-    let classes: Vec<Value> = r
-        .mem
-        .inner_classes
-        .iter()
-        .map(|c| {
-            json!({
-                "capacity": c.capacity,
-                "nodes": c.nodes,
-                "slots_used": c.slots_used,
-                "slots_unused": c.slots_unused,
-                "chunk_bytes": c.chunk_bytes,
-                "bytes": c.nodes * c.chunk_bytes,
-                "blocks": c.blocks,
-            })
-        })
-        .collect();
-    let by_type = r.data.by_type.as_ref().map(|types| {
-        types
-            .iter()
-            .map(|t| {
-                json!({
-                    "type": t.code.map(super::entry_type::hex),
-                    "name": t.label(),
-                    "entries": t.entries,
-                    "bytes": t.bytes,
-                    "mean_bytes": t.mean(),
-                })
-            })
-            .collect::<Vec<_>>()
-    });
-    let entries = r.mem.entries;
-    let timing = r.hashing.as_ref().map(|h| {
+    let hashing = r.hashing.as_ref().map(|h| {
         json!({
             "root_seconds": h.root_seconds,
             "hash_floor_seconds": h.floor_seconds,
@@ -88,61 +33,5 @@ pub fn render(r: &Report) -> Value {
             "backend": h.backend,
         })
     });
-    json!({
-        "input": input,
-        "kind": r.kind.name(),
-        "classes": r.classes.capacities(),
-        "root_hash": r.root_hash.to_hex(),
-        "hash_function": r.hash.name(),
-        "entries": entries,
-        "leaf_nodes": r.mem.leaf_nodes,
-        "inner_nodes": r.mem.inner_nodes,
-        "mean_leaf_depth": r.shape.mean_leaf_depth(),
-        "slots_per_inner": r.mem.slots_per_inner(),
-        "child_histogram": r.shape.child_histogram.to_vec(),
-        "depth_histogram": r.shape.depth_histogram.to_vec(),
-        "inner_depth_histogram": r.shape.inner_depth_histogram.to_vec(),
-        "data": {
-            "total_bytes": r.data.total,
-            "mean_bytes": if entries == 0 { 0.0 } else { r.data.total as f64 / entries as f64 },
-            "max_bytes": r.data.lengths.keys().next_back().copied().unwrap_or(0),
-            "by_type": by_type,
-        },
-        "bytes": {
-            "inner_hashes": b.inner_hashes,
-            "child_slots_used": b.child_slots_used,
-            "child_slots_unused": b.child_slots_unused,
-            "leaf_hashes": b.leaf_hashes,
-            "leaf_keys": b.leaf_keys,
-            "leaf_data": b.leaf_data,
-            "leaf_padding": b.leaf_padding,
-            "pool_slack": b.pool_slack,
-            "pool_untouched": b.pool_untouched,
-            "other": b.other,
-            "total": b.total,
-            "overhead": r.overhead_bytes(),
-            "overhead_per_entry": r.mem.overhead_per_entry(),
-            "classes": classes,
-            "large_leaves": r.mem.large_leaves,
-            "leaf_pools": r.mem.leaf_pools.len(),
-            "leaf_pool_blocks": r.mem.leaf_pools.iter().map(|p| p.blocks).sum::<usize>(),
-        },
-        "models": {
-            "ours": {
-                "bytes": r.models.ours_bytes,
-                "overhead_per_entry": r.mem.overhead_per_entry(),
-            },
-            "dense": model(&r.models.dense),
-            "rippled": model(&r.models.rippled),
-        },
-        "advisor": {
-            "current": plan(r, &r.current),
-            "dense": plan(r, &r.advice.dense),
-            "best": r.advice.best.iter().map(|p| plan(r, p)).collect::<Vec<_>>(),
-        },
-        "timing": {
-            "build_seconds": r.build_seconds,
-            "hashing": timing,
-        },
-    })
+    r.stats.to_json(input, Some(r.build_seconds), hashing)
 }

@@ -62,13 +62,13 @@ fn top(max: u64) -> u64 {
 fn subtitle(r: &Report) -> String {
     format!(
         "{} entries, classes {}",
-        super::text::int(r.mem.entries as u64),
-        classes(r.classes.capacities())
+        super::text::int(r.stats.mem.entries as u64),
+        classes(r.stats.classes.capacities())
     )
 }
 
 fn children(r: &Report, out: &mut String) -> DrawResult {
-    let h = &r.shape.child_histogram;
+    let h = &r.stats.shape.child_histogram;
     let lo = if h[0] > 0 { 0u32 } else { 1 };
     let area = SVGBackend::with_string(out, SIZE).into_drawing_area();
     area.fill(&WHITE).map_err(boxed)?;
@@ -133,7 +133,7 @@ fn int(v: u64) -> String {
 }
 
 fn depth(r: &Report, out: &mut String) -> DrawResult {
-    let d = &r.shape.depth_histogram;
+    let d = &r.stats.shape.depth_histogram;
     let first = d.iter().position(|&c| c > 0).unwrap_or(1).max(1) as u32;
     let last = d
         .iter()
@@ -185,18 +185,18 @@ fn savings(r: &Report, out: &mut String) -> DrawResult {
     // (sparse classes, predicted bytes per entry, class set)
     let mut points = vec![(
         0u32,
-        r.predicted_overhead_per_entry(&r.advice.dense),
-        classes(&r.advice.dense.capacities),
+        r.stats.predicted_overhead_per_entry(&r.stats.advice.dense),
+        classes(&r.stats.advice.dense.capacities),
     )];
-    for (k, p) in r.advice.best.iter().enumerate() {
+    for (k, p) in r.stats.advice.best.iter().enumerate() {
         points.push((
             k as u32 + 1,
-            r.predicted_overhead_per_entry(p),
+            r.stats.predicted_overhead_per_entry(p),
             classes(&p.capacities),
         ));
     }
-    let built = r.mem.overhead_per_entry();
-    let rippled = r.models.rippled.overhead_per_entry;
+    let built = r.stats.mem.overhead_per_entry();
+    let rippled = r.stats.models.rippled.overhead_per_entry;
     let ymax = points
         .iter()
         .map(|p| p.1)
@@ -210,7 +210,7 @@ fn savings(r: &Report, out: &mut String) -> DrawResult {
         .caption(
             format!(
                 "Bytes per entry beyond key and data, by size classes ({} entries)",
-                int(r.mem.entries as u64)
+                int(r.stats.mem.entries as u64)
             ),
             (FONT, 20),
         )
@@ -273,7 +273,7 @@ fn savings(r: &Report, out: &mut String) -> DrawResult {
         .map_err(boxed)?
         .label(format!(
             "as built {} (counted): {built:.1}",
-            classes(r.classes.capacities())
+            classes(r.stats.classes.capacities())
         ))
         .legend(line(ACCENT));
     chart
@@ -296,9 +296,9 @@ fn savings(r: &Report, out: &mut String) -> DrawResult {
 }
 
 fn memory(r: &Report, out: &mut String) -> DrawResult {
-    let b = &r.mem.bytes;
+    let b = &r.stats.mem.bytes;
     let mut rows: Vec<(String, usize)> = vec![("inner hashes".into(), b.inner_hashes)];
-    for c in r.mem.inner_classes.iter().filter(|c| c.nodes > 0) {
+    for c in r.stats.mem.inner_classes.iter().filter(|c| c.nodes > 0) {
         rows.push((format!("slots cap {} used", c.capacity), 8 * c.slots_used));
         rows.push((
             format!("slots cap {} unused", c.capacity),
@@ -313,7 +313,7 @@ fn memory(r: &Report, out: &mut String) -> DrawResult {
         ("pool slack".into(), b.pool_slack),
         ("other".into(), b.other),
     ]);
-    let n = r.mem.entries.max(1) as f64;
+    let n = r.stats.mem.entries.max(1) as f64;
     let per: Vec<f64> = rows.iter().map(|(_, v)| *v as f64 / n).collect();
     let xmax = per.iter().copied().fold(1.0f64, f64::max) * 1.15;
     let names: Vec<String> = rows.into_iter().map(|(s, _)| s).collect();

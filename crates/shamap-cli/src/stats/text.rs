@@ -113,7 +113,7 @@ fn kind_name(kind: MapKind) -> &'static str {
 pub fn render(r: &Report) -> String {
     use Align::{Left as L, Right as R};
     let mut out = String::new();
-    let n = r.mem.entries as u64;
+    let n = r.stats.mem.entries as u64;
     let nf = n.max(1) as f64;
     let from = match &r.input {
         InputInfo::Random { seed, data_len } => match data_len {
@@ -130,25 +130,25 @@ pub fn render(r: &Report) -> String {
     };
     out.push_str(&format!(
         "{} map of {} entries from {from}\nsize classes {}\nroot_hash {}{}\n",
-        kind_name(r.kind),
+        kind_name(r.stats.kind),
         int(n),
-        classes(r.classes.capacities()),
-        r.root_hash,
-        if r.hash.is_xrpl() {
+        classes(r.stats.classes.capacities()),
+        r.stats.root_hash,
+        if r.stats.hash.is_xrpl() {
             String::new()
         } else {
-            format!(" ({}, not an XRPL hash)", r.hash)
+            format!(" ({}, not an XRPL hash)", r.stats.hash)
         }
     ));
 
     section(&mut out, "Nodes (counted)");
     let mut t = Table::new(&["", "count", "per entry"], &[L, R, R]);
-    let inner = r.mem.inner_nodes as u64;
+    let inner = r.stats.mem.inner_nodes as u64;
     t.row(vec!["entries".into(), int(n), String::new()]);
     t.row(vec![
         "leaf nodes".into(),
-        int(r.mem.leaf_nodes as u64),
-        format!("{:.3}", r.mem.leaf_nodes as f64 / nf),
+        int(r.stats.mem.leaf_nodes as u64),
+        format!("{:.3}", r.stats.mem.leaf_nodes as f64 / nf),
     ]);
     t.row(vec![
         "inner nodes".into(),
@@ -157,12 +157,12 @@ pub fn render(r: &Report) -> String {
     ]);
     t.row(vec![
         "mean leaf depth".into(),
-        format!("{:.2}", r.shape.mean_leaf_depth()),
+        format!("{:.2}", r.stats.shape.mean_leaf_depth()),
         String::new(),
     ]);
     t.row(vec![
         "slots per inner node".into(),
-        format!("{:.2}", r.mem.slots_per_inner()),
+        format!("{:.2}", r.stats.mem.slots_per_inner()),
         String::new(),
     ]);
     t.render(&mut out);
@@ -172,12 +172,12 @@ pub fn render(r: &Report) -> String {
         &["children", "inner nodes", "share", "capacity"],
         &[R, R, R, R],
     );
-    let h = &r.shape.child_histogram;
+    let h = &r.stats.shape.child_histogram;
     for (c, &count) in h.iter().enumerate() {
         if c == 0 && count == 0 {
             continue;
         }
-        let cap = r.classes.capacity(r.classes.class_for(c));
+        let cap = r.stats.classes.capacity(r.stats.classes.class_for(c));
         t.row(vec![
             c.to_string(),
             int(count),
@@ -189,7 +189,7 @@ pub fn render(r: &Report) -> String {
 
     section(&mut out, "Leaf depth (counted)");
     let mut t = Table::new(&["depth", "leaves", "share"], &[R, R, R]);
-    let d = &r.shape.depth_histogram;
+    let d = &r.stats.shape.depth_histogram;
     let last = d.iter().rposition(|&c| c > 0).unwrap_or(0);
     let first = d.iter().position(|&c| c > 0).unwrap_or(0);
     let mut depth = first.max(1);
@@ -220,11 +220,11 @@ pub fn render(r: &Report) -> String {
     section(&mut out, "Leaf data (counted)");
     out.push_str(&format!(
         "  {} bytes in total, {:.1} per entry; largest {} bytes\n",
-        int(r.data.total),
-        r.data.total as f64 / nf,
-        int(r.data.lengths.keys().next_back().copied().unwrap_or(0) as u64)
+        int(r.stats.data.total),
+        r.stats.data.total as f64 / nf,
+        int(r.stats.data.max_bytes() as u64)
     ));
-    if let Some(types) = &r.data.by_type {
+    if let Some(types) = &r.stats.data.by_type {
         let mut t = Table::new(
             &[
                 "entry type",
@@ -239,11 +239,12 @@ pub fn render(r: &Report) -> String {
         for ty in types {
             t.row(vec![
                 ty.label(),
-                ty.code.map_or_else(|| "-".into(), super::entry_type::hex),
+                ty.code
+                    .map_or_else(|| "-".into(), shamap_ledger::entry_type::hex),
                 int(ty.entries),
                 int(ty.bytes),
                 format!("{:.1}", ty.mean()),
-                pct(ty.bytes as f64, r.data.total as f64),
+                pct(ty.bytes as f64, r.stats.data.total as f64),
             ]);
         }
         t.render(&mut out);
@@ -258,8 +259,8 @@ pub fn render(r: &Report) -> String {
 
 fn render_memory(r: &Report, out: &mut String) {
     use Align::{Left as L, Right as R};
-    let b = &r.mem.bytes;
-    let nf = r.mem.entries.max(1) as f64;
+    let b = &r.stats.mem.bytes;
+    let nf = r.stats.mem.entries.max(1) as f64;
     let total = b.total as f64;
     section(out, "Memory (counted by the engine)");
     let mut t = Table::new(&["category", "bytes", "per entry", "share"], &[L, R, R, R]);
@@ -272,7 +273,7 @@ fn render_memory(r: &Report, out: &mut String) {
         ]);
     };
     row("inner headers (hash, 32 B each)".into(), b.inner_hashes);
-    for c in &r.mem.inner_classes {
+    for c in &r.stats.mem.inner_classes {
         if c.nodes == 0 {
             continue;
         }
@@ -298,19 +299,19 @@ fn render_memory(r: &Report, out: &mut String) {
     t.render(out);
     out.push_str(&format!(
         "  beyond key and data: {} bytes, {:.2} per entry\n",
-        int(r.overhead_bytes()),
-        r.mem.overhead_per_entry()
+        int(r.stats.overhead_bytes()),
+        r.stats.mem.overhead_per_entry()
     ));
     out.push_str(&format!(
         "  not in the total: {} bytes of pool blocks never touched (reserved, not resident)\n",
         int(b.pool_untouched as u64)
     ));
-    let leaf_blocks: usize = r.mem.leaf_pools.iter().map(|p| p.blocks).sum();
+    let leaf_blocks: usize = r.stats.mem.leaf_pools.iter().map(|p| p.blocks).sum();
     out.push_str(&format!(
         "  leaf pools: {} chunk sizes in use, {} blocks of 256 KiB; {} leaves over 1 KiB allocated singly (malloc)\n",
-        int(r.mem.leaf_pools.len() as u64),
+        int(r.stats.mem.leaf_pools.len() as u64),
         int(leaf_blocks as u64),
-        int(r.mem.large_leaves as u64)
+        int(r.stats.mem.large_leaves as u64)
     ));
 
     let mut t = Table::new(
@@ -324,7 +325,7 @@ fn render_memory(r: &Report, out: &mut String) {
         ],
         &[R, R, R, R, R, R],
     );
-    for c in &r.mem.inner_classes {
+    for c in &r.stats.mem.inner_classes {
         t.row(vec![
             c.capacity.to_string(),
             int(c.nodes as u64),
@@ -353,19 +354,19 @@ fn render_models(r: &Report, out: &mut String) {
         &[L, R, R],
     );
     t.row(vec![
-        format!("ours, counted, {}", classes(r.classes.capacities())),
-        format!("{:.2}", r.mem.overhead_per_entry()),
+        format!("ours, counted, {}", classes(r.stats.classes.capacities())),
+        format!("{:.2}", r.stats.mem.overhead_per_entry()),
         "1.00x".into(),
     ]);
     t.row(vec![
         "dense: our nodes, 16 slots each".into(),
-        format!("{:.2}", r.models.dense.overhead_per_entry),
-        ratio(r.models.dense.ratio_to_ours),
+        format!("{:.2}", r.stats.models.dense.overhead_per_entry),
+        ratio(r.stats.models.dense.ratio_to_ours),
     ]);
     t.row(vec![
         "rippled: 64 B + 40 B/slot {2, 4, 6, 16}; leaf 64 B".into(),
-        format!("{:.2}", r.models.rippled.overhead_per_entry),
-        ratio(r.models.rippled.ratio_to_ours),
+        format!("{:.2}", r.stats.models.rippled.overhead_per_entry),
+        ratio(r.stats.models.rippled.ratio_to_ours),
     ]);
     t.render(out);
 }
@@ -376,9 +377,9 @@ fn plan_row(r: &Report, label: String, p: &ClassPlan) -> Vec<String> {
         classes(&p.capacities),
         int(p.slots),
         format!("{:.2}", p.slots_per_inner()),
-        pct(r.advice.slots_vs_dense(p), 1.0),
-        pct(r.advice.inner_bytes_vs_dense(p), 1.0),
-        format!("{:.2}", r.predicted_overhead_per_entry(p)),
+        pct(r.stats.advice.slots_vs_dense(p), 1.0),
+        pct(r.stats.advice.inner_bytes_vs_dense(p), 1.0),
+        format!("{:.2}", r.stats.predicted_overhead_per_entry(p)),
     ]
 }
 
@@ -400,9 +401,9 @@ fn render_advisor(r: &Report, out: &mut String) {
         ],
         &[L, L, R, R, R, R, R],
     );
-    t.row(plan_row(r, "as built".into(), &r.current));
-    t.row(plan_row(r, "0 (dense)".into(), &r.advice.dense));
-    for (k, p) in r.advice.best.iter().enumerate() {
+    t.row(plan_row(r, "as built".into(), &r.stats.current));
+    t.row(plan_row(r, "0 (dense)".into(), &r.stats.advice.dense));
+    for (k, p) in r.stats.advice.best.iter().enumerate() {
         let label = if p.sparse_classes() < k + 1 {
             format!("{} (needs {})", k + 1, p.sparse_classes())
         } else {
@@ -451,7 +452,7 @@ fn render_hashing(r: &Report, out: &mut String) {
                 int(h.leaf_hashes),
                 int(h.inner_hashes),
                 int(h.hashed_bytes),
-                if r.hash.is_xrpl() {
+                if r.stats.hash.is_xrpl() {
                     "sha512-lanes"
                 } else {
                     "blake3-lanes"

@@ -1,4 +1,5 @@
-//! The same tree priced under other layouts, from its counted shape.
+//! The same tree priced under other layouts, from its counted shape: the
+//! `models` of [`super::MapStats`].
 //!
 //! Both models price nodes only, from the tree's child-count histogram and
 //! entry count; "ours" is the engine's counted total, which also carries
