@@ -392,3 +392,68 @@ fn gc_beside_a_spilling_writer_keeps_what_the_writer_needs() {
     });
     assert!(collections > 0, "the collector ran");
 }
+
+#[test]
+fn prefetch_loads_the_paths_so_the_block_that_follows_loads_nothing() {
+    let s = seed(91);
+    let (mut shadow, model) = random_map(MapKind::AccountState, 4000, s);
+    let store = MemStore::new();
+    let snap = shadow.snapshot();
+    let root = import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {})
+        .expect("import")
+        .account_hash;
+    let opts = BackedOptions {
+        budget_bytes: 8 << 20,
+    };
+    let mut map = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
+    let mut rng = SmallRng::seed_from_u64(s);
+    let keys: Vec<Key> = model
+        .keys()
+        .copied()
+        .filter(|_| rng.gen_ratio(1, 4))
+        .collect();
+    let mut fresh: Vec<Key> = (0..200).map(|_| Key(rng.gen())).collect();
+    fresh.extend_from_slice(&keys);
+    map.prefetch(&fresh, 2).expect("prefetch");
+    let loads = map.stats().loads;
+    assert!(
+        loads > keys.len() as u64,
+        "seed {s}: prefetch loaded {loads} nodes"
+    );
+    for k in &keys {
+        assert_eq!(map.get(k).expect("get").as_ref(), model.get(k), "seed {s}");
+        map.upsert(*k, b"changed").expect("upsert");
+        shadow.update(*k, b"changed").expect("update");
+    }
+    assert_eq!(
+        map.stats().loads,
+        loads,
+        "seed {s}: the block loaded nothing more"
+    );
+    assert_eq!(
+        map.commit("head").expect("commit"),
+        shadow.root_hash(),
+        "seed {s}"
+    );
+}
+
+#[test]
+fn prefetch_reports_a_corrupt_node_naming_it() {
+    let key = Key([0x5A; 32]);
+    let (store, root, bad) = stored_with_inner(&key);
+    let mut value = store.read_value(&bad).expect("read").expect("present");
+    let at = value.len() - 7;
+    value[at] ^= 1;
+    store.insert_raw(bad, value);
+    let map = BackedMap::open(
+        &store,
+        root,
+        MapKind::AccountState,
+        BackedOptions::default(),
+    )
+    .expect("root is fine");
+    let err = map
+        .prefetch(&[Key([1; 32]), key], 2)
+        .expect_err("the corrupt node is refused");
+    assert!(err.to_string().contains(&bad.to_string()), "{err}");
+}

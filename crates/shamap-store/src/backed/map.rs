@@ -342,6 +342,10 @@ fn prefetch_paths(
         let mut depth = 0;
         loop {
             let node = loader.fetch(&hash, key, depth, Some(cap))?;
+            if matches!(*node, CleanNode::Leaf { .. }) {
+                // A leaf may sit at depth 64, where a key has no branch.
+                break;
+            }
             match node.child(tree::branch(key, depth)) {
                 Some(h) => {
                     hash = h;
