@@ -107,7 +107,7 @@ impl<'a> Writer<'a> {
 
 /// Payload bytes of one sorted run of a bulk write (see [`write_snapshot`]):
 /// the memory a bulk import holds beside the map.
-pub const BULK_RUN_BYTES: usize = 256 << 20;
+pub const BULK_RUN_BYTES: usize = 1 << 30;
 
 /// Writes every node of `snapshot` that the store lacks; `progress` is
 /// called after each node with the number visited so far. Records no root:

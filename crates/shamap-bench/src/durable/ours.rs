@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
     meta, record_root, write_snapshot, BackedMap, BackedOptions, FjallOptions, FjallStore,
-    NodeStore, StoredMap,
+    NodeStore,
 };
 
 use super::ops::{self, Blocks, Values, Write};
@@ -219,7 +219,8 @@ fn read(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
     })
 }
 
-/// Reads from the committed root (a [`StoredMap`] on a reader thread) while
+/// Reads from the committed root (a [`BackedMap`] of its own, on a reader
+/// thread) while
 /// a writer applies and durably commits the plan's blocks again (the ones
 /// after the commit step's), on the same store.
 fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
@@ -235,7 +236,10 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
     let reader_store: &dyn NodeStore = &store;
     let (read_secs, write_secs) = std::thread::scope(|scope| -> Result<(f64, f64), String> {
         let reader = scope.spawn(|| -> Result<f64, String> {
-            let map = StoredMap::open(reader_store, root, MapKind::AccountState).map_err(err)?;
+            // A map of its own on the committed root: the writer's changes,
+            // committed or not, are not in it.
+            let map = BackedMap::open(reader_store, root, MapKind::AccountState, options(plan))
+                .map_err(err)?;
             for k in &warm {
                 map.get(k).map_err(err)?;
             }
@@ -282,7 +286,7 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
         seconds: read_secs,
         fsync: true,
         note: format!(
-            "stored-map reads of the committed root on one thread while a writer committed {} blocks at {:.0} writes/s",
+            "backed-map reads of the committed root on one thread (a budget of its own) while a writer committed {} blocks at {:.0} writes/s",
             plan.blocks,
             writes / write_secs.max(1e-9)
         ),
