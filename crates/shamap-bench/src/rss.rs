@@ -2,6 +2,10 @@
 //! engines that do not count their own bytes.
 
 /// `VmRSS` (current resident set) in bytes, if readable.
+#[cfg_attr(
+    not(feature = "peers-any"),
+    expect(dead_code, reason = "used by the peer comparison")
+)]
 pub fn current() -> Option<u64> {
     field("VmRSS:")
 }
@@ -14,6 +18,10 @@ pub fn peak() -> Option<u64> {
 
 /// Resets `VmHWM` to the current resident set (writes `5` to
 /// `/proc/self/clear_refs`); returns whether the kernel accepted it.
+#[cfg_attr(
+    not(feature = "peers-any"),
+    expect(dead_code, reason = "used by the peer comparison")
+)]
 pub fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }

@@ -182,8 +182,7 @@ impl<'s> BackedMap<'s> {
                 .collect();
             workers
                 .into_iter()
-                .map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
+                .try_for_each(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
         })
     }
 
