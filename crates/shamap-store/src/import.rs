@@ -107,7 +107,7 @@ impl<'a> Writer<'a> {
 
 /// Payload bytes of one sorted run of a bulk write (see [`write_snapshot`]):
 /// the memory a bulk import holds beside the map.
-pub const BULK_RUN_BYTES: usize = 1 << 30;
+pub const BULK_RUN_BYTES: usize = 256 << 20;
 
 /// Writes every node of `snapshot` that the store lacks; `progress` is
 /// called after each node with the number visited so far. Records no root:
@@ -116,7 +116,9 @@ pub const BULK_RUN_BYTES: usize = 1 << 30;
 /// Into a store that has no nodes yet, the nodes are written in bulk: cut
 /// into runs of [`BULK_RUN_BYTES`], each sorted by hash and handed to
 /// [`NodeStore::ingest_sorted`] (fjall writes them as table files, with
-/// no journal and no write buffer, fsynced). Otherwise each node is first
+/// no journal and no write buffer, fsynced), then
+/// [`NodeStore::finish_bulk`] (fjall: one merge into its last level).
+/// Otherwise each node is first
 /// looked up, and the missing ones are written in batches of
 /// [`IMPORT_BATCH_NODES`].
 pub fn write_snapshot(
@@ -196,6 +198,7 @@ fn bulk_write(
         return Err(e);
     }
     ingest(&mut run)?;
+    store.finish_bulk()?;
     Ok(stats)
 }
 

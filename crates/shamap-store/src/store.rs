@@ -175,6 +175,15 @@ pub trait NodeStore: Send + Sync {
         self.sync()
     }
 
+    /// Called once after the runs of a bulk write ([`NodeStore::ingest_sorted`])
+    /// and before a root naming them is recorded: lays the nodes out for
+    /// the reads and writes that follow, durably. The default does nothing;
+    /// fjall merges the ingested runs into its last level here (see
+    /// [`crate::FjallStore`]).
+    fn finish_bulk(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
     /// The node under `hash`, verified: a value that does not decode or
     /// does not hash to `hash` is [`StoreError::Corrupt`], never data.
     fn get(&self, hash: &Hash256) -> Result<Option<NodeObject>, StoreError> {

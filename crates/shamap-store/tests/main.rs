@@ -1,6 +1,7 @@
 //! Integration tests of shamap-store, compiled as one binary.
 
 mod backed;
+mod bulk;
 mod crash;
 mod disk_faults;
 mod faults;
