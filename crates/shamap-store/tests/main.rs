@@ -1,6 +1,8 @@
 //! Integration tests of shamap-store, compiled as one binary.
 
 mod backed;
+#[cfg(feature = "cassandra")]
+mod cassandra;
 mod crash;
 mod disk_faults;
 mod faults;

@@ -1,0 +1,304 @@
+//! The Cassandra backend against a real Cassandra (feature `cassandra`).
+//!
+//! The cluster is named by `SHAMAP_CASSANDRA` (`HOST[:PORT]`, e.g.
+//! `127.0.0.1:9042`; `scripts/cassandra.sh start` starts one there). Without
+//! it these tests say that they skip and why, and pass; CI (`.ci/run`)
+//! starts a node, sets it, and stops the node afterwards. Each test works in
+//! a keyspace of its own, dropped when the test passes.
+
+use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
+
+use shamap::{Hash256, Key, MapKind};
+use shamap_store::cassandra::{CassandraOptions, Opening};
+use shamap_store::{
+    copy_root, gc, import_ledger, meta, record_root, verify_all, write_changed, CassandraStore,
+    FjallStore, NodeObject, NodeStore, NodeType, StoreError, StoredMap,
+};
+
+use crate::backed::random_ops_against_oracles;
+use crate::support::{random_map, seed};
+
+/// The cluster's `HOST:PORT`, or `None` (with a line saying the test
+/// skips) when `SHAMAP_CASSANDRA` is not set.
+fn cluster(test: &str) -> Option<String> {
+    match std::env::var("SHAMAP_CASSANDRA") {
+        Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
+        _ => {
+            eprintln!(
+                "SKIPPED {test}: SHAMAP_CASSANDRA is not set (start a node with \
+                 `scripts/cassandra.sh start` and set SHAMAP_CASSANDRA=127.0.0.1:9042)"
+            );
+            None
+        }
+    }
+}
+
+/// The URL of keyspace `t_<name>_<pid>` on the cluster.
+fn url(host: &str, name: &str) -> String {
+    format!("cassandra://{host}/t_{name}_{}", std::process::id())
+}
+
+/// A fresh store: its keyspace dropped first if a previous run left it.
+fn fresh(host: &str, name: &str) -> CassandraStore {
+    let url = url(host, name);
+    if let Ok(old) = CassandraStore::open_url(&url, Opening::Existing) {
+        old.drop_keyspace().expect("drop a leftover keyspace");
+    }
+    CassandraStore::open_url(&url, Opening::Create).expect("create the store")
+}
+
+fn count(store: &dyn NodeStore) -> u64 {
+    let mut n = 0;
+    store
+        .for_each_value(&mut |_, _| {
+            n += 1;
+            ControlFlow::Continue(())
+        })
+        .expect("scan");
+    n
+}
+
+#[test]
+fn nodes_and_records_round_trip() {
+    let Some(host) = cluster("nodes_and_records_round_trip") else {
+        return;
+    };
+    let store = fresh(&host, "round_trip");
+    let (mut map, model) = random_map(MapKind::AccountState, 3000, seed(90));
+    let snap = map.snapshot();
+    let imported =
+        import_ledger(&store, "v1", Some(&snap), None, None, &mut |_| {}).expect("import");
+    assert_eq!(imported.account_hash, snap.root_hash());
+    let report = verify_all(&store, &snap.root_hash()).expect("every node verifies");
+    assert_eq!(report.leaves as usize, model.len());
+    assert_eq!(count(&store), report.nodes());
+
+    // Reopened by another session (read-only): the same records and map.
+    let again =
+        CassandraStore::open_url(&url(&host, "round_trip"), Opening::ReadOnly).expect("reopen");
+    let roots = meta::retained(&again).expect("retained");
+    assert_eq!(roots.len(), 1);
+    assert_eq!(
+        (roots[0].name.as_str(), roots[0].hash),
+        ("v1", snap.root_hash())
+    );
+    let stored = StoredMap::open(&again, snap.root_hash(), MapKind::AccountState).expect("open");
+    for (k, v) in model.iter().step_by(97) {
+        assert_eq!(stored.get(k).expect("get").as_deref(), Some(&v[..]));
+    }
+    assert_eq!(stored.get(&Key([0xEE; 32])).expect("get absent"), None);
+    let root_obj = again.load(&snap.root_hash()).expect("root node");
+    assert_eq!(root_obj.hash(), snap.root_hash());
+    assert!(again.contains(&snap.root_hash()).expect("contains"));
+    assert!(!again.contains(&Hash256([7; 32])).expect("contains"));
+    assert_eq!(again.get(&Hash256([7; 32])).expect("get"), None);
+    // A read-only store refuses writes, in one line naming it.
+    let err = again.put_meta("x", vec![1]).expect_err("read-only");
+    assert!(err.to_string().contains("read-only"), "{err}");
+    assert!(!err.to_string().contains('\n'));
+
+    // Metadata records: put, overwrite, delete, in batch order.
+    let mut b = shamap_store::Batch::new();
+    b.put_meta("scratch", vec![1, 2]);
+    b.put_meta("scratch", vec![3]);
+    store.write(b).expect("write");
+    assert_eq!(store.get_meta("scratch").expect("meta"), Some(vec![3]));
+    let mut b = shamap_store::Batch::new();
+    b.delete_meta("scratch");
+    store.write(b).expect("write");
+    assert_eq!(store.get_meta("scratch").expect("meta"), None);
+    drop(again);
+    store.drop_keyspace().expect("drop");
+}
+
+#[test]
+fn a_value_corrupted_behind_our_back_is_an_error_naming_its_hash() {
+    let Some(host) = cluster("a_value_corrupted_behind_our_back_is_an_error_naming_its_hash")
+    else {
+        return;
+    };
+    let store = fresh(&host, "corrupt");
+    let (mut map, _) = random_map(MapKind::AccountState, 500, seed(91));
+    let snap = map.snapshot();
+    import_ledger(&store, "v1", Some(&snap), None, None, &mut |_| {}).expect("import");
+    // Some stored node other than the root: overwrite its value with
+    // another node's (valid bytes, wrong hash), then with garbage.
+    let mut victim = None;
+    store
+        .for_each_value(&mut |h, _| {
+            if h != snap.root_hash() {
+                victim = Some(h);
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        })
+        .expect("scan");
+    let victim = victim.expect("a non-root node");
+    let other = NodeObject::from_prefix(NodeType::AccountNode, b"MLN\0not this node");
+    store
+        .insert_raw(victim, other.into_value())
+        .expect("raw insert");
+    let err = store.get(&victim).expect_err("hash mismatch");
+    assert!(
+        matches!(err, StoreError::Corrupt { hash, .. } if hash == victim),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&victim.to_hex()), "{err}");
+    let walk = verify_all(&store, &snap.root_hash()).expect_err("the walk meets it");
+    assert!(walk.to_string().contains(&victim.to_hex()), "{walk}");
+
+    store.insert_raw(victim, vec![1, 2, 3]).expect("raw insert");
+    let err = store.get(&victim).expect_err("undecodable");
+    assert!(err.to_string().contains(&victim.to_hex()), "{err}");
+    store.drop_keyspace().expect("drop");
+}
+
+#[test]
+fn a_backed_map_commits_the_same_roots_as_on_fjall() {
+    let Some(host) = cluster("a_backed_map_commits_the_same_roots_as_on_fjall") else {
+        return;
+    };
+    let s = seed(92);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fjall = FjallStore::open(dir.path()).expect("fjall");
+    let cass = fresh(&host, "backed");
+    // 64 KiB of cache: every block evicts and spills (spills are writes
+    // without a record, commits are writes with one).
+    let (_, fjall_root, fjall_model) =
+        random_ops_against_oracles(&fjall, MapKind::AccountState, 64 << 10, s);
+    let (_, cass_root, cass_model) =
+        random_ops_against_oracles(&cass, MapKind::AccountState, 64 << 10, s);
+    assert_eq!(cass_root, fjall_root);
+    assert_eq!(cass_model, fjall_model);
+    assert_eq!(
+        meta::retained(&cass).expect("meta"),
+        meta::retained(&fjall).expect("meta")
+    );
+    verify_all(&cass, &cass_root).expect("the last commit verifies");
+    cass.drop_keyspace().expect("drop");
+}
+
+#[test]
+fn sync_copies_a_root_from_fjall_to_cassandra_and_back() {
+    let Some(host) = cluster("sync_copies_a_root_from_fjall_to_cassandra_and_back") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let source = FjallStore::open(dir.path().join("a")).expect("fjall");
+    let (mut map, model) = random_map(MapKind::AccountState, 4000, seed(93));
+    let snap = map.snapshot();
+    let root = snap.root_hash();
+    import_ledger(&source, "src", Some(&snap), None, None, &mut |_| {}).expect("import");
+
+    let cass = fresh(&host, "sync");
+    let there = copy_root(&source, &cass, root, "from fjall", &mut |_| {}).expect("to cassandra");
+    assert_eq!(there.copied, count(&source));
+    verify_all(&cass, &root).expect("complete in cassandra");
+    assert_eq!(
+        meta::retained(&cass).expect("meta").last().map(|r| r.hash),
+        Some(root)
+    );
+
+    let back = FjallStore::open(dir.path().join("b")).expect("fjall");
+    let report = copy_root(&cass, &back, root, "from cassandra", &mut |_| {}).expect("back");
+    assert_eq!(report.copied, there.copied);
+    let r = verify_all(&back, &root).expect("complete back on fjall");
+    assert_eq!(r.leaves as usize, model.len());
+    // A second copy finds everything there.
+    let again = copy_root(&source, &cass, root, "again", &mut |_| {}).expect("again");
+    assert_eq!(again.copied, 0);
+    cass.drop_keyspace().expect("drop");
+}
+
+#[test]
+fn gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole() {
+    let Some(host) = cluster("gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole") else {
+        return;
+    };
+    let store = fresh(&host, "gc");
+    let (mut map, model) = random_map(MapKind::AccountState, 2000, seed(94));
+    let v1 = map.snapshot();
+    import_ledger(&store, "v1", Some(&v1), None, None, &mut |_| {}).expect("v1");
+    let keys: Vec<Key> = model.keys().copied().collect();
+    let mut versions = vec![v1];
+    for round in 0..3u8 {
+        let mut m = versions.last().expect("one").to_map();
+        let changed: Vec<Key> = keys
+            .iter()
+            .skip(usize::from(round))
+            .step_by(20)
+            .copied()
+            .collect();
+        for k in &changed {
+            m.update(*k, &[round; 30]).expect("update");
+        }
+        let s = m.snapshot();
+        write_changed(&store, &s, &changed).expect("commit");
+        record_root(
+            &store,
+            &format!("v{}", round + 2),
+            s.root_hash(),
+            Default::default(),
+        )
+        .expect("record");
+        versions.push(s);
+    }
+    // Nodes a crashed commit left behind: written, never recorded.
+    let (mut orphan_map, _) = random_map(MapKind::AccountState, 300, seed(95));
+    let orphans = orphan_map.snapshot();
+    shamap_store::write_snapshot(&store, &orphans, &mut |_| {}).expect("orphans");
+    assert!(store.contains(&orphans.root_hash()).expect("contains"));
+
+    let before = count(&store);
+    let keep = [versions[1].root_hash(), versions[3].root_hash()];
+    let r = gc(&store, &keep).expect("gc");
+    assert!(r.deleted > 0);
+    assert_eq!(r.scanned, before);
+    assert_eq!(count(&store), before - r.deleted);
+    assert!(!store.contains(&orphans.root_hash()).expect("contains"));
+    for root in keep {
+        verify_all(&store, &root).expect("a kept root is whole");
+    }
+    assert!(verify_all(&store, &versions[0].root_hash()).is_err());
+    let names: Vec<String> = meta::retained(&store)
+        .expect("meta")
+        .into_iter()
+        .map(|r| r.name)
+        .collect();
+    assert_eq!(names, ["v2", "v4"]);
+    let r2 = gc(&store, &keep).expect("gc again");
+    assert_eq!(r2.deleted, 0);
+    assert_eq!(r2.reachable, count(&store));
+    store.drop_keyspace().expect("drop");
+}
+
+#[test]
+fn a_missing_keyspace_is_an_error_unless_created() {
+    let Some(host) = cluster("a_missing_keyspace_is_an_error_unless_created") else {
+        return;
+    };
+    let url = url(&host, "never_made");
+    for opening in [Opening::Existing, Opening::ReadOnly] {
+        let err = CassandraStore::open_url(&url, opening).expect_err("no such keyspace");
+        let line = err.to_string();
+        assert!(line.contains("does not exist"), "{line}");
+        assert!(line.starts_with(&format!("store {url}")), "{line}");
+    }
+}
+
+#[test]
+fn an_unreachable_cluster_is_one_line_in_bounded_time() {
+    // No cluster needed: nothing listens on port 1.
+    let mut opts = CassandraOptions::from_url("cassandra://127.0.0.1:1/ks").expect("url");
+    opts.connect_timeout = Duration::from_secs(2);
+    let t = Instant::now();
+    let err = CassandraStore::open(opts, Opening::Create).expect_err("unreachable");
+    let line = err.to_string();
+    assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
+    assert!(
+        line.starts_with("store cassandra://127.0.0.1:1/ks: cannot connect to 127.0.0.1:1"),
+        "{line}"
+    );
+    assert!(!line.contains('\n'), "{line}");
+}
