@@ -292,6 +292,9 @@ pub enum Opening {
     ReadOnly,
 }
 
+/// A row of table `nodes`: hash and value.
+type Row = (Vec<u8>, Vec<u8>);
+
 /// The prepared statements.
 struct Statements {
     get_node: PreparedStatement,
@@ -491,7 +494,7 @@ impl CassandraStore {
         lo: i64,
         hi: i64,
         paging: PagingState,
-    ) -> Result<(Vec<(Vec<u8>, Vec<u8>)>, PagingStateResponse), StoreError> {
+    ) -> Result<(Vec<Row>, PagingStateResponse), StoreError> {
         self.runtime.block_on(async {
             let (result, next) = self
                 .session
@@ -502,7 +505,7 @@ impl CassandraStore {
                 .into_rows_result()
                 .map_err(|e| self.fail("cannot scan nodes", e))?;
             let rows = rows
-                .rows::<(Vec<u8>, Vec<u8>)>()
+                .rows::<Row>()
                 .map_err(|e| self.fail("cannot scan nodes", e))?
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| self.fail("cannot scan nodes", e))?;
