@@ -14,6 +14,8 @@
 #   lib/          cassandra-all and its dependencies, fetched with Maven
 #   m2/           Maven's local repository for that fetch
 #   nodeI/        node I's config, data, commit log, log file and PID
+#                 (under $SHAMAP_CASSANDRA_STATE instead when set: a cluster
+#                 of its own, e.g. for the fault run, sharing lib/)
 # A JDK (17) and Maven are installed with apt-get when missing (as root).
 # Environment: SHAMAP_CASSANDRA_VERSION (default 5.0.4),
 # SHAMAP_CASSANDRA_HEAP (default 768M), SHAMAP_CASSANDRA_WAIT (seconds to
@@ -21,6 +23,7 @@
 set -euo pipefail
 
 HOME_DIR=${SHAMAP_CASSANDRA_HOME:-${HOME:-/root}/.cache/shamap-cassandra}
+STATE_DIR=${SHAMAP_CASSANDRA_STATE:-$HOME_DIR}
 VERSION=${SHAMAP_CASSANDRA_VERSION:-5.0.4}
 HEAP=${SHAMAP_CASSANDRA_HEAP:-768M}
 WAIT=${SHAMAP_CASSANDRA_WAIT:-240}
@@ -50,7 +53,7 @@ while [ $# -gt 0 ]; do
 done
 case "$nodes" in 1|2|3) ;; *) die "--nodes must be 1, 2 or 3 (got '$nodes')" ;; esac
 
-node_dir() { echo "$HOME_DIR/node$1"; }
+node_dir() { echo "$STATE_DIR/node$1"; }
 node_addr() { echo "127.0.0.$1"; }
 pid_of() { cat "$(node_dir "$1")/pid" 2>/dev/null || true; }
 
@@ -336,7 +339,7 @@ case "$cmd" in
       stop_node "$i"
       rm -rf "$(node_dir "$i")"
     done
-    say "node data deleted under $HOME_DIR"
+    say "node data deleted under $STATE_DIR"
     ;;
   *) usage ;;
 esac
