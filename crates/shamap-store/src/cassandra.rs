@@ -477,6 +477,22 @@ impl CassandraStore {
         StoreError::backend(self.location.clone(), format!("{what}: {}", one_line(e)))
     }
 
+    /// The value under `hash` (a row whose value is null is no value).
+    async fn read_node(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+        let what = || format!("cannot read node {hash}");
+        let rows = self
+            .session
+            .execute_unpaged(&self.statements.get_node, (&hash.0[..],))
+            .await
+            .map_err(|e| self.fail(&what(), e))?
+            .into_rows_result()
+            .map_err(|e| self.fail(&what(), e))?;
+        let row = rows
+            .maybe_first_row::<(Option<Vec<u8>>,)>()
+            .map_err(|e| self.fail(&what(), e))?;
+        Ok(row.and_then(|(v,)| v))
+    }
+
     fn writable(&self) -> Result<(), StoreError> {
         if self.read_only {
             return Err(StoreError::backend(
@@ -590,21 +606,17 @@ impl NodeStore for CassandraStore {
     }
 
     fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
-        self.runtime.block_on(async {
-            let what = || format!("cannot read node {hash}");
-            let rows = self
-                .session
-                .execute_unpaged(&self.statements.get_node, (&hash.0[..],))
-                .await
-                .map_err(|e| self.fail(&what(), e))?
-                .into_rows_result()
-                .map_err(|e| self.fail(&what(), e))?;
-            let row = rows
-                .maybe_first_row::<(Option<Vec<u8>>,)>()
-                .map_err(|e| self.fail(&what(), e))?;
-            // A row whose value is null is no value.
-            Ok(row.and_then(|(v,)| v))
-        })
+        self.runtime.block_on(self.read_node(hash))
+    }
+
+    /// Concurrently, at most `inflight` reads at once, results in order.
+    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.runtime.block_on(
+            stream::iter(hashes)
+                .map(|hash| self.read_node(hash))
+                .buffered(self.opts.inflight)
+                .try_collect(),
+        )
     }
 
     fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {

@@ -195,11 +195,30 @@ pub(crate) fn fetch_node(
     let Some(obj) = store.get(hash).map_err(|e| e.at(*hash, &place.nibbles()))? else {
         return Ok(None);
     };
+    checked(obj, place).map(Some)
+}
+
+/// [`fetch_required`] of a raw value already read (by
+/// [`NodeStore::read_values`]) under `hash`: the same checks, the same
+/// errors.
+pub(crate) fn fetched_value(
+    hash: &Hash256,
+    value: Option<Vec<u8>>,
+    place: &Place,
+) -> Result<Fetched, StoreError> {
+    let value =
+        value.ok_or_else(|| StoreError::Missing { hash: *hash }.at(*hash, &place.nibbles()))?;
+    let obj = NodeObject::decode(*hash, value).map_err(|e| e.at(*hash, &place.nibbles()))?;
+    checked(obj, place)
+}
+
+/// Checks 2–5 of a verified node, and its value's length.
+fn checked(obj: NodeObject, place: &Place) -> Result<Fetched, StoreError> {
     let node = check_node(&obj, place)?;
-    Ok(Some(Fetched {
+    Ok(Fetched {
         node,
         value_len: obj.value().len(),
-    }))
+    })
 }
 
 /// [`fetch_node`] for a node the walk needs: absent is an error too

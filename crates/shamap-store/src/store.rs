@@ -121,6 +121,14 @@ pub trait NodeStore: Send + Sync {
     /// The raw value under `hash`, unverified. Prefer [`NodeStore::get`].
     fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError>;
 
+    /// The raw values under `hashes`, in order, unverified: what a walk
+    /// that knows its next nodes reads in one go. Backends where a read is
+    /// a network round trip (Cassandra) issue them concurrently; the
+    /// default reads one after another.
+    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        hashes.iter().map(|h| self.read_value(h)).collect()
+    }
+
     /// True when a value is stored under `hash` (not verified).
     fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
         Ok(self.read_value(hash)?.is_some())
@@ -214,6 +222,10 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
         (**self).contains(hash)
+    }
+
+    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        (**self).read_values(hashes)
     }
 
     fn write(&self, batch: Batch) -> Result<(), StoreError> {
