@@ -1,15 +1,11 @@
 //! Full verification of everything reachable from a root.
 
-use hashbrown::HashMap;
 use shamap::{Hash256, MapKind};
 
 use crate::error::StoreError;
-use crate::fetch::{fetched_value, MapNode, Place};
+use crate::fetch::{fetched_value, MapNode, Place, ReadAhead};
 use crate::node::{Node, NodeType};
 use crate::store::NodeStore;
-
-/// Nodes of a walk read in one go ([`NodeStore::read_values`]).
-const READ_AHEAD: usize = 256;
 
 /// What [`verify_all`] checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -86,24 +82,11 @@ pub fn verify_map(
         return Ok(());
     }
     let mut stack: Vec<(Hash256, Place)> = vec![(*root, Place::root(kind))];
-    // Values read ahead: when the next node is not among them, the next
-    // READ_AHEAD nodes of the walk are read in one go (concurrently where
-    // the backend can); each is checked only when the walk reaches it, so
-    // the order of checks, and so the first bad node, is the walk's.
-    let mut ahead: HashMap<Hash256, Option<Vec<u8>>> = HashMap::new();
+    let mut ahead = ReadAhead::default();
     while let Some((hash, place)) = stack.pop() {
-        if !ahead.contains_key(&hash) {
-            let next: Vec<Hash256> = std::iter::once(hash)
-                .chain(stack.iter().rev().map(|(h, _)| *h))
-                .filter(|h| !ahead.contains_key(h))
-                .take(READ_AHEAD)
-                .collect();
-            let values = store
-                .read_values(&next)
-                .map_err(|e| e.at(hash, &place.nibbles()))?;
-            ahead.extend(next.into_iter().zip(values));
-        }
-        let value = ahead.remove(&hash).flatten();
+        let value = ahead
+            .take(store, &hash, stack.iter().rev().map(|(h, _)| *h))
+            .map_err(|e| e.at(hash, &place.nibbles()))?;
         let fetched = fetched_value(&hash, value, &place)?;
         report.bytes += fetched.value_len as u64;
         match fetched.node {
