@@ -229,9 +229,10 @@ launch() {
   dir=$(node_dir "$i")
   addr=$(node_addr "$i")
   write_config "$i"
-  # Cassandra refuses to start with a stale PID file of its own; ours is
-  # separate, and rewritten here.
-  nohup java -Dshamap.cassandra.node="$i" \
+  # In a session of its own (setsid): a signal to the caller's process
+  # group (Ctrl-C, a CI job being killed) does not reach the node; `stop`
+  # does, by the PID recorded here.
+  setsid nohup java -Dshamap.cassandra.node="$i" \
     -Xms"$HEAP" -Xmx"$HEAP" -Xss512k -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError \
     -XX:-UsePerfData -Djava.net.preferIPv4Stack=true \
     -Djdk.attach.allowAttachSelf=true \
