@@ -477,6 +477,19 @@ impl CassandraStore {
         StoreError::backend(self.location.clone(), format!("{what}: {}", one_line(e)))
     }
 
+    /// True when a row is stored under `hash`.
+    async fn has_node(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        let what = || format!("cannot look up node {hash}");
+        let rows = self
+            .session
+            .execute_unpaged(&self.statements.has_node, (&hash.0[..],))
+            .await
+            .map_err(|e| self.fail(&what(), e))?
+            .into_rows_result()
+            .map_err(|e| self.fail(&what(), e))?;
+        Ok(rows.rows_num() > 0)
+    }
+
     /// The value under `hash` (a row whose value is null is no value).
     async fn read_node(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
         let what = || format!("cannot read node {hash}");
@@ -620,16 +633,17 @@ impl NodeStore for CassandraStore {
     }
 
     fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
-        self.runtime.block_on(async {
-            let rows = self
-                .session
-                .execute_unpaged(&self.statements.has_node, (&hash.0[..],))
-                .await
-                .map_err(|e| self.fail(&format!("cannot look up node {hash}"), e))?
-                .into_rows_result()
-                .map_err(|e| self.fail(&format!("cannot look up node {hash}"), e))?;
-            Ok(rows.rows_num() > 0)
-        })
+        self.runtime.block_on(self.has_node(hash))
+    }
+
+    /// Concurrently, at most `inflight` lookups at once, results in order.
+    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
+        self.runtime.block_on(
+            stream::iter(hashes)
+                .map(|hash| self.has_node(hash))
+                .buffered(self.opts.inflight)
+                .try_collect(),
+        )
     }
 
     /// Not atomic (Cassandra has no multi-partition transactions); in the

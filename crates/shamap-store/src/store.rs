@@ -134,6 +134,14 @@ pub trait NodeStore: Send + Sync {
         Ok(self.read_value(hash)?.is_some())
     }
 
+    /// [`NodeStore::contains`] of each of `hashes`, in order: what a writer
+    /// skipping stored nodes asks for a whole batch. Concurrent where a
+    /// read is a network round trip (Cassandra); one after another by
+    /// default.
+    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
+        hashes.iter().map(|h| self.contains(h)).collect()
+    }
+
     /// Applies every change of `batch`. What every backend guarantees, and
     /// what callers rely on: when `write` returns `Ok`, all of the batch is
     /// visible; and the batch's metadata changes become visible only after
@@ -226,6 +234,10 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         (**self).read_values(hashes)
+    }
+
+    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
+        (**self).contains_many(hashes)
     }
 
     fn write(&self, batch: Batch) -> Result<(), StoreError> {
