@@ -68,8 +68,8 @@ fn one_error_line(r: &Run, status: i32) -> String {
 }
 
 #[test]
-fn import_verify_get_info_scan_sync_and_gc_on_cassandra() {
-    let Some(host) = cluster("import_verify_get_info_scan_sync_and_gc_on_cassandra") else {
+fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
+    let Some(host) = cluster("import_verify_get_info_scan_sync_apply_and_gc_on_cassandra") else {
         return;
     };
     let url = fresh_url(&host, "main");
@@ -128,6 +128,37 @@ fn import_verify_get_info_scan_sync_and_gc_on_cassandra() {
     assert!(ok(&r).contains("408 nodes copied"), "{}", r.stdout);
     let r = run(&["get", "--db", &back, KEY]);
     assert!(ok(&r).starts_with(DATA_START), "{}", r.stdout);
+    ok(&run(&["verify", "--db", &back]));
+
+    // apply commits through a backed map: the same root as on fjall.
+    let changes = dir.path().join("changes.txt");
+    std::fs::write(
+        &changes,
+        format!("set {KEY} AABBCC\ndel 02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD\n"),
+    )
+    .expect("write");
+    let ch = changes.to_str().expect("utf-8");
+    let on_cassandra = run(&[
+        "apply",
+        "--db",
+        &back,
+        "--root",
+        LEDGER,
+        "--cache-mb",
+        "1",
+        ch,
+    ]);
+    let on_fjall = run(&["apply", "--db", cs, "--root", LEDGER, "--cache-mb", "1", ch]);
+    let root_line = |r: &Run| {
+        ok(r)
+            .lines()
+            .find(|l| l.starts_with("root "))
+            .map(str::to_owned)
+            .expect("a root line")
+    };
+    assert_eq!(root_line(&on_cassandra), root_line(&on_fjall));
+    let r = run(&["get", "--db", &back, KEY]);
+    assert!(ok(&r).starts_with("AABBCC"), "{}", r.stdout);
     ok(&run(&["verify", "--db", &back]));
 
     // gc keeps the testnet ledger's transaction map only.
