@@ -343,18 +343,28 @@ fn faults_on_three_nodes() {
     let snap = map.snapshot();
     drop(map);
 
-    // 1. SIGKILL node 2 in the middle of an import.
-    let killer = std::thread::spawn(|| {
-        std::thread::sleep(Duration::from_secs(4));
-        cluster_script(&["kill", "2"]);
-        Instant::now()
-    });
+    // 1. SIGKILL node 2 in the middle of an import: once a third of the
+    // entries' worth of nodes are visited, from another thread, so the
+    // import's writes go on while it dies.
     let t = Instant::now();
     let mut written = 0;
-    let imported = import_ledger(&store, "v1", Some(&snap), None, None, &mut |n| written = n)
-        .expect("the import completes with a node down");
+    let mut killer = None;
+    let imported = import_ledger(&store, "v1", Some(&snap), None, None, &mut |n| {
+        written = n;
+        if killer.is_none() && n >= entries as u64 / 3 {
+            killer = Some(std::thread::spawn(|| {
+                cluster_script(&["kill", "2"]);
+                Instant::now()
+            }));
+        }
+    })
+    .expect("the import completes with a node down");
     let import_time = t.elapsed();
-    let killed_at = killer.join().expect("killer").duration_since(t);
+    let killed_at = killer
+        .expect("the import passed a third")
+        .join()
+        .expect("killer")
+        .duration_since(t);
     assert!(
         killed_at < import_time,
         "node 2 was killed after the import ended ({killed_at:?} > {import_time:?}): give more entries"
@@ -382,8 +392,13 @@ fn faults_on_three_nodes() {
 
     // 2. SIGKILL node 3 in the middle of a commit of 20,000 updates.
     let keys: Vec<Key> = model.keys().copied().collect();
+    let armed = KillOnWrite {
+        inner: &store,
+        node: "3",
+        armed: std::sync::atomic::AtomicBool::new(false),
+    };
     let mut backed = shamap_store::BackedMap::open(
-        &store,
+        &armed,
         imported.account_hash,
         MapKind::AccountState,
         shamap_store::BackedOptions::with_budget_mb(256),
@@ -395,22 +410,17 @@ fn faults_on_three_nodes() {
         for k in keys
             .iter()
             .skip(usize::from(round))
-            .step_by(entries / 20_000)
+            .step_by((entries / 20_000).max(10))
         {
             backed.upsert(*k, &[round; 40]).expect("upsert");
         }
-        let killer = (round == 1).then(|| {
-            std::thread::spawn(|| {
-                std::thread::sleep(Duration::from_millis(1500));
-                cluster_script(&["kill", "3"]);
-            })
-        });
+        // In commit 1, node 3 dies 100 ms into the commit's write.
+        armed
+            .armed
+            .store(round == 1, std::sync::atomic::Ordering::SeqCst);
         let t = Instant::now();
         let result = backed.commit("head");
         let took = t.elapsed();
-        if let Some(k) = killer {
-            k.join().expect("killer");
-        }
         match result {
             Ok(root) => {
                 last_ok = root;
@@ -423,7 +433,7 @@ fn faults_on_three_nodes() {
         }
     }
     for o in &outcomes {
-        eprintln!("FAULTS {o} (node 3 killed 1.5 s into commit 1)");
+        eprintln!("FAULTS {o} (node 3 SIGKILLed 100 ms into commit 1's write)");
     }
     let v = verify_all(&store, &last_ok).expect("the last acknowledged root is complete");
     eprintln!(
@@ -439,4 +449,60 @@ fn faults_on_three_nodes() {
         );
     }
     store.drop_keyspace().expect("drop");
+}
+
+/// A store that, when armed, has node `node` SIGKILLed 100 ms into its
+/// next write (from another thread, while the write's requests are in
+/// flight), then disarms.
+struct KillOnWrite<'a> {
+    inner: &'a CassandraStore,
+    node: &'static str,
+    armed: std::sync::atomic::AtomicBool,
+}
+
+impl NodeStore for KillOnWrite<'_> {
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+    fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.read_value(hash)
+    }
+    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        self.inner.read_values(hashes)
+    }
+    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
+        self.inner.contains_many(hashes)
+    }
+    fn write(&self, batch: shamap_store::Batch) -> Result<(), StoreError> {
+        let killer = self
+            .armed
+            .swap(false, std::sync::atomic::Ordering::SeqCst)
+            .then(|| {
+                let node = self.node;
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_millis(100));
+                    cluster_script(&["kill", node]);
+                })
+            });
+        let result = self.inner.write(batch);
+        if let Some(k) = killer {
+            k.join().expect("killer");
+        }
+        result
+    }
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        self.inner.for_each_value(f)
+    }
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.inner.get_meta(name)
+    }
+    fn disk_bytes(&self) -> Result<u64, StoreError> {
+        self.inner.disk_bytes()
+    }
+    fn sync(&self) -> Result<(), StoreError> {
+        self.inner.sync()
+    }
 }
