@@ -1,4 +1,4 @@
-//! `shamap apply --db DIR [--root HEX] [--cache-mb N] [--name NAME] FILE`:
+//! `shamap apply --db DB [--root HEX] [--cache-mb N] [--name NAME] FILE`:
 //! applies a file of changes (`set KEY HEX` / `del KEY`, one per line; `#`
 //! comments and blank lines ignored) to a stored map, through a backed map
 //! (nodes loaded lazily and verified, held in a node cache of

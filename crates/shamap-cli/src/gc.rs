@@ -1,4 +1,4 @@
-//! `shamap gc --db DIR --keep HEX,...`: keep exactly these roots (ledger
+//! `shamap gc --db DB --keep HEX,...`: keep exactly these roots (ledger
 //! hashes or map roots) and delete every node none of them reaches. Checks
 //! the kept roots completely first; deletes nothing if one is incomplete
 //! or damaged.
@@ -13,8 +13,7 @@ use crate::output::{print_text_status_kept, Exit, Failure};
 /// Arguments of `shamap gc`.
 #[derive(Debug, clap::Args)]
 pub struct GcArgs {
-    /// The store directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DB", help = crate::input::DB_HELP)]
     pub db: PathBuf,
     /// Roots to keep, comma-separated.
     #[arg(long, value_name = "HEX,...", value_delimiter = ',', required = true)]

@@ -1,4 +1,4 @@
-//! `shamap get --db DIR [--root HEX] [--cache-mb N] KEY...`: items' data,
+//! `shamap get --db DB [--root HEX] [--cache-mb N] KEY...`: items' data,
 //! in hex (one line per key), read through a backed map: a walk from the
 //! root with each node loaded once, verified, and kept in the node cache.
 

@@ -1,4 +1,4 @@
-//! `shamap import FILE... --db DIR`: rebuild each ledger's maps from JSON
+//! `shamap import FILE... --db DB`: rebuild each ledger's maps from JSON
 //! (as `verify` reads it), check them against the file's claims, and store
 //! their nodes, header and root crash-safely.
 //!
@@ -23,8 +23,9 @@ pub struct ImportArgs {
     /// "binary": true); `-` reads standard input.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// The store directory (created if absent).
-    #[arg(long, value_name = "DIR")]
+    /// The store (created if absent): a directory (fjall) or
+    /// cassandra://HOST[:PORT]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N].
+    #[arg(long, value_name = "DB")]
     pub db: PathBuf,
 }
 

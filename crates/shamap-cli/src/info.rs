@@ -1,4 +1,4 @@
-//! `shamap info --db DIR [--json]`: format version, retained roots, node
+//! `shamap info --db DB [--json]`: format version, retained roots, node
 //! counts by kind, value bytes, what NuDB's compact inner codec would save,
 //! and bytes on disk. Scans every stored value (raw: `verify --db` is the
 //! check).
@@ -20,8 +20,7 @@ use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failur
 /// Arguments of `shamap info`.
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
-    /// The store directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DB", help = crate::input::DB_HELP)]
     pub db: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]

@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 use shamap::{Hash256, MapKind};
 use shamap_ledger::dump::{self, DumpKind, LedgerDump};
 use shamap_store::{
-    meta, root_kind, BackedMap, BackedOptions, FjallOptions, FjallStore, NodeStore, RootKind,
+    meta, root_kind, BackedMap, BackedOptions, CassandraOptions, CassandraStore, FjallOptions,
+    FjallStore, NodeStore, RootKind,
 };
 
 use crate::output::Failure;
@@ -282,32 +283,82 @@ pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
     root.map(|r| parse_hash("root", r)).transpose()
 }
 
-/// Fails unless `dir` is a directory: a mistyped store directory is an
-/// error, not a new empty store.
-fn existing_dir(dir: &Path) -> Result<(), Failure> {
-    if dir.is_dir() {
-        Ok(())
-    } else {
-        Err(Failure::unusable(format!(
-            "{}: no store here (not a directory)",
-            dir.display()
-        )))
+/// What `--db` names: a fjall store directory, or a Cassandra keyspace
+/// (`cassandra://HOST[:PORT][,HOST...]/KEYSPACE[?consistency=C&replication=N&inflight=N]`).
+pub const DB_HELP: &str = "The store: a directory (fjall), or \
+cassandra://HOST[:PORT]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N] \
+(an Apache Cassandra or ScyllaDB keyspace; see the store README)";
+
+/// A store opened from a `--db` argument, whichever backend it names.
+pub type Store = Box<dyn NodeStore>;
+
+/// What a command does with the store `--db` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Opening {
+    /// Writes to it, creating it if absent (`import`, `sync --to`).
+    Create,
+    /// Writes to an existing store (`gc`).
+    Write,
+    /// Reads an existing store (fjall: read-only when the directory cannot
+    /// be written).
+    Read,
+    /// A backed-map command (`scan`, `apply`): fjall with its caches set
+    /// to [`FJALL_CACHE_BYTES`] and [`FJALL_MEMTABLE_BYTES`].
+    BackedMap(Access),
+}
+
+/// The one place a `--db` argument becomes a store: a `cassandra://` URL
+/// opens a [`CassandraStore`] (a keyspace that must exist unless
+/// creating), anything else a fjall directory (which must exist unless
+/// creating: a mistyped directory is an error, not a new empty store).
+fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
+    if let Some(url) = db.to_str().filter(|s| CassandraOptions::is_url(s)) {
+        use shamap_store::cassandra::Opening as Keyspace;
+        let keyspace = match opening {
+            Opening::Create => Keyspace::Create,
+            Opening::Write | Opening::BackedMap(Access::Write) => Keyspace::Existing,
+            Opening::Read | Opening::BackedMap(Access::Read) => Keyspace::ReadOnly,
+        };
+        return Ok(Box::new(CassandraStore::open_url(url, keyspace)?));
     }
+    if opening != Opening::Create && !db.is_dir() {
+        return Err(Failure::unusable(format!(
+            "{}: no store here (not a directory)",
+            db.display()
+        )));
+    }
+    let store = match opening {
+        Opening::Create | Opening::Write => FjallStore::open(db)?,
+        Opening::Read => read_only_fallback(db, FjallStore::open(db))?,
+        Opening::BackedMap(access) => {
+            let opened = FjallStore::open_with(
+                db,
+                &FjallOptions {
+                    cache_bytes: FJALL_CACHE_BYTES,
+                    memtable_bytes: FJALL_MEMTABLE_BYTES,
+                },
+            );
+            match access {
+                Access::Read => read_only_fallback(db, opened)?,
+                Access::Write => opened?,
+            }
+        }
+    };
+    Ok(Box::new(store))
 }
 
 /// Opens an existing store to write to it (never creates one).
-pub fn open_existing(dir: &Path) -> Result<FjallStore, Failure> {
-    existing_dir(dir)?;
-    Ok(FjallStore::open(dir)?)
+pub fn open_existing(db: &Path) -> Result<Store, Failure> {
+    open_db(db, Opening::Write)
 }
 
-/// Opens an existing store to read it: as [`open_existing`], or, where the
-/// directory cannot be written (a read-only file system, no write
-/// permission), read-only ([`FjallStore::open_read_only`]). A store locked
-/// by a writer is an error that says so.
-pub fn open_to_read(dir: &Path) -> Result<FjallStore, Failure> {
-    existing_dir(dir)?;
-    read_only_fallback(dir, FjallStore::open(dir))
+/// Opens an existing store to read it: as [`open_existing`], or, where a
+/// fjall directory cannot be written (a read-only file system, no write
+/// permission), read-only ([`FjallStore::open_read_only`]); a Cassandra
+/// keyspace read-only. A fjall store locked by a writer is an error that
+/// says so.
+pub fn open_to_read(db: &Path) -> Result<Store, Failure> {
+    open_db(db, Opening::Read)
 }
 
 /// `opened`, or the read-only opening of `dir` when it failed for want of
@@ -323,36 +374,25 @@ fn read_only_fallback(
 }
 
 /// Opens a store, creating it if needed.
-pub fn open_or_create(dir: &Path) -> Result<FjallStore, Failure> {
-    Ok(FjallStore::open(dir)?)
+pub fn open_or_create(db: &Path) -> Result<Store, Failure> {
+    open_db(db, Opening::Create)
 }
 
 /// Opens an existing store for the backed-map commands (`scan`, `apply`):
-/// fjall's block cache and write buffer set to [`FJALL_CACHE_BYTES`] and
-/// [`FJALL_MEMTABLE_BYTES`], so that their memory is the node-cache budget
-/// plus a fixed overhead. With `Access::Read`, a directory that cannot be
-/// written is opened read-only (see [`open_to_read`]).
-pub fn open_for_backed_map(dir: &Path, access: Access) -> Result<FjallStore, Failure> {
-    existing_dir(dir)?;
-    let opened = FjallStore::open_with(
-        dir,
-        &FjallOptions {
-            cache_bytes: FJALL_CACHE_BYTES,
-            memtable_bytes: FJALL_MEMTABLE_BYTES,
-        },
-    );
-    match access {
-        Access::Read => read_only_fallback(dir, opened),
-        Access::Write => Ok(opened?),
-    }
+/// a fjall store with its block cache and write buffer set to
+/// [`FJALL_CACHE_BYTES`] and [`FJALL_MEMTABLE_BYTES`], so that their memory
+/// is the node-cache budget plus a fixed overhead. With `Access::Read`, a
+/// directory that cannot be written is opened read-only (see
+/// [`open_to_read`]).
+pub fn open_for_backed_map(db: &Path, access: Access) -> Result<Store, Failure> {
+    open_db(db, Opening::BackedMap(access))
 }
 
 /// The arguments every backed-map command (`get`, `scan`, `apply`) shares:
 /// the store, the map in it, and the memory budget.
 #[derive(Debug, clap::Args)]
 pub struct MapArgs {
-    /// The store directory.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DB", help = DB_HELP)]
     pub db: PathBuf,
     /// A ledger hash (its state map) or a map root the store knows; default:
     /// the newest imported state map. `0` (64 zeros) is the empty map.

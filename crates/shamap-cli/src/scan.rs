@@ -1,4 +1,4 @@
-//! `shamap scan --db DIR [--root HEX] [--cache-mb N] [--json]`: reads
+//! `shamap scan --db DB [--root HEX] [--cache-mb N] [--json]`: reads
 //! every item of a stored map in key order, through a backed map (nodes
 //! loaded lazily and verified, held in a node cache of `--cache-mb`), and
 //! reports the count, data bytes, a digest of the contents, cache counters

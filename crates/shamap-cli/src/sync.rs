@@ -1,4 +1,4 @@
-//! `shamap sync --from DIR --to DIR --root HEX`: copy a ledger (or one map)
+//! `shamap sync --from DB --to DB --root HEX`: copy a ledger (or one map)
 //! from one store to another the way a peer would get it: wire blobs only,
 //! each checked against its parent before it is stored. A ledger hash
 //! copies the header (checked against the hash) and both maps; the root is
@@ -14,11 +14,13 @@ use crate::output::{node_progress, print_text_status_kept, Exit, Failure};
 /// Arguments of `shamap sync`.
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
-    /// The store to copy from.
-    #[arg(long, value_name = "DIR")]
+    /// The store to copy from: a directory (fjall) or
+    /// cassandra://HOST[:PORT]/KEYSPACE.
+    #[arg(long, value_name = "DB")]
     pub from: PathBuf,
-    /// The store to copy into (created if absent).
-    #[arg(long, value_name = "DIR")]
+    /// The store to copy into (created if absent): a directory (fjall) or
+    /// cassandra://HOST[:PORT]/KEYSPACE.
+    #[arg(long, value_name = "DB")]
     pub to: PathBuf,
     /// A ledger hash or map root in the source.
     #[arg(long, value_name = "HEX")]

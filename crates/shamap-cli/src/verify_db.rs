@@ -1,4 +1,4 @@
-//! `shamap verify --db DIR [--root HEX]`: rehash everything reachable from a
+//! `shamap verify --db DB [--root HEX]`: rehash everything reachable from a
 //! root (default: every retained root) and report the first bad node by
 //! hash and nibble path.
 //!

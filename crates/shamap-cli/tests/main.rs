@@ -8,6 +8,7 @@ mod stats_errors;
 mod stats_ledger;
 mod stats_plot;
 mod stats_random;
+mod store_cassandra;
 mod store_cli;
 mod store_faults;
 mod support;

@@ -1,5 +1,8 @@
 //! Store workloads: import of N entries, random reads, and 10k-update
-//! commits, on MemStore or FjallStore (RocksStore with `--features rocksdb`).
+//! commits, on MemStore or FjallStore (RocksStore with `--features rocksdb`,
+//! CassandraStore with `--features cassandra`: `--backend cassandra --url
+//! cassandra://HOST:PORT/KEYSPACE[?inflight=N&replication=N]`, the keyspace
+//! dropped and recreated by `--op import`).
 //!
 //! ```text
 //! cargo run --release -p shamap-store --example store_bench -- \
@@ -47,6 +50,7 @@ struct Args {
     dir: std::path::PathBuf,
     cache_mb: Option<u64>,
     fjall_cache_mb: Option<u64>,
+    url: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -61,6 +65,7 @@ fn parse_args() -> Result<Args, String> {
         dir: std::env::temp_dir().join("shamap-store-bench"),
         cache_mb: None,
         fjall_cache_mb: None,
+        url: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -77,6 +82,7 @@ fn parse_args() -> Result<Args, String> {
             "--dir" => a.dir = val()?.into(),
             "--cache-mb" => a.cache_mb = Some(num(val()?)?),
             "--fjall-cache-mb" => a.fjall_cache_mb = Some(num(val()?)?),
+            "--url" => a.url = Some(val()?),
             other => return Err(format!("unknown argument {other}")),
         }
     }
@@ -141,6 +147,23 @@ fn open(a: &Args) -> Result<Opened, String> {
             Box::new(shamap_store::RocksStore::open(&a.dir).map_err(|e| e.to_string())?),
             None,
         )),
+        #[cfg(feature = "cassandra")]
+        "cassandra" => {
+            use shamap_store::cassandra::Opening;
+            use shamap_store::CassandraStore;
+            let url = a
+                .url
+                .as_deref()
+                .ok_or("--backend cassandra needs --url cassandra://HOST:PORT/KEYSPACE")?;
+            if a.op == "import" {
+                if let Ok(old) = CassandraStore::open_url(url, Opening::Existing) {
+                    old.drop_keyspace().map_err(|e| e.to_string())?;
+                }
+            }
+            let store =
+                CassandraStore::open_url(url, Opening::Create).map_err(|e| e.to_string())?;
+            Ok((Box::new(store), None))
+        }
         other => Err(format!("unknown backend {other}")),
     }
 }
@@ -206,7 +229,7 @@ fn ensure_imported(
 
 fn run() -> Result<(), String> {
     let a = parse_args()?;
-    if a.backend != "mem" && a.op == "import" && a.dir.exists() {
+    if (a.backend == "fjall" || a.backend == "rocksdb") && a.op == "import" && a.dir.exists() {
         std::fs::remove_dir_all(&a.dir).map_err(|e| e.to_string())?;
     }
     let (store, fjall) = open(&a)?;

@@ -195,11 +195,66 @@ pub(crate) fn fetch_node(
     let Some(obj) = store.get(hash).map_err(|e| e.at(*hash, &place.nibbles()))? else {
         return Ok(None);
     };
+    checked(obj, place).map(Some)
+}
+
+/// Nodes a walk reads in one go ([`NodeStore::read_values`]).
+const READ_AHEAD: usize = 256;
+
+/// Raw values read ahead of a walk over a stack of nodes: when the next
+/// node is not among them, it and the next [`READ_AHEAD`] - 1 nodes the
+/// stack will give are read in one go (concurrently where the backend
+/// can). The caller checks each value when the walk reaches it, so the
+/// order of checks, and the first bad node, stay the walk's.
+#[derive(Default)]
+pub(crate) struct ReadAhead {
+    values: hashbrown::HashMap<Hash256, Option<Vec<u8>>>,
+}
+
+impl ReadAhead {
+    /// The raw value under `hash` (the node the walk is at), reading it
+    /// and `upcoming` (the walk's next nodes, nearest first) first if need be.
+    pub(crate) fn take(
+        &mut self,
+        store: &dyn NodeStore,
+        hash: &Hash256,
+        upcoming: impl Iterator<Item = Hash256>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        if let Some(v) = self.values.remove(hash) {
+            return Ok(v);
+        }
+        let next: Vec<Hash256> = std::iter::once(*hash)
+            .chain(upcoming.filter(|h| !h.is_zero() && !self.values.contains_key(h)))
+            .take(READ_AHEAD)
+            .collect();
+        let mut values = store.read_values(&next)?.into_iter();
+        let value = values.next().flatten();
+        self.values.extend(next.into_iter().skip(1).zip(values));
+        Ok(value)
+    }
+}
+
+/// [`fetch_required`] of a raw value already read (by
+/// [`NodeStore::read_values`]) under `hash`: the same checks, the same
+/// errors.
+pub(crate) fn fetched_value(
+    hash: &Hash256,
+    value: Option<Vec<u8>>,
+    place: &Place,
+) -> Result<Fetched, StoreError> {
+    let value =
+        value.ok_or_else(|| StoreError::Missing { hash: *hash }.at(*hash, &place.nibbles()))?;
+    let obj = NodeObject::decode(*hash, value).map_err(|e| e.at(*hash, &place.nibbles()))?;
+    checked(obj, place)
+}
+
+/// Checks 2–5 of a verified node, and its value's length.
+fn checked(obj: NodeObject, place: &Place) -> Result<Fetched, StoreError> {
     let node = check_node(&obj, place)?;
-    Ok(Some(Fetched {
+    Ok(Fetched {
         node,
         value_len: obj.value().len(),
-    }))
+    })
 }
 
 /// [`fetch_node`] for a node the walk needs: absent is an error too

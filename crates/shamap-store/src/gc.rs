@@ -17,8 +17,9 @@ use hashbrown::HashSet;
 use shamap::Hash256;
 
 use crate::error::StoreError;
+use crate::fetch::ReadAhead;
 use crate::meta::{self, RetainedRoot};
-use crate::node::Node;
+use crate::node::{Node, NodeObject};
 use crate::store::Batch;
 use crate::store::NodeStore;
 
@@ -59,11 +60,14 @@ fn mark_from(
     present_only: bool,
 ) -> Result<(), StoreError> {
     let mut stack = vec![*root];
+    let mut ahead = ReadAhead::default();
     while let Some(h) = stack.pop() {
         if h.is_zero() || marked.contains(&h) {
             continue;
         }
-        let node = match store.get(&h)? {
+        let upcoming = stack.iter().rev().filter(|c| !marked.contains(*c)).copied();
+        let value = ahead.take(store, &h, upcoming)?;
+        let node = match value.map(|v| NodeObject::decode(h, v)).transpose()? {
             Some(obj) => obj.parse()?,
             None if present_only => continue,
             None => return Err(StoreError::Missing { hash: h }),

@@ -40,11 +40,10 @@ impl WriteStats {
 }
 
 /// Collects nodes into batches and writes them, skipping nodes the store
-/// already has.
+/// already has (asked for a whole batch at once: [`NodeStore::contains_many`]).
 struct Writer<'a> {
     store: &'a dyn NodeStore,
-    batch: Batch,
-    in_batch: usize,
+    pending: Vec<NodeObject>,
     stats: WriteStats,
     failure: Option<StoreError>,
     /// Nodes per batch.
@@ -56,8 +55,7 @@ impl<'a> Writer<'a> {
         Writer {
             store,
             limit,
-            batch: Batch::new(),
-            in_batch: 0,
+            pending: Vec::new(),
             stats: WriteStats::default(),
             failure: None,
         }
@@ -68,30 +66,37 @@ impl<'a> Writer<'a> {
             return;
         }
         self.stats.visited += 1;
-        match self.store.contains(&node.hash()) {
-            Ok(true) => return,
-            Ok(false) => {}
-            Err(e) => {
-                self.failure = Some(e);
-                return;
-            }
-        }
-        self.stats.written += 1;
-        self.stats.bytes += node.value().len() as u64;
-        self.batch.put_node(node);
-        self.in_batch += 1;
-        if self.in_batch >= self.limit {
+        self.pending.push(node);
+        if self.pending.len() >= self.limit {
             self.flush();
         }
     }
 
     fn flush(&mut self) {
-        if self.failure.is_some() || self.batch.is_empty() {
+        if self.failure.is_some() || self.pending.is_empty() {
             return;
         }
-        let b = std::mem::take(&mut self.batch);
-        self.in_batch = 0;
-        if let Err(e) = self.store.write(b) {
+        let nodes = std::mem::take(&mut self.pending);
+        let hashes: Vec<_> = nodes.iter().map(NodeObject::hash).collect();
+        let stored = match self.store.contains_many(&hashes) {
+            Ok(s) => s,
+            Err(e) => {
+                self.failure = Some(e);
+                return;
+            }
+        };
+        let mut batch = Batch::new();
+        for (node, stored) in nodes.into_iter().zip(stored) {
+            if !stored {
+                self.stats.written += 1;
+                self.stats.bytes += node.value().len() as u64;
+                batch.put_node(node);
+            }
+        }
+        if batch.is_empty() {
+            return;
+        }
+        if let Err(e) = self.store.write(batch) {
             self.failure = Some(e);
         }
     }

@@ -5,7 +5,8 @@
 //! - [`NodeStore`]: the small backend trait (get by hash, atomic batch
 //!   write, iterate, delete, metadata); [`MemStore`] for tests,
 //!   [`FjallStore`] on disk (pure Rust), `RocksStore` with the `rocksdb`
-//!   feature.
+//!   feature, `CassandraStore` on an Apache Cassandra or ScyllaDB cluster
+//!   with the `cassandra` feature.
 //! - [`NodeObject`]: a stored value (`8 zero bytes ‖ type ‖ prefix format`),
 //!   verified against its key on every [`NodeStore::get`].
 //! - [`BackedMap`]: a writable map opened by root hash, nodes loaded lazily
@@ -26,6 +27,8 @@
 //! Layout of records and values: `crates/shamap-store/README.md`.
 
 pub mod backed;
+#[cfg(feature = "cassandra")]
+pub mod cassandra;
 pub mod compact;
 pub mod error;
 pub mod fault;
@@ -45,6 +48,8 @@ pub mod verify;
 mod writers;
 
 pub use backed::{BackedMap, BackedOptions, BackedStats};
+#[cfg(feature = "cassandra")]
+pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;
 pub use fault::{Fault, FaultError, FaultyStore, OpClass, OpCounts};
 pub use fjall_store::{FjallOptions, FjallStore};

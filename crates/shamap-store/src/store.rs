@@ -3,7 +3,10 @@
 //! Like redb's `StorageBackend`, the trait is small and raw (bytes in,
 //! bytes out); verification lives in the provided methods, so a backend
 //! cannot forget it. Writes go through a [`Batch`] that the backend applies
-//! atomically: after a crash either all of a batch is there or none of it.
+//! atomically (fjall, RocksDB, memory: after a crash either all of a batch
+//! is there or none of it) or, where the store has no transactions over
+//! many keys (Cassandra), in an order that is just as safe for readers:
+//! nodes first, metadata last (see [`NodeStore::write`]).
 
 use std::ops::ControlFlow;
 
@@ -35,7 +38,7 @@ pub enum Op {
     DeleteMeta(String),
 }
 
-/// Changes applied together, atomically, by [`NodeStore::write`].
+/// Changes applied together by [`NodeStore::write`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Batch {
     ops: Vec<Op>,
@@ -105,8 +108,9 @@ impl Batch {
 }
 
 /// A key-value store of nodes (hash → value) plus a few named metadata
-/// records. Implementations: [`crate::MemStore`], [`crate::FjallStore`] and,
-/// with the `rocksdb` feature, `RocksStore`.
+/// records. Implementations: [`crate::MemStore`], [`crate::FjallStore`],
+/// with the `rocksdb` feature `RocksStore`, with the `cassandra` feature
+/// `CassandraStore`.
 ///
 /// Backends implement the raw methods; callers use the provided ones
 /// ([`NodeStore::get`] verifies every value against its key).
@@ -117,13 +121,42 @@ pub trait NodeStore: Send + Sync {
     /// The raw value under `hash`, unverified. Prefer [`NodeStore::get`].
     fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError>;
 
+    /// The raw values under `hashes`, in order, unverified: what a walk
+    /// that knows its next nodes reads in one go. Backends where a read is
+    /// a network round trip (Cassandra) issue them concurrently; the
+    /// default reads one after another.
+    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        hashes.iter().map(|h| self.read_value(h)).collect()
+    }
+
     /// True when a value is stored under `hash` (not verified).
     fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
         Ok(self.read_value(hash)?.is_some())
     }
 
-    /// Applies every change of `batch`, atomically: after a crash, either
-    /// all of them are visible or none.
+    /// [`NodeStore::contains`] of each of `hashes`, in order: what a writer
+    /// skipping stored nodes asks for a whole batch. Concurrent where a
+    /// read is a network round trip (Cassandra); one after another by
+    /// default.
+    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
+        hashes.iter().map(|h| self.contains(h)).collect()
+    }
+
+    /// Applies every change of `batch`. What every backend guarantees, and
+    /// what callers rely on: when `write` returns `Ok`, all of the batch is
+    /// visible; and the batch's metadata changes become visible only after
+    /// all of its node puts are. So a record (a `retained` root) written in
+    /// the same batch as the nodes it reaches never names a missing node,
+    /// whatever fails when.
+    ///
+    /// Transactional backends (fjall, RocksDB, memory) give more: the batch
+    /// is atomic, after a crash either all of it is visible or none. A
+    /// backend without transactions over many keys (Cassandra) writes the
+    /// node puts first, then the node deletes, then the metadata changes in
+    /// order, each step only once the one before is acknowledged; a failure
+    /// or crash part way leaves some nodes of the batch written and no
+    /// record naming them, which [`crate::gc()`] removes. Node deletes come
+    /// only from gc, in batches of their own.
     fn write(&self, batch: Batch) -> Result<(), StoreError>;
 
     /// Calls `f` with every stored node (hash and raw value) in hash order
@@ -212,5 +245,72 @@ pub trait NodeStore: Send + Sync {
             b.delete_node(*h);
         }
         self.write(b)
+    }
+}
+
+/// A boxed store is a store: what opens "whichever backend a URL or
+/// directory names" returns (`Box<dyn NodeStore>`) is used like any other.
+impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
+    fn location(&self) -> String {
+        (**self).location()
+    }
+
+    fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).read_value(hash)
+    }
+
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        (**self).contains(hash)
+    }
+
+    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        (**self).read_values(hashes)
+    }
+
+    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
+        (**self).contains_many(hashes)
+    }
+
+    fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        (**self).write(batch)
+    }
+
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        (**self).for_each_value(f)
+    }
+
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        (**self).get_meta(name)
+    }
+
+    fn disk_bytes(&self) -> Result<u64, StoreError> {
+        (**self).disk_bytes()
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        (**self).sync()
+    }
+
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        (**self).write_durably(batch)
+    }
+
+    fn get(&self, hash: &Hash256) -> Result<Option<NodeObject>, StoreError> {
+        (**self).get(hash)
+    }
+
+    fn load(&self, hash: &Hash256) -> Result<NodeObject, StoreError> {
+        (**self).load(hash)
+    }
+
+    fn put_meta(&self, name: &str, value: Vec<u8>) -> Result<(), StoreError> {
+        (**self).put_meta(name, value)
+    }
+
+    fn delete(&self, hashes: &[Hash256]) -> Result<(), StoreError> {
+        (**self).delete(hashes)
     }
 }

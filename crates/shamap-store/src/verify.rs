@@ -3,7 +3,7 @@
 use shamap::{Hash256, MapKind};
 
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode, Place};
+use crate::fetch::{fetched_value, MapNode, Place, ReadAhead};
 use crate::node::{Node, NodeType};
 use crate::store::NodeStore;
 
@@ -82,8 +82,12 @@ pub fn verify_map(
         return Ok(());
     }
     let mut stack: Vec<(Hash256, Place)> = vec![(*root, Place::root(kind))];
+    let mut ahead = ReadAhead::default();
     while let Some((hash, place)) = stack.pop() {
-        let fetched = fetch_required(store, &hash, &place)?;
+        let value = ahead
+            .take(store, &hash, stack.iter().rev().map(|(h, _)| *h))
+            .map_err(|e| e.at(hash, &place.nibbles()))?;
+        let fetched = fetched_value(&hash, value, &place)?;
         report.bytes += fetched.value_len as u64;
         match fetched.node {
             MapNode::Inner(children) => {

@@ -2,6 +2,8 @@
 
 mod backed;
 mod bulk;
+#[cfg(feature = "cassandra")]
+mod cassandra;
 mod crash;
 mod disk_faults;
 mod faults;
