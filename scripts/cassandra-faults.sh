@@ -7,7 +7,7 @@
 # scripts/cassandra.sh) and is wiped before and after; a single node left
 # running by scripts/cassandra.sh is in the way (same addresses) and is
 # refused, not stopped.
-#   scripts/cassandra-faults.sh            # 200,000 entries; SHAMAP_FAULTS_ENTRIES to change
+#   scripts/cassandra-faults.sh            # 200,000 entries; SHAMAP_FAULTS_ENTRIES to change (CI: 20000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export SHAMAP_CASSANDRA_STATE=${SHAMAP_CASSANDRA_STATE:-${SHAMAP_CASSANDRA_HOME:-${HOME:-/root}/.cache/shamap-cassandra}/faults}

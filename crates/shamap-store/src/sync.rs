@@ -470,13 +470,14 @@ fn copy_map(
     report: &mut CopyReport,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(), StoreError> {
+    let absent = |h: &Hash256| {
+        StoreError::backend(
+            from.location(),
+            format!("node {h} is missing from the source"),
+        )
+    };
     let fetch = |h: &Hash256| -> Result<Vec<u8>, StoreError> {
-        wire_blob(from, h)?.ok_or_else(|| {
-            StoreError::backend(
-                from.location(),
-                format!("node {h} is missing from the source"),
-            )
-        })
+        wire_blob(from, h)?.ok_or_else(|| absent(h))
     };
     let refused = |h: &Hash256, depth: u8, why: String| StoreError::Corrupt {
         hash: *h,
@@ -499,9 +500,19 @@ fn copy_map(
             return Ok(());
         }
         report.rounds += 1;
+        // The round's nodes read from the source at once (concurrently
+        // where it can), each verified against its hash, then as wire blobs.
+        let hashes: Vec<Hash256> = missing.iter().map(|(_, h)| *h).collect();
         let blobs = missing
             .iter()
-            .map(|(id, h)| Ok((*id, fetch(h)?)))
+            .zip(from.read_values(&hashes)?)
+            .map(|((id, h), value)| {
+                let blob = match value {
+                    Some(v) => NodeObject::decode(*h, v)?.to_wire()?,
+                    None => None,
+                };
+                Ok((*id, blob.ok_or_else(|| absent(h))?))
+            })
             .collect::<Result<Vec<(NodeId, Vec<u8>)>, StoreError>>()?;
         let offered: Vec<(NodeId, &[u8])> =
             blobs.iter().map(|(id, b)| (*id, b.as_slice())).collect();
