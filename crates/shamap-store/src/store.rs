@@ -199,6 +199,7 @@ pub trait NodeStore: Send + Sync {
     ) -> Result<(), StoreError> {
         let mut batch = Batch::new();
         for (hash, value) in nodes {
+            batch.bytes += 32 + value.len();
             batch.ops.push(Op::PutNode { hash, value });
             if batch.ops.len() >= crate::import::IMPORT_BATCH_NODES {
                 self.write(std::mem::take(&mut batch))?;

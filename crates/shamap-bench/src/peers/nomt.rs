@@ -75,23 +75,6 @@ impl Engine for NomtPeer {
     }
 
     fn disk_bytes(&self) -> Option<u64> {
-        Some(allocated_bytes(self.dir.path()))
+        Some(crate::durable::allocated_bytes(self.dir.path()))
     }
-}
-
-/// Bytes allocated on disk under `path` (st_blocks × 512, so sparse files
-/// count what they use).
-fn allocated_bytes(path: &std::path::Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => allocated_bytes(&e.path()),
-            Ok(m) => m.blocks() * 512,
-            Err(_) => 0,
-        })
-        .sum()
 }
