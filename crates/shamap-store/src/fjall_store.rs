@@ -553,13 +553,14 @@ impl NodeStore for FjallStore {
     }
 
     fn finish_bulk(&self) -> Result<(), StoreError> {
-        // Ingested runs land in level 0. Left there, the first level-0
+        // An ingested run lands in level 0, uncompressed. Left there, the first level-0
         // compaction after a few write-buffer flushes merges the whole
         // imported state into level 1, then on down through the levels, in
         // the background of whatever runs next (measured: a 10M-entry
         // import's first 20 commits ran at about 1k writes/s while fjall
         // rewrote its 3 GB). One major compaction now moves it to the last
-        // level in one pass, into tables whose filter and index blocks are
+        // level in one pass (compressed: fjall's policy compresses the
+        // deeper levels), into tables whose filter and index blocks are
         // pinned, so later compactions only touch what later writes
         // overlap. (`major_compact` is hidden in fjall's docs; it blocks
         // until done, and its tables and version are fsynced.)

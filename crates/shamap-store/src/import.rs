@@ -14,7 +14,7 @@ use shamap::{Hash256, HashFunction, Key, Snapshot};
 
 use crate::error::StoreError;
 use crate::meta::{self, RetainedRoot};
-use crate::node::{NodeObject, NodeType};
+use crate::node::{NodeObject, NodeType, VALUE_HEADER_LEN};
 use crate::store::{Batch, NodeStore};
 
 /// Nodes per write batch when importing.
@@ -110,7 +110,7 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Payload bytes of one sorted run of a bulk write (see [`write_snapshot`]):
+/// Payload bytes of one hash range of a bulk write (see [`write_snapshot`]):
 /// the memory a bulk import holds beside the map.
 pub const BULK_RUN_BYTES: usize = 256 << 20;
 
@@ -118,11 +118,14 @@ pub const BULK_RUN_BYTES: usize = 256 << 20;
 /// called after each node with the number visited so far. Records no root:
 /// see [`record_root`].
 ///
-/// Into a store that has no nodes yet, the nodes are written in bulk: cut
-/// into runs of [`BULK_RUN_BYTES`], each sorted by hash and handed to
-/// [`NodeStore::ingest_sorted`] (fjall writes them as table files, with
-/// no journal and no write buffer, fsynced), then
-/// [`NodeStore::finish_bulk`] (fjall: one merge into its last level).
+/// Into a store that has no nodes yet, the nodes are written in bulk, in
+/// one stream sorted by hash, to [`NodeStore::ingest_sorted`] (fjall writes
+/// them as table files, with no journal and no write buffer, fsynced): the
+/// hash space is cut into ranges of about [`BULK_RUN_BYTES`] of nodes, and
+/// each range is taken from the tree in a pass of its own
+/// ([`Snapshot::for_each_node_where`]: only that range's nodes are
+/// serialized) and sorted. The stored nodes come out in hash order, one
+/// non-overlapping run, so the store has nothing to merge afterwards.
 /// Otherwise each node is first
 /// looked up, and the missing ones are written in batches of
 /// [`IMPORT_BATCH_NODES`].
@@ -133,7 +136,7 @@ pub fn write_snapshot(
 ) -> Result<WriteStats, StoreError> {
     only_sha512_half(snapshot)?;
     if has_no_nodes(store)? {
-        return bulk_write(store, snapshot, progress);
+        return bulk_write(store, snapshot, BULK_RUN_BYTES, progress);
     }
     let node_type = NodeType::for_map(snapshot.kind());
     let mut w = Writer::new(store, IMPORT_BATCH_NODES);
@@ -158,53 +161,101 @@ fn has_no_nodes(store: &dyn NodeStore) -> Result<bool, StoreError> {
     Ok(!any)
 }
 
-/// The bulk path of [`write_snapshot`].
+/// The bulk path of [`write_snapshot`]: one ingestion of every node in
+/// hash order, taken from the tree one hash range at a time.
 fn bulk_write(
     store: &dyn NodeStore,
     snapshot: &Snapshot,
+    range_bytes: usize,
     progress: &mut dyn FnMut(u64),
 ) -> Result<WriteStats, StoreError> {
     let node_type = NodeType::for_map(snapshot.kind());
+    // A first pass, serializing nothing, sizes the ranges.
+    let mut total = 0usize;
+    snapshot.for_each_node_where(
+        |_, len| {
+            total += 32 + VALUE_HEADER_LEN + len;
+            false
+        },
+        |_| {},
+    );
+    let ranges = HashRanges::new(total.div_ceil(range_bytes.max(1)));
     let mut stats = WriteStats::default();
-    let mut run: Vec<(Hash256, Vec<u8>)> = Vec::new();
-    let mut run_bytes = 0;
-    let mut failure = None;
-    let ingest = |run: &mut Vec<(Hash256, Vec<u8>)>| {
-        if run.is_empty() {
-            return Ok(());
-        }
-        run.sort_unstable_by_key(|n| n.0);
-        // Distinct subtrees have distinct hashes; equal ones (impossible in
-        // one map) would only be written once.
-        run.dedup_by_key(|n| n.0);
-        let r = store.ingest_sorted(&mut run.drain(..));
-        run.clear();
-        r
+    let mut nodes = RangeByRange {
+        next_range: 0,
+        ranges,
+        run: Vec::new().into_iter(),
+        take: &mut |range: usize, run: &mut Vec<(Hash256, Vec<u8>)>| {
+            snapshot.for_each_node_where(
+                |h, _| ranges.of(h) == range,
+                |n| {
+                    let node = NodeObject::hashed_by_engine(node_type, n.hash, &n.prefix_bytes);
+                    stats.visited += 1;
+                    stats.written += 1;
+                    stats.bytes += node.value().len() as u64;
+                    run.push((node.hash(), node.into_value()));
+                    progress(stats.visited);
+                },
+            );
+            run.sort_unstable_by_key(|n| n.0);
+            // The same node twice (equal subtrees) has one hash: keep one.
+            run.dedup_by_key(|n| n.0);
+        },
     };
-    snapshot.for_each_node(|n| {
-        if failure.is_some() {
-            return;
-        }
-        let node = NodeObject::hashed_by_engine(node_type, n.hash, &n.prefix_bytes);
-        stats.visited += 1;
-        stats.written += 1;
-        stats.bytes += node.value().len() as u64;
-        run_bytes += 32 + node.value().len();
-        run.push((node.hash(), node.into_value()));
-        if run_bytes >= BULK_RUN_BYTES {
-            run_bytes = 0;
-            if let Err(e) = ingest(&mut run) {
-                failure = Some(e);
-            }
-        }
-        progress(stats.visited);
-    });
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    ingest(&mut run)?;
+    store.ingest_sorted(&mut nodes)?;
+    drop(nodes);
+    // One run, in order: fjall still puts it in its first level, and
+    // moves it to its last (compressed) in one pass here.
     store.finish_bulk()?;
     Ok(stats)
+}
+
+/// The hash space cut into `count` ranges of equal width, in order.
+#[derive(Clone, Copy)]
+struct HashRanges {
+    count: usize,
+}
+
+impl HashRanges {
+    fn new(count: usize) -> HashRanges {
+        HashRanges {
+            count: count.max(1),
+        }
+    }
+
+    /// The range `hash` falls in: ranges of smaller hashes come first.
+    fn of(self, hash: &Hash256) -> usize {
+        let top = u64::from_be_bytes(hash.0[..8].try_into().expect("8 bytes"));
+        ((u128::from(top) * self.count as u128) >> 64) as usize
+    }
+}
+
+/// The nodes of a bulk write in hash order: the nodes of each range in
+/// turn, taken (and sorted) by `take` when the previous range runs out.
+struct RangeByRange<'a> {
+    next_range: usize,
+    ranges: HashRanges,
+    run: std::vec::IntoIter<(Hash256, Vec<u8>)>,
+    take: &'a mut dyn FnMut(usize, &mut Vec<(Hash256, Vec<u8>)>),
+}
+
+impl Iterator for RangeByRange<'_> {
+    type Item = (Hash256, Vec<u8>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(n) = self.run.next() {
+                return Some(n);
+            }
+            if self.next_range == self.ranges.count {
+                return None;
+            }
+            let mut run = Vec::new();
+            (self.take)(self.next_range, &mut run);
+            self.next_range += 1;
+            self.run = run.into_iter();
+        }
+    }
 }
 
 /// Writes the nodes of `snapshot` on the paths of `changed` keys (the
@@ -343,4 +394,53 @@ pub fn import_ledger(
         recorded,
         stats,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use shamap::{Key, MapKind, ShaMap};
+
+    use super::*;
+    use crate::{verify_all, FjallStore};
+
+    #[test]
+    fn hash_ranges_are_in_hash_order_and_cover_the_space() {
+        let r = HashRanges::new(7);
+        assert_eq!(r.of(&Hash256::ZERO), 0);
+        assert_eq!(r.of(&Hash256([0xFF; 32])), 6);
+        let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+        let mut hashes: Vec<Hash256> = (0..2000).map(|_| Hash256(rng.gen())).collect();
+        hashes.sort_unstable();
+        let of: Vec<usize> = hashes.iter().map(|h| r.of(h)).collect();
+        assert!(of.windows(2).all(|w| w[0] <= w[1]), "not monotone");
+        assert!((0..7).all(|i| of.contains(&i)), "a range is never used");
+    }
+
+    /// Many small ranges still give fjall's ingestion one stream in strict
+    /// hash order (it refuses anything else), and every node lands.
+    #[test]
+    fn a_bulk_write_in_many_ranges_stores_every_node_in_order() {
+        let seed = 77;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let mut map = ShaMap::new(MapKind::AccountState);
+        for _ in 0..3000 {
+            let len = rng.gen_range(1..200);
+            let data: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+            map.insert(Key(rng.gen()), &data).expect("insert");
+        }
+        let snap = map.snapshot();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = FjallStore::open(dir.path()).expect("open");
+        let mut last = 0;
+        let stats = bulk_write(&store, &snap, 40_000, &mut |n| last = n).expect("bulk write");
+        let mut nodes = 0;
+        snap.for_each_node(|_| nodes += 1);
+        assert_eq!(
+            (stats.visited, stats.written, last),
+            (nodes, nodes, nodes),
+            "seed {seed}"
+        );
+        verify_all(&store, &snap.root_hash()).expect("every node of the root is stored");
+    }
 }

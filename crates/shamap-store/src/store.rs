@@ -209,10 +209,10 @@ pub trait NodeStore: Send + Sync {
         self.sync()
     }
 
-    /// Called once after the runs of a bulk write ([`NodeStore::ingest_sorted`])
-    /// and before a root naming them is recorded: lays the nodes out for
+    /// Called once after a bulk write ([`NodeStore::ingest_sorted`]) and
+    /// before a root naming its nodes is recorded: lays the nodes out for
     /// the reads and writes that follow, durably. The default does nothing;
-    /// fjall merges the ingested runs into its last level here (see
+    /// fjall moves the ingested run into its last level here (see
     /// [`crate::FjallStore`]).
     fn finish_bulk(&self) -> Result<(), StoreError> {
         Ok(())

@@ -154,27 +154,52 @@ impl Snapshot {
     /// Calls `f` for every node of the tree, parents before children, in
     /// branch order. Each node's prefix serialization hashes to its hash, so
     /// a store can check everything it is given.
-    pub fn for_each_node(&self, mut f: impl FnMut(StoredNode)) {
+    pub fn for_each_node(&self, f: impl FnMut(StoredNode)) {
+        self.for_each_node_where(|_, _| true, f);
+    }
+
+    /// [`Snapshot::for_each_node`] for the nodes `select` picks: it is
+    /// called with every node's hash and the length of its prefix
+    /// serialization, and only the nodes it accepts are serialized and
+    /// given to `f` (same order). A bulk writer uses it to take a tree's
+    /// nodes one hash range at a time without serializing the rest.
+    pub fn for_each_node_where(
+        &self,
+        mut select: impl FnMut(&Hash256, usize) -> bool,
+        mut f: impl FnMut(StoredNode),
+    ) {
         if self.len > 0 {
-            visit(&self.root, 0, self.kind, &mut f);
+            visit(&self.root, 0, self.kind, &mut select, &mut f);
         }
     }
 }
 
-fn visit(node: &NodePtr, depth: u8, kind: MapKind, f: &mut impl FnMut(StoredNode)) {
-    let bytes = match node.leaf() {
-        Some(l) => node_hash::leaf_message(kind, l.key(), l.data()),
-        None => node_hash::inner_message(&child_hashes(node)).to_vec(),
+fn visit(
+    node: &NodePtr,
+    depth: u8,
+    kind: MapKind,
+    select: &mut impl FnMut(&Hash256, usize) -> bool,
+    f: &mut impl FnMut(StoredNode),
+) {
+    let len = match node.leaf() {
+        Some(l) => node_hash::leaf_message_len(kind, l.data().len()),
+        None => node_hash::INNER_MESSAGE_LEN,
     };
-    f(StoredNode {
-        hash: *node.hash(),
-        depth,
-        is_leaf: node.is_leaf(),
-        prefix_bytes: bytes,
-    });
+    if select(node.hash(), len) {
+        let bytes = match node.leaf() {
+            Some(l) => node_hash::leaf_message(kind, l.key(), l.data()),
+            None => node_hash::inner_message(&child_hashes(node)).to_vec(),
+        };
+        f(StoredNode {
+            hash: *node.hash(),
+            depth,
+            is_leaf: node.is_leaf(),
+            prefix_bytes: bytes,
+        });
+    }
     if let Some(inner) = node.inner() {
         for c in inner.children() {
-            visit(c, depth + 1, kind, f);
+            visit(c, depth + 1, kind, select, f);
         }
     }
 }
