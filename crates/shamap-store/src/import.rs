@@ -185,7 +185,7 @@ fn bulk_write(
         next_range: 0,
         ranges,
         run: Vec::new().into_iter(),
-        take: &mut |range: usize, run: &mut Vec<(Hash256, Vec<u8>)>| {
+        take: &mut |range: usize, run: &mut Run| {
             snapshot.for_each_node_where(
                 |h, _| ranges.of(h) == range,
                 |n| {
@@ -230,13 +230,16 @@ impl HashRanges {
     }
 }
 
+/// Nodes as a bulk write streams them: (hash, stored value).
+type Run = Vec<(Hash256, Vec<u8>)>;
+
 /// The nodes of a bulk write in hash order: the nodes of each range in
 /// turn, taken (and sorted) by `take` when the previous range runs out.
 struct RangeByRange<'a> {
     next_range: usize,
     ranges: HashRanges,
     run: std::vec::IntoIter<(Hash256, Vec<u8>)>,
-    take: &'a mut dyn FnMut(usize, &mut Vec<(Hash256, Vec<u8>)>),
+    take: &'a mut dyn FnMut(usize, &mut Run),
 }
 
 impl Iterator for RangeByRange<'_> {
