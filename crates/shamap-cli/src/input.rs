@@ -336,6 +336,7 @@ fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
                 &FjallOptions {
                     cache_bytes: FJALL_CACHE_BYTES,
                     memtable_bytes: FJALL_MEMTABLE_BYTES,
+                    ..FjallOptions::default()
                 },
             );
             match access {

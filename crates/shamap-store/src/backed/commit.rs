@@ -5,9 +5,8 @@
 
 use std::sync::Arc;
 
-use shamap::node_hash;
-use shamap::xrpl::sha512_half;
-use shamap::{Hash256, MapKind};
+use shamap::node_hash::{self, InnerMessage};
+use shamap::{Hash256, HashFunction, MapKind};
 
 use crate::error::StoreError;
 use crate::meta::{self, RetainedRoot};
@@ -16,7 +15,7 @@ use crate::store::Batch;
 use crate::writers::Pin;
 
 use super::cache::{CleanNode, Loader, NodeCache};
-use super::tree::{Child, Dirty, Leaf};
+use super::tree::{Child, Dirty};
 
 /// Writes every dirty node at and below `slot` (the root's) that the store
 /// lacks, plus, when `record` names one, the retained record naming the
@@ -39,7 +38,10 @@ pub(super) fn write_dirty(
         Child::Clean(h) => *h,
         Child::Dirty(d) => match d {
             Dirty::Inner(i) if i.count() == 0 => Hash256::ZERO,
-            _ => collect(kind, node_type, slot, &mut batch, &mut written),
+            _ => {
+                hash_batched(kind, slot);
+                collect(kind, node_type, slot, &mut batch, &mut written)
+            }
         },
     };
     if let Some(name) = record {
@@ -80,45 +82,144 @@ pub(super) fn settle_tree(loader: &Loader<'_>, slot: &mut Child, root: Hash256, 
     }
 }
 
-fn leaf_prefix_bytes(kind: MapKind, l: &Leaf) -> Vec<u8> {
-    node_hash::leaf_message(kind, &l.key, &l.data)
-}
-
-fn child_hash(kind: MapKind, c: &mut Child) -> Hash256 {
-    match c {
-        Child::Empty => Hash256::ZERO,
-        Child::Clean(h) => *h,
-        Child::Dirty(d) => hash_dirty(kind, d),
+/// Computes every unknown hash of the dirty nodes at and below `slot`,
+/// many messages per call of the multi-lane SHA-512 kernel, and returns the
+/// slot's hash. One pass over the tree numbers the unhashed nodes (in
+/// post-order) and notes where each inner node's child hashes come from;
+/// the leaves are hashed in one batch, the inner nodes in batches by height
+/// (every child of a node of height h has a smaller height); a second pass
+/// stores the hashes, in the same order.
+pub(super) fn hash_batched(kind: MapKind, slot: &mut Child) -> Hash256 {
+    let mut plan = HashPlan::default();
+    plan.number(kind, slot);
+    let leaf_hashes = hash_many(plan.leaf_messages.iter().map(Vec::as_slice));
+    let mut inner_hashes = vec![Hash256::ZERO; plan.inners.len()];
+    let mut order: Vec<usize> = (0..plan.inners.len()).collect();
+    order.sort_by_key(|&i| plan.inners[i].height);
+    for at in order.chunk_by(|&a, &b| plan.inners[a].height == plan.inners[b].height) {
+        let messages: Vec<InnerMessage> = at
+            .iter()
+            .map(|&i| {
+                let children = plan.inners[i].children.map(|c| match c {
+                    Source::Known(h) => h,
+                    Source::Leaf(n) => leaf_hashes[n],
+                    Source::Inner(n) => inner_hashes[n],
+                });
+                node_hash::inner_message(&children)
+            })
+            .collect();
+        let hashes = hash_many(messages.iter().map(|m| m.as_slice()));
+        for (&i, h) in at.iter().zip(hashes) {
+            inner_hashes[i] = h;
+        }
     }
+    let mut next = (0, 0);
+    store_hashes(slot, &leaf_hashes, &inner_hashes, &mut next);
+    known_hash(slot).expect("every hash is known now")
 }
 
-fn inner_prefix_bytes(children: &[Hash256; 16]) -> node_hash::InnerMessage {
-    node_hash::inner_message(children)
+/// Where a child's hash comes from while [`hash_batched`] runs.
+#[derive(Clone, Copy)]
+enum Source {
+    Known(Hash256),
+    /// The n-th unhashed leaf.
+    Leaf(usize),
+    /// The n-th unhashed inner node.
+    Inner(usize),
 }
 
-/// The hash of a dirty node, computing (and keeping) what is unknown.
-pub(super) fn hash_dirty(kind: MapKind, d: &mut Dirty) -> Hash256 {
-    match d {
-        Dirty::Leaf(l) => *l
-            .hash
-            .get_or_insert_with(|| kind.leaf_hash(&l.key, &l.data)),
-        Dirty::Inner(i) => {
-            if let Some(h) = i.hash {
-                return h;
+struct PendingInner {
+    children: [Source; 16],
+    /// 1 + the greatest height of an unhashed child (unhashed leaves: 0).
+    height: u32,
+}
+
+#[derive(Default)]
+struct HashPlan {
+    leaf_messages: Vec<Vec<u8>>,
+    inners: Vec<PendingInner>,
+}
+
+impl HashPlan {
+    /// Numbers the unhashed nodes at and below `slot`, in post-order;
+    /// returns the slot's source and height.
+    fn number(&mut self, kind: MapKind, slot: &Child) -> (Source, u32) {
+        if let Some(h) = known_hash(slot) {
+            return (Source::Known(h), 0);
+        }
+        match slot {
+            Child::Dirty(Dirty::Leaf(l)) => {
+                self.leaf_messages
+                    .push(node_hash::leaf_message(kind, &l.key, &l.data));
+                (Source::Leaf(self.leaf_messages.len() - 1), 0)
             }
-            let mut hashes = [Hash256::ZERO; 16];
-            for (h, c) in hashes.iter_mut().zip(i.children.iter_mut()) {
-                *h = child_hash(kind, c);
+            Child::Dirty(Dirty::Inner(i)) => {
+                let mut children = [Source::Known(Hash256::ZERO); 16];
+                let mut height = 0;
+                for (s, c) in children.iter_mut().zip(i.children.iter()) {
+                    let (source, h) = self.number(kind, c);
+                    *s = source;
+                    height = height.max(h);
+                }
+                self.inners.push(PendingInner {
+                    children,
+                    height: height + 1,
+                });
+                (Source::Inner(self.inners.len() - 1), height + 1)
             }
-            let h = sha512_half(&[&inner_prefix_bytes(&hashes)]);
-            i.hash = Some(h);
-            h
+            Child::Empty | Child::Clean(_) => unreachable!("known_hash answers these"),
         }
     }
 }
 
+/// The second pass of [`hash_batched`]: the same post-order as
+/// [`HashPlan::number`], storing the n-th leaf's and inner node's hash.
+fn store_hashes(
+    slot: &mut Child,
+    leaves: &[Hash256],
+    inners: &[Hash256],
+    next: &mut (usize, usize),
+) {
+    if known_hash(slot).is_some() {
+        return;
+    }
+    match slot {
+        Child::Dirty(Dirty::Leaf(l)) => {
+            l.hash = Some(leaves[next.0]);
+            next.0 += 1;
+        }
+        Child::Dirty(Dirty::Inner(i)) => {
+            for c in i.children.iter_mut() {
+                store_hashes(c, leaves, inners, next);
+            }
+            i.hash = Some(inners[next.1]);
+            next.1 += 1;
+        }
+        Child::Empty | Child::Clean(_) => unreachable!("their hashes are known"),
+    }
+}
+
+/// SHA-512Half of each message, through the multi-lane kernel.
+fn hash_many<'m>(messages: impl Iterator<Item = &'m [u8]>) -> Vec<Hash256> {
+    let messages: Vec<&[u8]> = messages.collect();
+    let mut out = vec![[0u8; 32]; messages.len()];
+    HashFunction::Sha512Half.hash_batch(&messages, &mut out);
+    out.into_iter().map(Hash256).collect()
+}
+
+/// The hash of a slot when it is known without hashing anything.
+fn known_hash(c: &Child) -> Option<Hash256> {
+    match c {
+        Child::Empty => Some(Hash256::ZERO),
+        Child::Clean(h) => Some(*h),
+        Child::Dirty(Dirty::Leaf(l)) => l.hash,
+        Child::Dirty(Dirty::Inner(i)) => i.hash,
+    }
+}
+
 /// Adds every dirty node below and at `slot` that the store lacks to
-/// `batch`; returns the slot's hash. Nodes stay dirty (see [`settle`]).
+/// `batch`; returns the slot's hash. Every hash is known
+/// ([`hash_batched`] ran). Nodes stay dirty (see [`settle`]).
 fn collect(
     kind: MapKind,
     node_type: NodeType,
@@ -133,29 +234,25 @@ fn collect(
     };
     match d {
         Dirty::Leaf(l) => {
-            if let (true, Some(h)) = (l.stored, l.hash) {
-                return h;
+            let h = l.hash.expect("hashed by hash_batched");
+            if !l.stored {
+                let message = node_hash::leaf_message(kind, &l.key, &l.data);
+                batch.put_node(NodeObject::hashed_by_engine(node_type, h, &message));
+                *written += 1;
             }
-            let obj = NodeObject::from_prefix(node_type, &leaf_prefix_bytes(kind, l));
-            let h = obj.hash();
-            l.hash = Some(h);
-            batch.put_node(obj);
-            *written += 1;
             h
         }
         Dirty::Inner(i) => {
-            if let (true, Some(h)) = (i.stored, i.hash) {
-                return h;
+            let h = i.hash.expect("hashed by hash_batched");
+            if !i.stored {
+                let mut hashes = [Hash256::ZERO; 16];
+                for (ch, c) in hashes.iter_mut().zip(i.children.iter_mut()) {
+                    *ch = collect(kind, node_type, c, batch, written);
+                }
+                let message = node_hash::inner_message(&hashes);
+                batch.put_node(NodeObject::hashed_by_engine(node_type, h, &message));
+                *written += 1;
             }
-            let mut hashes = [Hash256::ZERO; 16];
-            for (h, c) in hashes.iter_mut().zip(i.children.iter_mut()) {
-                *h = collect(kind, node_type, c, batch, written);
-            }
-            let obj = NodeObject::from_prefix(node_type, &inner_prefix_bytes(&hashes));
-            let h = obj.hash();
-            i.hash = Some(h);
-            batch.put_node(obj);
-            *written += 1;
             h
         }
     }

@@ -288,10 +288,8 @@ impl<'s> BackedMap<'s> {
         match &mut self.root {
             Child::Empty => Hash256::ZERO,
             Child::Clean(h) => *h,
-            Child::Dirty(d) => match d {
-                Dirty::Inner(i) if i.count() == 0 => Hash256::ZERO,
-                _ => commit::hash_dirty(kind, d),
-            },
+            Child::Dirty(Dirty::Inner(i)) if i.count() == 0 => Hash256::ZERO,
+            slot @ Child::Dirty(_) => commit::hash_batched(kind, slot),
         }
     }
 

@@ -194,7 +194,12 @@ pub(super) fn materialize(
     };
     let h = *h;
     let node = loader.fetch(&h, path, depth, Some(cap))?;
-    let (dirty, bytes) = match &*node {
+    Ok(materialize_loaded(slot, h, &node))
+}
+
+/// [`materialize`] with the slot's node (hash `h`) already loaded.
+fn materialize_loaded(slot: &mut Child, h: Hash256, node: &CleanNode) -> usize {
+    let (dirty, bytes) = match node {
         CleanNode::Inner { .. } => {
             let mut inner = Inner::empty();
             for (b, c) in inner.children.iter_mut().enumerate() {
@@ -217,7 +222,7 @@ pub(super) fn materialize(
         ),
     };
     *slot = Child::Dirty(dirty);
-    Ok(bytes)
+    bytes
 }
 
 fn new_leaf(key: Key, data: &[u8], charged: &mut usize) -> Child {
@@ -260,7 +265,8 @@ pub(super) fn write_in(
     // A clean leaf that is not ours moves down unchanged (its hash does not
     // depend on its depth); anything else clean is loaded.
     if let Child::Clean(h) = slot {
-        let node = loader.fetch(h, key, depth + 1, Some(cap))?;
+        let h = *h;
+        let node = loader.fetch(&h, key, depth + 1, Some(cap))?;
         if let CleanNode::Leaf { key: other, .. } = &*node {
             if other != key {
                 let existing = std::mem::replace(slot, Child::Empty);
@@ -276,7 +282,7 @@ pub(super) fn write_in(
                 return Ok(true);
             }
         }
-        *charged += materialize(loader, slot, key, depth + 1, cap)?;
+        *charged += materialize_loaded(slot, h, &node);
     }
     let added = match slot {
         Child::Empty => {
