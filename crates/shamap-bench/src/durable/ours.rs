@@ -19,6 +19,9 @@ use super::{allocated_bytes, secs, Plan, Row, Step};
 /// The retained-root name the import and the commit step commit under
 /// (the read steps read this root).
 const ROOT_NAME: &str = "durable bench";
+/// The reader of `read_with_writer` has this many times `--gets` keys
+/// beyond the timed ones before it repeats one.
+const READER_POOL_ROUNDS: usize = 10;
 /// The name the writer of `read_with_writer` commits under.
 const WRITER_ROOT_NAME: &str = "durable bench writer";
 
@@ -228,6 +231,11 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
     let root = committed_root(&store)?;
     let values = Values::new(plan.seed, plan.data_len);
     let (mut blocks, warm, timed) = read_keys(plan);
+    // More keys of the committed root, so that the reader does not go
+    // round the timed ones (whose paths are cached after one round) while
+    // the writer runs: indexes, made keys as they are read.
+    let more = blocks.present(plan.reads.saturating_mul(READER_POOL_ROUNDS));
+    let pool = timed.len() + more.len();
     let next: Vec<Vec<Write>> = (0..plan.blocks)
         .map(|_| blocks.next_block(plan.block))
         .collect();
@@ -244,11 +252,15 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
                 map.get(k).map_err(err)?;
             }
             let t = Instant::now();
-            for k in timed.iter().cycle() {
+            let keys = timed
+                .iter()
+                .copied()
+                .chain(more.iter().map(|&i| Key(ops::key(plan.seed, i))));
+            for k in keys.cycle() {
                 if done.load(Ordering::Relaxed) {
                     break;
                 }
-                if map.get(k).map_err(err)?.is_none() {
+                if map.get(&k).map_err(err)?.is_none() {
                     return Err(format!("key {k} is missing from the committed root"));
                 }
                 reads.fetch_add(1, Ordering::Relaxed);
@@ -286,9 +298,11 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
         seconds: read_secs,
         fsync: true,
         note: format!(
-            "backed-map reads of the committed root on one thread (a budget of its own) while a writer committed {} blocks at {:.0} writes/s",
+            "backed-map reads of the committed root on one thread (a budget of its own) while a writer committed {} blocks at {:.0} writes/s; {} reads went past the end of its list of {} random keys, which then repeats",
             plan.blocks,
-            writes / write_secs.max(1e-9)
+            writes / write_secs.max(1e-9),
+            reads.load(Ordering::Relaxed).saturating_sub(pool as u64),
+            pool,
         ),
         ..Row::default()
     })
