@@ -100,11 +100,11 @@ struct Args {
     #[arg(long)]
     cache_mb: Option<u64>,
     /// fjall block cache (MiB) of our store in the `durable` workload
-    /// (default: `FjallOptions::default()`).
+    /// (default: `FjallOptions::beside_node_cache()`, 8 MiB).
     #[arg(long)]
     fjall_cache_mb: Option<u64>,
     /// fjall write buffer (MiB) of our store in the `durable` workload
-    /// (default: `FjallOptions::default()`).
+    /// (default: `FjallOptions::beside_node_cache()`, 4 MiB).
     #[arg(long)]
     memtable_mb: Option<u64>,
     /// In the `durable` workload, apply each block without first loading

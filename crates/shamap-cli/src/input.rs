@@ -21,11 +21,6 @@ use crate::output::Failure;
 /// typed size has a bound like every other.
 pub const MAX_CACHE_MB: u64 = 1 << 20;
 
-/// fjall's block cache for backed-map commands (outside `--cache-mb`).
-pub const FJALL_CACHE_BYTES: u64 = 8 << 20;
-/// fjall's write buffer for backed-map commands (outside `--cache-mb`).
-pub const FJALL_MEMTABLE_BYTES: u64 = 4 << 20;
-
 /// Reads a whole file, or standard input for `-`; returns the name to use
 /// in messages (`<stdin>` for `-`) and the bytes.
 pub fn read_file(path: &Path) -> Result<(String, Vec<u8>), Failure> {
@@ -303,7 +298,7 @@ enum Opening {
     /// be written).
     Read,
     /// A backed-map command (`scan`, `apply`): fjall with its caches set
-    /// to [`FJALL_CACHE_BYTES`] and [`FJALL_MEMTABLE_BYTES`].
+    /// by [`FjallOptions::beside_node_cache`].
     BackedMap(Access),
 }
 
@@ -331,14 +326,7 @@ fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
         Opening::Create | Opening::Write => FjallStore::open(db)?,
         Opening::Read => read_only_fallback(db, FjallStore::open(db))?,
         Opening::BackedMap(access) => {
-            let opened = FjallStore::open_with(
-                db,
-                &FjallOptions {
-                    cache_bytes: FJALL_CACHE_BYTES,
-                    memtable_bytes: FJALL_MEMTABLE_BYTES,
-                    ..FjallOptions::default()
-                },
-            );
+            let opened = FjallStore::open_with(db, &FjallOptions::beside_node_cache());
             match access {
                 Access::Read => read_only_fallback(db, opened)?,
                 Access::Write => opened?,
@@ -380,9 +368,9 @@ pub fn open_or_create(db: &Path) -> Result<Store, Failure> {
 }
 
 /// Opens an existing store for the backed-map commands (`scan`, `apply`):
-/// a fjall store with its block cache and write buffer set to
-/// [`FJALL_CACHE_BYTES`] and [`FJALL_MEMTABLE_BYTES`], so that their memory
-/// is the node-cache budget plus a fixed overhead. With `Access::Read`, a
+/// a fjall store with its block cache and write buffer set by
+/// [`FjallOptions::beside_node_cache`], so that their memory is the
+/// node-cache budget plus a fixed overhead. With `Access::Read`, a
 /// directory that cannot be written is opened read-only (see
 /// [`open_to_read`]).
 pub fn open_for_backed_map(db: &Path, access: Access) -> Result<Store, Failure> {

@@ -5,9 +5,8 @@
 //! and peak RSS.
 //!
 //! Memory: the node cache stays within `--cache-mb`; fjall's block cache
-//! and write buffer are set to [`FJALL_CACHE_BYTES`] and
-//! [`FJALL_MEMTABLE_BYTES`](crate::input::FJALL_MEMTABLE_BYTES), so peak RSS is the budget plus a fixed
-//! overhead, however large the state.
+//! and write buffer are set by [`FjallOptions::beside_node_cache`], so peak
+//! RSS is the budget plus a fixed overhead, however large the state.
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -15,7 +14,9 @@ use std::ops::ControlFlow;
 use serde_json::json;
 use shamap::xrpl::Sha512Half;
 
-use crate::input::{open_backed, open_for_backed_map, Access, MapArgs, FJALL_CACHE_BYTES};
+use shamap_store::FjallOptions;
+
+use crate::input::{open_backed, open_for_backed_map, Access, MapArgs};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
@@ -64,7 +65,7 @@ pub fn run(args: &ScanArgs) -> Result<Exit, Failure> {
             "rss": rss_json(),
             "cache": stats_json(&s),
         });
-        v["fjall_cache_bytes"] = json!(FJALL_CACHE_BYTES);
+        v["fjall_cache_bytes"] = json!(FjallOptions::beside_node_cache().cache_bytes);
         format!("{v}\n")
     } else {
         let mut t = String::new();

@@ -48,6 +48,24 @@ impl Default for FjallOptions {
     }
 }
 
+impl FjallOptions {
+    /// For a store read and written through a [`crate::BackedMap`]: the
+    /// map's node cache holds the decoded, verified nodes, so fjall's block
+    /// cache would hold the same nodes again (compressed) and is small, 8
+    /// MiB; the write buffer is 4 MiB, so a writer's memory is the map's
+    /// budget plus a small fixed part. Measured (`durable` workload, 1M
+    /// entries, 20 blocks of 10k writes, two runs each): the same commit
+    /// rate as 64 MiB of each (23.5–27.6k vs 22.1–24.9k writes/s) at 225
+    /// instead of 333 MiB of peak RSS.
+    pub fn beside_node_cache() -> FjallOptions {
+        FjallOptions {
+            cache_bytes: 8 << 20,
+            memtable_bytes: 4 << 20,
+            ..FjallOptions::default()
+        }
+    }
+}
+
 /// A node store in a fjall database directory.
 #[derive(Clone)]
 pub struct FjallStore {

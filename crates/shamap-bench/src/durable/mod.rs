@@ -4,8 +4,11 @@
 //!
 //! Engines:
 //! - `ours`: a [`shamap_store::BackedMap`] on a fjall store, at the node
-//!   budget `--cache-mb` gives (default: the library's default), every
-//!   commit durable (the root record written with fjall's `SyncAll`);
+//!   budget `--cache-mb` gives (default: the library's default), fjall
+//!   set up for a store under a node cache
+//!   (`FjallOptions::beside_node_cache`: 8 MiB block cache, 4 MiB write
+//!   buffer, unless `--fjall-cache-mb`, `--memtable-mb`), every commit
+//!   durable (the root record written with fjall's `SyncAll`);
 //! - `nomt` (feature `peer-nomt`): nomt, whose commit returns after fsync;
 //! - `disk-floor`: the bytes our import wrote, written sequentially to one
 //!   file with one fsync at the end: what the disk allows.
@@ -379,6 +382,7 @@ fn text_line(r: &Row) -> String {
 
 /// The rows as a markdown table, then the ratios the targets are about.
 fn markdown(rows: &[Row], plan: &Plan) -> String {
+    let fjall_default = shamap_store::FjallOptions::beside_node_cache();
     let mut s = format!(
         "durable workload: {} entries, {} B data, {} blocks of {}, {} reads, seed {}, node budget {}, fjall cache {}, write buffer {}\n\n",
         plan.entries,
@@ -388,8 +392,8 @@ fn markdown(rows: &[Row], plan: &Plan) -> String {
         plan.reads,
         plan.seed,
         mib(plan.cache_mb),
-        mib(plan.fjall_cache_mb),
-        mib(plan.memtable_mb),
+        mib(Some(plan.fjall_cache_mb.unwrap_or(fjall_default.cache_bytes >> 20))),
+        mib(Some(plan.memtable_mb.unwrap_or(fjall_default.memtable_bytes >> 20))),
     );
     s += "| engine | workload | ops | seconds | ops/s | peak RSS MiB | disk B/entry | fsync | note |\n";
     s += "|---|---|---:|---:|---:|---:|---:|---|---|\n";

@@ -39,9 +39,10 @@ pub fn run(plan: &Plan, step: Step) -> Result<Row, String> {
     }
 }
 
-/// Opens (or creates) the store with the plan's fjall options.
+/// Opens (or creates) the store with the plan's fjall options: by default
+/// those for a store under a backed map.
 fn open(plan: &Plan, dir: &std::path::Path) -> Result<FjallStore, String> {
-    let mut o = FjallOptions::default();
+    let mut o = FjallOptions::beside_node_cache();
     if let Some(mb) = plan.fjall_cache_mb {
         o.cache_bytes = mb << 20;
     }
