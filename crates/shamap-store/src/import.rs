@@ -111,7 +111,7 @@ impl<'a> Writer<'a> {
 }
 
 /// Payload bytes of one hash range of a bulk write (see [`write_snapshot`]):
-/// the memory a bulk import holds beside the map.
+/// a bulk import holds up to three ranges beside the map.
 pub const BULK_RUN_BYTES: usize = 256 << 20;
 
 /// Writes every node of `snapshot` that the store lacks; `progress` is
@@ -180,34 +180,55 @@ fn bulk_write(
         |_| {},
     );
     let ranges = HashRanges::new(total.div_ceil(range_bytes.max(1)));
+    // One thread takes the ranges from the tree (serialized and sorted)
+    // while this one streams the previous range into the store: up to
+    // three ranges in memory (one being taken, one waiting, one written).
+    let (ready, taken) = std::sync::mpsc::sync_channel::<TakenRange>(1);
     let mut stats = WriteStats::default();
-    let mut nodes = RangeByRange {
-        next_range: 0,
-        ranges,
-        run: Vec::new().into_iter(),
-        take: &mut |range: usize, run: &mut Run| {
-            snapshot.for_each_node_where(
-                |h, _| ranges.of(h) == range,
-                |n| {
-                    let node = NodeObject::hashed_by_engine(node_type, n.hash, &n.prefix_bytes);
-                    stats.visited += 1;
-                    stats.written += 1;
-                    stats.bytes += node.value().len() as u64;
-                    run.push((node.hash(), node.into_value()));
-                    progress(stats.visited);
-                },
-            );
-            run.sort_unstable_by_key(|n| n.0);
-            // The same node twice (equal subtrees) has one hash: keep one.
-            run.dedup_by_key(|n| n.0);
-        },
-    };
-    store.ingest_sorted(&mut nodes)?;
-    drop(nodes);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for range in 0..ranges.count {
+                let mut taken = TakenRange::default();
+                snapshot.for_each_node_where(
+                    |h, _| ranges.of(h) == range,
+                    |n| {
+                        let node = NodeObject::hashed_by_engine(node_type, n.hash, &n.prefix_bytes);
+                        taken.stats.visited += 1;
+                        taken.stats.written += 1;
+                        taken.stats.bytes += node.value().len() as u64;
+                        taken.run.push((node.hash(), node.into_value()));
+                    },
+                );
+                taken.run.sort_unstable_by_key(|n| n.0);
+                // The same node twice (equal subtrees) has one hash: keep one.
+                taken.run.dedup_by_key(|n| n.0);
+                if ready.send(taken).is_err() {
+                    // The writer stopped on an error: nothing more to take.
+                    return;
+                }
+            }
+        });
+        let stats = &mut stats;
+        let mut nodes = taken.into_iter().flat_map(|t| {
+            stats.add(t.stats);
+            progress(stats.visited);
+            t.run
+        });
+        // Dropping `nodes` (on an error too) ends the taking thread.
+        store.ingest_sorted(&mut nodes)
+    })?;
     // One run, in order: fjall still puts it in its first level, and
     // moves it to its last (compressed) in one pass here.
     store.finish_bulk()?;
     Ok(stats)
+}
+
+/// One hash range of a bulk write, taken from the tree: its nodes sorted
+/// by hash (one of each), and what taking them counted.
+#[derive(Default)]
+struct TakenRange {
+    run: Vec<(Hash256, Vec<u8>)>,
+    stats: WriteStats,
 }
 
 /// The hash space cut into `count` ranges of equal width, in order.
@@ -227,37 +248,6 @@ impl HashRanges {
     fn of(self, hash: &Hash256) -> usize {
         let top = u64::from_be_bytes(hash.0[..8].try_into().expect("8 bytes"));
         ((u128::from(top) * self.count as u128) >> 64) as usize
-    }
-}
-
-/// Nodes as a bulk write streams them: (hash, stored value).
-type Run = Vec<(Hash256, Vec<u8>)>;
-
-/// The nodes of a bulk write in hash order: the nodes of each range in
-/// turn, taken (and sorted) by `take` when the previous range runs out.
-struct RangeByRange<'a> {
-    next_range: usize,
-    ranges: HashRanges,
-    run: std::vec::IntoIter<(Hash256, Vec<u8>)>,
-    take: &'a mut dyn FnMut(usize, &mut Run),
-}
-
-impl Iterator for RangeByRange<'_> {
-    type Item = (Hash256, Vec<u8>);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(n) = self.run.next() {
-                return Some(n);
-            }
-            if self.next_range == self.ranges.count {
-                return None;
-            }
-            let mut run = Vec::new();
-            (self.take)(self.next_range, &mut run);
-            self.next_range += 1;
-            self.run = run.into_iter();
-        }
     }
 }
 
