@@ -209,14 +209,22 @@ fn bulk_write(
             }
         });
         let stats = &mut stats;
-        let mut nodes = taken.into_iter().flat_map(|t| {
-            stats.add(t.stats);
-            progress(stats.visited);
-            t.run
-        });
+        let mut streamed = 0;
+        let mut nodes = taken
+            .into_iter()
+            .flat_map(|t| {
+                stats.add(t.stats);
+                t.run
+            })
+            .inspect(|_| {
+                streamed += 1;
+                progress(streamed);
+            });
         // Dropping `nodes` (on an error too) ends the taking thread.
         store.ingest_sorted(&mut nodes)
     })?;
+    // Duplicate nodes were counted but streamed once.
+    progress(stats.visited);
     // One run, in order: fjall still puts it in its first level, and
     // moves it to its last (compressed) in one pass here.
     store.finish_bulk()?;
