@@ -220,14 +220,20 @@ fn stored_with_inner(key: &Key) -> (MemStore, Hash256, Hash256) {
     (store, snap.root_hash(), node.hash())
 }
 
+/// Flips a byte of the stored value of `hash` (near its end: a child hash
+/// or the key), behind the store's back.
+fn flip_a_byte(store: &MemStore, hash: &Hash256) {
+    let mut value = store.read_value(hash).expect("read").expect("present");
+    let at = value.len() - 7;
+    value[at] ^= 1;
+    store.insert_raw(*hash, value);
+}
+
 #[test]
 fn a_corrupt_node_is_an_error_naming_it_and_changes_nothing() {
     let key = Key([0x5A; 32]);
     let (store, root, bad) = stored_with_inner(&key);
-    let mut value = store.read_value(&bad).expect("read").expect("present");
-    let at = value.len() - 7;
-    value[at] ^= 1;
-    store.insert_raw(bad, value);
+    flip_a_byte(&store, &bad);
 
     let mut backed = BackedMap::open(
         &store,
@@ -441,10 +447,7 @@ fn prefetch_loads_the_paths_so_the_block_that_follows_loads_nothing() {
 fn prefetch_reports_a_corrupt_node_naming_it() {
     let key = Key([0x5A; 32]);
     let (store, root, bad) = stored_with_inner(&key);
-    let mut value = store.read_value(&bad).expect("read").expect("present");
-    let at = value.len() - 7;
-    value[at] ^= 1;
-    store.insert_raw(bad, value);
+    flip_a_byte(&store, &bad);
     let map = BackedMap::open(
         &store,
         root,

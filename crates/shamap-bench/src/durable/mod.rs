@@ -444,6 +444,30 @@ fn mib(v: Option<u64>) -> String {
     v.map_or("library default".to_owned(), |m| format!("{m} MiB"))
 }
 
+/// The `read` step's row: looks up `warm` (untimed), then `timed`, with
+/// `get`, which fails on a missing key.
+pub fn timed_reads<K>(
+    warm: &[K],
+    timed: &[K],
+    get: impl Fn(&K) -> Result<(), String>,
+    note: &str,
+) -> Result<Row, String> {
+    for k in warm {
+        get(k)?;
+    }
+    let t = std::time::Instant::now();
+    for k in timed {
+        get(k)?;
+    }
+    Ok(Row {
+        ops: timed.len() as u64,
+        seconds: secs(t.elapsed()),
+        fsync: true,
+        note: note.into(),
+        ..Row::default()
+    })
+}
+
 /// Seconds of a duration, for rows.
 pub fn secs(d: Duration) -> f64 {
     d.as_secs_f64()

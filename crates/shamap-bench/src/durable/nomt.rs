@@ -9,7 +9,7 @@ use nomt::hasher::Blake3Hasher;
 use nomt::{KeyReadWrite, Nomt, Options, SessionParams};
 
 use super::ops::{self, Blocks, KeyBytes, Values, Write};
-use super::{allocated_bytes, secs, Plan, Row, Step};
+use super::{allocated_bytes, secs, timed_reads, Plan, Row, Step};
 
 fn err(e: impl std::fmt::Display) -> String {
     format!("nomt: {e}")
@@ -116,19 +116,5 @@ fn read(plan: &Plan, dir: &Path) -> Result<Row, String> {
             k.iter().map(|b| format!("{b:02x}")).collect::<String>()
         )),
     };
-    for k in &warm {
-        get(k)?;
-    }
-    let t = Instant::now();
-    for k in &timed {
-        get(k)?;
-    }
-    let seconds = secs(t.elapsed());
-    Ok(Row {
-        ops: timed.len() as u64,
-        seconds,
-        fsync: true,
-        note: "session reads".into(),
-        ..Row::default()
-    })
+    timed_reads(&warm, &timed, get, "session reads")
 }

@@ -59,9 +59,19 @@ pub struct Values {
 impl Values {
     pub fn new(seed: u64, len: usize) -> Values {
         let mut rng = SmallRng::seed_from_u64(seed ^ 0x7661_6c75_6573);
-        Values {
-            template: (0..len.max(8)).map(|_| rng.gen()).collect(),
-        }
+        Values::from_template((0..len.max(8)).map(|_| rng.gen()).collect())
+    }
+
+    /// Values made from `template` (at least 8 bytes: the tag's).
+    pub fn from_template(template: Vec<u8>) -> Values {
+        assert!(template.len() >= 8, "a value template holds an 8-byte tag");
+        Values { template }
+    }
+
+    /// Bytes of every value (the peer comparison reports it).
+    #[cfg(feature = "peers-any")]
+    pub fn value_len(&self) -> usize {
+        self.template.len()
     }
 
     pub fn value_into(&self, tag: u64, out: &mut Vec<u8>) {

@@ -14,7 +14,7 @@ use shamap_store::{
 };
 
 use super::ops::{self, Blocks, Values, Write};
-use super::{allocated_bytes, secs, Plan, Row, Step};
+use super::{allocated_bytes, secs, timed_reads, Plan, Row, Step};
 
 /// The retained-root name the import and the commit step commit under
 /// (the read steps read this root).
@@ -101,6 +101,19 @@ fn import(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
     })
 }
 
+/// Loads the paths of `block`'s keys into `map`'s cache on every core,
+/// unless `--no-prefetch`.
+fn prefetch(map: &BackedMap<'_>, plan: &Plan, block: &[Write]) -> Result<(), String> {
+    if !plan.prefetch {
+        return Ok(());
+    }
+    let keys: Vec<Key> = block
+        .iter()
+        .map(|w| Key(ops::key(plan.seed, w.index())))
+        .collect();
+    map.prefetch(&keys, threads()).map_err(err)
+}
+
 /// Applies one block to `map`, checking that every write meets the state
 /// the plan expects (an insert finds no key, an update and a remove find one).
 fn apply(
@@ -147,13 +160,7 @@ fn commit(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
     for _ in 0..plan.blocks {
         let block = blocks.next_block(plan.block);
         let t = Instant::now();
-        if plan.prefetch {
-            let keys: Vec<Key> = block
-                .iter()
-                .map(|w| Key(ops::key(plan.seed, w.index())))
-                .collect();
-            map.prefetch(&keys, threads()).map_err(err)?;
-        }
+        prefetch(&map, plan, &block)?;
         apply(&mut map, plan, &values, &block, &mut buf)?;
         let applied = Instant::now();
         map.commit(ROOT_NAME).map_err(err)?;
@@ -206,21 +213,7 @@ fn read(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
         Some(_) => Ok(()),
         None => Err(format!("key {k} is missing")),
     };
-    for k in &warm {
-        get(k)?;
-    }
-    let t = Instant::now();
-    for k in &timed {
-        get(k)?;
-    }
-    let seconds = secs(t.elapsed());
-    Ok(Row {
-        ops: timed.len() as u64,
-        seconds,
-        fsync: true,
-        note: "backed map gets".into(),
-        ..Row::default()
-    })
+    timed_reads(&warm, &timed, get, "backed map gets")
 }
 
 /// Reads from the committed root (a [`BackedMap`] of its own, on a reader
@@ -274,13 +267,7 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
             let mut buf = Vec::new();
             let t = Instant::now();
             for block in &next {
-                if plan.prefetch {
-                    let keys: Vec<Key> = block
-                        .iter()
-                        .map(|w| Key(ops::key(plan.seed, w.index())))
-                        .collect();
-                    map.prefetch(&keys, threads()).map_err(err)?;
-                }
+                prefetch(&map, plan, block)?;
                 apply(&mut map, plan, &values, block, &mut buf)?;
                 map.commit(WRITER_ROOT_NAME).map_err(err)?;
             }

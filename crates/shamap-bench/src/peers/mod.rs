@@ -26,6 +26,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{HashFunction, HashWork};
 
+use crate::durable::ops::Values;
 use crate::{rss, Args};
 use table::{Mem, PeerRow, PeerTable};
 
@@ -45,7 +46,7 @@ pub enum Op {
 pub struct Workload {
     /// The base map's keys, in generation (random) order.
     pub keys: Vec<KeyBytes>,
-    template: Vec<u8>,
+    values: Values,
     pub blocks: Vec<Vec<Op>>,
     /// Present keys to look up after the blocks.
     pub probes: Vec<KeyBytes>,
@@ -90,29 +91,24 @@ impl Workload {
             .collect();
         Workload {
             keys,
-            template,
+            values: Values::from_template(template),
             blocks,
             probes,
         }
     }
 
-    /// The value named `tag`: the template with its first 8 bytes replaced
-    /// by the tag, so that all values differ but have the same length.
+    /// The value named `tag` (see [`Values`]).
     pub fn value_into(&self, tag: u64, out: &mut Vec<u8>) {
-        out.clear();
-        out.extend_from_slice(&self.template);
-        out[..8].copy_from_slice(&tag.to_le_bytes());
+        self.values.value_into(tag, out);
     }
 
     /// [`Workload::value_into`] into a new vector.
     pub fn value(&self, tag: u64) -> Vec<u8> {
-        let mut v = Vec::with_capacity(self.template.len());
-        self.value_into(tag, &mut v);
-        v
+        self.values.value(tag)
     }
 
     pub fn value_len(&self) -> usize {
-        self.template.len()
+        self.values.value_len()
     }
 
     /// The keys with their value tags (the key's index), sorted by key:
