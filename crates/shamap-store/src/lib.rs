@@ -4,7 +4,8 @@
 //!
 //! - [`NodeStore`]: the small backend trait (get by hash, atomic batch
 //!   write, iterate, delete, metadata); [`MemStore`] for tests,
-//!   [`FjallStore`] on disk (pure Rust), `RocksStore` with the `rocksdb`
+//!   [`LogStore`] on disk (our node log: one append-only file and an index
+//!   in memory), [`FjallStore`] on disk (fjall, pure Rust), `RocksStore` with the `rocksdb`
 //!   feature, `CassandraStore` on an Apache Cassandra or ScyllaDB cluster
 //!   with the `cassandra` feature.
 //! - [`NodeObject`]: a stored value (`8 zero bytes ‖ type ‖ prefix format`),
@@ -34,6 +35,7 @@ pub mod error;
 pub mod fault;
 mod fetch;
 mod fjall_store;
+pub mod log_store;
 pub mod gc;
 pub mod import;
 mod mem;
@@ -53,6 +55,7 @@ pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;
 pub use fault::{Fault, FaultError, FaultyStore, OpClass, OpCounts};
 pub use fjall_store::{FjallOptions, FjallStore};
+pub use log_store::{LogStore, LogUsage};
 pub use gc::{gc, GcReport};
 pub use import::{
     import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,

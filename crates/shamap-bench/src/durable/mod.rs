@@ -170,7 +170,7 @@ impl Plan {
 
 /// The engines built into this binary.
 fn engines() -> Vec<&'static str> {
-    let mut e = vec!["ours"];
+    let mut e: Vec<&'static str> = ours::Backend::all().into_iter().map(|(n, _)| n).collect();
     if cfg!(feature = "peer-nomt") {
         e.push("nomt");
     }
@@ -190,10 +190,10 @@ pub fn run(args: &Args) {
     let chosen: Vec<&str> = built
         .iter()
         .copied()
-        .filter(|e| wanted.contains(e))
+        .filter(|e| wanted.contains(e) || (*e == "ours-fjall" && wanted.contains(&"ours")))
         .collect();
     if chosen.is_empty() {
-        eprintln!("error: none of the engines {wanted:?} runs the durable workload (ours; nomt with the peer-nomt feature)");
+        eprintln!("error: none of the engines {wanted:?} runs the durable workload (ours, ours-fjall; ours-rocks with the rocksdb feature; nomt with the peer-nomt feature)");
         std::process::exit(2);
     }
     let dir = args.dir.clone().unwrap_or_else(|| {
@@ -247,8 +247,8 @@ pub fn run(args: &Args) {
             run_step(engine, step, &mut rows);
         }
     }
-    if chosen.contains(&"ours") {
-        run_step("ours", Step::ReadWithWriter, &mut rows);
+    for &engine in chosen.iter().filter(|e| e.starts_with("ours")) {
+        run_step(engine, Step::ReadWithWriter, &mut rows);
     }
     if args.keep_dir {
         eprintln!("kept {}", plan.dir.display());
@@ -326,8 +326,12 @@ fn child(args: &Args, spec: &str) {
         eprintln!("error: unknown durable step {spec:?}");
         std::process::exit(2);
     };
+    let backend = ours::Backend::all()
+        .into_iter()
+        .find(|(n, _)| *n == engine)
+        .map(|(_, b)| b);
     let result = match engine {
-        "ours" => ours::run(&plan, step),
+        _ if backend.is_some() => ours::run(&plan, step, engine, backend.expect("found")),
         #[cfg(feature = "peer-nomt")]
         "nomt" => nomt::run(&plan, step),
         other => Err(format!("engine {other:?} not built in")),

@@ -1,8 +1,10 @@
-//! Our engine in the `durable` workload: a fjall [`FjallStore`], imported
-//! from a map built from sorted keys, then changed and read through a
-//! [`BackedMap`] at the plan's node budget. Every commit is durable: the
-//! root record is written with fjall's `SyncAll` (see
-//! [`NodeStore::write_durably`]).
+//! Our engine in the `durable` workload: a node store (engine `ours`: our
+//! node log, [`LogStore`]; `ours-fjall`: fjall; `ours-rocks`, with the
+//! `rocksdb` feature: RocksDB), imported from a map built from sorted keys,
+//! then changed and read through a [`BackedMap`] at the plan's node budget.
+//! Every commit is durable: the root record is written with
+//! [`NodeStore::write_durably`] (fdatasync; fjall's `SyncAll`; RocksDB's
+//! synced write).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -10,7 +12,7 @@ use std::time::{Duration, Instant};
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
     meta, record_root, write_snapshot, BackedMap, BackedOptions, FjallOptions, FjallStore,
-    NodeStore,
+    LogStore, NodeStore,
 };
 
 use super::ops::{self, Blocks, Values, Write};
@@ -29,27 +31,90 @@ fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-pub fn run(plan: &Plan, step: Step) -> Result<Row, String> {
-    let dir = plan.engine_dir("ours");
-    match step {
-        Step::Import => import(plan, &dir),
-        Step::Commit => commit(plan, &dir),
-        Step::Read => read(plan, &dir),
-        Step::ReadWithWriter => read_with_writer(plan, &dir),
+/// The node stores our engine runs on, by engine name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// `ours`: the node log.
+    Log,
+    /// `ours-fjall`.
+    Fjall,
+    /// `ours-rocks` (feature `rocksdb`).
+    #[cfg(feature = "rocksdb")]
+    Rocks,
+}
+
+impl Backend {
+    /// The backends built into this binary, with their engine names.
+    pub fn all() -> Vec<(&'static str, Backend)> {
+        let v = vec![("ours", Backend::Log), ("ours-fjall", Backend::Fjall)];
+        #[cfg(feature = "rocksdb")]
+        let v = {
+            let mut v = v;
+            v.push(("ours-rocks", Backend::Rocks));
+            v
+        };
+        v
     }
 }
 
-/// Opens (or creates) the store with the plan's fjall options: by default
+/// A store of one of the backends, and what to do before measuring its
+/// directory.
+enum Opened {
+    Log(LogStore),
+    Fjall(FjallStore),
+    #[cfg(feature = "rocksdb")]
+    Rocks(shamap_store::RocksStore),
+}
+
+impl Opened {
+    fn store(&self) -> &dyn NodeStore {
+        match self {
+            Opened::Log(s) => s,
+            Opened::Fjall(s) => s,
+            #[cfg(feature = "rocksdb")]
+            Opened::Rocks(s) => s,
+        }
+    }
+
+    /// Moves buffered writes to their files (fjall's write buffer), so
+    /// that the directory's size is the store's.
+    fn settle(&self) -> Result<(), String> {
+        match self {
+            Opened::Fjall(s) => s.flush_memtables().map_err(err),
+            _ => Ok(()),
+        }
+    }
+}
+
+pub fn run(plan: &Plan, step: Step, engine: &str, backend: Backend) -> Result<Row, String> {
+    let dir = plan.engine_dir(engine);
+    let opened = open(plan, &dir, backend)?;
+    match step {
+        Step::Import => import(plan, &dir, &opened),
+        Step::Commit => commit(plan, &dir, &opened),
+        Step::Read => read(plan, opened.store()),
+        Step::ReadWithWriter => read_with_writer(plan, opened.store()),
+    }
+}
+
+/// Opens (or creates) the store; fjall with the plan's options: by default
 /// those for a store under a backed map.
-fn open(plan: &Plan, dir: &std::path::Path) -> Result<FjallStore, String> {
-    let mut o = FjallOptions::beside_node_cache();
-    if let Some(mb) = plan.fjall_cache_mb {
-        o.cache_bytes = mb << 20;
-    }
-    if let Some(mb) = plan.memtable_mb {
-        o.memtable_bytes = mb << 20;
-    }
-    FjallStore::open_with(dir, &o).map_err(err)
+fn open(plan: &Plan, dir: &std::path::Path, backend: Backend) -> Result<Opened, String> {
+    Ok(match backend {
+        Backend::Log => Opened::Log(LogStore::open(dir).map_err(err)?),
+        Backend::Fjall => {
+            let mut o = FjallOptions::beside_node_cache();
+            if let Some(mb) = plan.fjall_cache_mb {
+                o.cache_bytes = mb << 20;
+            }
+            if let Some(mb) = plan.memtable_mb {
+                o.memtable_bytes = mb << 20;
+            }
+            Opened::Fjall(FjallStore::open_with(dir, &o).map_err(err)?)
+        }
+        #[cfg(feature = "rocksdb")]
+        Backend::Rocks => Opened::Rocks(shamap_store::RocksStore::open(dir).map_err(err)?),
+    })
 }
 
 /// Threads for prefetching: one per core.
@@ -63,7 +128,7 @@ fn options(plan: &Plan) -> BackedOptions {
 }
 
 /// The root the import and commit steps committed last.
-fn committed_root(store: &FjallStore) -> Result<Hash256, String> {
+fn committed_root(store: &dyn NodeStore) -> Result<Hash256, String> {
     Ok(meta::retained(store)
         .map_err(err)?
         .into_iter()
@@ -72,7 +137,7 @@ fn committed_root(store: &FjallStore) -> Result<Hash256, String> {
         .hash)
 }
 
-fn import(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
+fn import(plan: &Plan, dir: &std::path::Path, opened: &Opened) -> Result<Row, String> {
     let values = Values::new(plan.seed, plan.data_len);
     let keys = ops::import_keys(plan.seed, plan.entries);
     let t = Instant::now();
@@ -84,12 +149,12 @@ fn import(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
     drop(keys);
     let snap = map.snapshot();
     drop(map);
-    let store = open(plan, dir)?;
-    let stats = write_snapshot(&store, &snap, &mut |_| {}).map_err(err)?;
-    record_root(&store, ROOT_NAME, snap.root_hash(), Default::default()).map_err(err)?;
+    let store = opened.store();
+    let stats = write_snapshot(store, &snap, &mut |_| {}).map_err(err)?;
+    record_root(store, ROOT_NAME, snap.root_hash(), Default::default()).map_err(err)?;
     let seconds = secs(t.elapsed());
     drop(snap);
-    store.flush_memtables().map_err(err)?;
+    opened.settle()?;
     Ok(Row {
         ops: plan.entries,
         seconds,
@@ -144,12 +209,12 @@ fn apply(
     Ok(())
 }
 
-fn commit(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
-    let store = open(plan, dir)?;
+fn commit(plan: &Plan, dir: &std::path::Path, opened: &Opened) -> Result<Row, String> {
+    let store = opened.store();
     let values = Values::new(plan.seed, plan.data_len);
     let mut map = BackedMap::open(
-        &store,
-        committed_root(&store)?,
+        store,
+        committed_root(store)?,
         MapKind::AccountState,
         options(plan),
     )
@@ -170,7 +235,7 @@ fn commit(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
     let elapsed = applying + committing;
     let s = map.stats();
     drop(map);
-    store.flush_memtables().map_err(err)?;
+    opened.settle()?;
     Ok(Row {
         ops: (plan.blocks * plan.block) as u64,
         seconds: secs(elapsed),
@@ -199,11 +264,10 @@ fn read_keys(plan: &Plan) -> (Blocks, Vec<Key>, Vec<Key>) {
     (blocks, to_keys(warm), to_keys(timed))
 }
 
-fn read(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
-    let store = open(plan, dir)?;
+fn read(plan: &Plan, store: &dyn NodeStore) -> Result<Row, String> {
     let map = BackedMap::open(
-        &store,
-        committed_root(&store)?,
+        store,
+        committed_root(store)?,
         MapKind::AccountState,
         options(plan),
     )
@@ -220,9 +284,8 @@ fn read(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
 /// thread) while
 /// a writer applies and durably commits the plan's blocks again (the ones
 /// after the commit step's), on the same store.
-fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
-    let store = open(plan, dir)?;
-    let root = committed_root(&store)?;
+fn read_with_writer(plan: &Plan, store: &dyn NodeStore) -> Result<Row, String> {
+    let root = committed_root(store)?;
     let values = Values::new(plan.seed, plan.data_len);
     let (mut blocks, warm, timed) = read_keys(plan);
     // More keys of the committed root, so that the reader does not go
@@ -235,7 +298,7 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
         .collect();
     let done = AtomicBool::new(false);
     let reads = AtomicU64::new(0);
-    let reader_store: &dyn NodeStore = &store;
+    let reader_store = store;
     let (read_secs, write_secs) = std::thread::scope(|scope| -> Result<(f64, f64), String> {
         let reader = scope.spawn(|| -> Result<f64, String> {
             // A map of its own on the committed root: the writer's changes,
@@ -263,7 +326,7 @@ fn read_with_writer(plan: &Plan, dir: &std::path::Path) -> Result<Row, String> {
         });
         let writer = || -> Result<f64, String> {
             let mut map =
-                BackedMap::open(&store, root, MapKind::AccountState, options(plan)).map_err(err)?;
+                BackedMap::open(store, root, MapKind::AccountState, options(plan)).map_err(err)?;
             let mut buf = Vec::new();
             let t = Instant::now();
             for block in &next {

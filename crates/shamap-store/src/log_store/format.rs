@@ -1,0 +1,347 @@
+//! The bytes of a node log (`nodes.log`): a file header, then batches, each
+//! a header and a body of records. Everything is little-endian and 8-byte
+//! aligned, so that a record's offset divided by 8 fits the index.
+//!
+//! ```text
+//! file header (16 B)   "SHAMAPNL" ‖ version u32 ‖ 0u32
+//! batch header (32 B)  "BTCH" ‖ 0u32 ‖ body length u64 ‖ sequence u64 ‖
+//!                      body crc32c u32 ‖ crc32c of the 28 bytes before it u32
+//! record (8 B + ...)   kind u8 ‖ key length u8 ‖ 0u16 ‖ value length u32 ‖
+//!                      key ‖ value ‖ zeros to a multiple of 8
+//! ```
+//!
+//! Kinds: 1 node put (key: the 32-byte hash, value: the stored node), 2 node
+//! delete (key: the hash, no value), 3 metadata put (key: the record's
+//! name), 4 metadata delete. A batch is applied whole or not at all: its
+//! body's checksum covers every record, and a reader (the scan at opening)
+//! applies nothing of a batch until the checksum has matched.
+//!
+//! This module only encodes and decodes bytes: it is the decoder of
+//! outside bytes the `node_log` fuzz target drives.
+
+use shamap::Hash256;
+
+/// The first 8 bytes of every node log.
+pub const MAGIC: &[u8; 8] = b"SHAMAPNL";
+/// The layout version this build writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes of the file header.
+pub const FILE_HEADER_LEN: u64 = 16;
+/// Bytes of a batch header.
+pub const BATCH_HEADER_LEN: usize = 32;
+/// Bytes of a record header.
+pub const RECORD_HEADER_LEN: usize = 8;
+/// The largest body a batch may declare: more is damage, not data (the
+/// writer cuts its batches far smaller).
+pub const MAX_BODY_LEN: u64 = 1 << 32;
+const BATCH_MAGIC: [u8; 4] = *b"BTCH";
+
+const PUT_NODE: u8 = 1;
+const DELETE_NODE: u8 = 2;
+const PUT_META: u8 = 3;
+const DELETE_META: u8 = 4;
+
+/// The file header this build writes.
+pub fn file_header() -> [u8; FILE_HEADER_LEN as usize] {
+    let mut h = [0u8; FILE_HEADER_LEN as usize];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h
+}
+
+/// Checks a file header: the magic, then the version.
+pub fn check_file_header(h: &[u8]) -> Result<(), String> {
+    if h.len() < FILE_HEADER_LEN as usize || &h[..8] != MAGIC {
+        return Err("not a node log (its first bytes are not SHAMAPNL)".to_owned());
+    }
+    let version = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+    if version != VERSION {
+        return Err(format!(
+            "node log layout version {version} is not supported (this build reads version {VERSION})"
+        ));
+    }
+    Ok(())
+}
+
+/// `n` rounded up to a multiple of 8.
+pub fn align8(n: usize) -> usize {
+    (n + 7) & !7
+}
+
+/// Bytes a node record of a `value_len`-byte value takes.
+pub fn node_record_len(value_len: usize) -> usize {
+    align8(RECORD_HEADER_LEN + 32 + value_len)
+}
+
+/// A decoded batch header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BatchHeader {
+    /// Bytes of the body that follows (a multiple of 8).
+    pub body_len: u64,
+    /// The writer's sequence number of the batch.
+    pub seq: u64,
+    /// crc32c of the body.
+    pub body_crc: u32,
+}
+
+/// Decodes a batch header, checking its magic, its own checksum and the
+/// body length's alignment and bound.
+pub fn decode_batch_header(h: &[u8; BATCH_HEADER_LEN]) -> Result<BatchHeader, String> {
+    if h[..4] != BATCH_MAGIC {
+        return Err("no batch header here".to_owned());
+    }
+    let crc = u32::from_le_bytes([h[28], h[29], h[30], h[31]]);
+    if crc32c::crc32c(&h[..28]) != crc {
+        return Err("a batch header fails its checksum".to_owned());
+    }
+    let body_len = u64::from_le_bytes(h[8..16].try_into().expect("8 bytes"));
+    if body_len % 8 != 0 || body_len > MAX_BODY_LEN {
+        return Err(format!("a batch header declares a body of {body_len} bytes"));
+    }
+    Ok(BatchHeader {
+        body_len,
+        seq: u64::from_le_bytes(h[16..24].try_into().expect("8 bytes")),
+        body_crc: u32::from_le_bytes([h[24], h[25], h[26], h[27]]),
+    })
+}
+
+/// Builds one batch in a reusable buffer: [`BatchEncoder::begin`], records,
+/// [`BatchEncoder::finish`]; then `bytes()` is what goes to the file.
+#[derive(Debug, Default)]
+pub struct BatchEncoder {
+    buf: Vec<u8>,
+}
+
+impl BatchEncoder {
+    /// Starts a batch (dropping the previous one).
+    pub fn begin(&mut self) {
+        self.buf.clear();
+        self.buf.resize(BATCH_HEADER_LEN, 0);
+    }
+
+    /// Bytes so far, header included: the offset of the next record from
+    /// the batch's start.
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// True when no record has been added since [`BatchEncoder::begin`].
+    pub fn is_empty(&self) -> bool {
+        self.buf.len() <= BATCH_HEADER_LEN
+    }
+
+    fn record(&mut self, kind: u8, key: &[u8], value: &[u8]) -> usize {
+        let at = self.buf.len();
+        let key_len = u8::try_from(key.len()).expect("keys are at most 255 bytes");
+        let value_len = u32::try_from(value.len()).expect("values are under 4 GiB");
+        self.buf.extend_from_slice(&[kind, key_len, 0, 0]);
+        self.buf.extend_from_slice(&value_len.to_le_bytes());
+        self.buf.extend_from_slice(key);
+        self.buf.extend_from_slice(value);
+        self.buf.resize(align8(self.buf.len()), 0);
+        at
+    }
+
+    /// Adds a node put; returns the record's offset from the batch's start.
+    pub fn put_node(&mut self, hash: &Hash256, value: &[u8]) -> usize {
+        self.record(PUT_NODE, &hash.0, value)
+    }
+
+    /// Adds a node delete.
+    pub fn delete_node(&mut self, hash: &Hash256) {
+        self.record(DELETE_NODE, &hash.0, &[]);
+    }
+
+    /// Adds a metadata put. `name` must be at most 255 bytes.
+    pub fn put_meta(&mut self, name: &str, value: &[u8]) {
+        self.record(PUT_META, name.as_bytes(), value);
+    }
+
+    /// Adds a metadata delete. `name` must be at most 255 bytes.
+    pub fn delete_meta(&mut self, name: &str) {
+        self.record(DELETE_META, name.as_bytes(), &[]);
+    }
+
+    /// Fills in the header for sequence number `seq`.
+    pub fn finish(&mut self, seq: u64) {
+        let body_len = (self.buf.len() - BATCH_HEADER_LEN) as u64;
+        let body_crc = crc32c::crc32c(&self.buf[BATCH_HEADER_LEN..]);
+        let h = &mut self.buf[..BATCH_HEADER_LEN];
+        h[..4].copy_from_slice(&BATCH_MAGIC);
+        h[4..8].fill(0);
+        h[8..16].copy_from_slice(&body_len.to_le_bytes());
+        h[16..24].copy_from_slice(&seq.to_le_bytes());
+        h[24..28].copy_from_slice(&body_crc.to_le_bytes());
+        let crc = crc32c::crc32c(&h[..28]);
+        h[28..32].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    /// The batch's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Drops a large buffer (after a bulk write) so it is not kept.
+    pub fn shrink(&mut self, keep: usize) {
+        if self.buf.capacity() > keep {
+            self.buf = Vec::new();
+        }
+    }
+}
+
+/// One decoded record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// A node stored under its hash.
+    PutNode {
+        /// The hash.
+        hash: Hash256,
+        /// The stored value.
+        value: &'a [u8],
+    },
+    /// A node removed.
+    DeleteNode(Hash256),
+    /// A metadata record set.
+    PutMeta {
+        /// The record's name.
+        name: &'a str,
+        /// Its bytes.
+        value: &'a [u8],
+    },
+    /// A metadata record removed.
+    DeleteMeta(&'a str),
+}
+
+/// Decodes the record at the start of `bytes`: the record and its length
+/// (aligned), or what is wrong with it.
+pub fn decode_record(bytes: &[u8]) -> Result<(Record<'_>, usize), String> {
+    if bytes.len() < RECORD_HEADER_LEN {
+        return Err("a record header is cut short".to_owned());
+    }
+    let (kind, key_len) = (bytes[0], bytes[1] as usize);
+    let value_len = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+    let end = RECORD_HEADER_LEN
+        .checked_add(key_len)
+        .and_then(|n| n.checked_add(value_len))
+        .filter(|&n| n <= bytes.len())
+        .ok_or_else(|| format!("a record of {value_len} value bytes runs past its batch"))?;
+    let key = &bytes[RECORD_HEADER_LEN..RECORD_HEADER_LEN + key_len];
+    let value = &bytes[RECORD_HEADER_LEN + key_len..end];
+    let hash = || {
+        Hash256::from_slice(key).ok_or_else(|| format!("a node record with a {key_len}-byte key"))
+    };
+    let name = || {
+        std::str::from_utf8(key).map_err(|_| "a metadata record's name is not UTF-8".to_owned())
+    };
+    let record = match kind {
+        PUT_NODE => Record::PutNode {
+            hash: hash()?,
+            value,
+        },
+        DELETE_NODE if value.is_empty() => Record::DeleteNode(hash()?),
+        PUT_META => Record::PutMeta {
+            name: name()?,
+            value,
+        },
+        DELETE_META if value.is_empty() => Record::DeleteMeta(name()?),
+        DELETE_NODE | DELETE_META => return Err("a delete record with a value".to_owned()),
+        other => return Err(format!("a record of unknown kind {other}")),
+    };
+    Ok((record, align8(end).min(bytes.len())))
+}
+
+/// The records of a batch body (already checked against its checksum),
+/// each with its offset from the body's start; stops at the first that
+/// does not decode, with the reason.
+pub fn records(body: &[u8]) -> impl Iterator<Item = Result<(usize, Record<'_>), String>> {
+    let mut at = 0usize;
+    let mut failed = false;
+    std::iter::from_fn(move || {
+        if failed || at >= body.len() {
+            return None;
+        }
+        match decode_record(&body[at..]) {
+            Ok((r, len)) => {
+                let here = at;
+                at += len;
+                Some(Ok((here, r)))
+            }
+            Err(e) => {
+                failed = true;
+                Some(Err(e))
+            }
+        }
+    })
+}
+
+/// The node record at the start of `bytes`, if it is a put of `hash`: the
+/// value's range within `bytes` (which may end past `bytes` when only the
+/// record's start was read). `None` for any other record.
+pub fn node_value_range(bytes: &[u8], hash: &Hash256) -> Option<std::ops::Range<usize>> {
+    if bytes.len() < RECORD_HEADER_LEN + 32 || bytes[0] != PUT_NODE || bytes[1] != 32 {
+        return None;
+    }
+    if bytes[RECORD_HEADER_LEN..RECORD_HEADER_LEN + 32] != hash.0 {
+        return None;
+    }
+    let value_len = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+    let start = RECORD_HEADER_LEN + 32;
+    Some(start..start + value_len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_round_trips_and_any_flipped_bit_is_caught() {
+        let mut e = BatchEncoder::default();
+        e.begin();
+        let h = Hash256([7; 32]);
+        let at = e.put_node(&h, b"value bytes");
+        e.delete_node(&Hash256([9; 32]));
+        e.put_meta("retained", b"xyz");
+        e.delete_meta("old");
+        e.finish(42);
+        let bytes = e.bytes().to_vec();
+        let header = decode_batch_header(bytes[..32].try_into().expect("32")).expect("header");
+        assert_eq!(header.seq, 42);
+        assert_eq!(header.body_len as usize, bytes.len() - 32);
+        let body = &bytes[32..];
+        assert_eq!(crc32c::crc32c(body), header.body_crc);
+        let recs: Vec<_> = records(body).collect::<Result<_, _>>().expect("records");
+        assert_eq!(recs.len(), 4);
+        assert_eq!(
+            recs[0],
+            (
+                at - 32,
+                Record::PutNode {
+                    hash: h,
+                    value: b"value bytes"
+                }
+            )
+        );
+        assert_eq!(recs[3].1, Record::DeleteMeta("old"));
+        assert_eq!(node_value_range(&bytes[at..], &h), Some(40..51));
+        assert_eq!(node_value_range(&bytes[at..], &Hash256([8; 32])), None);
+        for bit in 0..bytes.len() * 8 {
+            let mut b = bytes.clone();
+            b[bit / 8] ^= 1 << (bit % 8);
+            let caught = match decode_batch_header(b[..32].try_into().expect("32")) {
+                Err(_) => true,
+                Ok(h) => h.body_len as usize != b.len() - 32 || crc32c::crc32c(&b[32..]) != h.body_crc,
+            };
+            assert!(caught, "bit {bit} flipped unnoticed");
+        }
+    }
+
+    #[test]
+    fn file_headers_are_checked() {
+        assert!(check_file_header(&file_header()).is_ok());
+        let mut h = file_header();
+        h[8] = 9;
+        assert!(check_file_header(&h).unwrap_err().contains("version 9"));
+        assert!(check_file_header(b"SHAMAPNX\x01\0\0\0\0\0\0\0").is_err());
+        assert!(check_file_header(b"SHAM").is_err());
+    }
+}

@@ -1,0 +1,255 @@
+//! The node log's index: where each live node's record starts, in 8 bytes
+//! per slot.
+//!
+//! An open-addressing table (linear probing) of `u64` entries: the top 30
+//! bits of the node's hash's second 8 bytes (its *tag*) and the record's offset in the log
+//! divided by 8 (34 bits: logs up to 128 GiB). A node's home slot is its
+//! tag's top `bits` bits, so the table can be doubled from the tags alone.
+//! Nodes whose tags are equal (rare: the tag has 30 bits, and only nodes in
+//! the same probe run meet) are told apart by the caller, which reads the
+//! record and compares the whole hash: [`Index::probe`] yields every entry
+//! with the tag. Zero is never an entry (offset 0 is the file header).
+//!
+//! Memory: 8 bytes per slot, the table at most 7/8 full after growth, so
+//! 9–18 bytes per live node: a 10M-entry map (about 11M nodes) takes 128 or
+//! 256 MiB. Hashes are uniform (SHA-512Half), which linear probing needs.
+
+use shamap::Hash256;
+
+const TAG_BITS: u32 = 30;
+const OFFSET_BITS: u32 = 64 - TAG_BITS;
+const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;
+/// Smallest table: 2^10 slots.
+const MIN_BITS: u32 = 10;
+
+/// The largest log offset an entry can hold.
+pub const MAX_OFFSET: u64 = OFFSET_MASK << 3;
+
+/// The 30-bit tag of a hash: from its second 8 bytes, not its first, so
+/// that nodes written in hash order (a bulk import) land all over the
+/// table instead of in one run at its start.
+fn tag(hash: &Hash256) -> u64 {
+    u64::from_be_bytes(hash.0[8..16].try_into().expect("8 bytes")) >> OFFSET_BITS
+}
+
+/// The table.
+#[derive(Debug)]
+pub struct Index {
+    slots: Vec<u64>,
+    bits: u32,
+    len: usize,
+}
+
+impl Default for Index {
+    fn default() -> Self {
+        Index::with_capacity(0)
+    }
+}
+
+impl Index {
+    /// A table for about `n` entries without growing.
+    pub fn with_capacity(n: usize) -> Index {
+        let mut bits = MIN_BITS;
+        while (1usize << bits) * 7 / 8 < n && bits < TAG_BITS {
+            bits += 1;
+        }
+        Index {
+            slots: vec![0; 1 << bits],
+            bits,
+            len: 0,
+        }
+    }
+
+    /// Live entries.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes the table takes.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.len() * 8
+    }
+
+    fn mask(&self) -> usize {
+        self.slots.len() - 1
+    }
+
+    fn home_of_tag(&self, tag: u64) -> usize {
+        (tag >> (TAG_BITS - self.bits)) as usize
+    }
+
+    /// The slots holding `hash`'s tag, with their record offsets: the
+    /// candidates for `hash`, to be confirmed by reading the record.
+    pub fn probe(&self, hash: &Hash256) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let t = tag(hash);
+        let mask = self.mask();
+        let mut i = self.home_of_tag(t);
+        std::iter::from_fn(move || loop {
+            let e = self.slots[i];
+            if e == 0 {
+                return None;
+            }
+            let here = i;
+            i = (i + 1) & mask;
+            if e >> OFFSET_BITS == t {
+                return Some((here, (e & OFFSET_MASK) << 3));
+            }
+        })
+    }
+
+    /// Every entry's record offset, in slot order.
+    pub fn offsets(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots
+            .iter()
+            .filter(|&&e| e != 0)
+            .map(|e| (e & OFFSET_MASK) << 3)
+    }
+
+    /// Points slot `at` (from [`Index::probe`]) at a new record.
+    pub fn replace(&mut self, at: usize, offset: u64) {
+        let t = self.slots[at] >> OFFSET_BITS;
+        self.slots[at] = entry(t, offset);
+    }
+
+    /// Adds `hash` at `offset`; the caller has checked that it is absent.
+    /// `offset` must be a multiple of 8 in `8..=MAX_OFFSET`.
+    pub fn insert_new(&mut self, hash: &Hash256, offset: u64) {
+        if (self.len + 1) * 8 > self.slots.len() * 7 && self.bits < TAG_BITS {
+            self.grow();
+        }
+        let e = entry(tag(hash), offset);
+        self.place(e);
+        self.len += 1;
+    }
+
+    fn place(&mut self, e: u64) {
+        let mask = self.mask();
+        let mut i = self.home_of_tag(e >> OFFSET_BITS);
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = e;
+    }
+
+    fn grow(&mut self) {
+        let old = std::mem::replace(&mut self.slots, vec![0; 1 << (self.bits + 1)]);
+        self.bits += 1;
+        for e in old.into_iter().filter(|&e| e != 0) {
+            self.place(e);
+        }
+    }
+
+    /// Removes the entry in slot `at` (from [`Index::probe`]), shifting the
+    /// entries after it back so that no probe run is broken.
+    pub fn remove_at(&mut self, mut at: usize) {
+        let mask = self.mask();
+        let mut j = at;
+        loop {
+            j = (j + 1) & mask;
+            let e = self.slots[j];
+            if e == 0 {
+                break;
+            }
+            let home = self.home_of_tag(e >> OFFSET_BITS);
+            // The entry may stay if its home lies in (at, j], cyclically.
+            let stays = if at <= j {
+                at < home && home <= j
+            } else {
+                at < home || home <= j
+            };
+            if !stays {
+                self.slots[at] = e;
+                at = j;
+            }
+        }
+        self.slots[at] = 0;
+        self.len -= 1;
+    }
+}
+
+fn entry(tag: u64, offset: u64) -> u64 {
+    debug_assert!(offset % 8 == 0 && offset > 0 && offset <= MAX_OFFSET);
+    (tag << OFFSET_BITS) | (offset >> 3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+    use std::collections::HashMap;
+
+    /// Hashes whose tags collide often: only a few distinct top bits.
+    fn crowded_hash(rng: &mut SmallRng) -> Hash256 {
+        let mut h = [0u8; 32];
+        rng.fill(&mut h[..]);
+        h[8] &= 0x03;
+        h[9] = 0;
+        h[10] &= 0x01;
+        Hash256(h)
+    }
+
+    #[test]
+    fn the_index_matches_a_hashmap_through_inserts_replaces_removes_and_growth() {
+        let seed: u64 = std::env::var("SHAMAP_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(rand::random);
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut index = Index::default();
+        let mut model: HashMap<Hash256, u64> = HashMap::new();
+        let mut keys: Vec<Hash256> = Vec::new();
+        let find = |index: &Index, model_off: &HashMap<u64, Hash256>, h: &Hash256| {
+            index.probe(h).find(|&(_, off)| model_off.get(&off) == Some(h))
+        };
+        let mut by_offset: HashMap<u64, Hash256> = HashMap::new();
+        let mut next = 8u64;
+        for step in 0..40_000 {
+            match rng.gen_range(0..10) {
+                0..=5 => {
+                    let h = if rng.gen_bool(0.5) {
+                        crowded_hash(&mut rng)
+                    } else {
+                        Hash256(rng.gen())
+                    };
+                    let off = next;
+                    next += 8 * rng.gen_range(1..100);
+                    match find(&index, &by_offset, &h) {
+                        Some((at, old)) => {
+                            by_offset.remove(&old);
+                            index.replace(at, off);
+                        }
+                        None => {
+                            index.insert_new(&h, off);
+                            keys.push(h);
+                        }
+                    }
+                    by_offset.insert(off, h);
+                    model.insert(h, off);
+                }
+                6..=8 if !keys.is_empty() => {
+                    let h = keys.swap_remove(rng.gen_range(0..keys.len()));
+                    let (at, off) = find(&index, &by_offset, &h)
+                        .unwrap_or_else(|| panic!("seed {seed} step {step}: {h} lost"));
+                    index.remove_at(at);
+                    by_offset.remove(&off);
+                    model.remove(&h);
+                }
+                _ => {}
+            }
+            assert_eq!(index.len(), model.len(), "seed {seed} step {step}");
+        }
+        for (h, off) in &model {
+            assert_eq!(
+                find(&index, &by_offset, h).map(|x| x.1),
+                Some(*off),
+                "seed {seed}: {h}"
+            );
+        }
+        let mut offs: Vec<u64> = index.offsets().collect();
+        offs.sort_unstable();
+        let mut want: Vec<u64> = model.values().copied().collect();
+        want.sort_unstable();
+        assert_eq!(offs, want, "seed {seed}");
+    }
+}

@@ -1,0 +1,835 @@
+//! The node log: a node store of our own, one append-only file of batches
+//! and an index in memory (the design NuDB, rippled's own node store, is
+//! built on; here the index is an 8-byte-per-slot table in RAM, rebuilt by
+//! reading the log at opening).
+//!
+//! - A write appends one batch (every change of a [`Batch`], with a
+//!   checksum over all of them) at the end of `nodes.log` with one
+//!   `pwrite`, then publishes it to readers under one lock: a batch is
+//!   seen whole or not at all. [`NodeStore::write_durably`] (every commit
+//!   point) adds `fdatasync` before publishing.
+//! - A read looks the hash up in the index and reads the record with one
+//!   `pread` (from the page cache when warm); the caller verifies the node
+//!   against its hash as with every backend.
+//! - Opening reads the log from the start, applying every batch whose
+//!   checksum matches. A damaged tail with no whole batch after it is a
+//!   write that never finished (a crash, power loss, a full disk): it is
+//!   cut off, and was never acknowledged. Damage with a whole batch after
+//!   it is corruption: the store refuses to open, saying where.
+//! - Deletes (gc) append delete records; when more than half the log is
+//!   dead, the live records are copied to a new log, synced and renamed
+//!   over the old one (readers keep the old file until they are done).
+//! - One writing process at a time (a lock on `LOCK`); readers in other
+//!   processes may open the store read-only (they see it as of their
+//!   opening).
+//!
+//! Layout of the bytes: [`format`]. Why a store of our own, and the
+//! measurements against fjall and RocksDB: `docs/design.md`, "Durable path".
+
+pub mod format;
+mod index;
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::ops::ControlFlow;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use shamap::Hash256;
+
+use crate::error::StoreError;
+use crate::meta;
+use crate::store::{Batch, NodeStore, Op};
+
+use format::{BatchEncoder, Record, FILE_HEADER_LEN};
+use index::Index;
+
+/// The log's file name in the store's directory.
+pub const LOG_FILE: &str = "nodes.log";
+/// The lock file a writing process holds.
+const LOCK_FILE: &str = "LOCK";
+/// Where a compaction writes the new log before renaming it.
+const COMPACT_FILE: &str = "nodes.log.compact";
+/// Bytes read for a node at first: whole for every inner and leaf node of
+/// an account-state map up to ~950 bytes of data; longer ones take a
+/// second read.
+const FIRST_READ: usize = 1024;
+/// A batch larger than this is written in pieces by a compaction.
+const COMPACT_BATCH_BYTES: usize = 32 << 20;
+/// Compaction starts when dead bytes exceed live bytes and the log is at
+/// least this large.
+const COMPACT_MIN_BYTES: u64 = 16 << 20;
+
+/// A node store in a directory holding one node log.
+#[derive(Clone)]
+pub struct LogStore {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for LogStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogStore")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Inner {
+    path: PathBuf,
+    location: String,
+    read_only: bool,
+    /// What readers see: the log file, the index into it, the metadata.
+    state: RwLock<State>,
+    /// The one writer's state (and the lock that makes it one).
+    writer: Mutex<Writer>,
+}
+
+struct State {
+    file: Arc<File>,
+    index: Index,
+    meta: BTreeMap<String, Vec<u8>>,
+    /// End of the last published batch.
+    end: u64,
+    /// Bytes of live node records.
+    live_bytes: u64,
+}
+
+struct Writer {
+    encoder: BatchEncoder,
+    next_seq: u64,
+    /// Set when a write or sync failed in a way that leaves the file's
+    /// state unknown: no more writes until the store is reopened.
+    poisoned: Option<String>,
+    /// Held while the store is open for writing.
+    _lock: Option<File>,
+}
+
+/// Reads of `file` that fail with a clear message.
+fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+    file.read_exact_at(buf, at)
+}
+
+impl LogStore {
+    /// Opens (or creates) the node log store in directory `path` for
+    /// reading and writing. A store is created only in a directory that
+    /// does not exist or is empty. One writing process at a time.
+    pub fn open(path: impl AsRef<Path>) -> Result<LogStore, StoreError> {
+        LogStore::open_mode(path.as_ref(), false)
+    }
+
+    /// Opens the existing store in `path` for reading only: nothing in
+    /// `path` is written (a read-only file system, a directory without
+    /// write permission, or beside a writing process, whose later writes
+    /// this opening does not see).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<LogStore, StoreError> {
+        LogStore::open_mode(path.as_ref(), true)
+    }
+
+    /// True when `path` holds a node log store.
+    pub fn is_store(path: &Path) -> bool {
+        path.join(LOG_FILE).is_file()
+    }
+
+    fn open_mode(path: &Path, read_only: bool) -> Result<LogStore, StoreError> {
+        let location = path.display().to_string();
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            StoreError::backend(location.clone(), format!("{what}: {e}"))
+        };
+        let log_path = path.join(LOG_FILE);
+        let lock = if read_only {
+            if !log_path.is_file() {
+                return Err(StoreError::backend(location, "no store here"));
+            }
+            None
+        } else {
+            refuse_foreign_directory(path)?;
+            std::fs::create_dir_all(path).map_err(|e| fail("cannot create", &unwritable(e)))?;
+            let lock = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(path.join(LOCK_FILE))
+                .map_err(|e| fail("cannot open", &unwritable(e)))?;
+            lock.try_lock().map_err(|e| match e {
+                std::fs::TryLockError::WouldBlock => StoreError::backend(
+                    location.clone(),
+                    "the store is locked by another process (one writer at a time)",
+                ),
+                std::fs::TryLockError::Error(e) => fail("cannot lock", &e),
+            })?;
+            // A compaction that did not reach its rename left this behind.
+            let _ = std::fs::remove_file(path.join(COMPACT_FILE));
+            if !log_path.exists() {
+                create_log(&log_path).map_err(|e| fail("cannot create the node log", &unwritable(e)))?;
+                sync_dir(path).map_err(|e| fail("cannot sync the directory", &e))?;
+            }
+            Some(lock)
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(!read_only)
+            .open(&log_path)
+            .map_err(|e| fail("cannot open the node log", &unwritable(e)))?;
+        let scanned = scan(&file).map_err(|e| fail("cannot open the node log", &e))?;
+        if let Some(cut) = scanned.torn_from {
+            if !read_only {
+                // An unfinished write at the end (never acknowledged): cut
+                // it off, so the next batch follows the last whole one.
+                file.set_len(cut)
+                    .and_then(|()| file.sync_data())
+                    .map_err(|e| fail("cannot cut off an unfinished write", &e))?;
+            }
+        }
+        let store = LogStore {
+            inner: Arc::new(Inner {
+                path: path.to_path_buf(),
+                location,
+                read_only,
+                state: RwLock::new(State {
+                    file: Arc::new(file),
+                    index: scanned.index,
+                    meta: scanned.meta,
+                    end: scanned.end,
+                    live_bytes: scanned.live_bytes,
+                }),
+                writer: Mutex::new(Writer {
+                    encoder: BatchEncoder::default(),
+                    next_seq: scanned.next_seq,
+                    poisoned: None,
+                    _lock: lock,
+                }),
+            }),
+        };
+        if read_only {
+            meta::check_format_read_only(&store)?;
+        } else {
+            meta::check_format(&store)?;
+        }
+        Ok(store)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Live nodes, bytes of the log and bytes of its index in memory.
+    pub fn usage(&self) -> LogUsage {
+        let s = self.state();
+        LogUsage {
+            nodes: s.index.len() as u64,
+            log_bytes: s.end,
+            live_bytes: s.live_bytes,
+            index_bytes: s.index.heap_bytes() as u64,
+        }
+    }
+
+    fn state(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.inner.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn fail(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
+        StoreError::backend(self.inner.location.clone(), format!("{what}: {e}"))
+    }
+
+    /// Appends `batch` and publishes it; with `durable`, syncs first.
+    fn append(&self, batch: Batch, durable: bool) -> Result<(), StoreError> {
+        if self.inner.read_only {
+            return Err(self.fail(
+                "cannot write",
+                "the store is open read-only (its directory cannot be written)",
+            ));
+        }
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(why) = &w.poisoned {
+            return Err(self.fail("cannot write", why));
+        }
+        if batch.is_empty() {
+            return if durable { self.sync_locked(&mut w) } else { Ok(()) };
+        }
+        let (file, start) = {
+            let s = self.state();
+            (s.file.clone(), s.end)
+        };
+        let w = &mut *w;
+        let seq = w.next_seq;
+        let e = &mut w.encoder;
+        e.begin();
+        let mut puts: Vec<(Hash256, u64, u64)> = Vec::new();
+        let ops = batch.into_ops();
+        for op in &ops {
+            match op {
+                Op::PutNode { hash, value } => {
+                    let at = e.put_node(hash, value) as u64;
+                    puts.push((*hash, start + at, format::node_record_len(value.len()) as u64));
+                }
+                Op::DeleteNode(hash) => e.delete_node(hash),
+                Op::PutMeta { name, value } => {
+                    check_name(name).map_err(|m| self.fail("cannot write", m))?;
+                    e.put_meta(name, value)
+                }
+                Op::DeleteMeta(name) => {
+                    check_name(name).map_err(|m| self.fail("cannot write", m))?;
+                    e.delete_meta(name)
+                }
+            }
+        }
+        e.finish(seq);
+        let end = start + e.len() as u64;
+        if end > index::MAX_OFFSET {
+            return Err(self.fail(
+                "cannot write",
+                "the node log has reached its largest size (128 GiB); run gc",
+            ));
+        }
+        if let Err(err) = file.write_all_at(e.bytes(), start) {
+            // Cut off whatever part was written, so that the next batch
+            // follows the last whole one; if even that fails, the file's
+            // end is unknown and the store takes no more writes.
+            if let Err(cut) = file.set_len(start) {
+                w.poisoned = Some(format!(
+                    "an earlier write failed ({err}) and could not be undone ({cut}); reopen the store"
+                ));
+            }
+            return Err(self.fail("cannot write batch", err));
+        }
+        e.shrink(64 << 20);
+        w.next_seq += 1;
+        if durable {
+            self.sync_file(w, &file)?;
+        }
+        // Publish: index and metadata, under one lock.
+        let read_fail = |e| self.fail("cannot read the node log", e);
+        let deleted_any = {
+            let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
+            let mut puts = puts.into_iter();
+            let mut deleted_any = false;
+            for op in ops {
+                match op {
+                    Op::PutNode { hash, .. } => {
+                        let (_, at, len) = puts.next().expect("one per put");
+                        if let Some((slot, old)) = find(&s, &hash).map_err(read_fail)? {
+                            s.live_bytes -= old;
+                            s.index.replace(slot, at);
+                        } else {
+                            s.index.insert_new(&hash, at);
+                        }
+                        s.live_bytes += len;
+                    }
+                    Op::DeleteNode(hash) => {
+                        if let Some((slot, old)) = find(&s, &hash).map_err(read_fail)? {
+                            s.live_bytes -= old;
+                            s.index.remove_at(slot);
+                            deleted_any = true;
+                        }
+                    }
+                    Op::PutMeta { name, value } => {
+                        s.meta.insert(name, value);
+                    }
+                    Op::DeleteMeta(name) => {
+                        s.meta.remove(&name);
+                    }
+                }
+            }
+            s.end = end;
+            deleted_any
+        };
+        if deleted_any {
+            self.compact_if_mostly_dead(w)?;
+        }
+        Ok(())
+    }
+
+    fn sync_locked(&self, w: &mut Writer) -> Result<(), StoreError> {
+        if let Some(why) = &w.poisoned {
+            return Err(self.fail("cannot sync", why));
+        }
+        let file = self.state().file.clone();
+        self.sync_file(w, &file)
+    }
+
+    /// fdatasync; a failure poisons the writer (after a failed fsync the
+    /// kernel may have dropped the pages, so nothing written since the last
+    /// good one can be trusted to be on disk).
+    fn sync_file(&self, w: &mut Writer, file: &File) -> Result<(), StoreError> {
+        file.sync_data().map_err(|e| {
+            w.poisoned = Some(format!("an earlier sync failed ({e}); reopen the store"));
+            self.fail("cannot sync", e)
+        })
+    }
+
+    /// Copies the live records to a new log when most of the log is dead.
+    fn compact_if_mostly_dead(&self, w: &mut Writer) -> Result<(), StoreError> {
+        let (end, live) = {
+            let s = self.state();
+            (s.end, s.live_bytes)
+        };
+        if end < COMPACT_MIN_BYTES || end - live <= live {
+            return Ok(());
+        }
+        self.compact(w)
+    }
+
+    /// Writes every live node and the metadata to a new log, syncs it and
+    /// renames it over the old one; readers switch to it under the lock
+    /// (one that has the old file open reads it to the end of its read).
+    /// A crash before the rename leaves the old log, whole; after it, the
+    /// new one.
+    pub fn compact_now(&self) -> Result<(), StoreError> {
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if self.inner.read_only {
+            return Err(self.fail("cannot compact", "the store is open read-only"));
+        }
+        self.compact(&mut w)
+    }
+
+    fn compact(&self, w: &mut Writer) -> Result<(), StoreError> {
+        if let Some(why) = &w.poisoned {
+            return Err(self.fail("cannot compact", why));
+        }
+        let (old, mut offsets, meta, live) = {
+            let s = self.state();
+            let offsets: Vec<u64> = s.index.offsets().collect();
+            (s.file.clone(), offsets, s.meta.clone(), s.live_bytes)
+        };
+        offsets.sort_unstable();
+        let tmp = self.inner.path.join(COMPACT_FILE);
+        let built = (|| -> std::io::Result<(File, Index, u64)> {
+            let file = create_log(&tmp)?;
+            let mut out = BufWriter::with_capacity(1 << 20, &file);
+            let mut pos = FILE_HEADER_LEN;
+            let mut index = Index::with_capacity(offsets.len());
+            let mut e = BatchEncoder::default();
+            e.begin();
+            let mut pending: Vec<(Hash256, u64)> = Vec::new();
+            let mut buf = Vec::new();
+            let mut flush = |e: &mut BatchEncoder,
+                             pending: &mut Vec<(Hash256, u64)>,
+                             index: &mut Index,
+                             pos: &mut u64,
+                             seq: &mut u64|
+             -> std::io::Result<()> {
+                e.finish(*seq);
+                *seq += 1;
+                out.write_all(e.bytes())?;
+                for (h, at) in pending.drain(..) {
+                    index.insert_new(&h, *pos + at);
+                }
+                *pos += e.len() as u64;
+                e.begin();
+                Ok(())
+            };
+            let mut seq = w.next_seq;
+            for off in offsets {
+                let (hash, value) = read_node_record(&old, off, &mut buf)?;
+                let at = e.put_node(&hash, value) as u64;
+                pending.push((hash, at));
+                if e.len() >= COMPACT_BATCH_BYTES {
+                    flush(&mut e, &mut pending, &mut index, &mut pos, &mut seq)?;
+                }
+            }
+            for (name, value) in &meta {
+                e.put_meta(name, value);
+            }
+            flush(&mut e, &mut pending, &mut index, &mut pos, &mut seq)?;
+            w.next_seq = seq;
+            out.flush()?;
+            drop(out);
+            file.sync_data()?;
+            Ok((file, index, pos))
+        })();
+        let (file, index, end) = match built {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(self.fail("cannot compact the node log", e));
+            }
+        };
+        std::fs::rename(&tmp, self.inner.path.join(LOG_FILE))
+            .and_then(|()| sync_dir(&self.inner.path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                self.fail("cannot compact the node log", e)
+            })?;
+        let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
+        s.file = Arc::new(file);
+        s.index = index;
+        s.end = end;
+        s.live_bytes = live;
+        Ok(())
+    }
+}
+
+/// What a [`LogStore`] holds, from [`LogStore::usage`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogUsage {
+    /// Live nodes.
+    pub nodes: u64,
+    /// Bytes of the log file.
+    pub log_bytes: u64,
+    /// Bytes of live node records in it.
+    pub live_bytes: u64,
+    /// Bytes of the index in memory.
+    pub index_bytes: u64,
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    if name.len() > 255 {
+        return Err(format!("a metadata name of {} bytes (at most 255)", name.len()));
+    }
+    Ok(())
+}
+
+/// The index slot and record length of `hash`, confirmed by reading the
+/// candidates' records.
+fn find(s: &State, hash: &Hash256) -> std::io::Result<Option<(usize, u64)>> {
+    let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
+    for (slot, off) in s.index.probe(hash) {
+        s.file.read_exact_at(&mut head, off)?;
+        if let Some(r) = format::node_value_range(&head, hash) {
+            return Ok(Some((slot, format::node_record_len(r.len()) as u64)));
+        }
+    }
+    Ok(None)
+}
+
+/// Reads the node record at `off` into `buf`: its hash and value.
+fn read_node_record<'b>(
+    file: &File,
+    off: u64,
+    buf: &'b mut Vec<u8>,
+) -> std::io::Result<(Hash256, &'b [u8])> {
+    let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
+    read_exact_at(file, &mut head, off)?;
+    let hash = Hash256::from_slice(&head[format::RECORD_HEADER_LEN..]).expect("32 bytes");
+    let range = format::node_value_range(&head, &hash).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("the index names a record at {off} that is not a node"),
+        )
+    })?;
+    buf.resize(range.len(), 0);
+    read_exact_at(file, buf, off + range.start as u64)?;
+    Ok((hash, buf))
+}
+
+impl NodeStore for LogStore {
+    fn location(&self) -> String {
+        self.inner.location.clone()
+    }
+
+    fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+        let s = self.state();
+        let mut buf = [0u8; FIRST_READ];
+        for (_, off) in s.index.probe(hash) {
+            let n = (s.end.saturating_sub(off) as usize).min(FIRST_READ);
+            let first = &mut buf[..n];
+            s.file
+                .read_exact_at(first, off)
+                .map_err(|e| self.fail(&format!("cannot read node {hash}"), e))?;
+            let Some(range) = format::node_value_range(first, hash) else {
+                continue;
+            };
+            if range.end as u64 > s.end - off {
+                return Err(StoreError::Corrupt {
+                    hash: *hash,
+                    reason: "its record runs past the end of the node log".to_owned(),
+                });
+            }
+            if range.end <= n {
+                return Ok(Some(first[range].to_vec()));
+            }
+            let mut value = vec![0u8; range.len()];
+            value[..n - range.start].copy_from_slice(&first[range.start..]);
+            s.file
+                .read_exact_at(&mut value[n - range.start..], off + n as u64)
+                .map_err(|e| self.fail(&format!("cannot read node {hash}"), e))?;
+            return Ok(Some(value));
+        }
+        Ok(None)
+    }
+
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        let s = self.state();
+        Ok(find(&s, hash)
+            .map_err(|e| self.fail("cannot read", e))?
+            .is_some())
+    }
+
+    fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        self.append(batch, false)
+    }
+
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        self.append(batch, true)
+    }
+
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        // A consistent view: the file and the live offsets as of now (the
+        // records never change; a compaction replaces the file, and this
+        // keeps the old one open).
+        let (file, mut offsets) = {
+            let s = self.state();
+            (s.file.clone(), s.index.offsets().collect::<Vec<u64>>())
+        };
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        offsets.sort_unstable();
+        let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
+        let mut by_hash: Vec<(Hash256, u64)> = Vec::with_capacity(offsets.len());
+        for off in offsets {
+            read_exact_at(&file, &mut head, off)
+                .map_err(|e| self.fail("cannot iterate nodes", e))?;
+            let hash = Hash256::from_slice(&head[format::RECORD_HEADER_LEN..]).expect("32 bytes");
+            by_hash.push((hash, off));
+        }
+        by_hash.sort_unstable();
+        let mut buf = Vec::new();
+        for (hash, off) in by_hash {
+            let (_, value) = read_node_record(&file, off, &mut buf)
+                .map_err(|e| self.fail("cannot iterate nodes", e))?;
+            if f(hash, value).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.state().meta.get(name).cloned())
+    }
+
+    fn disk_bytes(&self) -> Result<u64, StoreError> {
+        crate::fjall_store::dir_bytes(&self.inner.path)
+            .map_err(|e| self.fail("cannot measure the directory", e))
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        if self.inner.read_only {
+            return Ok(());
+        }
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.sync_locked(&mut w)
+    }
+}
+
+/// Creates a log holding only its header, synced; the file's cursor is
+/// after the header.
+fn create_log(path: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    (&file).write_all(&format::file_header())?;
+    file.sync_data()?;
+    Ok(file)
+}
+
+fn sync_dir(path: &Path) -> std::io::Result<()> {
+    File::open(path)?.sync_all()
+}
+
+/// An I/O error of opening, with the words [`LogStore::is_unwritable`]
+/// looks for when the directory cannot be written.
+fn unwritable(e: std::io::Error) -> String {
+    if matches!(e.raw_os_error(), Some(30 | 13 | 1)) {
+        format!("{e}{UNWRITABLE_MARK}")
+    } else {
+        e.to_string()
+    }
+}
+
+const UNWRITABLE_MARK: &str = " (the directory cannot be written)";
+
+impl LogStore {
+    /// True when opening failed because the directory cannot be written:
+    /// the case for [`LogStore::open_read_only`].
+    pub fn is_unwritable(e: &StoreError) -> bool {
+        matches!(e, StoreError::Backend { message, .. } if message.contains(UNWRITABLE_MARK))
+    }
+}
+
+/// Refuses to create a store in an existing, non-empty directory that is
+/// not one already.
+fn refuse_foreign_directory(path: &Path) -> Result<(), StoreError> {
+    let loc = || path.display().to_string();
+    match std::fs::read_dir(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            Err(StoreError::backend(loc(), "not a directory"))
+        }
+        Err(e) => Err(StoreError::backend(loc(), format!("cannot open: {}", unwritable(e)))),
+        Ok(mut entries) => {
+            let only_lock = entries.all(|e| {
+                e.map(|e| e.file_name() == LOCK_FILE || e.file_name() == COMPACT_FILE)
+                    .unwrap_or(false)
+            });
+            if only_lock || LogStore::is_store(path) {
+                Ok(())
+            } else {
+                Err(StoreError::backend(
+                    loc(),
+                    "a non-empty directory that is not a store; refusing to create one in it",
+                ))
+            }
+        }
+    }
+}
+
+/// What reading a log from the start found.
+struct Scanned {
+    index: Index,
+    meta: BTreeMap<String, Vec<u8>>,
+    /// End of the last whole batch.
+    end: u64,
+    live_bytes: u64,
+    next_seq: u64,
+    /// Where an unfinished write at the end starts, if there is one.
+    torn_from: Option<u64>,
+}
+
+/// Reads the log: checks the file header, applies every whole batch, and
+/// tells an unfinished write at the end (cut off by the caller) from damage
+/// in the middle (an error naming the offset).
+fn scan(file: &File) -> Result<Scanned, String> {
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    let mut reader = BufReader::with_capacity(4 << 20, file);
+    let mut header = [0u8; FILE_HEADER_LEN as usize];
+    reader
+        .read_exact(&mut header)
+        .map_err(|_| format!("not a node log ({len} bytes, shorter than its header)"))?;
+    format::check_file_header(&header)?;
+    let mut s = State {
+        file: Arc::new(file.try_clone().map_err(|e| e.to_string())?),
+        index: Index::with_capacity((len / 200) as usize),
+        meta: BTreeMap::new(),
+        end: FILE_HEADER_LEN,
+        live_bytes: 0,
+    };
+    let mut next_seq = 0;
+    let mut body = Vec::new();
+    let mut pos = FILE_HEADER_LEN;
+    let torn_from = loop {
+        if pos == len {
+            break None;
+        }
+        let mut h = [0u8; format::BATCH_HEADER_LEN];
+        if len - pos < h.len() as u64 {
+            break Some(pos);
+        }
+        reader.read_exact(&mut h).map_err(|e| e.to_string())?;
+        let Ok(header) = format::decode_batch_header(&h) else {
+            break Some(pos);
+        };
+        let body_start = pos + h.len() as u64;
+        if header.body_len > len - body_start {
+            break Some(pos);
+        }
+        body.resize(header.body_len as usize, 0);
+        reader.read_exact(&mut body).map_err(|e| e.to_string())?;
+        if crc32c::crc32c(&body) != header.body_crc {
+            break Some(pos);
+        }
+        // The checksum matched: every record decodes (or the writer was
+        // wrong, which is damage all the same).
+        for r in format::records(&body) {
+            let (at, record) = r.map_err(|e| format!("batch at byte {pos}: {e}"))?;
+            match record {
+                Record::PutNode { hash, value } => {
+                    let off = body_start + at as u64;
+                    let rec = format::node_record_len(value.len()) as u64;
+                    if let Some((slot, old)) = find(&s, &hash).map_err(|e| e.to_string())? {
+                        s.live_bytes -= old;
+                        s.index.replace(slot, off);
+                    } else {
+                        s.index.insert_new(&hash, off);
+                    }
+                    s.live_bytes += rec;
+                }
+                Record::DeleteNode(hash) => {
+                    if let Some((slot, old)) = find(&s, &hash).map_err(|e| e.to_string())? {
+                        s.live_bytes -= old;
+                        s.index.remove_at(slot);
+                    }
+                }
+                Record::PutMeta { name, value } => {
+                    s.meta.insert(name.to_owned(), value.to_vec());
+                }
+                Record::DeleteMeta(name) => {
+                    s.meta.remove(name);
+                }
+            }
+        }
+        next_seq = header.seq + 1;
+        pos = body_start + header.body_len;
+    };
+    if let Some(cut) = torn_from {
+        if let Some(later) = later_whole_batch(file, cut, len)? {
+            return Err(format!(
+                "the node log is damaged at byte {cut}: the batch there fails its checksum, and a whole batch follows at byte {later}"
+            ));
+        }
+    }
+    Ok(Scanned {
+        index: s.index,
+        meta: s.meta,
+        end: torn_from.unwrap_or(len),
+        live_bytes: s.live_bytes,
+        next_seq,
+        torn_from,
+    })
+}
+
+/// The offset of a whole batch (header and body checksums matching) in
+/// `(from, len)`, if any: what tells damage in the middle of the log from an
+/// unfinished write at its end. Reads the rest of the file once, in
+/// pieces; a candidate header's body is read and checked in pieces too.
+fn later_whole_batch(file: &File, from: u64, len: u64) -> Result<Option<u64>, String> {
+    const PIECE: u64 = 1 << 20;
+    let hl = format::BATCH_HEADER_LEN as u64;
+    let mut buf = vec![0u8; (PIECE + hl) as usize];
+    let mut at = from + 8;
+    while at + hl <= len {
+        let n = (PIECE + hl).min(len - at);
+        let chunk = &mut buf[..n as usize];
+        file.read_exact_at(chunk, at).map_err(|e| e.to_string())?;
+        let mut i = 0u64;
+        while i + hl <= n && i < PIECE {
+            let h: &[u8; format::BATCH_HEADER_LEN] = chunk[i as usize..(i + hl) as usize]
+                .try_into()
+                .expect("header length");
+            if let Ok(header) = format::decode_batch_header(h) {
+                let start = at + i + hl;
+                if header.body_len <= len - start && body_crc(file, start, header.body_len)? == header.body_crc {
+                    return Ok(Some(at + i));
+                }
+            }
+            i += 8;
+        }
+        at += PIECE;
+    }
+    Ok(None)
+}
+
+/// crc32c of `len` bytes of `file` from `start`, read in pieces.
+fn body_crc(file: &File, start: u64, len: u64) -> Result<u32, String> {
+    let mut crc = 0u32;
+    let mut buf = vec![0u8; (len.min(1 << 20)) as usize];
+    let mut done = 0u64;
+    while done < len {
+        let n = (len - done).min(buf.len() as u64) as usize;
+        file.read_exact_at(&mut buf[..n], start + done)
+            .map_err(|e| e.to_string())?;
+        crc = crc32c::crc32c_append(crc, &buf[..n]);
+        done += n as u64;
+    }
+    Ok(crc)
+}
