@@ -12,7 +12,7 @@ use shamap::{Hash256, MapKind};
 use shamap_ledger::dump::{self, DumpKind, LedgerDump};
 use shamap_store::{
     meta, root_kind, BackedMap, BackedOptions, CassandraOptions, CassandraStore, FjallOptions,
-    FjallStore, NodeStore, RootKind,
+    FjallStore, LogStore, NodeStore, RootKind,
 };
 
 use crate::output::Failure;
@@ -304,8 +304,10 @@ enum Opening {
 
 /// The one place a `--db` argument becomes a store: a `cassandra://` URL
 /// opens a [`CassandraStore`] (a keyspace that must exist unless
-/// creating), anything else a fjall directory (which must exist unless
-/// creating: a mistyped directory is an error, not a new empty store).
+/// creating); a directory holding a fjall database opens it with fjall;
+/// anything else is a node log ([`LogStore`], the default for new stores),
+/// which must exist unless creating: a mistyped directory is an error, not
+/// a new empty store.
 fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
     if let Some(url) = db.to_str().filter(|s| CassandraOptions::is_url(s)) {
         use shamap_store::cassandra::Opening as Keyspace;
@@ -322,6 +324,30 @@ fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
             db.display()
         )));
     }
+    if FjallStore::is_store(db) {
+        return open_fjall(db, opening);
+    }
+    if opening != Opening::Create && !LogStore::is_store(db) {
+        return Err(Failure::unusable(format!(
+            "{}: no store here (neither a node log nor a fjall database)",
+            db.display()
+        )));
+    }
+    // A reader opens read-only where the directory cannot be written, or
+    // beside a process writing the store (it then sees the store as of its
+    // opening).
+    let reading = matches!(opening, Opening::Read | Opening::BackedMap(Access::Read));
+    let store = match LogStore::open(db) {
+        Err(e) if reading && (LogStore::is_unwritable(&e) || LogStore::is_locked(&e)) => {
+            LogStore::open_read_only(db)?
+        }
+        other => other?,
+    };
+    Ok(Box::new(store))
+}
+
+/// Opens the fjall database in `db`.
+fn open_fjall(db: &Path, opening: Opening) -> Result<Store, Failure> {
     let store = match opening {
         Opening::Create | Opening::Write => FjallStore::open(db)?,
         Opening::Read => read_only_fallback(db, FjallStore::open(db))?,
@@ -342,10 +368,10 @@ pub fn open_existing(db: &Path) -> Result<Store, Failure> {
 }
 
 /// Opens an existing store to read it: as [`open_existing`], or, where a
-/// fjall directory cannot be written (a read-only file system, no write
-/// permission), read-only ([`FjallStore::open_read_only`]); a Cassandra
-/// keyspace read-only. A fjall store locked by a writer is an error that
-/// says so.
+/// directory cannot be written (a read-only file system, no write
+/// permission), read-only ([`LogStore::open_read_only`],
+/// [`FjallStore::open_read_only`]); a Cassandra keyspace read-only. A store
+/// locked by a writer is an error that says so.
 pub fn open_to_read(db: &Path) -> Result<Store, Failure> {
     open_db(db, Opening::Read)
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shamap::Hash256;
-use shamap_store::{FjallStore, Node, NodeObject, NodeStore};
+use shamap_store::{LogStore, Node, NodeObject, NodeStore};
 
 use crate::support::{ledger_38129, shamap_within, Run};
 use crate::tmpfs::Tmpfs;
@@ -82,7 +82,7 @@ fn big_dump(dir: &Path, n: u32) -> PathBuf {
 
 /// Some stored inner node of the store in `db` that is not a root.
 fn an_inner_node(db: &Path, not: &[Hash256]) -> Hash256 {
-    let store = FjallStore::open(db).expect("open");
+    let store = LogStore::open(db).expect("open");
     let mut found = None;
     store
         .for_each_value(&mut |h, v| {
@@ -137,7 +137,7 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
     let src = work.path().join("src");
     ok(&run(&["import", s(&dump), "--db", s(&src)]));
     let big_root = {
-        let st = FjallStore::open(&src).expect("open");
+        let st = LogStore::open(&src).expect("open");
         shamap_store::meta::latest(&st)
             .expect("meta")
             .expect("root")
@@ -309,15 +309,18 @@ fn a_store_locked_by_a_writer_is_named_and_said_so() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     store_with_38129(&db);
-    let _writer = FjallStore::open(&db).expect("this process holds the store");
+    let _writer = LogStore::open(&db).expect("this process holds the store");
     for args in [
-        vec!["info", "--db", s(&db)],
         vec!["import", s(&ledger_38129()), "--db", s(&db)],
+        vec!["gc", "--db", s(&db), "--keep", LEDGER],
     ] {
         let line = fails_in_one_line(&run(&args));
         assert!(line.contains("locked by another process"), "{line}");
         assert!(line.contains(s(&db)), "{line}");
     }
+    // Readers open the store read-only beside the writer.
+    ok(&run(&["info", "--db", s(&db)]));
+    ok(&run(&["verify", "--db", s(&db)]));
 }
 
 #[test]

@@ -141,6 +141,11 @@ impl FjallStore {
         )
     }
 
+    /// True when `path` holds a fjall database (its `version` file).
+    pub fn is_store(path: &Path) -> bool {
+        path.join(FJALL_MARKER).is_file()
+    }
+
     /// True when opening `e` failed because the directory cannot be
     /// written (`EROFS`, `EACCES`, `EPERM`): the case for
     /// [`FjallStore::open_read_only`].

@@ -168,7 +168,7 @@ impl Index {
 }
 
 fn entry(tag: u64, offset: u64) -> u64 {
-    debug_assert!(offset % 8 == 0 && offset > 0 && offset <= MAX_OFFSET);
+    debug_assert!(offset.is_multiple_of(8) && offset > 0 && offset <= MAX_OFFSET);
     (tag << OFFSET_BITS) | (offset >> 3)
 }
 

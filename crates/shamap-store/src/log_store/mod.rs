@@ -99,6 +99,10 @@ struct State {
 struct Writer {
     encoder: BatchEncoder,
     next_seq: u64,
+    /// Where an unfinished write at the end of the log starts, found at
+    /// opening: cut off before the next write, so that the next batch
+    /// follows the last whole one.
+    cut: Option<u64>,
     /// Set when a write or sync failed in a way that leaves the file's
     /// state unknown: no more writes until the store is reopened.
     poisoned: Option<String>,
@@ -153,10 +157,9 @@ impl LogStore {
                 .open(path.join(LOCK_FILE))
                 .map_err(|e| fail("cannot open", &unwritable(e)))?;
             lock.try_lock().map_err(|e| match e {
-                std::fs::TryLockError::WouldBlock => StoreError::backend(
-                    location.clone(),
-                    "the store is locked by another process (one writer at a time)",
-                ),
+                std::fs::TryLockError::WouldBlock => {
+                    StoreError::backend(location.clone(), LOCKED_MESSAGE)
+                }
                 std::fs::TryLockError::Error(e) => fail("cannot lock", &e),
             })?;
             // A compaction that did not reach its rename left this behind.
@@ -172,16 +175,9 @@ impl LogStore {
             .write(!read_only)
             .open(&log_path)
             .map_err(|e| fail("cannot open the node log", &unwritable(e)))?;
+        // Opening writes nothing: an unfinished write at the end is cut off
+        // by the first write after it (`Writer::cut`).
         let scanned = scan(&file).map_err(|e| fail("cannot open the node log", &e))?;
-        if let Some(cut) = scanned.torn_from {
-            if !read_only {
-                // An unfinished write at the end (never acknowledged): cut
-                // it off, so the next batch follows the last whole one.
-                file.set_len(cut)
-                    .and_then(|()| file.sync_data())
-                    .map_err(|e| fail("cannot cut off an unfinished write", &e))?;
-            }
-        }
         let store = LogStore {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
@@ -197,6 +193,7 @@ impl LogStore {
                 writer: Mutex::new(Writer {
                     encoder: BatchEncoder::default(),
                     next_seq: scanned.next_seq,
+                    cut: scanned.torn_from,
                     poisoned: None,
                     _lock: lock,
                 }),
@@ -262,8 +259,8 @@ impl LogStore {
         for op in &ops {
             match op {
                 Op::PutNode { hash, value } => {
-                    let at = e.put_node(hash, value) as u64;
-                    puts.push((*hash, start + at, format::node_record_len(value.len()) as u64));
+                    let (at, len) = e.put_node(hash, value);
+                    puts.push((*hash, start + at as u64, len as u64));
                 }
                 Op::DeleteNode(hash) => e.delete_node(hash),
                 Op::PutMeta { name, value } => {
@@ -284,6 +281,13 @@ impl LogStore {
                 "the node log has reached its largest size (128 GiB); run gc",
             ));
         }
+        if let Some(cut) = w.cut {
+            file.set_len(cut)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| self.fail("cannot cut off an unfinished write", e))?;
+            w.cut = None;
+        }
+        let e = &mut w.encoder;
         if let Err(err) = file.write_all_at(e.bytes(), start) {
             // Cut off whatever part was written, so that the next batch
             // follows the last whole one; if even that fails, the file's
@@ -423,9 +427,15 @@ impl LogStore {
             };
             let mut seq = w.next_seq;
             for off in offsets {
-                let (hash, value) = read_node_record(&old, off, &mut buf)?;
-                let at = e.put_node(&hash, value) as u64;
-                pending.push((hash, at));
+                let (hash, stored, encoding) = read_node_record(&old, off, &mut buf)?;
+                let value = format::expand(encoding, stored).ok_or_else(|| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("node {hash}: its compact record does not decode"),
+                    )
+                })?;
+                let (at, _) = e.put_node(&hash, &value);
+                pending.push((hash, at as u64));
                 if e.len() >= COMPACT_BATCH_BYTES {
                     flush(&mut e, &mut pending, &mut index, &mut pos, &mut seq)?;
                 }
@@ -488,23 +498,24 @@ fn find(s: &State, hash: &Hash256) -> std::io::Result<Option<(usize, u64)>> {
     let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
     for (slot, off) in s.index.probe(hash) {
         s.file.read_exact_at(&mut head, off)?;
-        if let Some(r) = format::node_value_range(&head, hash) {
+        if let Some((r, _)) = format::node_value_range(&head, hash) {
             return Ok(Some((slot, format::node_record_len(r.len()) as u64)));
         }
     }
     Ok(None)
 }
 
-/// Reads the node record at `off` into `buf`: its hash and value.
+/// Reads the node record at `off` into `buf`: its hash, stored bytes and
+/// their encoding.
 fn read_node_record<'b>(
     file: &File,
     off: u64,
     buf: &'b mut Vec<u8>,
-) -> std::io::Result<(Hash256, &'b [u8])> {
+) -> std::io::Result<(Hash256, &'b [u8], format::Encoding)> {
     let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
     read_exact_at(file, &mut head, off)?;
     let hash = Hash256::from_slice(&head[format::RECORD_HEADER_LEN..]).expect("32 bytes");
-    let range = format::node_value_range(&head, &hash).ok_or_else(|| {
+    let (range, encoding) = format::node_value_range(&head, &hash).ok_or_else(|| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("the index names a record at {off} that is not a node"),
@@ -512,7 +523,7 @@ fn read_node_record<'b>(
     })?;
     buf.resize(range.len(), 0);
     read_exact_at(file, buf, off + range.start as u64)?;
-    Ok((hash, buf))
+    Ok((hash, buf, encoding))
 }
 
 impl NodeStore for LogStore {
@@ -529,7 +540,7 @@ impl NodeStore for LogStore {
             s.file
                 .read_exact_at(first, off)
                 .map_err(|e| self.fail(&format!("cannot read node {hash}"), e))?;
-            let Some(range) = format::node_value_range(first, hash) else {
+            let Some((range, encoding)) = format::node_value_range(first, hash) else {
                 continue;
             };
             if range.end as u64 > s.end - off {
@@ -538,15 +549,26 @@ impl NodeStore for LogStore {
                     reason: "its record runs past the end of the node log".to_owned(),
                 });
             }
-            if range.end <= n {
-                return Ok(Some(first[range].to_vec()));
-            }
-            let mut value = vec![0u8; range.len()];
-            value[..n - range.start].copy_from_slice(&first[range.start..]);
-            s.file
-                .read_exact_at(&mut value[n - range.start..], off + n as u64)
-                .map_err(|e| self.fail(&format!("cannot read node {hash}"), e))?;
-            return Ok(Some(value));
+            let stored = if range.end <= n {
+                first[range].to_vec()
+            } else {
+                let mut value = vec![0u8; range.len()];
+                value[..n - range.start].copy_from_slice(&first[range.start..]);
+                s.file
+                    .read_exact_at(&mut value[n - range.start..], off + n as u64)
+                    .map_err(|e| self.fail(&format!("cannot read node {hash}"), e))?;
+                value
+            };
+            return match encoding {
+                format::Encoding::Plain => Ok(Some(stored)),
+                compact => match format::expand(compact, &stored) {
+                    Some(v) => Ok(Some(v.into_owned())),
+                    None => Err(StoreError::Corrupt {
+                        hash: *hash,
+                        reason: "its compact inner-node record does not decode".to_owned(),
+                    }),
+                },
+            };
         }
         Ok(None)
     }
@@ -592,9 +614,13 @@ impl NodeStore for LogStore {
         by_hash.sort_unstable();
         let mut buf = Vec::new();
         for (hash, off) in by_hash {
-            let (_, value) = read_node_record(&file, off, &mut buf)
+            let (_, stored, encoding) = read_node_record(&file, off, &mut buf)
                 .map_err(|e| self.fail("cannot iterate nodes", e))?;
-            if f(hash, value).is_break() {
+            // A compact record that does not decode is passed on as it is
+            // stored: raw, unverified bytes, which no check accepts.
+            let value = format::expand(encoding, stored)
+                .unwrap_or(std::borrow::Cow::Borrowed(stored));
+            if f(hash, &value).is_break() {
                 break;
             }
         }
@@ -648,12 +674,19 @@ fn unwritable(e: std::io::Error) -> String {
 }
 
 const UNWRITABLE_MARK: &str = " (the directory cannot be written)";
+const LOCKED_MESSAGE: &str = "the store is locked by another process (one writer at a time)";
 
 impl LogStore {
     /// True when opening failed because the directory cannot be written:
     /// the case for [`LogStore::open_read_only`].
     pub fn is_unwritable(e: &StoreError) -> bool {
         matches!(e, StoreError::Backend { message, .. } if message.contains(UNWRITABLE_MARK))
+    }
+
+    /// True when opening failed because another process writes the store:
+    /// a reader may still open it with [`LogStore::open_read_only`].
+    pub fn is_locked(e: &StoreError) -> bool {
+        matches!(e, StoreError::Backend { message, .. } if message == LOCKED_MESSAGE)
     }
 }
 
@@ -717,6 +750,8 @@ fn scan(file: &File) -> Result<Scanned, String> {
     let mut next_seq = 0;
     let mut body = Vec::new();
     let mut pos = FILE_HEADER_LEN;
+    // Where the whole batches end, and whether what follows may be a write
+    // that never finished (`Some`) or is damage (`Err`).
     let torn_from = loop {
         if pos == len {
             break None;
@@ -726,24 +761,37 @@ fn scan(file: &File) -> Result<Scanned, String> {
             break Some(pos);
         }
         reader.read_exact(&mut h).map_err(|e| e.to_string())?;
-        let Ok(header) = format::decode_batch_header(&h) else {
-            break Some(pos);
+        let header = match format::decode_batch_header(&h) {
+            Ok(header) => header,
+            // A header never written (its sector still zero) is an
+            // unfinished write; anything else in its place is damage.
+            Err(_) if h == [0; format::BATCH_HEADER_LEN] => break Some(pos),
+            Err(e) => return Err(format!("the node log is damaged at byte {pos}: {e}")),
         };
         let body_start = pos + h.len() as u64;
         if header.body_len > len - body_start {
+            // The file ends inside the batch: a write cut short.
             break Some(pos);
         }
         body.resize(header.body_len as usize, 0);
         reader.read_exact(&mut body).map_err(|e| e.to_string())?;
         if crc32c::crc32c(&body) != header.body_crc {
-            break Some(pos);
+            // After a power loss some sectors of the last write may never
+            // have reached the disk (they read as zeros); a body without
+            // such a sector was written and then damaged.
+            if has_zero_sector(&body, body_start) {
+                break Some(pos);
+            }
+            return Err(format!(
+                "the node log is damaged at byte {pos}: the batch there fails its checksum"
+            ));
         }
         // The checksum matched: every record decodes (or the writer was
         // wrong, which is damage all the same).
         for r in format::records(&body) {
             let (at, record) = r.map_err(|e| format!("batch at byte {pos}: {e}"))?;
             match record {
-                Record::PutNode { hash, value } => {
+                Record::PutNode { hash, value, .. } => {
                     let off = body_start + at as u64;
                     let rec = format::node_record_len(value.len()) as u64;
                     if let Some((slot, old)) = find(&s, &hash).map_err(|e| e.to_string())? {
@@ -772,9 +820,10 @@ fn scan(file: &File) -> Result<Scanned, String> {
         pos = body_start + header.body_len;
     };
     if let Some(cut) = torn_from {
+        // An unfinished write is the last thing in the log.
         if let Some(later) = later_whole_batch(file, cut, len)? {
             return Err(format!(
-                "the node log is damaged at byte {cut}: the batch there fails its checksum, and a whole batch follows at byte {later}"
+                "the node log is damaged at byte {cut}: the batch there is not whole, and a whole batch follows at byte {later}"
             ));
         }
     }
@@ -786,6 +835,22 @@ fn scan(file: &File) -> Result<Scanned, String> {
         next_seq,
         torn_from,
     })
+}
+
+/// Bytes of a disk sector: what a power loss writes whole or not at all.
+const SECTOR: u64 = 512;
+
+/// True when `bytes`, found at file offset `at`, hold a whole sector of
+/// zeros (at a sector boundary of the file): a sector that was never
+/// written.
+fn has_zero_sector(bytes: &[u8], at: u64) -> bool {
+    let first = at.next_multiple_of(SECTOR) - at;
+    bytes
+        .get(first as usize..)
+        .is_some_and(|rest| {
+            rest.chunks_exact(SECTOR as usize)
+                .any(|c| c.iter().all(|&b| b == 0))
+        })
 }
 
 /// The offset of a whole batch (header and body checksums matching) in
