@@ -26,6 +26,9 @@ mod rss;
 
 use report::{Report, Row};
 
+/// The default of `--engines`.
+const DEFAULT_ENGINES: &str = "ours,ours-sorted,ours-blake3,ours-sorted-blake3,nomt,jmt,alloy-trie";
+
 /// Workload benchmarks for shamap.
 #[derive(Debug, Parser)]
 #[command(name = "shamap-bench", version, about)]
@@ -87,10 +90,10 @@ struct Args {
     /// Engines in the peer comparison (comma-separated): ours, ours-sorted
     /// (sort + from_sorted build, get_many gets), ours-blake3,
     /// ours-sorted-blake3 (the same with BLAKE3 maps), nomt, jmt, alloy-trie.
-    #[arg(
-        long,
-        default_value = "ours,ours-sorted,ours-blake3,ours-sorted-blake3,nomt,jmt,alloy-trie"
-    )]
+    /// In the `durable` workload: ours (the node log), ours-fjall,
+    /// ours-rocks (feature `rocksdb`), nomt; the default runs every one
+    /// built in.
+    #[arg(long, default_value = DEFAULT_ENGINES)]
     engines: String,
     /// Blocks of `--block` writes the `durable` workload commits.
     #[arg(long, default_value_t = 20)]

@@ -190,7 +190,7 @@ pub fn run(args: &Args) {
     let chosen: Vec<&str> = built
         .iter()
         .copied()
-        .filter(|e| wanted.contains(e) || (*e == "ours-fjall" && wanted.contains(&"ours")))
+        .filter(|e| wanted.contains(e) || args.engines == crate::DEFAULT_ENGINES)
         .collect();
     if chosen.is_empty() {
         eprintln!("error: none of the engines {wanted:?} runs the durable workload (ours, ours-fjall; ours-rocks with the rocksdb feature; nomt with the peer-nomt feature)");
