@@ -17,6 +17,16 @@ use rand::{Rng, SeedableRng};
 use shamap::xrpl::sha512_half;
 use shamap::{HashFunction, HashWork, Key, MapKind, MapOptions, ShaMap};
 
+/// Every engine in this binary allocates through mimalloc: the application
+/// chooses the allocator, and every engine gets the same one. Measured
+/// (`durable` workload, 1M entries, same run): our `commit_10k` 58.8k
+/// writes/s with mimalloc vs 37.8k with glibc's malloc, whose free-list
+/// coalescing took ~18% of a commit profile (the backed map's node cache
+/// frees and allocates small nodes at every load and eviction); nomt 37.6k
+/// vs 36.8k. Figures recorded before this choice ran on glibc's malloc.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod durable;
 #[cfg(feature = "peers-any")]
 mod peers;

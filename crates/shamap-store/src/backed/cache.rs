@@ -54,17 +54,14 @@ impl CleanNode {
 
     pub(super) fn from_children(children: &[Hash256; 16]) -> CleanNode {
         let mut mask = 0u16;
-        let mut hashes = Vec::with_capacity(16);
         for (b, h) in children.iter().enumerate() {
             if !h.is_zero() {
                 mask |= 1 << b;
-                hashes.push(*h);
             }
         }
-        CleanNode::Inner {
-            mask,
-            hashes: hashes.into_boxed_slice(),
-        }
+        // Allocated at its size (no growth, no shrink on boxing).
+        let hashes: Box<[Hash256]> = children.iter().filter(|h| !h.is_zero()).copied().collect();
+        CleanNode::Inner { mask, hashes }
     }
 }
 
