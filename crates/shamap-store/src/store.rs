@@ -159,8 +159,10 @@ pub trait NodeStore: Send + Sync {
     /// only from gc, in batches of their own.
     fn write(&self, batch: Batch) -> Result<(), StoreError>;
 
-    /// Calls `f` with every stored node (hash and raw value) in hash order
-    /// until it breaks. Sees a consistent view of the store as of the call.
+    /// Calls `f` with every stored node (hash and raw value) until it
+    /// breaks, in an order of the backend's (fjall and RocksDB: hash order;
+    /// the node log: log order; Cassandra: token order). Sees a consistent
+    /// view of the store as of the call.
     fn for_each_value(
         &self,
         f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
