@@ -126,16 +126,16 @@ pub const BULK_RUN_BYTES: usize = 256 << 20;
 /// ([`Snapshot::for_each_node_where`]: only that range's nodes are
 /// serialized) and sorted. The stored nodes come out in hash order, one
 /// non-overlapping run, so the store has nothing to merge afterwards.
-/// Otherwise each node is first
-/// looked up, and the missing ones are written in batches of
-/// [`IMPORT_BATCH_NODES`].
+/// Otherwise (a store with nodes, or one that appends in any order:
+/// [`NodeStore::wants_hash_ordered_import`]) each node is first looked up,
+/// and the missing ones are written in batches of [`IMPORT_BATCH_NODES`].
 pub fn write_snapshot(
     store: &dyn NodeStore,
     snapshot: &Snapshot,
     progress: &mut dyn FnMut(u64),
 ) -> Result<WriteStats, StoreError> {
     only_sha512_half(snapshot)?;
-    if has_no_nodes(store)? {
+    if store.wants_hash_ordered_import() && has_no_nodes(store)? {
         return bulk_write(store, snapshot, BULK_RUN_BYTES, progress);
     }
     let node_type = NodeType::for_map(snapshot.kind());

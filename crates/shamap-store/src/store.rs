@@ -211,6 +211,16 @@ pub trait NodeStore: Send + Sync {
         self.sync()
     }
 
+    /// True when a bulk import into this store, empty, should hand it every
+    /// node in hash order ([`NodeStore::ingest_sorted`], which costs the
+    /// import a pass per hash range and a sort): stores that keep keys in
+    /// order (fjall, RocksDB) then build their files directly. A store that
+    /// appends in any order (the node log) says `false` and is written in
+    /// tree order, in batches, the commit's fsync covering them.
+    fn wants_hash_ordered_import(&self) -> bool {
+        true
+    }
+
     /// Called once after a bulk write ([`NodeStore::ingest_sorted`]) and
     /// before a root naming its nodes is recorded: lays the nodes out for
     /// the reads and writes that follow, durably. The default does nothing;
@@ -299,6 +309,21 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
         (**self).write_durably(batch)
+    }
+
+    fn ingest_sorted(
+        &self,
+        nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
+    ) -> Result<(), StoreError> {
+        (**self).ingest_sorted(nodes)
+    }
+
+    fn wants_hash_ordered_import(&self) -> bool {
+        (**self).wants_hash_ordered_import()
+    }
+
+    fn finish_bulk(&self) -> Result<(), StoreError> {
+        (**self).finish_bulk()
     }
 
     fn get(&self, hash: &Hash256) -> Result<Option<NodeObject>, StoreError> {

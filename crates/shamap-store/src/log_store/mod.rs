@@ -588,6 +588,12 @@ impl NodeStore for LogStore {
         self.append(batch, true)
     }
 
+    /// Appends in any order: an import is written in tree order, with no
+    /// pass per hash range and no sort (1M entries: see docs/design.md).
+    fn wants_hash_ordered_import(&self) -> bool {
+        false
+    }
+
     fn for_each_value(
         &self,
         f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
