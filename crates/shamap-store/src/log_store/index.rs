@@ -105,10 +105,37 @@ impl Index {
             .map(|e| (e & OFFSET_MASK) << 3)
     }
 
-    /// Points slot `at` (from [`Index::probe`]) at a new record.
-    pub fn replace(&mut self, at: usize, offset: u64) {
-        let t = self.slots[at] >> OFFSET_BITS;
-        self.slots[at] = entry(t, offset);
+    /// Points `hash` at `offset` in one probe: a slot with its tag whose
+    /// record `is_it` confirms (reading it) is replaced, and its old offset
+    /// returned; otherwise `hash` is added in the first free slot.
+    pub fn upsert<E>(
+        &mut self,
+        hash: &Hash256,
+        offset: u64,
+        mut is_it: impl FnMut(u64) -> Result<bool, E>,
+    ) -> Result<Option<u64>, E> {
+        if (self.len + 1) * 8 > self.slots.len() * 7 && self.bits < TAG_BITS {
+            self.grow();
+        }
+        let t = tag(hash);
+        let mask = self.mask();
+        let mut i = self.home_of_tag(t);
+        loop {
+            let e = self.slots[i];
+            if e == 0 {
+                self.slots[i] = entry(t, offset);
+                self.len += 1;
+                return Ok(None);
+            }
+            if e >> OFFSET_BITS == t {
+                let old = (e & OFFSET_MASK) << 3;
+                if is_it(old)? {
+                    self.slots[i] = entry(t, offset);
+                    return Ok(Some(old));
+                }
+            }
+            i = (i + 1) & mask;
+        }
     }
 
     /// Adds `hash` at `offset`; the caller has checked that it is absent.
@@ -214,15 +241,20 @@ mod tests {
                     };
                     let off = next;
                     next += 8 * rng.gen_range(1..100);
-                    match find(&index, &by_offset, &h) {
-                        Some((at, old)) => {
-                            by_offset.remove(&old);
-                            index.replace(at, off);
+                    // A hash known to be new goes in either way.
+                    let old = if !model.contains_key(&h) && rng.gen_bool(0.5) {
+                        index.insert_new(&h, off);
+                        None
+                    } else {
+                        index
+                            .upsert(&h, off, |o| Ok::<bool, ()>(by_offset.get(&o) == Some(&h)))
+                            .expect("no read fails here")
+                    };
+                    match old {
+                        Some(o) => {
+                            by_offset.remove(&o);
                         }
-                        None => {
-                            index.insert_new(&h, off);
-                            keys.push(h);
-                        }
+                        None => keys.push(h),
                     }
                     by_offset.insert(off, h);
                     model.insert(h, off);

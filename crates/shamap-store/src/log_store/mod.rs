@@ -314,13 +314,8 @@ impl LogStore {
                 match op {
                     Op::PutNode { hash, .. } => {
                         let (_, at, len) = puts.next().expect("one per put");
-                        if let Some((slot, old)) = find(&s, &hash).map_err(read_fail)? {
-                            s.live_bytes -= old;
-                            s.index.replace(slot, at);
-                        } else {
-                            s.index.insert_new(&hash, at);
-                        }
-                        s.live_bytes += len;
+                        let replaced = put_in_index(&mut s, &hash, at).map_err(read_fail)?;
+                        s.live_bytes = s.live_bytes + len - replaced.unwrap_or(0);
                     }
                     Op::DeleteNode(hash) => {
                         if let Some((slot, old)) = find(&s, &hash).map_err(read_fail)? {
@@ -503,6 +498,25 @@ fn find(s: &State, hash: &Hash256) -> std::io::Result<Option<(usize, u64)>> {
         }
     }
     Ok(None)
+}
+
+/// Points the index at `hash`'s new record at `at`, in one probe; returns
+/// the length of the record it replaced, if any.
+fn put_in_index(s: &mut State, hash: &Hash256, at: u64) -> std::io::Result<Option<u64>> {
+    let State { file, index, .. } = s;
+    let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
+    let mut old_len = 0u64;
+    let replaced = index.upsert(hash, at, |off| {
+        file.read_exact_at(&mut head, off)?;
+        Ok::<bool, std::io::Error>(match format::node_value_range(&head, hash) {
+            Some((r, _)) => {
+                old_len = format::node_record_len(r.len()) as u64;
+                true
+            }
+            None => false,
+        })
+    })?;
+    Ok(replaced.map(|_| old_len))
 }
 
 /// Reads the node record at `off` into `buf`: its hash, stored bytes and
@@ -814,13 +828,8 @@ fn scan(file: &File) -> Result<Scanned, String> {
                 Record::PutNode { hash, value, .. } => {
                     let off = body_start + at as u64;
                     let rec = format::node_record_len(value.len()) as u64;
-                    if let Some((slot, old)) = find(&s, &hash).map_err(|e| e.to_string())? {
-                        s.live_bytes -= old;
-                        s.index.replace(slot, off);
-                    } else {
-                        s.index.insert_new(&hash, off);
-                    }
-                    s.live_bytes += rec;
+                    let replaced = put_in_index(&mut s, &hash, off).map_err(|e| e.to_string())?;
+                    s.live_bytes = s.live_bytes + rec - replaced.unwrap_or(0);
                 }
                 Record::DeleteNode(hash) => {
                     if let Some((slot, old)) = find(&s, &hash).map_err(|e| e.to_string())? {
