@@ -9,6 +9,7 @@ mod disk_faults;
 mod faults;
 mod gc;
 mod ledgers;
+mod node_log;
 mod placement;
 mod reader;
 mod readers;

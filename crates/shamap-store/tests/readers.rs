@@ -12,7 +12,7 @@ use std::sync::{Arc, RwLock};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind};
-use shamap_store::{meta, BackedMap, BackedOptions, FjallStore, StoredMap};
+use shamap_store::{meta, BackedMap, BackedOptions, FjallStore, LogStore, NodeStore, StoredMap};
 
 use crate::support::{random_map, seed};
 
@@ -20,12 +20,24 @@ type Model = Arc<BTreeMap<Key, Vec<u8>>>;
 
 #[test]
 fn readers_of_committed_roots_run_beside_a_committing_writer() {
-    let s = seed(81);
     let dir = tempfile::tempdir().expect("tempdir");
     let store = FjallStore::open(dir.path()).expect("open");
+    readers_beside_a_writer(&store, seed(81));
+}
+
+#[test]
+fn readers_of_committed_roots_run_beside_a_committing_writer_on_the_node_log() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = LogStore::open(dir.path()).expect("open");
+    readers_beside_a_writer(&store, seed(82));
+}
+
+/// Three reader threads check every read against the version they opened
+/// while one writer commits 30 blocks to `store`.
+fn readers_beside_a_writer(store: &dyn NodeStore, s: u64) {
     let (mut shadow, model) = random_map(MapKind::AccountState, 3000, s);
     let mut writer = BackedMap::new(
-        &store,
+        store,
         MapKind::AccountState,
         BackedOptions {
             budget_bytes: 256 << 10,
@@ -46,8 +58,7 @@ fn readers_of_committed_roots_run_beside_a_committing_writer() {
     let commits = std::thread::scope(|scope| {
         let readers: Vec<_> = (0..3u64)
             .map(|r| {
-                let (store, versions, stop, reads, roots_seen) =
-                    (&store, &versions, &stop, &reads, &roots_seen);
+                let (versions, stop, reads, roots_seen) = (&versions, &stop, &reads, &roots_seen);
                 scope.spawn(move || {
                     let mut rng = SmallRng::seed_from_u64(s ^ r);
                     let mut last = Hash256::ZERO;

@@ -58,9 +58,9 @@ const COMPACT_FILE: &str = "nodes.log.compact";
 const FIRST_READ: usize = 1024;
 /// A batch larger than this is written in pieces by a compaction.
 const COMPACT_BATCH_BYTES: usize = 32 << 20;
-/// Compaction starts when dead bytes exceed live bytes and the log is at
-/// least this large.
-const COMPACT_MIN_BYTES: u64 = 16 << 20;
+/// Compaction starts when dead bytes exceed live bytes and are at least
+/// this many: a gc's rewrite costs at most about twice what it freed.
+const COMPACT_MIN_DEAD: u64 = 4 << 20;
 
 /// A node store in a directory holding one node log.
 #[derive(Clone)]
@@ -365,7 +365,8 @@ impl LogStore {
             let s = self.state();
             (s.end, s.live_bytes)
         };
-        if end < COMPACT_MIN_BYTES || end - live <= live {
+        let dead = end - live;
+        if dead < COMPACT_MIN_DEAD || dead <= live {
             return Ok(());
         }
         self.compact(w)
