@@ -30,7 +30,12 @@ fn decode(mut data: &[u8]) {
         let n = (header.body_len as usize).min(rest.len());
         for r in format::records(&rest[..n]) {
             match r {
-                Ok((_, format::Record::PutNode { value, encoding, .. })) => {
+                Ok((
+                    _,
+                    format::Record::PutNode {
+                        value, encoding, ..
+                    },
+                )) => {
                     let _ = format::expand(encoding, value);
                 }
                 Ok(_) => {}
@@ -69,7 +74,15 @@ fn exercise(store: &LogStore) {
 fuzz_target!(|data: &[u8]| {
     decode(data);
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
+    // In memory where there is a tmpfs for it: each input writes and syncs
+    // a file.
+    let base = std::path::Path::new("/dev/shm");
+    let base = if base.is_dir() {
+        base.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!(
         "shamap-fuzz-node-log-{}-{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
@@ -91,7 +104,10 @@ fuzz_target!(|data: &[u8]| {
         exercise(&store);
         // A write after whatever the scan cut off or kept.
         let mut b = Batch::new();
-        b.put_node(NodeObject::from_prefix(NodeType::AccountNode, b"MLN\0fuzz leaf 0123456789abcdef0123456789abcdef"));
+        b.put_node(NodeObject::from_prefix(
+            NodeType::AccountNode,
+            b"MLN\0fuzz leaf 0123456789abcdef0123456789abcdef",
+        ));
         b.put_meta("fuzz", vec![1, 2, 3]);
         let _ = store.write_durably(b);
         drop(store);

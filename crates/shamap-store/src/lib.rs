@@ -35,9 +35,9 @@ pub mod error;
 pub mod fault;
 mod fetch;
 mod fjall_store;
-pub mod log_store;
 pub mod gc;
 pub mod import;
+pub mod log_store;
 mod mem;
 pub mod meta;
 pub mod node;
@@ -55,11 +55,11 @@ pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;
 pub use fault::{Fault, FaultError, FaultyStore, OpClass, OpCounts};
 pub use fjall_store::{FjallOptions, FjallStore};
-pub use log_store::{LogStore, LogUsage};
 pub use gc::{gc, GcReport};
 pub use import::{
     import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,
 };
+pub use log_store::{LogStore, LogUsage};
 pub use mem::MemStore;
 pub use meta::RetainedRoot;
 pub use node::{Node, NodeObject, NodeType};

@@ -13,8 +13,8 @@ use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::log_store::format::BatchEncoder;
 use shamap_store::log_store::LOG_FILE;
 use shamap_store::{
-    gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore,
-    StoreError, StoredMap,
+    gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore, StoreError,
+    StoredMap,
 };
 
 use crate::backed::{contents, random_ops_against_oracles};
@@ -196,7 +196,11 @@ fn with_a_flipped_bit(dir: &Path, at: usize, check: impl FnOnce()) {
     std::fs::write(&log, &bad).expect("write");
     check();
     // Nothing was truncated or rewritten.
-    assert_eq!(std::fs::read(&log).expect("read"), bad, "the log was changed");
+    assert_eq!(
+        std::fs::read(&log).expect("read"),
+        bad,
+        "the log was changed"
+    );
     std::fs::write(&log, &good).expect("restore");
 }
 
@@ -247,10 +251,14 @@ fn a_file_that_is_not_a_node_log_and_a_foreign_directory_are_refused() {
     let mut bytes = std::fs::read(&log).expect("read");
     bytes[8] = 9; // the layout version
     std::fs::write(&log, &bytes).expect("write");
-    let e = LogStore::open(dir.path()).expect_err("version 9").to_string();
+    let e = LogStore::open(dir.path())
+        .expect_err("version 9")
+        .to_string();
     assert!(e.contains("version 9"), "{e}");
     std::fs::write(&log, b"SQLite format 3\0").expect("write");
-    let e = LogStore::open(dir.path()).expect_err("not ours").to_string();
+    let e = LogStore::open(dir.path())
+        .expect_err("not ours")
+        .to_string();
     assert!(e.contains("not a node log"), "{e}");
 
     // An empty directory becomes a store.
@@ -281,7 +289,10 @@ fn a_value_that_does_not_hash_to_its_key_is_corrupt_never_data() {
     append(&log_path(dir.path()), e.bytes());
     let store = open_log(dir.path());
     let err = store.get(&root).expect_err("corrupt");
-    assert!(matches!(err, StoreError::Corrupt { hash, .. } if hash == root), "{err}");
+    assert!(
+        matches!(err, StoreError::Corrupt { hash, .. } if hash == root),
+        "{err}"
+    );
     let err = verify_all(&store, &root).expect_err("verify finds it");
     assert!(err.to_string().contains(&root.to_string()), "{err}");
 }
@@ -298,7 +309,10 @@ fn gc_compacts_the_log_beside_a_reader_and_keeps_the_kept_root_whole() {
     let mut last = (Hash256::ZERO, BTreeMap::new());
     for v in 0..12 {
         let (mut m, model) = random_map(MapKind::AccountState, 12_000, s + v);
-        last = (import(&store, &format!("v{v}"), &mut m).expect("import"), model);
+        last = (
+            import(&store, &format!("v{v}"), &mut m).expect("import"),
+            model,
+        );
     }
     let before = store.usage();
     assert!(before.log_bytes > 16 << 20, "{before:?}");

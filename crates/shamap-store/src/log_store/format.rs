@@ -104,7 +104,9 @@ pub fn decode_batch_header(h: &[u8; BATCH_HEADER_LEN]) -> Result<BatchHeader, St
     }
     let body_len = u64::from_le_bytes(h[8..16].try_into().expect("8 bytes"));
     if !body_len.is_multiple_of(8) || body_len > MAX_BODY_LEN {
-        return Err(format!("a batch header declares a body of {body_len} bytes"));
+        return Err(format!(
+            "a batch header declares a body of {body_len} bytes"
+        ));
     }
     Ok(BatchHeader {
         body_len,
@@ -155,7 +157,8 @@ impl BatchEncoder {
     pub fn put_node(&mut self, hash: &Hash256, value: &[u8]) -> (usize, usize) {
         let at = match compact_inner(value) {
             Some((node_type, compact)) => {
-                self.buf.reserve(RECORD_HEADER_LEN + 32 + 1 + compact.len() + 8);
+                self.buf
+                    .reserve(RECORD_HEADER_LEN + 32 + 1 + compact.len() + 8);
                 let at = self.buf.len();
                 let value_len = (1 + compact.len()) as u32;
                 self.buf.extend_from_slice(&[PUT_COMPACT_INNER, 32, 0, 0]);
@@ -291,9 +294,8 @@ pub fn decode_record(bytes: &[u8]) -> Result<(Record<'_>, usize), String> {
     let hash = || {
         Hash256::from_slice(key).ok_or_else(|| format!("a node record with a {key_len}-byte key"))
     };
-    let name = || {
-        std::str::from_utf8(key).map_err(|_| "a metadata record's name is not UTF-8".to_owned())
-    };
+    let name =
+        || std::str::from_utf8(key).map_err(|_| "a metadata record's name is not UTF-8".to_owned());
     let record = match kind {
         PUT_NODE => Record::PutNode {
             hash: hash()?,
@@ -400,14 +402,19 @@ mod tests {
             )
         );
         assert_eq!(recs[3].1, Record::DeleteMeta("old"));
-        assert_eq!(node_value_range(&bytes[at..], &h), Some((40..51, Encoding::Plain)));
+        assert_eq!(
+            node_value_range(&bytes[at..], &h),
+            Some((40..51, Encoding::Plain))
+        );
         assert_eq!(node_value_range(&bytes[at..], &Hash256([8; 32])), None);
         for bit in 0..bytes.len() * 8 {
             let mut b = bytes.clone();
             b[bit / 8] ^= 1 << (bit % 8);
             let caught = match decode_batch_header(b[..32].try_into().expect("32")) {
                 Err(_) => true,
-                Ok(h) => h.body_len as usize != b.len() - 32 || crc32c::crc32c(&b[32..]) != h.body_crc,
+                Ok(h) => {
+                    h.body_len as usize != b.len() - 32 || crc32c::crc32c(&b[32..]) != h.body_crc
+                }
             };
             assert!(caught, "bit {bit} flipped unnoticed");
         }
@@ -447,7 +454,9 @@ mod tests {
         assert!(check_file_header(&file_header()).is_ok());
         let mut h = file_header();
         h[8] = 9;
-        assert!(check_file_header(&h).expect_err("version 9").contains("version 9"));
+        assert!(check_file_header(&h)
+            .expect_err("version 9")
+            .contains("version 9"));
         assert!(check_file_header(b"SHAMAPNX\x01\0\0\0\0\0\0\0").is_err());
         assert!(check_file_header(b"SHAM").is_err());
     }

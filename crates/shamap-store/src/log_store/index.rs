@@ -227,7 +227,9 @@ mod tests {
         let mut model: HashMap<Hash256, u64> = HashMap::new();
         let mut keys: Vec<Hash256> = Vec::new();
         let find = |index: &Index, model_off: &HashMap<u64, Hash256>, h: &Hash256| {
-            index.probe(h).find(|&(_, off)| model_off.get(&off) == Some(h))
+            index
+                .probe(h)
+                .find(|&(_, off)| model_off.get(&off) == Some(h))
         };
         let mut by_offset: HashMap<u64, Hash256> = HashMap::new();
         let mut next = 8u64;

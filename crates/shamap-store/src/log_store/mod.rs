@@ -23,7 +23,7 @@
 //!   processes may open the store read-only (they see it as of their
 //!   opening).
 //!
-//! Layout of the bytes: [`format`]. Why a store of our own, and the
+//! Layout of the bytes: [`format`](mod@format). Why a store of our own, and the
 //! measurements against fjall and RocksDB: `docs/design.md`, "Durable path".
 
 pub mod format;
@@ -165,7 +165,8 @@ impl LogStore {
             // A compaction that did not reach its rename left this behind.
             let _ = std::fs::remove_file(path.join(COMPACT_FILE));
             if !log_path.exists() {
-                create_log(&log_path).map_err(|e| fail("cannot create the node log", &unwritable(e)))?;
+                create_log(&log_path)
+                    .map_err(|e| fail("cannot create the node log", &unwritable(e)))?;
                 sync_dir(path).map_err(|e| fail("cannot sync the directory", &e))?;
             }
             Some(lock)
@@ -244,7 +245,11 @@ impl LogStore {
             return Err(self.fail("cannot write", why));
         }
         if batch.is_empty() {
-            return if durable { self.sync_locked(&mut w) } else { Ok(()) };
+            return if durable {
+                self.sync_locked(&mut w)
+            } else {
+                Ok(())
+            };
         }
         let (file, start) = {
             let s = self.state();
@@ -483,7 +488,10 @@ pub struct LogUsage {
 
 fn check_name(name: &str) -> Result<(), String> {
     if name.len() > 255 {
-        return Err(format!("a metadata name of {} bytes (at most 255)", name.len()));
+        return Err(format!(
+            "a metadata name of {} bytes (at most 255)",
+            name.len()
+        ));
     }
     Ok(())
 }
@@ -637,9 +645,7 @@ impl NodeStore for LogStore {
         let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
         let mut buf = Vec::new();
         for off in offsets {
-            reader
-                .seek_relative((off - pos) as i64)
-                .map_err(fail)?;
+            reader.seek_relative((off - pos) as i64).map_err(fail)?;
             reader.read_exact(&mut head).map_err(fail)?;
             let hash = Hash256::from_slice(&head[format::RECORD_HEADER_LEN..]).expect("32 bytes");
             let (range, encoding) = format::node_value_range(&head, &hash).ok_or_else(|| {
@@ -653,8 +659,7 @@ impl NodeStore for LogStore {
             pos = off + range.end as u64;
             // A compact record that does not decode is passed on as it is
             // stored: raw, unverified bytes, which no check accepts.
-            let value =
-                format::expand(encoding, &buf).unwrap_or(std::borrow::Cow::Borrowed(&buf));
+            let value = format::expand(encoding, &buf).unwrap_or(std::borrow::Cow::Borrowed(&buf));
             if f(hash, &value).is_break() {
                 break;
             }
@@ -734,7 +739,10 @@ fn refuse_foreign_directory(path: &Path) -> Result<(), StoreError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
             Err(StoreError::backend(loc(), "not a directory"))
         }
-        Err(e) => Err(StoreError::backend(loc(), format!("cannot open: {}", unwritable(e)))),
+        Err(e) => Err(StoreError::backend(
+            loc(),
+            format!("cannot open: {}", unwritable(e)),
+        )),
         Ok(mut entries) => {
             let only_lock = entries.all(|e| {
                 e.map(|e| e.file_name() == LOCK_FILE || e.file_name() == COMPACT_FILE)
@@ -875,12 +883,10 @@ const SECTOR: u64 = 512;
 /// written.
 fn has_zero_sector(bytes: &[u8], at: u64) -> bool {
     let first = at.next_multiple_of(SECTOR) - at;
-    bytes
-        .get(first as usize..)
-        .is_some_and(|rest| {
-            rest.chunks_exact(SECTOR as usize)
-                .any(|c| c.iter().all(|&b| b == 0))
-        })
+    bytes.get(first as usize..).is_some_and(|rest| {
+        rest.chunks_exact(SECTOR as usize)
+            .any(|c| c.iter().all(|&b| b == 0))
+    })
 }
 
 /// The offset of a whole batch (header and body checksums matching) in
@@ -903,7 +909,9 @@ fn later_whole_batch(file: &File, from: u64, len: u64) -> Result<Option<u64>, St
                 .expect("header length");
             if let Ok(header) = format::decode_batch_header(h) {
                 let start = at + i + hl;
-                if header.body_len <= len - start && body_crc(file, start, header.body_len)? == header.body_crc {
+                if header.body_len <= len - start
+                    && body_crc(file, start, header.body_len)? == header.body_crc
+                {
                     return Ok(Some(at + i));
                 }
             }
