@@ -48,6 +48,8 @@ struct Writer<'a> {
     failure: Option<StoreError>,
     /// Nodes per batch.
     limit: usize,
+    /// Whether to ask the store which nodes it has before writing.
+    look_up: bool,
 }
 
 impl<'a> Writer<'a> {
@@ -58,6 +60,7 @@ impl<'a> Writer<'a> {
             pending: Vec::new(),
             stats: WriteStats::default(),
             failure: None,
+            look_up: true,
         }
     }
 
@@ -77,13 +80,17 @@ impl<'a> Writer<'a> {
             return;
         }
         let nodes = std::mem::take(&mut self.pending);
-        let hashes: Vec<_> = nodes.iter().map(NodeObject::hash).collect();
-        let stored = match self.store.contains_many(&hashes) {
-            Ok(s) => s,
-            Err(e) => {
-                self.failure = Some(e);
-                return;
+        let stored = if self.look_up {
+            let hashes: Vec<_> = nodes.iter().map(NodeObject::hash).collect();
+            match self.store.contains_many(&hashes) {
+                Ok(s) => s,
+                Err(e) => {
+                    self.failure = Some(e);
+                    return;
+                }
             }
+        } else {
+            vec![false; nodes.len()]
         };
         let mut batch = Batch::new();
         for (node, stored) in nodes.into_iter().zip(stored) {
@@ -135,11 +142,15 @@ pub fn write_snapshot(
     progress: &mut dyn FnMut(u64),
 ) -> Result<WriteStats, StoreError> {
     only_sha512_half(snapshot)?;
-    if store.wants_hash_ordered_import() && has_no_nodes(store)? {
+    let empty = has_no_nodes(store)?;
+    if empty && store.wants_hash_ordered_import() {
         return bulk_write(store, snapshot, BULK_RUN_BYTES, progress);
     }
     let node_type = NodeType::for_map(snapshot.kind());
     let mut w = Writer::new(store, IMPORT_BATCH_NODES);
+    // Into an empty store every node of one tree is new (no two nodes of a
+    // tree are equal: their leaves' keys differ), so none is looked up.
+    w.look_up = !empty;
     snapshot.for_each_node(|n| {
         w.add(NodeObject::hashed_by_engine(
             node_type,
