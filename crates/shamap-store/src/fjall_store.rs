@@ -108,7 +108,7 @@ impl FjallStore {
         opts: &FjallOptions,
     ) -> Result<FjallStore, StoreError> {
         let path = path.as_ref().to_path_buf();
-        refuse_foreign_directory(&path)?;
+        crate::directory::refuse_foreign_directory(&path, FjallStore::is_store(&path), |_| false)?;
         FjallStore::open_in(path.clone(), &path, opts, None)
     }
 
@@ -408,31 +408,6 @@ const UNWRITABLE_MARK: &str = " (the directory cannot be written)";
 fn is_unwritable_io(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(30 | 13 | 1))
         || e.kind() == std::io::ErrorKind::PermissionDenied
-}
-
-/// Refuses to create a store in an existing, non-empty directory that is
-/// not already one (a mistyped `--db` must not scatter files among a
-/// user's own).
-fn refuse_foreign_directory(path: &Path) -> Result<(), StoreError> {
-    let loc = || path.display().to_string();
-    match std::fs::read_dir(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            Err(StoreError::backend(loc(), "not a directory"))
-        }
-        // Unreadable: fjall's own opening reports it.
-        Err(_) => Ok(()),
-        Ok(mut entries) => {
-            if entries.next().is_none() || path.join(FJALL_MARKER).is_file() {
-                Ok(())
-            } else {
-                Err(StoreError::backend(
-                    loc(),
-                    "a non-empty directory that is not a store; refusing to create one in it",
-                ))
-            }
-        }
-    }
 }
 
 /// The shadow directory of a read-only opening: table and blob files

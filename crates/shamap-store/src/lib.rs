@@ -31,6 +31,7 @@ pub mod backed;
 #[cfg(feature = "cassandra")]
 pub mod cassandra;
 pub mod compact;
+mod directory;
 pub mod error;
 pub mod fault;
 mod fetch;

@@ -148,7 +148,9 @@ impl LogStore {
             }
             None
         } else {
-            refuse_foreign_directory(path)?;
+            crate::directory::refuse_foreign_directory(path, LogStore::is_store(path), |name| {
+                name == LOCK_FILE || name == COMPACT_FILE
+            })?;
             std::fs::create_dir_all(path).map_err(|e| fail("cannot create", &unwritable(e)))?;
             let lock = OpenOptions::new()
                 .create(true)
@@ -727,36 +729,6 @@ impl LogStore {
     /// a reader may still open it with [`LogStore::open_read_only`].
     pub fn is_locked(e: &StoreError) -> bool {
         matches!(e, StoreError::Backend { message, .. } if message == LOCKED_MESSAGE)
-    }
-}
-
-/// Refuses to create a store in an existing, non-empty directory that is
-/// not one already.
-fn refuse_foreign_directory(path: &Path) -> Result<(), StoreError> {
-    let loc = || path.display().to_string();
-    match std::fs::read_dir(path) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
-            Err(StoreError::backend(loc(), "not a directory"))
-        }
-        Err(e) => Err(StoreError::backend(
-            loc(),
-            format!("cannot open: {}", unwritable(e)),
-        )),
-        Ok(mut entries) => {
-            let only_lock = entries.all(|e| {
-                e.map(|e| e.file_name() == LOCK_FILE || e.file_name() == COMPACT_FILE)
-                    .unwrap_or(false)
-            });
-            if only_lock || LogStore::is_store(path) {
-                Ok(())
-            } else {
-                Err(StoreError::backend(
-                    loc(),
-                    "a non-empty directory that is not a store; refusing to create one in it",
-                ))
-            }
-        }
     }
 }
 
