@@ -76,6 +76,18 @@ fn sigkill_during_backed_commits_reopens_at_the_last_committed_root() {
 /// sets the data of its changed keys to `v` repeated, so the parent can
 /// check the contents of whatever version it finds.
 pub(crate) fn import_child<S: NodeStore>(env: &str, open: fn(&Path) -> S) {
+    import_child_collecting(env, open, None, |_| {});
+}
+
+/// [`import_child`], with `gc` keeping only the newest version after every
+/// `gc_every` imports, then `after_gc` (so a kill can also land in a sweep,
+/// and in what follows one: the node log's compaction).
+pub(crate) fn import_child_collecting<S: NodeStore>(
+    env: &str,
+    open: fn(&Path) -> S,
+    gc_every: Option<u32>,
+    after_gc: fn(&S),
+) {
     let Some(dir) = child_dir(env) else {
         return;
     };
@@ -91,8 +103,13 @@ pub(crate) fn import_child<S: NodeStore>(env: &str, open: fn(&Path) -> S) {
         let s = map.snapshot();
         // A full import each time (most nodes are already stored and
         // skipped), so a kill can land in the node writes or the record.
-        import_ledger(&store, &format!("v{v}"), Some(&s), None, None, &mut |_| {}).expect("import");
+        let r = import_ledger(&store, &format!("v{v}"), Some(&s), None, None, &mut |_| {})
+            .expect("import");
         v += 1;
+        if gc_every.is_some_and(|n| v % n == 0) {
+            shamap_store::gc(&store, &[r.recorded]).expect("gc");
+            after_gc(&store);
+        }
     }
 }
 

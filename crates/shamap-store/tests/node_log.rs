@@ -61,6 +61,23 @@ fn sigkill_during_node_log_imports_never_breaks_the_last_recorded_root() {
     crash::kill_imports("node_log::log_crash_child", CHILD_ENV, 90, open_log);
 }
 
+const GC_CHILD_ENV: &str = "SHAMAP_STORE_LOG_GC_CRASH_DIR";
+
+#[test]
+#[ignore = "child process of sigkill_during_node_log_imports_gc_and_compactions_never_breaks_the_last_recorded_root"]
+fn log_gc_crash_child() {
+    crash::import_child_collecting(GC_CHILD_ENV, open_log, Some(4), |store| {
+        store.compact_now().expect("compact");
+    });
+}
+
+/// The import child with a gc and a compaction (copy, fsync, rename) after
+/// every fourth version, so kills land in sweeps and compactions too.
+#[test]
+fn sigkill_during_node_log_imports_gc_and_compactions_never_breaks_the_last_recorded_root() {
+    crash::kill_imports("node_log::log_gc_crash_child", GC_CHILD_ENV, 103, open_log);
+}
+
 #[test]
 #[ignore = "child process of sigkill_during_backed_commits_on_the_node_log_reopens_at_the_last_committed_root"]
 fn log_backed_crash_child() {
