@@ -106,7 +106,7 @@ pub(crate) fn import_child_collecting<S: NodeStore>(
         let r = import_ledger(&store, &format!("v{v}"), Some(&s), None, None, &mut |_| {})
             .expect("import");
         v += 1;
-        if gc_every.is_some_and(|n| v % n == 0) {
+        if gc_every.is_some_and(|n| v.is_multiple_of(n)) {
             shamap_store::gc(&store, &[r.recorded]).expect("gc");
             after_gc(&store);
         }
