@@ -4,7 +4,9 @@
 //! each failure: the error is one line, the store's last committed root
 //! still verifies and is the root from before or after the operation
 //! (nothing in between), and the same operation succeeds once the fault
-//! clears.
+//! clears. The bodies are generic over the store: `log_store.rs` runs them
+//! on the node log (sampling the read faults: each case there is a store in
+//! a directory, with fsyncs).
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
@@ -14,16 +16,25 @@ use shamap_store::{
 
 use crate::support::random_map;
 
-/// A store holding one committed root (`base`), the map behind it, and the
-/// root an operation is to commit next.
-struct Case {
-    store: MemStore,
+/// A store holding one committed root (`base`), and the map behind it.
+pub(crate) struct Case<S> {
+    store: S,
     base: Hash256,
     map: ShaMap,
+    /// Where `store` lives, if on disk: removed with the case.
+    _dir: Option<tempfile::TempDir>,
 }
 
-fn case() -> Case {
-    let store = MemStore::new();
+/// A new, empty store of the kind under test, and the directory it lives
+/// in if it is on disk.
+pub(crate) type NewStore<S> = fn() -> (S, Option<tempfile::TempDir>);
+
+fn mem() -> (MemStore, Option<tempfile::TempDir>) {
+    (MemStore::new(), None)
+}
+
+fn case<S: NodeStore>(new: NewStore<S>) -> Case<S> {
+    let (store, dir) = new();
     let (mut map, _) = random_map(MapKind::AccountState, 300, 71);
     let s = map.snapshot();
     import_ledger(&store, "base", Some(&s), None, None, &mut |_| {}).expect("base import");
@@ -31,6 +42,7 @@ fn case() -> Case {
         store,
         base: s.root_hash(),
         map,
+        _dir: dir,
     }
 }
 
@@ -59,16 +71,22 @@ fn change(map: &mut ShaMap) -> Vec<(Key, Option<Vec<u8>>)> {
 
 /// An operation under test: runs against `store` (the faulty wrapper) and
 /// returns the root it committed.
-type Op = fn(&Case, &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError>;
+pub(crate) type Op<S> = fn(&Case<S>, &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError>;
 
-fn op_import(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError> {
+pub(crate) fn op_import<S>(
+    c: &Case<S>,
+    store: &dyn NodeStore,
+) -> Result<Hash256, shamap_store::StoreError> {
     let mut m = c.map.clone();
     change(&mut m);
     let s = m.snapshot();
     import_ledger(store, "next", Some(&s), None, None, &mut |_| {}).map(|r| r.account_hash)
 }
 
-fn op_commit(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError> {
+pub(crate) fn op_commit<S>(
+    c: &Case<S>,
+    store: &dyn NodeStore,
+) -> Result<Hash256, shamap_store::StoreError> {
     let mut m = c.map.clone();
     // A budget small enough that dirty nodes spill before the commit.
     let opts = BackedOptions {
@@ -88,43 +106,63 @@ fn op_commit(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::S
     b.commit("next")
 }
 
-fn op_gc(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError> {
+pub(crate) fn op_gc<S>(
+    c: &Case<S>,
+    store: &dyn NodeStore,
+) -> Result<Hash256, shamap_store::StoreError> {
     gc(store, &[c.base]).map(|_| c.base)
 }
 
 /// Copies `base` into an empty target; the target is the faulty store.
-fn op_sync(c: &Case, store: &dyn NodeStore) -> Result<Hash256, shamap_store::StoreError> {
+pub(crate) fn op_sync<S: NodeStore>(
+    c: &Case<S>,
+    store: &dyn NodeStore,
+) -> Result<Hash256, shamap_store::StoreError> {
     copy_root(&c.store, store, c.base, "copied", &mut |_| {}).map(|_| c.base)
 }
 
-/// Runs `op` once for every k up to its count of `class` operations, with
-/// that one failing (`error`, sticky or not), and checks the outcome.
-fn every_k(name: &str, op: Op, on_empty_target: bool) {
-    let target = |c: &Case| {
+/// Runs `op` on stores from `new` once for every k up to its count of
+/// `class` operations (every `read_stride`-th k for reads, and the last),
+/// with that one failing (`error`, sticky or not), and checks the outcome.
+pub(crate) fn every_k<S: NodeStore + Clone>(
+    name: &str,
+    op: Op<S>,
+    on_empty_target: bool,
+    new: NewStore<S>,
+    read_stride: u64,
+) {
+    let target = |c: &Case<S>| {
         if on_empty_target {
-            MemStore::new()
+            new()
         } else {
-            c.store.clone()
+            (c.store.clone(), None)
         }
     };
     // A clean run: the operation counts and the root it commits.
-    let c = case();
+    let c = case(new);
     if name == "gc" {
         // Something for gc to delete: a second root, then kept out.
         op_import(&c, &c.store).expect("second root");
     }
-    let t = FaultyStore::new(target(&c));
+    let (clean, _clean_dir) = target(&c);
+    let t = FaultyStore::new(clean);
     let expected = op(&c, &t).expect("clean run");
     let counts = t.counts();
     let mut failures = 0;
     for class in [OpClass::Read, OpClass::Write, OpClass::Sync] {
-        for k in 1..=counts.of(class) {
+        let n = counts.of(class);
+        let stride = if class == OpClass::Read {
+            read_stride
+        } else {
+            1
+        };
+        for k in (1..=n).filter(|k| (k - 1) % stride == 0 || *k == n) {
             for (error, sticky) in [(FaultError::NoSpace, true), (FaultError::Io, false)] {
-                let c = case();
+                let c = case(new);
                 if name == "gc" {
                     op_import(&c, &c.store).expect("second root");
                 }
-                let inner = target(&c);
+                let (inner, _inner_dir) = target(&c);
                 let before = meta::latest(&inner).expect("meta").map(|r| r.hash);
                 let t = FaultyStore::new(inner.clone());
                 t.set(Fault {
@@ -176,20 +214,20 @@ fn every_k(name: &str, op: Op, on_empty_target: bool) {
 
 #[test]
 fn import_survives_a_fault_at_every_operation() {
-    every_k("import", op_import, false);
+    every_k("import", op_import, false, mem, 1);
 }
 
 #[test]
 fn a_backed_commit_survives_a_fault_at_every_operation() {
-    every_k("commit", op_commit, false);
+    every_k("commit", op_commit, false, mem, 1);
 }
 
 #[test]
 fn gc_survives_a_fault_at_every_operation() {
-    every_k("gc", op_gc, false);
+    every_k("gc", op_gc, false, mem, 1);
 }
 
 #[test]
 fn sync_survives_a_fault_at_every_operation() {
-    every_k("sync", op_sync, true);
+    every_k("sync", op_sync, true, mem, 1);
 }

@@ -10,26 +10,17 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use shamap::{Hash256, Key, MapKind, Snapshot};
+use shamap::{Hash256, Key, MapKind};
 use shamap_store::{
     gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, write_snapshot,
-    BackedMap, BackedOptions, Batch, NodeObject, NodeStore, NodeType, RocksStore, RootKind,
-    StoreError, StoredMap,
+    BackedMap, BackedOptions, Batch, NodeObject, NodeStore, RocksStore, RootKind, StoreError,
+    StoredMap,
 };
 
 use crate::backed::contents;
 use crate::crash;
-use crate::support::{random_map, seed};
-
-/// Every node of `snap`, as stored values.
-fn nodes_of(snap: &Snapshot) -> Vec<NodeObject> {
-    let t = NodeType::for_map(snap.kind());
-    let mut out = Vec::new();
-    snap.for_each_node(|n| out.push(NodeObject::from_prefix(t, &n.prefix_bytes)));
-    out
-}
+use crate::support::{count, nodes_of, random_map, seed};
 
 /// Every stored node, in the order `for_each_value` gives them.
 fn all_values(store: &dyn NodeStore) -> Vec<(Hash256, Vec<u8>)> {
@@ -41,17 +32,6 @@ fn all_values(store: &dyn NodeStore) -> Vec<(Hash256, Vec<u8>)> {
         })
         .expect("iterate");
     out
-}
-
-fn count(store: &dyn NodeStore) -> u64 {
-    let mut n = 0;
-    store
-        .for_each_value(&mut |_, _| {
-            n += 1;
-            ControlFlow::Continue(())
-        })
-        .expect("iterate");
-    n
 }
 
 /// Runs `f` on the closed store in `dir` opened with the `rocksdb` crate
@@ -180,96 +160,7 @@ fn rocks_store_round_trips_nodes_and_records_the_version() {
 /// whole or not at all; after reopening, every batch written is there.
 #[test]
 fn a_rocks_batch_is_applied_whole_and_in_order() {
-    let s = seed(81);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (mut map, _) = random_map(MapKind::AccountState, 3000, s);
-    let nodes = nodes_of(&map.snapshot());
-    let (a, b) = (&nodes[0], &nodes[1]);
-    let chunks: Vec<&[NodeObject]> = nodes[2..].chunks(37).collect();
-    // Node counts a consistent view may show: b, then whole batches.
-    let mut valid = BTreeSet::from([1u64]);
-    let mut total = 1u64;
-    for c in &chunks {
-        total += c.len() as u64;
-        valid.insert(total);
-    }
-    {
-        let store = RocksStore::open(dir.path()).expect("open");
-        let mut batch = Batch::new();
-        batch.put_node(a.clone());
-        batch.delete_node(a.hash());
-        batch.delete_node(b.hash());
-        batch.put_node(b.clone());
-        batch.put_meta("x", vec![1]);
-        batch.delete_meta("x");
-        batch.put_meta("y", vec![2]);
-        store.write(batch).expect("write");
-        assert!(
-            !store.contains(&a.hash()).expect("read"),
-            "put, then delete"
-        );
-        assert!(store.contains(&b.hash()).expect("read"), "delete, then put");
-        assert_eq!(store.get_meta("x").expect("meta"), None);
-        assert_eq!(store.get_meta("y").expect("meta"), Some(vec![2]));
-        store.write(Batch::new()).expect("an empty batch");
-
-        // Each batch names itself first (`progress`), then adds its nodes: a
-        // reader that sees the name must see every node of that batch, and
-        // an iteration sees whole batches only.
-        let done = AtomicBool::new(false);
-        let (checks, views) = std::thread::scope(|scope| {
-            let reader = scope.spawn(|| {
-                let (mut checks, mut views) = (0u32, 0u32);
-                for round in 0u32.. {
-                    let finished = done.load(Ordering::Acquire);
-                    if let Some(p) = store.get_meta("progress").expect("meta") {
-                        let i = u32::from_be_bytes(p.try_into().expect("4 bytes")) as usize;
-                        for n in chunks[i] {
-                            assert!(
-                                store.contains(&n.hash()).expect("read"),
-                                "seed {s}: batch {i} is named but node {} is absent",
-                                n.hash()
-                            );
-                        }
-                        checks += 1;
-                    }
-                    // A full iteration costs more: one pass in four.
-                    if round % 4 == 0 || finished {
-                        let n = count(&store);
-                        assert!(valid.contains(&n), "seed {s}: a view of {n} nodes");
-                        views += 1;
-                    }
-                    if finished {
-                        break;
-                    }
-                }
-                (checks, views)
-            });
-            for (i, c) in chunks.iter().enumerate() {
-                let mut batch = Batch::new();
-                batch.put_meta("progress", (i as u32).to_be_bytes().to_vec());
-                for n in *c {
-                    batch.put_node(n.clone());
-                }
-                store.write(batch).expect("write");
-            }
-            done.store(true, Ordering::Release);
-            reader.join().expect("reader")
-        });
-        eprintln!("reader: {checks} batch checks, {views} views");
-        assert!(checks > 0 && views > 0);
-    }
-    let store = RocksStore::open(dir.path()).expect("reopen");
-    assert_eq!(
-        store.get_meta("progress").expect("meta"),
-        Some(((chunks.len() - 1) as u32).to_be_bytes().to_vec())
-    );
-    assert_eq!(store.get_meta("y").expect("meta"), Some(vec![2]));
-    assert_eq!(count(&store), total);
-    assert!(!store.contains(&a.hash()).expect("read"));
-    for n in &nodes[1..] {
-        assert_eq!(store.get(&n.hash()).expect("read").as_ref(), Some(n));
-    }
+    crate::support::a_batch_is_applied_whole_and_in_order(open_rocks, seed(81));
 }
 
 #[test]

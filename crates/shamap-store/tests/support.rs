@@ -1,11 +1,14 @@
-//! Seeded random maps and the shipped ledgers.
+//! Seeded random maps, the shipped ledgers, and bodies of backend tests
+//! shared by the backends' suites.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shamap::{Key, MapKind, ShaMap};
+use shamap::{Key, MapKind, ShaMap, Snapshot};
+use shamap_store::{Batch, NodeObject, NodeStore, NodeType};
 
 /// The RNG seed: `SHAMAP_STORE_SEED` or `default`, printed so a failure can
 /// be replayed.
@@ -48,6 +51,130 @@ pub fn random_map(kind: MapKind, n: usize, seed: u64) -> (ShaMap, BTreeMap<Key, 
         }
     }
     (map, model)
+}
+
+/// Every node of `snap`, as stored values.
+pub fn nodes_of(snap: &Snapshot) -> Vec<NodeObject> {
+    let t = NodeType::for_map(snap.kind());
+    let mut out = Vec::new();
+    snap.for_each_node(|n| out.push(NodeObject::from_prefix(t, &n.prefix_bytes)));
+    out
+}
+
+/// Nodes in `store`.
+pub fn count(store: &dyn NodeStore) -> u64 {
+    let mut n = 0;
+    store
+        .for_each_value(&mut |_, _| {
+            n += 1;
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("iterate");
+    n
+}
+
+/// The batch contract every backend keeps, on the store `open` opens in a
+/// directory: within a batch, changes apply in order; across threads, a
+/// batch is seen whole or not at all; after reopening, every batch written
+/// is there. Run by the RocksDB and node-log suites.
+pub fn a_batch_is_applied_whole_and_in_order<S: NodeStore>(open: fn(&Path) -> S, s: u64) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut map, _) = random_map(MapKind::AccountState, 3000, s);
+    let nodes = nodes_of(&map.snapshot());
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let chunks: Vec<&[NodeObject]> = nodes[2..].chunks(37).collect();
+    // Node counts a consistent view may show: b, then whole batches.
+    let mut valid = BTreeSet::from([1u64]);
+    let mut total = 1u64;
+    for c in &chunks {
+        total += c.len() as u64;
+        valid.insert(total);
+    }
+    {
+        let store = open(dir.path());
+        let mut batch = Batch::new();
+        batch.put_node(a.clone());
+        batch.delete_node(a.hash());
+        batch.delete_node(b.hash());
+        batch.put_node(b.clone());
+        batch.put_meta("x", vec![1]);
+        batch.delete_meta("x");
+        batch.put_meta("y", vec![2]);
+        store.write(batch).expect("write");
+        assert!(
+            !store.contains(&a.hash()).expect("read"),
+            "put, then delete"
+        );
+        assert!(store.contains(&b.hash()).expect("read"), "delete, then put");
+        assert_eq!(store.get_meta("x").expect("meta"), None);
+        assert_eq!(store.get_meta("y").expect("meta"), Some(vec![2]));
+        store.write(Batch::new()).expect("an empty batch");
+
+        // Each batch names itself first (`progress`), then adds its nodes: a
+        // reader that sees the name must see every node of that batch, and
+        // an iteration sees whole batches only. The writer starts once the
+        // reader runs, and yields after each batch: a fast store (the node
+        // log) would otherwise be done before the reader's first look.
+        let done = AtomicBool::new(false);
+        let started = AtomicBool::new(false);
+        let (checks, views) = std::thread::scope(|scope| {
+            let reader = scope.spawn(|| {
+                started.store(true, Ordering::Release);
+                let (mut checks, mut views) = (0u32, 0u32);
+                for round in 0u32.. {
+                    let finished = done.load(Ordering::Acquire);
+                    if let Some(p) = store.get_meta("progress").expect("meta") {
+                        let i = u32::from_be_bytes(p.try_into().expect("4 bytes")) as usize;
+                        for n in chunks[i] {
+                            assert!(
+                                store.contains(&n.hash()).expect("read"),
+                                "seed {s}: batch {i} is named but node {} is absent",
+                                n.hash()
+                            );
+                        }
+                        checks += 1;
+                    }
+                    // A full iteration costs more: one pass in four.
+                    if round % 4 == 0 || finished {
+                        let n = count(&store);
+                        assert!(valid.contains(&n), "seed {s}: a view of {n} nodes");
+                        views += 1;
+                    }
+                    if finished {
+                        break;
+                    }
+                }
+                (checks, views)
+            });
+            while !started.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            for (i, c) in chunks.iter().enumerate() {
+                let mut batch = Batch::new();
+                batch.put_meta("progress", (i as u32).to_be_bytes().to_vec());
+                for n in *c {
+                    batch.put_node(n.clone());
+                }
+                store.write(batch).expect("write");
+                std::thread::yield_now();
+            }
+            done.store(true, Ordering::Release);
+            reader.join().expect("reader")
+        });
+        eprintln!("reader: {checks} batch checks, {views} views");
+        assert!(checks > 0 && views > 0);
+    }
+    let store = open(dir.path());
+    assert_eq!(
+        store.get_meta("progress").expect("meta"),
+        Some(((chunks.len() - 1) as u32).to_be_bytes().to_vec())
+    );
+    assert_eq!(store.get_meta("y").expect("meta"), Some(vec![2]));
+    assert_eq!(count(&store), total);
+    assert!(!store.contains(&a.hash()).expect("read"));
+    for n in &nodes[1..] {
+        assert_eq!(store.get(&n.hash()).expect("read").as_ref(), Some(n));
+    }
 }
 
 /// A file of the project's `data/` directory.
@@ -96,7 +223,7 @@ pub struct Misplaced {
 pub fn misplaced_leaf(kind: MapKind) -> Misplaced {
     use shamap::xrpl::wire;
     use shamap::Hash256;
-    use shamap_store::{Batch, MemStore, NodeObject, NodeStore};
+    use shamap_store::MemStore;
 
     let mut batch = Batch::new();
     let mut put = |blob: Vec<u8>| {

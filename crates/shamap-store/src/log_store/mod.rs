@@ -12,10 +12,13 @@
 //!   `pread` (from the page cache when warm); the caller verifies the node
 //!   against its hash as with every backend.
 //! - Opening reads the log from the start, applying every batch whose
-//!   checksum matches. A damaged tail with no whole batch after it is a
-//!   write that never finished (a crash, power loss, a full disk): it is
-//!   cut off, and was never acknowledged. Damage with a whole batch after
-//!   it is corruption: the store refuses to open, saying where.
+//!   checksums match, and writes nothing. After the last whole batch, a
+//!   write that never finished (a crash, power loss, a full disk) looks
+//!   like a header never written (zeros), a batch the file ends inside, or
+//!   a batch with a sector of zeros in its body, with no whole batch after
+//!   it: it was never acknowledged, and the next write cuts it off. Any
+//!   other bad bytes are damage: the store refuses to open, naming the byte
+//!   offset, and truncates nothing.
 //! - Deletes (gc) append delete records; when more than half the log is
 //!   dead, the live records are copied to a new log, synced and renamed
 //!   over the old one (readers keep the old file until they are done).
@@ -167,7 +170,12 @@ impl LogStore {
             // A compaction that did not reach its rename left this behind.
             let _ = std::fs::remove_file(path.join(COMPACT_FILE));
             if !log_path.exists() {
-                create_log(&log_path)
+                // Made whole under another name, then renamed: a crash while
+                // making it leaves no log (the next opening starts over),
+                // never an empty one that no opening accepts.
+                let tmp = path.join(COMPACT_FILE);
+                create_log(&tmp)
+                    .and_then(|_| std::fs::rename(&tmp, &log_path))
                     .map_err(|e| fail("cannot create the node log", &unwritable(e)))?;
                 sync_dir(path).map_err(|e| fail("cannot sync the directory", &e))?;
             }
@@ -466,6 +474,9 @@ impl LogStore {
                 let _ = std::fs::remove_file(&tmp);
                 self.fail("cannot compact the node log", e)
             })?;
+        // An unfinished write found at opening was in the replaced file:
+        // cutting the new one there would leave zeros up to that offset.
+        w.cut = None;
         let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
         s.file = Arc::new(file);
         s.index = index;
