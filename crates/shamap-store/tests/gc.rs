@@ -8,18 +8,7 @@ use shamap_store::{
     StoredMap,
 };
 
-use crate::support::{random_map, seed};
-
-fn count(store: &dyn NodeStore) -> u64 {
-    let mut n = 0;
-    store
-        .for_each_value(&mut |_, _| {
-            n += 1;
-            std::ops::ControlFlow::Continue(())
-        })
-        .expect("iterate");
-    n
-}
+use crate::support::{count, random_map, seed};
 
 #[test]
 fn gc_keeps_shared_nodes_and_drops_the_rest() {

@@ -22,26 +22,39 @@ use crate::crash;
 use crate::support::{random_map, seed};
 use crate::tmpfs::Tmpfs;
 
-fn open_log(dir: &Path) -> LogStore {
+pub(crate) fn open_log(dir: &Path) -> LogStore {
     LogStore::open(dir).expect("open the store")
 }
 
-fn log_path(dir: &Path) -> PathBuf {
+pub(crate) fn log_path(dir: &Path) -> PathBuf {
     dir.join(LOG_FILE)
 }
 
 /// Imports `map` as a state map under `name`; returns its root.
-fn import(store: &dyn NodeStore, name: &str, map: &mut ShaMap) -> Result<Hash256, StoreError> {
+pub(crate) fn import(
+    store: &dyn NodeStore,
+    name: &str,
+    map: &mut ShaMap,
+) -> Result<Hash256, StoreError> {
     import_ledger(store, name, Some(&map.snapshot()), None, None, &mut |_| {})
         .map(|r| r.account_hash)
 }
 
 /// Every item of the map at `root`, read through a `StoredMap`.
-fn items(store: &dyn NodeStore, root: Hash256) -> BTreeMap<Key, Vec<u8>> {
+pub(crate) fn items(store: &dyn NodeStore, root: Hash256) -> BTreeMap<Key, Vec<u8>> {
     StoredMap::open(store, root, MapKind::AccountState)
         .expect("open")
         .iter()
         .map(|e| e.expect("read"))
+        .collect()
+}
+
+/// The names of the retained roots, oldest first.
+pub(crate) fn names(store: &dyn NodeStore) -> Vec<String> {
+    meta::retained(store)
+        .expect("meta")
+        .into_iter()
+        .map(|r| r.name)
         .collect()
 }
 
@@ -139,7 +152,8 @@ fn a_batch(seq: u64) -> Vec<u8> {
     e.bytes().to_vec()
 }
 
-fn append(path: &Path, bytes: &[u8]) {
+/// Appends `bytes` to the file at `path` (behind the store's back).
+pub(crate) fn append(path: &Path, bytes: &[u8]) {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new()
         .append(true)
@@ -192,11 +206,7 @@ fn an_unfinished_write_at_the_end_is_cut_off_and_everything_before_it_stays() {
             assert_eq!(items(&store, rc), mc, "{what}");
         }
         let store = open_log(dir.path());
-        let names: Vec<String> = meta::retained(&store)
-            .expect("meta")
-            .into_iter()
-            .map(|r| r.name)
-            .collect();
+        let names = names(&store);
         assert_eq!(names, ["a", "b", "c"], "{what}");
         for (root, model) in &versions {
             assert_eq!(&items(&store, *root), model, "{what}: after reopening");
@@ -364,11 +374,7 @@ fn gc_compacts_the_log_beside_a_reader_and_keeps_the_kept_root_whole() {
     let store = open_log(dir.path());
     assert_eq!(store.usage(), after, "the same after reopening");
     assert_eq!(items(&store, root), model);
-    let names: Vec<String> = meta::retained(&store)
-        .expect("meta")
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
+    let names = names(&store);
     assert_eq!(names, ["v11"]);
 }
 
@@ -419,11 +425,7 @@ fn one_writer_at_a_time_and_readers_beside_it_see_the_store_as_of_their_opening(
     let (mut b, _) = random_map(MapKind::AccountState, 500, seed(101));
     import(&writer, "b", &mut b).expect("the writer goes on");
     assert_eq!(items(&reader, ra), ma);
-    let names: Vec<String> = meta::retained(&reader)
-        .expect("meta")
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
+    let names = names(&reader);
     assert_eq!(names, ["a"], "as of its opening");
     let e = import(&reader, "c", &mut b).expect_err("read-only");
     assert!(e.to_string().contains("read-only"), "{e}");

@@ -23,7 +23,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
@@ -31,20 +31,15 @@ use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::log_store::format::{self, BatchEncoder};
 use shamap_store::log_store::LOG_FILE;
-use shamap_store::{
-    gc, import_ledger, meta, verify_all, Batch, LogStore, NodeStore, StoreError, StoredMap,
-};
+use shamap_store::{gc, verify_all, Batch, LogStore, NodeStore, StoreError, StoredMap};
 
 use crate::faults::{every_k, op_commit, op_gc, op_import, op_sync};
+use crate::node_log::{append, import, items, log_path, names, open_log};
 use crate::support::{count, nodes_of, random_map, seed};
 use crate::tmpfs::Tmpfs;
 
 /// The leftover of a compaction (or a creation) that did not finish.
 const COMPACT_FILE: &str = "nodes.log.compact";
-
-fn open_log(dir: &Path) -> LogStore {
-    LogStore::open(dir).expect("open the store")
-}
 
 /// A new store in a directory of its own (for `faults.rs`).
 fn new_log() -> (LogStore, Option<tempfile::TempDir>) {
@@ -52,44 +47,8 @@ fn new_log() -> (LogStore, Option<tempfile::TempDir>) {
     (open_log(dir.path()), Some(dir))
 }
 
-fn log_path(dir: &Path) -> PathBuf {
-    dir.join(LOG_FILE)
-}
-
 fn file_len(path: &Path) -> u64 {
     std::fs::metadata(path).expect("stat").len()
-}
-
-/// Imports `map` as a state map under `name`; returns its root.
-fn import(store: &dyn NodeStore, name: &str, map: &mut ShaMap) -> Result<Hash256, StoreError> {
-    import_ledger(store, name, Some(&map.snapshot()), None, None, &mut |_| {})
-        .map(|r| r.account_hash)
-}
-
-/// Every item of the map at `root`, read through a `StoredMap`.
-fn items(store: &dyn NodeStore, root: Hash256) -> BTreeMap<Key, Vec<u8>> {
-    StoredMap::open(store, root, MapKind::AccountState)
-        .expect("open")
-        .iter()
-        .map(|e| e.expect("read"))
-        .collect()
-}
-
-fn names(store: &dyn NodeStore) -> Vec<String> {
-    meta::retained(store)
-        .expect("meta")
-        .into_iter()
-        .map(|r| r.name)
-        .collect()
-}
-
-fn append(path: &Path, bytes: &[u8]) {
-    std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .expect("open the log")
-        .write_all(bytes)
-        .expect("append");
 }
 
 /// A batch of one 4000-byte node, cut 100 bytes short: a write that never

@@ -113,11 +113,6 @@ struct Writer {
     _lock: Option<File>,
 }
 
-/// Reads of `file` that fail with a clear message.
-fn read_exact_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
-    file.read_exact_at(buf, at)
-}
-
 impl LogStore {
     /// Opens (or creates) the node log store in directory `path` for
     /// reading and writing. A store is created only in a directory that
@@ -512,33 +507,32 @@ fn check_name(name: &str) -> Result<(), String> {
 /// The index slot and record length of `hash`, confirmed by reading the
 /// candidates' records.
 fn find(s: &State, hash: &Hash256) -> std::io::Result<Option<(usize, u64)>> {
-    let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
     for (slot, off) in s.index.probe(hash) {
-        s.file.read_exact_at(&mut head, off)?;
-        if let Some((r, _)) = format::node_value_range(&head, hash) {
-            return Ok(Some((slot, format::node_record_len(r.len()) as u64)));
+        if let Some(len) = record_len_if_of(&s.file, off, hash)? {
+            return Ok(Some((slot, len)));
         }
     }
     Ok(None)
+}
+
+/// The length of the record at `off` when it is a put of `hash` (an index
+/// candidate confirmed), else `None`.
+fn record_len_if_of(file: &File, off: u64, hash: &Hash256) -> std::io::Result<Option<u64>> {
+    let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
+    file.read_exact_at(&mut head, off)?;
+    Ok(format::node_value_range(&head, hash).map(|(r, _)| format::node_record_len(r.len()) as u64))
 }
 
 /// Points the index at `hash`'s new record at `at`, in one probe; returns
 /// the length of the record it replaced, if any.
 fn put_in_index(s: &mut State, hash: &Hash256, at: u64) -> std::io::Result<Option<u64>> {
     let State { file, index, .. } = s;
-    let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
-    let mut old_len = 0u64;
-    let replaced = index.upsert(hash, at, |off| {
-        file.read_exact_at(&mut head, off)?;
-        Ok::<bool, std::io::Error>(match format::node_value_range(&head, hash) {
-            Some((r, _)) => {
-                old_len = format::node_record_len(r.len()) as u64;
-                true
-            }
-            None => false,
-        })
+    let mut old_len = None;
+    index.upsert(hash, at, |off| {
+        old_len = record_len_if_of(file, off, hash)?;
+        Ok::<bool, std::io::Error>(old_len.is_some())
     })?;
-    Ok(replaced.map(|_| old_len))
+    Ok(old_len)
 }
 
 /// Reads the node record at `off` into `buf`: its hash, stored bytes and
@@ -549,7 +543,7 @@ fn read_node_record<'b>(
     buf: &'b mut Vec<u8>,
 ) -> std::io::Result<(Hash256, &'b [u8], format::Encoding)> {
     let mut head = [0u8; format::RECORD_HEADER_LEN + 32];
-    read_exact_at(file, &mut head, off)?;
+    file.read_exact_at(&mut head, off)?;
     let hash = Hash256::from_slice(&head[format::RECORD_HEADER_LEN..]).expect("32 bytes");
     let (range, encoding) = format::node_value_range(&head, &hash).ok_or_else(|| {
         std::io::Error::new(
@@ -558,7 +552,7 @@ fn read_node_record<'b>(
         )
     })?;
     buf.resize(range.len(), 0);
-    read_exact_at(file, buf, off + range.start as u64)?;
+    file.read_exact_at(buf, off + range.start as u64)?;
     Ok((hash, buf, encoding))
 }
 
