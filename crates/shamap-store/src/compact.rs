@@ -28,20 +28,28 @@ fn inner_children(value: &[u8]) -> Option<&[[u8; 32]; 16]> {
 
 /// The compact encoding of a stored value, if it is an inner node.
 pub fn encode_inner(value: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(1 + 512);
+    encode_inner_into(value, &mut out)?;
+    Some(out)
+}
+
+/// Appends [`encode_inner`]'s output to `out`, if `value` is an inner
+/// node; returns its length.
+pub fn encode_inner_into(value: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     let hashes = inner_children(value)?;
     let mut mask: u16 = 0;
     for (b, h) in hashes.iter().enumerate() {
-        if h.iter().any(|&x| x != 0) {
+        if *h != [0u8; 32] {
             mask |= 0x8000 >> b;
         }
     }
+    let start = out.len();
     if mask == 0xFFFF {
-        let mut out = Vec::with_capacity(1 + 512);
         out.push(3);
         out.extend_from_slice(hashes.as_flattened());
-        return Some(out);
+        return Some(out.len() - start);
     }
-    let mut out = Vec::with_capacity(3 + 32 * mask.count_ones() as usize);
+    out.reserve(3 + 32 * mask.count_ones() as usize);
     out.push(2);
     out.extend_from_slice(&mask.to_be_bytes());
     for (b, h) in hashes.iter().enumerate() {
@@ -49,7 +57,7 @@ pub fn encode_inner(value: &[u8]) -> Option<Vec<u8>> {
             out.extend_from_slice(h);
         }
     }
-    Some(out)
+    Some(out.len() - start)
 }
 
 /// Length of [`encode_inner`]'s output without building it.

@@ -48,8 +48,6 @@ struct Writer<'a> {
     failure: Option<StoreError>,
     /// Nodes per batch.
     limit: usize,
-    /// Whether to ask the store which nodes it has before writing.
-    look_up: bool,
 }
 
 impl<'a> Writer<'a> {
@@ -60,7 +58,6 @@ impl<'a> Writer<'a> {
             pending: Vec::new(),
             stats: WriteStats::default(),
             failure: None,
-            look_up: true,
         }
     }
 
@@ -80,17 +77,13 @@ impl<'a> Writer<'a> {
             return;
         }
         let nodes = std::mem::take(&mut self.pending);
-        let stored = if self.look_up {
-            let hashes: Vec<_> = nodes.iter().map(NodeObject::hash).collect();
-            match self.store.contains_many(&hashes) {
-                Ok(s) => s,
-                Err(e) => {
-                    self.failure = Some(e);
-                    return;
-                }
+        let hashes: Vec<_> = nodes.iter().map(NodeObject::hash).collect();
+        let stored = match self.store.contains_many(&hashes) {
+            Ok(s) => s,
+            Err(e) => {
+                self.failure = Some(e);
+                return;
             }
-        } else {
-            vec![false; nodes.len()]
         };
         let mut batch = Batch::new();
         for (node, stored) in nodes.into_iter().zip(stored) {
@@ -133,9 +126,11 @@ pub const BULK_RUN_BYTES: usize = 256 << 20;
 /// ([`Snapshot::for_each_node_where`]: only that range's nodes are
 /// serialized) and sorted. The stored nodes come out in hash order, one
 /// non-overlapping run, so the store has nothing to merge afterwards.
-/// Otherwise (a store with nodes, or one that appends in any order:
-/// [`NodeStore::wants_hash_ordered_import`]) each node is first looked up,
-/// and the missing ones are written in batches of [`IMPORT_BATCH_NODES`].
+/// Into an empty store that appends in any order
+/// ([`NodeStore::wants_hash_ordered_import`] false: the node log), the
+/// nodes go in tree order to [`NodeStore::ingest_unordered`], none looked
+/// up. Into a store with nodes, each node is first looked up, and the
+/// missing ones are written in batches of [`IMPORT_BATCH_NODES`].
 pub fn write_snapshot(
     store: &dyn NodeStore,
     snapshot: &Snapshot,
@@ -147,10 +142,27 @@ pub fn write_snapshot(
         return bulk_write(store, snapshot, BULK_RUN_BYTES, progress);
     }
     let node_type = NodeType::for_map(snapshot.kind());
+    if empty {
+        // Every node of one tree is new (no two nodes of a tree are equal:
+        // their leaves' keys differ), so none is looked up.
+        let mut stats = WriteStats::default();
+        let mut value = Vec::new();
+        store.ingest_unordered(&mut |put| {
+            snapshot.for_each_node(|n| {
+                value.clear();
+                value.extend_from_slice(&[0; 8]);
+                value.push(node_type as u8);
+                value.extend_from_slice(&n.prefix_bytes);
+                put(&n.hash, &value);
+                stats.visited += 1;
+                stats.written += 1;
+                stats.bytes += value.len() as u64;
+                progress(stats.visited);
+            })
+        })?;
+        return Ok(stats);
+    }
     let mut w = Writer::new(store, IMPORT_BATCH_NODES);
-    // Into an empty store every node of one tree is new (no two nodes of a
-    // tree are equal: their leaves' keys differ), so none is looked up.
-    w.look_up = !empty;
     snapshot.for_each_node(|n| {
         w.add(NodeObject::hashed_by_engine(
             node_type,

@@ -67,7 +67,7 @@ pub use node::{Node, NodeObject, NodeType};
 pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksStore;
-pub use store::{Batch, NodeStore, Op};
+pub use store::{Batch, NodeSink, NodeStore, Op};
 pub use sync::{
     add_known_node, add_root_node, copy_root, missing_nodes, wire_blob, AddOutcome, CopyReport,
     NodeId, SyncSession,

@@ -107,6 +107,11 @@ impl Batch {
     }
 }
 
+/// Where the nodes of a bulk write go
+/// ([`NodeStore::ingest_unordered`]): called once per node, with its hash
+/// and its value.
+pub type NodeSink<'a> = dyn FnMut(&Hash256, &[u8]) + 'a;
+
 /// A key-value store of nodes (hash → value) plus a few named metadata
 /// records. Implementations: [`crate::MemStore`], [`crate::FjallStore`],
 /// with the `rocksdb` feature `RocksStore`, with the `cassandra` feature
@@ -209,6 +214,40 @@ pub trait NodeStore: Send + Sync {
         }
         self.write(batch)?;
         self.sync()
+    }
+
+    /// Stores the nodes `feed` gives (it calls its argument once per node,
+    /// with the node's hash and value, in any order): the bulk path of an
+    /// import into a store that has no nodes yet and takes them in any
+    /// order ([`NodeStore::wants_hash_ordered_import`] false). Not atomic
+    /// and not synced, which is safe: nothing names the nodes until a root
+    /// record is written after this returns, with
+    /// [`NodeStore::write_durably`], which makes them durable too. After a
+    /// failure `feed` still runs to its end, its nodes ignored. The default
+    /// writes batches of [`crate::import::IMPORT_BATCH_NODES`] nodes; the
+    /// node log encodes on the calling thread while another writes.
+    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
+        let mut batch = Batch::new();
+        let mut failure = None;
+        feed(&mut |hash, value| {
+            if failure.is_some() {
+                return;
+            }
+            batch.bytes += 32 + value.len();
+            batch.ops.push(Op::PutNode {
+                hash: *hash,
+                value: value.to_vec(),
+            });
+            if batch.ops.len() >= crate::import::IMPORT_BATCH_NODES {
+                if let Err(e) = self.write(std::mem::take(&mut batch)) {
+                    failure = Some(e);
+                }
+            }
+        });
+        match failure {
+            Some(e) => Err(e),
+            None => self.write(batch),
+        }
     }
 
     /// True when a bulk import into this store, empty, should hand it every
@@ -320,6 +359,10 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn wants_hash_ordered_import(&self) -> bool {
         (**self).wants_hash_ordered_import()
+    }
+
+    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
+        (**self).ingest_unordered(feed)
     }
 
     fn finish_bulk(&self) -> Result<(), StoreError> {

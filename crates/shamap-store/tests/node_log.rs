@@ -412,6 +412,57 @@ fn a_full_disk_fails_a_write_in_bounded_time_and_the_store_recovers() {
     assert_eq!(items(&store, big_root), big_model);
 }
 
+/// The first import into a log is its bulk write (`ingest_unordered`:
+/// batches encoded on one thread, written and indexed on another). A full
+/// disk part way: one line, the log cut back to its last whole batch (it
+/// reopens, and the nodes written before the failure read back), and a
+/// retry with space completes the import.
+#[test]
+fn a_full_disk_during_an_import_into_an_empty_log_fails_in_words_and_a_retry_completes_it() {
+    let Some(fs) = Tmpfs::mount("16m") else {
+        return;
+    };
+    let db = fs.path.join("db");
+    // ~11 MB of log (three bulk batches) into ~6 MiB of space.
+    let filler = fs.path.join("filler");
+    std::fs::write(&filler, vec![1u8; 10 << 20]).expect("filler");
+    let (mut big, big_model) = random_map(MapKind::AccountState, 80_000, seed(97));
+    let start = Instant::now();
+    let store = open_log(&db);
+    let err = import(&store, "big", &mut big).expect_err("does not fit");
+    let line = err.to_string();
+    assert!(!line.contains('\n'), "one line: {line}");
+    assert!(line.contains("No space left on device"), "{line}");
+    assert!(start.elapsed() < Duration::from_secs(60));
+    assert!(names(&store).is_empty(), "no root recorded");
+    let written = store.usage();
+    assert!(written.nodes > 0, "the batches before the failure stay");
+    let log_len = std::fs::metadata(log_path(&db)).expect("log").len();
+    assert_eq!(
+        log_len, written.log_bytes,
+        "cut back to the last whole batch"
+    );
+    drop(store);
+    // Reopening finds whole batches only, and every node in them verifies.
+    let store = open_log(&db);
+    assert_eq!(store.usage(), written);
+    let mut checked = 0;
+    store
+        .for_each_value(&mut |hash, _| {
+            store.get(&hash).expect("a stored node verifies");
+            checked += 1;
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("read the log");
+    assert_eq!(checked, written.nodes);
+    std::fs::remove_file(&filler).expect("free space");
+    let root = import(&store, "big", &mut big).expect("fits now");
+    drop(store);
+    let store = open_log(&db);
+    assert_eq!(items(&store, root), big_model);
+    verify_all(&store, &root).expect("verifies");
+}
+
 #[test]
 fn one_writer_at_a_time_and_readers_beside_it_see_the_store_as_of_their_opening() {
     let dir = tempfile::tempdir().expect("tempdir");

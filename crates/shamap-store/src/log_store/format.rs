@@ -155,22 +155,22 @@ impl BatchEncoder {
     /// Adds a node put (an inner node in compact form); returns the
     /// record's offset from the batch's start and the record's length.
     pub fn put_node(&mut self, hash: &Hash256, value: &[u8]) -> (usize, usize) {
-        let at = match compact_inner(value) {
-            Some((node_type, compact)) => {
-                self.buf
-                    .reserve(RECORD_HEADER_LEN + 32 + 1 + compact.len() + 8);
-                let at = self.buf.len();
-                let value_len = (1 + compact.len()) as u32;
-                self.buf.extend_from_slice(&[PUT_COMPACT_INNER, 32, 0, 0]);
-                self.buf.extend_from_slice(&value_len.to_le_bytes());
-                self.buf.extend_from_slice(&hash.0);
-                self.buf.push(node_type);
-                self.buf.extend_from_slice(&compact);
+        let at = self.buf.len();
+        if let Some(node_type) = compact_inner_type(value) {
+            self.buf
+                .extend_from_slice(&[PUT_COMPACT_INNER, 32, 0, 0, 0, 0, 0, 0]);
+            self.buf.extend_from_slice(&hash.0);
+            self.buf.push(node_type);
+            if let Some(n) = crate::compact::encode_inner_into(value, &mut self.buf) {
+                let value_len = (1 + n) as u32;
+                self.buf[at + 4..at + 8].copy_from_slice(&value_len.to_le_bytes());
                 self.buf.resize(align8(self.buf.len()), 0);
-                at
+                return (at, self.buf.len() - at);
             }
-            None => self.record(PUT_NODE, &hash.0, value),
-        };
+            // Not an inner node after all.
+            self.buf.truncate(at);
+        }
+        self.record(PUT_NODE, &hash.0, value);
         (at, self.buf.len() - at)
     }
 
@@ -216,17 +216,16 @@ impl BatchEncoder {
     }
 }
 
-/// The compact form of a stored value, when it is an inner node whose
-/// plain value [`expand`] restores exactly: its type byte and the NuDB
-/// encoding.
-fn compact_inner(value: &[u8]) -> Option<(u8, Vec<u8>)> {
+/// The type byte of a stored value that may be an inner node stored in
+/// compact form (one whose plain value [`expand`] restores exactly): a
+/// zero header and a node type; the caller checks the rest.
+fn compact_inner_type(value: &[u8]) -> Option<u8> {
     let header = value.get(..crate::node::VALUE_HEADER_LEN)?;
-    if header[..8] != [0; 8] {
+    if header[..8] != [0; 8] || value.len() != crate::compact::INNER_VALUE_LEN {
         return None;
     }
     crate::node::NodeType::from_byte(header[8])?;
-    let compact = crate::compact::encode_inner(value)?;
-    Some((header[8], compact))
+    Some(header[8])
 }
 
 /// How a node record holds its value.
@@ -443,10 +442,19 @@ mod tests {
         let mut bad = e.bytes()[at..][range].to_vec();
         bad[0] = 77;
         assert!(expand(enc, &bad).is_none());
-        // A value with a non-zero header is kept as it is.
-        let mut odd = obj.value().to_vec();
-        odd[0] = 1;
-        assert!(compact_inner(&odd).is_none());
+        // A value with a non-zero header, or of an inner node's length and
+        // header but not an inner node's prefix, is kept as it is.
+        let mut odd_header = obj.value().to_vec();
+        odd_header[0] = 1;
+        let mut odd_prefix = obj.value().to_vec();
+        odd_prefix[9] ^= 0xFF;
+        for odd in [odd_header, odd_prefix] {
+            let (at, len) = e.put_node(&obj.hash(), &odd);
+            assert_eq!(len, node_record_len(odd.len()));
+            let (range, enc) = node_value_range(&e.bytes()[at..], &obj.hash()).expect("record");
+            assert_eq!(enc, Encoding::Plain);
+            assert_eq!(&e.bytes()[at..][range], &odd[..]);
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@
 
 pub mod format;
 mod index;
+mod ingest;
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -44,7 +45,7 @@ use shamap::Hash256;
 
 use crate::error::StoreError;
 use crate::meta;
-use crate::store::{Batch, NodeStore, Op};
+use crate::store::{Batch, NodeSink, NodeStore, Op};
 
 use format::{BatchEncoder, Record, FILE_HEADER_LEN};
 use index::Index;
@@ -64,6 +65,12 @@ const COMPACT_BATCH_BYTES: usize = 32 << 20;
 /// Compaction starts when dead bytes exceed live bytes and are at least
 /// this many: a gc's rewrite costs at most about twice what it freed.
 const COMPACT_MIN_DEAD: u64 = 4 << 20;
+
+/// Once this many bytes written without a sync have gathered at the log's
+/// end, a sync is started on another thread ([`WriteOut`]): a
+/// bulk import's final sync then waits for the last few MiB instead of all
+/// of them, the disk working while the CPU prepares the next batches.
+const WRITE_OUT_BYTES: u64 = 8 << 20;
 
 /// A node store in a directory holding one node log.
 #[derive(Clone)]
@@ -111,6 +118,79 @@ struct Writer {
     poisoned: Option<String>,
     /// Held while the store is open for writing.
     _lock: Option<File>,
+    /// Bytes at the log's end written since the disk was last asked to
+    /// take them (a sync, or [`WriteOut::start`]).
+    not_started: u64,
+    write_out: WriteOut,
+}
+
+impl Writer {
+    /// Why the store takes no more writes, if it does not: an earlier
+    /// failure of this writer or of its background sync.
+    fn poison(&mut self) -> Option<&str> {
+        if self.poisoned.is_none() {
+            if let Some(e) = self.write_out.failure() {
+                self.poisoned = Some(format!("an earlier sync failed ({e}); reopen the store"));
+            }
+        }
+        self.poisoned.as_deref()
+    }
+}
+
+/// Syncs the log on a thread of its own while the writer goes on: the
+/// disk takes a bulk write's first batches while the CPU prepares the
+/// next ones, and the commit point's sync waits only for the rest. A
+/// failed background sync fails the store's next write or sync (its error
+/// is reported to one sync of the file only, so it must not be lost).
+#[derive(Default)]
+struct WriteOut {
+    /// Started on first use.
+    thread: Option<(
+        std::sync::mpsc::SyncSender<Arc<File>>,
+        std::thread::JoinHandle<()>,
+    )>,
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+impl WriteOut {
+    /// Has `file` synced soon, unless a sync that has not yet started is
+    /// already waiting (it will cover what was written until now).
+    fn start(&mut self, file: &Arc<File>) {
+        let (tx, _) = self.thread.get_or_insert_with(|| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<File>>(1);
+            let failed = self.failed.clone();
+            let t = std::thread::Builder::new()
+                .name("node log write-out".into())
+                .spawn(move || {
+                    for file in rx {
+                        if let Err(e) = file.sync_data() {
+                            let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+                            f.get_or_insert_with(|| e.to_string());
+                        }
+                    }
+                })
+                .expect("cannot start a thread");
+            (tx, t)
+        });
+        let _ = tx.try_send(file.clone());
+    }
+
+    /// The error of a background sync that failed, if one did.
+    fn failure(&self) -> Option<String> {
+        self.failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl Drop for WriteOut {
+    fn drop(&mut self) {
+        if let Some((tx, t)) = self.thread.take() {
+            drop(tx);
+            let _ = t.join();
+        }
+    }
 }
 
 impl LogStore {
@@ -200,6 +280,8 @@ impl LogStore {
                     encoder: BatchEncoder::default(),
                     next_seq: scanned.next_seq,
                     cut: scanned.torn_from,
+                    not_started: 0,
+                    write_out: WriteOut::default(),
                     poisoned: None,
                     _lock: lock,
                 }),
@@ -246,7 +328,7 @@ impl LogStore {
             ));
         }
         let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(why) = &w.poisoned {
+        if let Some(why) = w.poison() {
             return Err(self.fail("cannot write", why));
         }
         if batch.is_empty() {
@@ -264,24 +346,36 @@ impl LogStore {
         let seq = w.next_seq;
         let e = &mut w.encoder;
         e.begin();
-        let mut puts: Vec<(Hash256, u64, u64)> = Vec::new();
-        let ops = batch.into_ops();
-        for op in &ops {
-            match op {
+        // What publishing will do, in the batch's order; the node values
+        // are dropped here, outside the readers' lock.
+        let mut effects: Vec<Effect> = Vec::new();
+        let mut puts = 0;
+        for op in batch.into_ops() {
+            effects.push(match op {
                 Op::PutNode { hash, value } => {
-                    let (at, len) = e.put_node(hash, value);
-                    puts.push((*hash, start + at as u64, len as u64));
+                    let (at, len) = e.put_node(&hash, &value);
+                    puts += 1;
+                    Effect::PutNode {
+                        hash,
+                        at: start + at as u64,
+                        len: len as u64,
+                    }
                 }
-                Op::DeleteNode(hash) => e.delete_node(hash),
+                Op::DeleteNode(hash) => {
+                    e.delete_node(&hash);
+                    Effect::DeleteNode(hash)
+                }
                 Op::PutMeta { name, value } => {
-                    check_name(name).map_err(|m| self.fail("cannot write", m))?;
-                    e.put_meta(name, value)
+                    check_name(&name).map_err(|m| self.fail("cannot write", m))?;
+                    e.put_meta(&name, &value);
+                    Effect::PutMeta { name, value }
                 }
                 Op::DeleteMeta(name) => {
-                    check_name(name).map_err(|m| self.fail("cannot write", m))?;
-                    e.delete_meta(name)
+                    check_name(&name).map_err(|m| self.fail("cannot write", m))?;
+                    e.delete_meta(&name);
+                    Effect::DeleteMeta(name)
                 }
-            }
+            });
         }
         e.finish(seq);
         let end = start + e.len() as u64;
@@ -291,53 +385,49 @@ impl LogStore {
                 "the node log has reached its largest size (128 GiB); run gc",
             ));
         }
-        if let Some(cut) = w.cut {
-            file.set_len(cut)
-                .and_then(|()| file.sync_data())
-                .map_err(|e| self.fail("cannot cut off an unfinished write", e))?;
-            w.cut = None;
-        }
+        self.cut_unfinished(w, &file)?;
         let e = &mut w.encoder;
         if let Err(err) = file.write_all_at(e.bytes(), start) {
-            // Cut off whatever part was written, so that the next batch
-            // follows the last whole one; if even that fails, the file's
-            // end is unknown and the store takes no more writes.
-            if let Err(cut) = file.set_len(start) {
-                w.poisoned = Some(format!(
-                    "an earlier write failed ({err}) and could not be undone ({cut}); reopen the store"
-                ));
-            }
-            return Err(self.fail("cannot write batch", err));
+            return Err(self.undo_failed_write(w, &file, start, err));
         }
         e.shrink(64 << 20);
         w.next_seq += 1;
         if durable {
             self.sync_file(w, &file)?;
+        } else {
+            w.not_started += end - start;
+            if w.not_started >= WRITE_OUT_BYTES {
+                w.write_out.start(&file);
+                w.not_started = 0;
+            }
         }
         // Publish: index and metadata, under one lock.
         let read_fail = |e| self.fail("cannot read the node log", e);
         let deleted_any = {
             let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
-            let mut puts = puts.into_iter();
+            s.index.reserve(puts);
+            s.index.warm(effects.iter().filter_map(|f| match f {
+                Effect::PutNode { hash, .. } => Some(hash),
+                _ => None,
+            }));
             let mut deleted_any = false;
-            for op in ops {
-                match op {
-                    Op::PutNode { hash, .. } => {
-                        let (_, at, len) = puts.next().expect("one per put");
+            for f in effects {
+                match f {
+                    Effect::PutNode { hash, at, len } => {
                         let replaced = put_in_index(&mut s, &hash, at).map_err(read_fail)?;
                         s.live_bytes = s.live_bytes + len - replaced.unwrap_or(0);
                     }
-                    Op::DeleteNode(hash) => {
+                    Effect::DeleteNode(hash) => {
                         if let Some((slot, old)) = find(&s, &hash).map_err(read_fail)? {
                             s.live_bytes -= old;
                             s.index.remove_at(slot);
                             deleted_any = true;
                         }
                     }
-                    Op::PutMeta { name, value } => {
+                    Effect::PutMeta { name, value } => {
                         s.meta.insert(name, value);
                     }
-                    Op::DeleteMeta(name) => {
+                    Effect::DeleteMeta(name) => {
                         s.meta.remove(&name);
                     }
                 }
@@ -351,8 +441,40 @@ impl LogStore {
         Ok(())
     }
 
+    /// Cuts off the unfinished write found at opening, if it is still
+    /// there: before the first write, so that it follows the last whole
+    /// batch.
+    fn cut_unfinished(&self, w: &mut Writer, file: &File) -> Result<(), StoreError> {
+        if let Some(cut) = w.cut {
+            file.set_len(cut)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| self.fail("cannot cut off an unfinished write", e))?;
+            w.cut = None;
+        }
+        Ok(())
+    }
+
+    /// After a write of a batch at `start` failed: cuts off whatever part
+    /// was written, so that the next batch follows the last whole one; if
+    /// even that fails, the file's end is unknown and the store takes no
+    /// more writes. Returns the error to report.
+    fn undo_failed_write(
+        &self,
+        w: &mut Writer,
+        file: &File,
+        start: u64,
+        err: std::io::Error,
+    ) -> StoreError {
+        if let Err(cut) = file.set_len(start) {
+            w.poisoned = Some(format!(
+                "an earlier write failed ({err}) and could not be undone ({cut}); reopen the store"
+            ));
+        }
+        self.fail("cannot write batch", err)
+    }
+
     fn sync_locked(&self, w: &mut Writer) -> Result<(), StoreError> {
-        if let Some(why) = &w.poisoned {
+        if let Some(why) = w.poison() {
             return Err(self.fail("cannot sync", why));
         }
         let file = self.state().file.clone();
@@ -363,10 +485,17 @@ impl LogStore {
     /// kernel may have dropped the pages, so nothing written since the last
     /// good one can be trusted to be on disk).
     fn sync_file(&self, w: &mut Writer, file: &File) -> Result<(), StoreError> {
+        w.not_started = 0;
         file.sync_data().map_err(|e| {
             w.poisoned = Some(format!("an earlier sync failed ({e}); reopen the store"));
             self.fail("cannot sync", e)
-        })
+        })?;
+        // A background sync that failed meanwhile may have taken the
+        // error this one would have reported.
+        match w.poison() {
+            Some(why) => Err(self.fail("cannot sync", why)),
+            None => Ok(()),
+        }
     }
 
     /// Copies the live records to a new log when most of the log is dead.
@@ -396,7 +525,7 @@ impl LogStore {
     }
 
     fn compact(&self, w: &mut Writer) -> Result<(), StoreError> {
-        if let Some(why) = &w.poisoned {
+        if let Some(why) = w.poison() {
             return Err(self.fail("cannot compact", why));
         }
         let (old, mut offsets, meta, live) = {
@@ -502,6 +631,23 @@ fn check_name(name: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// What publishing a written batch does to the store's state, one per
+/// change, in the batch's order.
+enum Effect {
+    /// `hash`'s record starts at `at` and takes `len` bytes.
+    PutNode {
+        hash: Hash256,
+        at: u64,
+        len: u64,
+    },
+    DeleteNode(Hash256),
+    PutMeta {
+        name: String,
+        value: Vec<u8>,
+    },
+    DeleteMeta(String),
 }
 
 /// The index slot and record length of `hash`, confirmed by reading the
@@ -622,6 +768,12 @@ impl NodeStore for LogStore {
     /// pass per hash range and no sort (1M entries: see docs/design.md).
     fn wants_hash_ordered_import(&self) -> bool {
         false
+    }
+
+    /// Encodes on the calling thread while another writes and indexes
+    /// (see `log_store/ingest.rs`).
+    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
+        self.ingest(feed)
     }
 
     fn for_each_value(
