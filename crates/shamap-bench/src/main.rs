@@ -108,6 +108,13 @@ struct Args {
     /// Blocks of `--block` writes the `durable` workload commits.
     #[arg(long, default_value_t = 20)]
     blocks: usize,
+    /// Rounds of the `durable` workload's imports (every engine, then the
+    /// disk floor, each from an empty directory); each row reports its
+    /// fastest round. More than one, because this machine's first touch of
+    /// memory after a pause costs host page faults that whichever step
+    /// runs first would pay alone.
+    #[arg(long, default_value_t = 2)]
+    import_rounds: usize,
     /// Node budget (MiB) of our backed map in the `durable` workload
     /// (default: the library's default, `BackedOptions::default()`).
     #[arg(long)]

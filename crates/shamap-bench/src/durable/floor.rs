@@ -43,5 +43,6 @@ pub fn run(dir: &Path, bytes: u64, entries: u64) -> Result<Row, String> {
             "{:.0} MB/s sequential, one fsync",
             bytes as f64 / seconds / 1e6
         ),
+        rounds: Vec::new(),
     })
 }
