@@ -248,6 +248,43 @@ pub(crate) fn fetched_value(
     checked(obj, place)
 }
 
+/// [`fetched_value`] of many raw values at once (`values[i]` read under
+/// `wanted[i].0`, for place `wanted[i].1`): the hashes are checked in one
+/// multi-lane batch ([`NodeObject::decode_many`]); the same checks and
+/// errors, one result per value.
+pub(crate) fn fetched_values(
+    wanted: &[(Hash256, Place)],
+    values: Vec<Option<Vec<u8>>>,
+) -> Vec<Result<Fetched, StoreError>> {
+    let mut present = Vec::with_capacity(values.len());
+    let mut results: Vec<Option<Result<Fetched, StoreError>>> = Vec::with_capacity(values.len());
+    for ((hash, place), value) in wanted.iter().zip(values) {
+        match value {
+            Some(v) => {
+                present.push((*hash, v));
+                results.push(None);
+            }
+            None => results.push(Some(Err(
+                StoreError::Missing { hash: *hash }.at(*hash, &place.nibbles())
+            ))),
+        }
+    }
+    let mut decoded = NodeObject::decode_many(present).into_iter();
+    results
+        .into_iter()
+        .zip(wanted)
+        .map(|(r, (hash, place))| {
+            r.unwrap_or_else(|| {
+                let obj = decoded
+                    .next()
+                    .expect("one decoded per present value")
+                    .map_err(|e| e.at(*hash, &place.nibbles()))?;
+                checked(obj, place)
+            })
+        })
+        .collect()
+}
+
 /// Checks 2–5 of a verified node, and its value's length.
 fn checked(obj: NodeObject, place: &Place) -> Result<Fetched, StoreError> {
     let node = check_node(&obj, place)?;

@@ -168,6 +168,40 @@ impl NodeObject {
     /// the type byte against the prefix, and the hash. Any failure is
     /// [`StoreError::Corrupt`] naming `hash`.
     pub fn decode(hash: Hash256, value: Vec<u8>) -> Result<NodeObject, StoreError> {
+        let obj = NodeObject::framed(hash, value)?;
+        let actual = sha512_half(&[obj.prefix_bytes()]);
+        obj.hashed_to(actual)
+    }
+
+    /// [`NodeObject::decode`] of many values read from a store, the hashes
+    /// computed together (the multi-lane SHA-512 kernel: several messages
+    /// per pass): the same checks and errors, one result per value.
+    pub fn decode_many(values: Vec<(Hash256, Vec<u8>)>) -> Vec<Result<NodeObject, StoreError>> {
+        let framed: Vec<Result<NodeObject, StoreError>> = values
+            .into_iter()
+            .map(|(hash, value)| NodeObject::framed(hash, value))
+            .collect();
+        let messages: Vec<&[u8]> = framed
+            .iter()
+            .filter_map(|f| f.as_ref().ok().map(NodeObject::prefix_bytes))
+            .collect();
+        let mut hashes = vec![[0u8; 32]; messages.len()];
+        shamap::HashFunction::Sha512Half.hash_batch(&messages, &mut hashes);
+        drop(messages);
+        let mut hashes = hashes.into_iter();
+        framed
+            .into_iter()
+            .map(|f| {
+                let obj = f?;
+                let actual = Hash256(hashes.next().expect("one hash per framed value"));
+                obj.hashed_to(actual)
+            })
+            .collect()
+    }
+
+    /// The first checks of [`NodeObject::decode`]: a value long enough for
+    /// a header and a hash prefix, and a zero header.
+    fn framed(hash: Hash256, value: Vec<u8>) -> Result<NodeObject, StoreError> {
         let corrupt = |reason: String| StoreError::Corrupt { hash, reason };
         if value.len() < VALUE_HEADER_LEN + node_hash::PREFIX_LEN {
             return Err(corrupt(format!(
@@ -178,13 +212,20 @@ impl NodeObject {
         if value[..8] != [0; 8] {
             return Err(corrupt("the 8-byte value header is not zero".to_owned()));
         }
-        let obj = NodeObject { hash, value };
-        let prefix = obj.prefix_bytes();
-        let actual = sha512_half(&[prefix]);
+        Ok(NodeObject { hash, value })
+    }
+
+    /// The rest of [`NodeObject::decode`], given what the framed value's
+    /// prefix format hashes to: that hash, then the type byte against the
+    /// prefix.
+    fn hashed_to(self, actual: Hash256) -> Result<NodeObject, StoreError> {
+        let hash = self.hash;
+        let corrupt = |reason: String| StoreError::Corrupt { hash, reason };
         if actual != hash {
             return Err(corrupt(format!("its bytes hash to {actual}")));
         }
-        let ty = obj.value[8];
+        let prefix = self.prefix_bytes();
+        let ty = self.value[8];
         let node_type =
             NodeType::from_byte(ty).ok_or_else(|| corrupt(format!("unknown type byte {ty}")))?;
         let tag = &prefix[..node_hash::PREFIX_LEN];
@@ -200,7 +241,7 @@ impl NodeObject {
                 shamap::hash::encode_hex_upper(tag)
             )));
         }
-        Ok(obj)
+        Ok(self)
     }
 
     /// The node's hash (its key in the store).
@@ -283,6 +324,48 @@ impl NodeObject {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `decode_many` gives `decode`'s answer for each value, good or bad,
+    /// whatever the mix around it (the batch hashes only the framed ones).
+    #[test]
+    fn decode_many_agrees_with_decode_value_by_value() {
+        let mut values = Vec::new();
+        for i in 0..40u8 {
+            let prefix = if i % 3 == 0 {
+                let mut children = [Hash256::ZERO; 16];
+                children[usize::from(i % 16)] = Hash256([i; 32]);
+                node_hash::inner_message(&children).to_vec()
+            } else {
+                node_hash::leaf_message(
+                    MapKind::AccountState,
+                    &Key([i; 32]),
+                    &vec![i; usize::from(i)],
+                )
+            };
+            let obj = NodeObject::from_prefix(NodeType::AccountNode, &prefix);
+            let (mut hash, mut value) = (obj.hash(), obj.value().to_vec());
+            match i % 7 {
+                1 => value[20] ^= 1,                    // hashes to something else
+                2 => value.truncate(10),                // too short
+                3 => value[0] = 1,                      // header not zero
+                4 => value[8] = NodeType::Ledger as u8, // type does not fit
+                5 => hash.0[0] ^= 1,                    // asked under another hash
+                _ => {}
+            }
+            values.push((hash, value));
+        }
+        let one: Vec<String> = values
+            .iter()
+            .map(|(h, v)| format!("{:?}", NodeObject::decode(*h, v.clone()).map(|o| o.hash())))
+            .collect();
+        let many: Vec<String> = NodeObject::decode_many(values)
+            .into_iter()
+            .map(|r| format!("{:?}", r.map(|o| o.hash())))
+            .collect();
+        assert_eq!(one, many);
+        assert!(one.iter().filter(|r| r.starts_with("Ok")).count() >= 10);
+        assert!(one.iter().filter(|r| r.starts_with("Err")).count() >= 20);
+    }
 
     #[test]
     fn values_round_trip_and_verify() {

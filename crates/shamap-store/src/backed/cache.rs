@@ -149,6 +149,17 @@ impl NodeCache {
     }
 }
 
+/// A verified node as the cache holds it.
+fn clean_node(node: MapNode) -> CleanNode {
+    match node {
+        MapNode::Inner(children) => CleanNode::from_children(&children),
+        MapNode::Leaf { key, data } => CleanNode::Leaf {
+            key,
+            data: data.into_boxed_slice(),
+        },
+    }
+}
+
 /// The store, map kind and cache: everything a walk needs besides the tree.
 pub(super) struct Loader<'s> {
     pub(super) store: &'s dyn NodeStore,
@@ -194,19 +205,70 @@ impl<'s> Loader<'s> {
             n.check_place(hash, &place)?;
             return Ok(n);
         }
-        let clean = match fetch_required(self.store, hash, &place)?.node {
-            MapNode::Inner(children) => CleanNode::from_children(&children),
-            MapNode::Leaf { key, data } => CleanNode::Leaf {
-                key,
-                data: data.into_boxed_slice(),
-            },
-        };
-        let clean = Arc::new(clean);
+        let clean = Arc::new(clean_node(fetch_required(self.store, hash, &place)?.node));
         let mut cache = self.cache();
         cache.loads += 1;
         if let Some(capacity) = keep {
             cache.insert(*hash, Arc::clone(&clean), capacity);
         }
         Ok(clean)
+    }
+
+    /// [`Loader::fetch`] of many nodes, each a hash and the place it was
+    /// reached at, cached within `capacity`: the ones not cached are read
+    /// in one go ([`NodeStore::read_values`]) and verified together (their
+    /// hashes in one multi-lane batch), instead of one by one. In order;
+    /// the first failure is returned.
+    pub(super) fn fetch_many(
+        &self,
+        wanted: &[(Hash256, Place)],
+        capacity: usize,
+    ) -> Result<Vec<Arc<CleanNode>>, StoreError> {
+        // Each wanted node: cached, or the index of its read in `missing`.
+        let mut found: Vec<Result<Arc<CleanNode>, usize>> = Vec::with_capacity(wanted.len());
+        let mut missing: Vec<(Hash256, Place)> = Vec::new();
+        let mut reading: HashMap<Hash256, usize> = HashMap::new();
+        {
+            let mut cache = self.cache();
+            for (hash, place) in wanted {
+                match cache.get(hash) {
+                    Some(n) => {
+                        n.check_place(hash, place)?;
+                        found.push(Ok(n));
+                    }
+                    None => {
+                        // A node on several paths is read once; at another
+                        // place (a damaged store: a valid node has one),
+                        // read and checked again there.
+                        let at = match reading.get(hash) {
+                            Some(&at) if missing[at].1 == *place => at,
+                            _ => {
+                                reading.insert(*hash, missing.len());
+                                missing.push((*hash, *place));
+                                missing.len() - 1
+                            }
+                        };
+                        found.push(Err(at));
+                    }
+                }
+            }
+        }
+        let mut loaded = Vec::with_capacity(missing.len());
+        if !missing.is_empty() {
+            let hashes: Vec<Hash256> = missing.iter().map(|m| m.0).collect();
+            let values = self.store.read_values(&hashes)?;
+            for f in crate::fetch::fetched_values(&missing, values) {
+                loaded.push(Arc::new(clean_node(f?.node)));
+            }
+            let mut cache = self.cache();
+            cache.loads += loaded.len() as u64;
+            for ((hash, _), node) in missing.iter().zip(&loaded) {
+                cache.insert(*hash, Arc::clone(node), capacity);
+            }
+        }
+        Ok(found
+            .into_iter()
+            .map(|f| f.unwrap_or_else(|at| Arc::clone(&loaded[at])))
+            .collect())
     }
 }

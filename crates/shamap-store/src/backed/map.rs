@@ -8,6 +8,7 @@ use std::ops::ControlFlow;
 use shamap::{Hash256, Key, MapKind};
 
 use crate::error::StoreError;
+use crate::fetch::Place;
 use crate::store::NodeStore;
 
 use super::cache::{CleanNode, Loader};
@@ -327,30 +328,42 @@ impl<'s> BackedMap<'s> {
 }
 
 /// Walks the path of each key from `root` through the cache, loading what
-/// is missing (see [`BackedMap::prefetch`]).
+/// is missing (see [`BackedMap::prefetch`]): all the paths a level at a
+/// time, so that each level's missing nodes are read and verified together
+/// ([`Loader::fetch_many`]).
 fn prefetch_paths(
     loader: &Loader<'_>,
     root: Hash256,
     keys: &[Key],
     cap: usize,
 ) -> Result<(), StoreError> {
-    for key in keys {
-        let mut hash = root;
-        let mut depth = 0;
-        loop {
-            let node = loader.fetch(&hash, key, depth, Some(cap))?;
-            if matches!(*node, CleanNode::Leaf { .. }) {
-                // A leaf may sit at depth 64, where a key has no branch.
-                break;
+    // The keys whose walk goes on, and the node each is at.
+    let mut walking: Vec<(&Key, Hash256)> = keys.iter().map(|k| (k, root)).collect();
+    let mut wanted: Vec<(Hash256, Place)> = Vec::with_capacity(walking.len());
+    let mut depth = 0;
+    while !walking.is_empty() {
+        wanted.clear();
+        wanted.extend(
+            walking
+                .iter()
+                .map(|(key, hash)| (*hash, Place::new(loader.kind, key, depth))),
+        );
+        let nodes = loader.fetch_many(&wanted, cap)?;
+        let mut next = 0;
+        for i in 0..walking.len() {
+            let (key, _) = walking[i];
+            let node = &nodes[i];
+            // A leaf may sit at depth 64, where a key has no branch.
+            if matches!(**node, CleanNode::Leaf { .. }) {
+                continue;
             }
-            match node.child(tree::branch(key, depth)) {
-                Some(h) => {
-                    hash = h;
-                    depth += 1;
-                }
-                None => break,
+            if let Some(child) = node.child(tree::branch(key, depth)) {
+                walking[next] = (key, child);
+                next += 1;
             }
         }
+        walking.truncate(next);
+        depth += 1;
     }
     Ok(())
 }
