@@ -250,6 +250,14 @@ pub trait NodeStore: Send + Sync {
         }
     }
 
+    /// Bytes of memory the store holds that grow with what it stores (the
+    /// node log's index: ~10 bytes per node), which a [`crate::BackedMap`]'s
+    /// budget covers. 0 by default: fjall's and RocksDB's caches have sizes
+    /// set by their options.
+    fn resident_bytes(&self) -> u64 {
+        0
+    }
+
     /// True when a bulk import into this store, empty, should hand it every
     /// node in hash order ([`NodeStore::ingest_sorted`], which costs the
     /// import a pass per hash range and a sort): stores that keep keys in
@@ -359,6 +367,10 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn wants_hash_ordered_import(&self) -> bool {
         (**self).wants_hash_ordered_import()
+    }
+
+    fn resident_bytes(&self) -> u64 {
+        (**self).resident_bytes()
     }
 
     fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {

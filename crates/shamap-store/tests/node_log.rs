@@ -130,6 +130,40 @@ fn a_backed_map_on_the_node_log_matches_the_in_memory_map_and_a_btreemap() {
     }
 }
 
+/// A backed map's budget covers the node log's index: what the cache may
+/// hold shrinks by it, and the stats report it.
+#[test]
+fn a_backed_maps_budget_covers_the_node_logs_index() {
+    let s = seed(94);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_log(dir.path());
+    let (mut m, model) = random_map(MapKind::AccountState, 30_000, s);
+    let root = import(&store, "m", &mut m).expect("import");
+    let index = store.usage().index_bytes;
+    assert!(index > 0);
+    // The index and the few metadata records.
+    let resident = store.resident_bytes();
+    assert!(
+        resident >= index && resident < index + 4096,
+        "{resident} vs {index}"
+    );
+    let budget = 4 * index as usize;
+    let opts = BackedOptions {
+        budget_bytes: budget,
+    };
+    let map = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
+    for (k, v) in &model {
+        assert_eq!(map.get(k).expect("get").as_ref(), Some(v), "seed {s}");
+    }
+    let st = map.stats();
+    assert_eq!(st.store_resident_bytes, store.resident_bytes());
+    assert!(st.cache_peak_bytes > 0);
+    assert!(
+        st.cache_peak_bytes + st.store_resident_bytes as usize <= budget,
+        "seed {s}: {st:?}"
+    );
+}
+
 // ---- unfinished writes and damage ----
 
 /// A store with two imported versions; returns their roots and contents.

@@ -242,10 +242,11 @@ fn commit(plan: &Plan, dir: &std::path::Path, opened: &Opened) -> Result<Row, St
         fsync: true,
         disk_bytes: Some(allocated_bytes(dir)),
         note: format!(
-            "apply {:.2} s + commit {:.2} s; budget {} MiB; {} loads, {} hits, {} spills",
+            "apply {:.2} s + commit {:.2} s; budget {} MiB (the store's index {} MiB of it); {} loads, {} hits, {} spills",
             secs(applying),
             secs(committing),
             s.budget_bytes >> 20,
+            s.store_resident_bytes >> 20,
             s.loads,
             s.hits,
             s.spills

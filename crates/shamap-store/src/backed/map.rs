@@ -20,9 +20,11 @@ use super::tree::{
 /// Options of a [`BackedMap`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BackedOptions {
-    /// Bytes of nodes held in memory: the clean-node cache plus the dirty
-    /// nodes. Default 64 MiB. The store backend's own caches and buffers
-    /// (fjall's block cache and memtables) are outside this budget.
+    /// Bytes of memory for the map's nodes: the clean-node cache (its
+    /// entries and tables), the dirty nodes, and the store's memory that
+    /// grows with the state ([`NodeStore::resident_bytes`]: the node log's
+    /// index). Default 64 MiB. Caches and buffers of a fixed size of the
+    /// store's own (fjall's block cache and write buffers) are outside it.
     pub budget_bytes: usize,
 }
 
@@ -51,6 +53,10 @@ const DIRTY_SHARE: usize = 4;
 pub struct BackedStats {
     /// The memory budget.
     pub budget_bytes: usize,
+    /// Memory the store holds that grows with the state and counts
+    /// against the budget ([`NodeStore::resident_bytes`]: the node log's
+    /// index; 0 for fjall and RocksDB, whose caches have sizes of their own).
+    pub store_resident_bytes: u64,
     /// Bytes the clean cache holds now (charged per entry: the decoded node,
     /// its table slot, its CLOCK entry and the `Arc` header).
     pub cache_bytes: usize,
@@ -158,8 +164,19 @@ impl<'s> BackedMap<'s> {
         }
     }
 
+    /// What the clean cache may hold: the budget less the dirty nodes and
+    /// the store's own memory that grows with the state
+    /// ([`NodeStore::resident_bytes`]: the node log's index), but at least
+    /// an eighth of the budget (a budget smaller than the index alone is
+    /// then exceeded; [`BackedStats::store_resident_bytes`] shows by how
+    /// much).
     fn cache_capacity(&self) -> usize {
-        self.loader.budget.saturating_sub(self.dirty_bytes)
+        let store = usize::try_from(self.loader.store.resident_bytes()).unwrap_or(usize::MAX);
+        self.loader
+            .budget
+            .saturating_sub(self.dirty_bytes)
+            .saturating_sub(store)
+            .max(self.loader.budget / 8)
     }
 
     /// Loads into the node cache, verified, the stored nodes on the paths
@@ -192,7 +209,8 @@ impl<'s> BackedMap<'s> {
         let c = self.loader.cache();
         BackedStats {
             budget_bytes: self.loader.budget,
-            cache_bytes: c.bytes,
+            store_resident_bytes: self.loader.store.resident_bytes(),
+            cache_bytes: c.held_bytes(),
             cache_peak_bytes: c.peak,
             cache_entries: c.map.len(),
             dirty_bytes: self.dirty_bytes,

@@ -770,6 +770,12 @@ impl NodeStore for LogStore {
         false
     }
 
+    /// The index (8 bytes a slot) and the metadata records.
+    fn resident_bytes(&self) -> u64 {
+        let s = self.state();
+        (s.index.heap_bytes() + s.meta.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()) as u64
+    }
+
     /// Encodes on the calling thread while another writes and indexes
     /// (see `log_store/ingest.rs`).
     fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
