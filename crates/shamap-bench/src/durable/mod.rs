@@ -3,12 +3,14 @@
 //! step's alone.
 //!
 //! Engines:
-//! - `ours`: a [`shamap_store::BackedMap`] on a fjall store, at the node
-//!   budget `--cache-mb` gives (default: the library's default), fjall
-//!   set up for a store under a node cache
-//!   (`FjallOptions::beside_node_cache`: 8 MiB block cache, 4 MiB write
-//!   buffer, unless `--fjall-cache-mb`, `--memtable-mb`), every commit
-//!   durable (the root record written with fjall's `SyncAll`);
+//! - `ours`: a [`shamap_store::BackedMap`] on the node log
+//!   ([`shamap_store::LogStore`]), at the node budget `--cache-mb` gives
+//!   (default: the library's default), every commit durable (the root
+//!   record written with `fdatasync`); `ours-fjall` the same on fjall, set
+//!   up for a store under a node cache (`FjallOptions::beside_node_cache`:
+//!   8 MiB block cache, 4 MiB write buffer, unless `--fjall-cache-mb`,
+//!   `--memtable-mb`; `SyncAll` at commits); `ours-rocks` on RocksDB
+//!   (feature `rocksdb`);
 //! - `nomt` (feature `peer-nomt`): nomt, whose commit returns after fsync;
 //! - `disk-floor`: the bytes our import wrote, written sequentially to one
 //!   file with one fsync at the end: what the disk allows.
@@ -16,7 +18,8 @@
 //! Workloads, in this order, on the same keys and writes for every engine
 //! (all a function of `--seed`, see [`ops`]):
 //! - `import`: `--entries` random keys with `--data-len` bytes of data,
-//!   from an empty directory to a durable root;
+//!   from an empty directory to a durable root, in `--import-rounds`
+//!   rounds (each row its fastest: see the bench README);
 //! - `commit_10k`: `--blocks` blocks of `--block` writes (60% updates, 20%
 //!   inserts, 20% removes), each committed durably;
 //! - `read`: `--gets` random present keys (after 10% of that, untimed, to
