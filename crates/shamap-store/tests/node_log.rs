@@ -414,6 +414,16 @@ fn gc_compacts_the_log_beside_a_reader_and_keeps_the_kept_root_whole() {
 
 // ---- full disk, locks, read-only ----
 
+/// A write that met a full disk failed in one line naming the cause and
+/// the store, within a minute of `start`.
+fn assert_a_full_disk_in_one_line(err: &StoreError, db: &Path, start: Instant) {
+    let line = err.to_string();
+    assert!(!line.contains('\n'), "one line: {line}");
+    assert!(line.contains("No space left on device"), "{line}");
+    assert!(line.contains(&db.display().to_string()), "{line}");
+    assert!(start.elapsed() < Duration::from_secs(60));
+}
+
 #[test]
 fn a_full_disk_fails_a_write_in_bounded_time_and_the_store_recovers() {
     let Some(fs) = Tmpfs::mount("8m") else {
@@ -429,11 +439,7 @@ fn a_full_disk_fails_a_write_in_bounded_time_and_the_store_recovers() {
     let store = open_log(&db);
     let first = import(&store, "small", &mut small).expect("a small import fits");
     let err = import(&store, "big", &mut big).expect_err("does not fit");
-    let line = err.to_string();
-    assert!(!line.contains('\n'), "one line: {line}");
-    assert!(line.contains("No space left on device"), "{line}");
-    assert!(line.contains(&db.display().to_string()), "{line}");
-    assert!(start.elapsed() < Duration::from_secs(60));
+    assert_a_full_disk_in_one_line(&err, &db, start);
     // Still readable, and the committed root whole.
     assert_eq!(items(&store, first), small_model);
     // With space again, the same import succeeds, and all of it survives
@@ -464,10 +470,7 @@ fn a_full_disk_during_an_import_into_an_empty_log_fails_in_words_and_a_retry_com
     let start = Instant::now();
     let store = open_log(&db);
     let err = import(&store, "big", &mut big).expect_err("does not fit");
-    let line = err.to_string();
-    assert!(!line.contains('\n'), "one line: {line}");
-    assert!(line.contains("No space left on device"), "{line}");
-    assert!(start.elapsed() < Duration::from_secs(60));
+    assert_a_full_disk_in_one_line(&err, &db, start);
     assert!(names(&store).is_empty(), "no root recorded");
     let written = store.usage();
     assert!(written.nodes > 0, "the batches before the failure stay");
