@@ -314,6 +314,27 @@ fn cluster_script(args: &[&str]) {
     assert!(status.success(), "scripts/cassandra.sh {args:?}: {status}");
 }
 
+/// Creates the keyspace at `url` once the cluster can take quorum
+/// requests: every node accepting CQL (what `scripts/cassandra.sh start`
+/// waits for) is not yet every node seen alive by the others, and a
+/// coordinator that has not heard of the last node to join answers "Not
+/// enough nodes are alive" for a few seconds. Up to 90 s.
+fn create_once_the_cluster_is_up(url: &str) -> CassandraStore {
+    let start = Instant::now();
+    loop {
+        match CassandraStore::open_url(url, Opening::Create) {
+            Ok(store) => return store,
+            Err(e)
+                if e.to_string().contains("Not enough nodes are alive")
+                    && start.elapsed() < Duration::from_secs(90) =>
+            {
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            Err(e) => panic!("create: {e}"),
+        }
+    }
+}
+
 /// The fault run on a 3-node cluster (`scripts/cassandra-faults.sh` starts
 /// it and runs this): replication 3, quorum reads and writes. Node 2 is
 /// killed with SIGKILL in the middle of an import, which completes; it is
@@ -338,7 +359,7 @@ fn faults_on_three_nodes() {
     if let Ok(old) = CassandraStore::open_url(&url, Opening::Existing) {
         old.drop_keyspace().expect("drop a leftover keyspace");
     }
-    let store = CassandraStore::open_url(&url, Opening::Create).expect("create");
+    let store = create_once_the_cluster_is_up(&url);
     let (mut map, model) = random_map(MapKind::AccountState, entries, seed(96));
     let snap = map.snapshot();
     drop(map);
