@@ -158,9 +158,13 @@ impl NodeCache {
                 self.evictions += 1;
             }
         }
-        if self.map.len() < self.map.capacity() / 4 && self.map.capacity() > 1024 {
-            self.map.shrink_to_fit();
-            self.clock.shrink_to_fit();
+        // Tables far larger than their contents give the memory back, to
+        // twice what they hold: a cache that shrinks for a block's dirty
+        // nodes and grows back after the commit must not rehash both ways
+        // every block.
+        if self.map.len() < self.map.capacity() / 8 && self.map.capacity() > 1024 {
+            self.map.shrink_to(self.map.len() * 2);
+            self.clock.shrink_to(self.clock.len() * 2);
         }
     }
 }
