@@ -181,8 +181,7 @@ fn publish(s: &mut State, puts: &[(Hash256, u64, u64)], end: u64) -> std::io::Re
     for chunk in puts.chunks(WARM_CHUNK) {
         s.index.warm(chunk.iter().map(|p| &p.0));
         for (hash, at, len) in chunk {
-            let replaced = put_in_index(s, hash, *at)?;
-            s.live_bytes = s.live_bytes + len - replaced.unwrap_or(0);
+            put_in_index(s, hash, *at, *len)?;
         }
     }
     s.end = end;

@@ -414,8 +414,7 @@ impl LogStore {
             for f in effects {
                 match f {
                     Effect::PutNode { hash, at, len } => {
-                        let replaced = put_in_index(&mut s, &hash, at).map_err(read_fail)?;
-                        s.live_bytes = s.live_bytes + len - replaced.unwrap_or(0);
+                        put_in_index(&mut s, &hash, at, len).map_err(read_fail)?;
                     }
                     Effect::DeleteNode(hash) => {
                         if let Some((slot, old)) = find(&s, &hash).map_err(read_fail)? {
@@ -669,16 +668,17 @@ fn record_len_if_of(file: &File, off: u64, hash: &Hash256) -> std::io::Result<Op
     Ok(format::node_value_range(&head, hash).map(|(r, _)| format::node_record_len(r.len()) as u64))
 }
 
-/// Points the index at `hash`'s new record at `at`, in one probe; returns
-/// the length of the record it replaced, if any.
-fn put_in_index(s: &mut State, hash: &Hash256, at: u64) -> std::io::Result<Option<u64>> {
+/// Points the index at `hash`'s new record of `len` bytes at `at`, in one
+/// probe, and counts it live (the record it replaces, if any, dead).
+fn put_in_index(s: &mut State, hash: &Hash256, at: u64, len: u64) -> std::io::Result<()> {
     let State { file, index, .. } = s;
     let mut old_len = None;
     index.upsert(hash, at, |off| {
         old_len = record_len_if_of(file, off, hash)?;
         Ok::<bool, std::io::Error>(old_len.is_some())
     })?;
-    Ok(old_len)
+    s.live_bytes = s.live_bytes + len - old_len.unwrap_or(0);
+    Ok(())
 }
 
 /// Reads the node record at `off` into `buf`: its hash, stored bytes and
@@ -972,8 +972,7 @@ fn scan(file: &File) -> Result<Scanned, String> {
                 Record::PutNode { hash, value, .. } => {
                     let off = body_start + at as u64;
                     let rec = format::node_record_len(value.len()) as u64;
-                    let replaced = put_in_index(&mut s, &hash, off).map_err(|e| e.to_string())?;
-                    s.live_bytes = s.live_bytes + rec - replaced.unwrap_or(0);
+                    put_in_index(&mut s, &hash, off, rec).map_err(|e| e.to_string())?;
                 }
                 Record::DeleteNode(hash) => {
                     if let Some((slot, old)) = find(&s, &hash).map_err(|e| e.to_string())? {
