@@ -333,15 +333,14 @@ fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
             db.display()
         )));
     }
-    // A reader opens read-only where the directory cannot be written, or
-    // beside a process writing the store (it then sees the store as of its
-    // opening).
+    // A reader opens read-only: it writes nothing, takes no lock (a process
+    // writing the store goes on beside it; the reader sees the store as of
+    // its opening), and works where the directory cannot be written.
     let reading = matches!(opening, Opening::Read | Opening::BackedMap(Access::Read));
-    let store = match LogStore::open(db) {
-        Err(e) if reading && (LogStore::is_unwritable(&e) || LogStore::is_locked(&e)) => {
-            LogStore::open_read_only(db)?
-        }
-        other => other?,
+    let store = if reading {
+        LogStore::open_read_only(db)?
+    } else {
+        LogStore::open(db)?
     };
     Ok(Box::new(store))
 }

@@ -521,6 +521,44 @@ fn one_writer_at_a_time_and_readers_beside_it_see_the_store_as_of_their_opening(
     drop(open_log(dir.path()));
 }
 
+/// A `flock` belongs to the open file, and a child process being started
+/// shares every open file until its `exec`: a store closed and opened
+/// again while another thread spawns processes once found its own old
+/// lock held (a fifth of openings failed, "locked by another process").
+#[test]
+fn a_store_reopens_while_another_thread_spawns_processes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut m, _) = random_map(MapKind::AccountState, 50, seed(103));
+    let root = import(&open_log(dir.path()), "m", &mut m).expect("import");
+    let stop = AtomicBool::new(false);
+    // The openings' outcome is asserted after the spawner has stopped: a
+    // panic inside the scope would wait for it forever.
+    let (spawned, opened) = std::thread::scope(|scope| {
+        let spawner = scope.spawn(|| {
+            let mut spawned = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                match std::process::Command::new("true").status() {
+                    Ok(status) if status.success() => spawned += 1,
+                    _ => break,
+                }
+            }
+            spawned
+        });
+        let opened = (0..2000).try_for_each(|i| {
+            let store = LogStore::open(dir.path())
+                .map_err(|e| format!("opening {i} beside a spawning thread: {e}"))?;
+            if i % 100 == 0 {
+                verify_all(&store, &root).map_err(|e| format!("opening {i}: {e}"))?;
+            }
+            Ok::<(), String>(())
+        });
+        stop.store(true, Ordering::Relaxed);
+        (spawner.join().expect("spawner"), opened)
+    });
+    opened.unwrap_or_else(|e| panic!("{e}"));
+    assert!(spawned > 0, "no process was spawned beside the openings");
+}
+
 #[test]
 fn a_store_on_a_read_only_mount_opens_read_only_and_nothing_changes() {
     let Some(fs) = Tmpfs::mount("8m") else {
