@@ -460,3 +460,110 @@ fn prefetch_reports_a_corrupt_node_naming_it() {
         .expect_err("the corrupt node is refused");
     assert!(err.to_string().contains(&bad.to_string()), "{err}");
 }
+
+/// A lookup's leaf enters the cache on its second use only (a leaf is on
+/// one key's path; inner nodes are shared): read once, it costs no cache
+/// entry; read, then written or read again soon (from probation), it is
+/// loaded once; read again after many other leaves, the doorkeeper admits
+/// it on its second load. Every answer stays the oracle's.
+#[test]
+fn a_lookups_leaf_is_cached_from_its_second_use_and_loaded_once_for_read_modify_write() {
+    let s = seed(92);
+    let (mut shadow, model) = random_map(MapKind::AccountState, 3000, s);
+    let store = MemStore::new();
+    let snap = shadow.snapshot();
+    let root = import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {})
+        .expect("import")
+        .account_hash;
+    let opts = BackedOptions {
+        budget_bytes: 8 << 20,
+    };
+    let keys: Vec<Key> = model.keys().copied().collect();
+    let get = |map: &BackedMap<'_>, k: &Key| {
+        assert_eq!(map.get(k).expect("get").as_ref(), model.get(k), "seed {s}");
+    };
+    // 1. A cold map: its leaves were never read.
+    let cold = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
+    let k = keys[keys.len() / 2];
+    get(&cold, &k);
+    let after_one = cold.stats();
+    // The path's inner nodes are cached; the leaf is not.
+    get(&cold, &k);
+    let after_two = cold.stats();
+    assert_eq!(
+        after_two.loads, after_one.loads,
+        "seed {s}: a second read soon after takes the leaf from probation"
+    );
+    assert_eq!(
+        after_two.cache_entries,
+        after_one.cache_entries + 1,
+        "seed {s}: and admits it"
+    );
+    get(&cold, &k);
+    assert_eq!(
+        cold.stats().loads,
+        after_one.loads,
+        "seed {s}: then it is a hit"
+    );
+    // Leaves read once do not grow the cache: 500 other keys, read once,
+    // add their paths' inner nodes but no leaf entries.
+    let others: Vec<Key> = keys.iter().copied().filter(|o| *o != k).take(500).collect();
+    let before = cold.stats();
+    for o in &others {
+        get(&cold, o);
+    }
+    let mid = cold.stats();
+    let leaf_loads = mid.loads - before.loads;
+    assert!(
+        leaf_loads >= others.len() as u64,
+        "seed {s}: each leaf loaded ({leaf_loads} loads)"
+    );
+    assert!(
+        mid.cache_entries - before.cache_entries < leaf_loads as usize - others.len() + 1,
+        "seed {s}: {} new entries for {leaf_loads} loads of which {} leaves",
+        mid.cache_entries - before.cache_entries,
+        others.len()
+    );
+    // Read again: the last few are still on probation (64 leaves); the
+    // rest are loaded a second time, and the doorkeeper admits them (but
+    // for a few whose slot another leaf took, which go on probation). A
+    // third read is all hits.
+    for o in &others {
+        get(&cold, o);
+    }
+    let second = cold.stats();
+    let again = second.loads - mid.loads;
+    assert!(
+        again <= others.len() as u64 && again >= others.len() as u64 - 64,
+        "seed {s}: {again} loads: at most one each (its leaf), none for the last 64"
+    );
+    for o in &others {
+        get(&cold, o);
+    }
+    assert_eq!(cold.stats().loads, second.loads, "seed {s}: then hits");
+    drop(cold);
+    // 2. Read, modify, write on a cold map: the read loads the path, the
+    // write nothing.
+    let mut rmw = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
+    let mut rng = SmallRng::seed_from_u64(s ^ 1);
+    let picked: Vec<Key> = (0..100)
+        .map(|_| keys[rng.gen_range(0..keys.len())])
+        .collect();
+    for k in &picked {
+        let mut data = rmw.get(k).expect("get").expect("present");
+        let read = rmw.stats().loads;
+        data.push(1);
+        rmw.upsert(*k, &data).expect("upsert");
+        shadow.update(*k, &data).expect("update");
+        assert_eq!(
+            rmw.stats().loads,
+            read,
+            "seed {s}: the write after the read loaded nothing"
+        );
+    }
+    assert_eq!(
+        rmw.commit("head").expect("commit"),
+        shadow.root_hash(),
+        "seed {s}"
+    );
+}

@@ -11,7 +11,7 @@ use crate::error::StoreError;
 use crate::fetch::Place;
 use crate::store::NodeStore;
 
-use super::cache::{CleanNode, Loader};
+use super::cache::{CleanNode, Keep, Loader};
 use super::commit;
 use super::tree::{
     self, materialize, remove_in, write_in, Child, Dirty, Inner, Removed, DIRTY_INNER_BYTES,
@@ -128,7 +128,10 @@ impl<'s> BackedMap<'s> {
         };
         if !root.is_zero() {
             let cap = map.cache_capacity();
-            match *map.loader.fetch(&root, &Key::ZERO, 0, Some(cap))? {
+            match *map
+                .loader
+                .fetch(&root, &Key::ZERO, 0, Keep::All { capacity: cap })?
+            {
                 CleanNode::Inner { .. } => {}
                 CleanNode::Leaf { .. } => unreachable!("fetch refuses a leaf at depth 0"),
             }
@@ -225,7 +228,10 @@ impl<'s> BackedMap<'s> {
 
     /// The data under `key`.
     pub fn get(&self, key: &Key) -> Result<Option<Vec<u8>>, StoreError> {
-        tree::lookup(&self.loader, &self.root, key, Some(self.cache_capacity()))
+        let keep = Keep::Reused {
+            capacity: self.cache_capacity(),
+        };
+        tree::lookup(&self.loader, &self.root, key, keep)
     }
 
     /// True when `key` is present.

@@ -9,7 +9,7 @@ use shamap::{Hash256, Key};
 
 use crate::error::StoreError;
 
-use super::cache::{CleanNode, Loader};
+use super::cache::{CleanNode, Keep, Loader};
 
 /// A slot of the working tree.
 pub(super) enum Child {
@@ -96,12 +96,12 @@ pub(super) enum Removed {
 }
 
 /// The data under `key` in the tree under `root` (nodes loaded on the way
-/// kept in the cache within `cap`).
+/// kept in the cache as `keep` says).
 pub(super) fn lookup(
     loader: &Loader<'_>,
     root: &Child,
     key: &Key,
-    cap: Option<usize>,
+    keep: Keep,
 ) -> Result<Option<Vec<u8>>, StoreError> {
     let mut depth = 0;
     let mut at = root;
@@ -119,7 +119,7 @@ pub(super) fn lookup(
         }
     };
     loop {
-        let node = loader.fetch(&hash, key, depth, cap)?;
+        let node = loader.fetch(&hash, key, depth, keep)?;
         match &*node {
             CleanNode::Leaf { key: k, data } => {
                 return Ok((k == key).then(|| data.to_vec()));
@@ -160,7 +160,7 @@ pub(super) fn visit(
             }
         },
         Child::Clean(h) => {
-            let node = loader.fetch(h, &path, depth, None)?;
+            let node = loader.fetch(h, &path, depth, Keep::Nothing)?;
             match &*node {
                 CleanNode::Leaf { key, data } => Ok(f(key, data)),
                 CleanNode::Inner { .. } => {
@@ -193,7 +193,7 @@ pub(super) fn materialize(
         return Ok(0);
     };
     let h = *h;
-    let node = loader.fetch(&h, path, depth, Some(cap))?;
+    let node = loader.fetch(&h, path, depth, Keep::All { capacity: cap })?;
     Ok(materialize_loaded(slot, h, &node))
 }
 
@@ -266,7 +266,7 @@ pub(super) fn write_in(
     // depend on its depth); anything else clean is loaded.
     if let Child::Clean(h) = slot {
         let h = *h;
-        let node = loader.fetch(&h, key, depth + 1, Some(cap))?;
+        let node = loader.fetch(&h, key, depth + 1, Keep::All { capacity: cap })?;
         if let CleanNode::Leaf { key: other, .. } = &*node {
             if other != key {
                 let existing = std::mem::replace(slot, Child::Empty);
@@ -330,7 +330,7 @@ fn is_leaf(
     Ok(match slot {
         Child::Empty => false,
         Child::Clean(h) => matches!(
-            *loader.fetch(h, path, depth, Some(cap))?,
+            *loader.fetch(h, path, depth, Keep::All { capacity: cap })?,
             CleanNode::Leaf { .. }
         ),
         Child::Dirty(d) => matches!(d, Dirty::Leaf(_)),
