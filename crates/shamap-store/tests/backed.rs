@@ -399,15 +399,22 @@ fn gc_beside_a_spilling_writer_keeps_what_the_writer_needs() {
     assert!(collections > 0, "the collector ran");
 }
 
-#[test]
-fn prefetch_loads_the_paths_so_the_block_that_follows_loads_nothing() {
-    let s = seed(91);
-    let (mut shadow, model) = random_map(MapKind::AccountState, 4000, s);
+/// `n` random entries of an account-state map (seed `s`) imported into a
+/// fresh store: the map, its model, the store and the root.
+fn imported_random_map(n: usize, s: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>, MemStore, Hash256) {
+    let (mut shadow, model) = random_map(MapKind::AccountState, n, s);
     let store = MemStore::new();
     let snap = shadow.snapshot();
     let root = import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {})
         .expect("import")
         .account_hash;
+    (shadow, model, store, root)
+}
+
+#[test]
+fn prefetch_loads_the_paths_so_the_block_that_follows_loads_nothing() {
+    let s = seed(91);
+    let (mut shadow, model, store, root) = imported_random_map(4000, s);
     let opts = BackedOptions {
         budget_bytes: 8 << 20,
     };
@@ -469,12 +476,7 @@ fn prefetch_reports_a_corrupt_node_naming_it() {
 #[test]
 fn a_lookups_leaf_is_cached_from_its_second_use_and_loaded_once_for_read_modify_write() {
     let s = seed(92);
-    let (mut shadow, model) = random_map(MapKind::AccountState, 3000, s);
-    let store = MemStore::new();
-    let snap = shadow.snapshot();
-    let root = import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {})
-        .expect("import")
-        .account_hash;
+    let (mut shadow, model, store, root) = imported_random_map(3000, s);
     let opts = BackedOptions {
         budget_bytes: 8 << 20,
     };
