@@ -278,9 +278,10 @@ pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
     root.map(|r| parse_hash("root", r)).transpose()
 }
 
-/// What `--db` names: a fjall store directory, or a Cassandra keyspace
-/// (`cassandra://HOST[:PORT][,HOST...]/KEYSPACE[?consistency=C&replication=N&inflight=N]`).
-pub const DB_HELP: &str = "The store: a directory (fjall), or \
+/// What `--db` names: a store directory (a node log, or fjall), or a
+/// Cassandra keyspace (`cassandra://HOST[:PORT][,HOST...]/KEYSPACE[?consistency=C&replication=N&inflight=N]`).
+pub const DB_HELP: &str = "The store: a directory (a node log; a fjall store made by \
+an earlier version still opens), or \
 cassandra://HOST[:PORT]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N] \
 (an Apache Cassandra or ScyllaDB keyspace; see the store README)";
 

@@ -14,12 +14,12 @@ use crate::output::{node_progress, print_text_status_kept, Exit, Failure};
 /// Arguments of `shamap sync`.
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
-    /// The store to copy from: a directory (fjall) or
-    /// cassandra://HOST[:PORT]/KEYSPACE.
+    /// The store to copy from: a directory (a node log; fjall stores
+    /// still open) or cassandra://HOST[:PORT]/KEYSPACE.
     #[arg(long, value_name = "DB")]
     pub from: PathBuf,
-    /// The store to copy into (created if absent): a directory (fjall) or
-    /// cassandra://HOST[:PORT]/KEYSPACE.
+    /// The store to copy into (created if absent): a directory (a node
+    /// log; fjall stores still open) or cassandra://HOST[:PORT]/KEYSPACE.
     #[arg(long, value_name = "DB")]
     pub to: PathBuf,
     /// A ledger hash or map root in the source.

@@ -85,8 +85,8 @@ pub struct VerifyArgs {
     pub json: bool,
     /// Verify a node store instead of files: rehash everything reachable
     /// from --root (default: every retained root). Exit 0, or 2 naming the
-    /// first bad node. A directory (fjall) or
-    /// cassandra://HOST[:PORT]/KEYSPACE.
+    /// first bad node. A directory (a node log; fjall stores still open)
+    /// or cassandra://HOST[:PORT]/KEYSPACE.
     #[arg(long, value_name = "DB")]
     pub db: Option<PathBuf>,
     /// With --db: the ledger hash or map root to verify.

@@ -29,7 +29,7 @@ pub const INGEST_BATCH_BYTES: usize = 4 << 20;
 
 /// Puts published per warm-up of the index (see [`index::Index::warm`]):
 /// their home slots fit the CPU's second-level cache.
-const WARM_CHUNK: usize = 4096;
+pub(super) const WARM_CHUNK: usize = 4096;
 
 /// One encoded batch on its way to the log.
 #[derive(Default)]

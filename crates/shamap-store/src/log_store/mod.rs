@@ -1070,25 +1070,37 @@ fn scan(file: &File) -> Result<Scanned, String> {
         }
         // The checksum matched: every record decodes (or the writer was
         // wrong, which is damage all the same).
-        for r in format::records(&body) {
-            let (at, record) = r.map_err(|e| format!("batch at byte {pos}: {e}"))?;
-            match record {
-                Record::PutNode { hash, value, .. } => {
-                    let off = body_start + at as u64;
-                    let rec = format::node_record_len(value.len()) as u64;
-                    put_in_index(&mut s, &hash, off, rec).map_err(|e| e.to_string())?;
-                }
-                Record::DeleteNode(hash) => {
-                    if let Some((slot, old)) = find(&s, &hash).map_err(|e| e.to_string())? {
-                        s.live_bytes -= old;
-                        s.index.remove_at(slot);
+        let records = format::records(&body)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| format!("batch at byte {pos}: {e}"))?;
+        for chunk in records.chunks(ingest::WARM_CHUNK) {
+            let puts = || {
+                chunk.iter().filter_map(|(_, r)| match r {
+                    Record::PutNode { hash, .. } => Some(hash),
+                    _ => None,
+                })
+            };
+            s.index.reserve(puts().count());
+            s.index.warm(puts());
+            for &(at, ref record) in chunk {
+                match *record {
+                    Record::PutNode { hash, value, .. } => {
+                        let off = body_start + at as u64;
+                        let rec = format::node_record_len(value.len()) as u64;
+                        put_in_index(&mut s, &hash, off, rec).map_err(|e| e.to_string())?;
                     }
-                }
-                Record::PutMeta { name, value } => {
-                    s.meta.insert(name.to_owned(), value.to_vec());
-                }
-                Record::DeleteMeta(name) => {
-                    s.meta.remove(name);
+                    Record::DeleteNode(hash) => {
+                        if let Some((slot, old)) = find(&s, &hash).map_err(|e| e.to_string())? {
+                            s.live_bytes -= old;
+                            s.index.remove_at(slot);
+                        }
+                    }
+                    Record::PutMeta { name, value } => {
+                        s.meta.insert(name.to_owned(), value.to_vec());
+                    }
+                    Record::DeleteMeta(name) => {
+                        s.meta.remove(name);
+                    }
                 }
             }
         }
