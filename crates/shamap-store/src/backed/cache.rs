@@ -155,8 +155,9 @@ impl NodeCache {
     /// leaf shared its slot) and false. A leaf read once costs the cache 8
     /// bytes, not an entry that evicts shared inner nodes; a leaf read
     /// again soon is cached from its second load on. Measured on the
-    /// `durable` read step at 1M entries: 11–16% more random reads per
-    /// second than caching every leaf.
+    /// `durable` read step at 1M entries: 10–11% more random reads per
+    /// second than caching every leaf (caching none: 11–16%).
+    ///
     /// Its slots are made at the first call: [`DOORKEEPER_SLOTS`], or as
     /// many as fit a 64th of `capacity`.
     fn seen_before(&mut self, hash: &Hash256, capacity: usize) -> bool {
