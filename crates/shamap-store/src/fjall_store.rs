@@ -108,7 +108,10 @@ impl FjallStore {
         opts: &FjallOptions,
     ) -> Result<FjallStore, StoreError> {
         let path = path.as_ref().to_path_buf();
-        crate::directory::refuse_foreign_directory(&path, FjallStore::is_store(&path), |_| false)?;
+        clear_unfinished_creation(&path)?;
+        crate::directory::refuse_foreign_directory(&path, FjallStore::is_store(&path), |name| {
+            name == FJALL_LOCK
+        })?;
         FjallStore::open_in(path.clone(), &path, opts, None)
     }
 
@@ -399,6 +402,107 @@ fn wait_for_flushes(db: &Database, ks: &Keyspace) -> Result<(), String> {
 
 /// A file fjall writes in every database directory it opens.
 const FJALL_MARKER: &str = "version";
+
+/// fjall's lock file, made first when it creates a database.
+const FJALL_LOCK: &str = "lock";
+
+/// The whole version marker: `FJL` and the format version byte.
+const FJALL_MARKER_LEN: u64 = 4;
+
+/// What fjall 3's `Database::create_new` makes, in this order, before its
+/// version marker is written and synced: the lock file, the `keyspaces`
+/// folder (empty until then) and the first journal `0.jnl` (64 MiB of
+/// preallocated zeros). Nothing is written to a database before
+/// `create_new` returns, so a directory holding these alone, the marker
+/// absent or shorter than its 4 bytes, is a creation that a crash or a
+/// kill cut short: no data, and fjall itself cannot finish it (its journal
+/// exists, so creating it again fails; without a whole marker it is no
+/// store to recover). Before this was handled, a store killed in its first
+/// milliseconds was refused at every later opening as "a non-empty
+/// directory that is not a store".
+///
+/// Such leftovers, and only they (exactly these names and kinds), are
+/// removed while holding the lock file's lock, so that this opening
+/// creates the store afresh; a directory with anything else in it is left
+/// to [`crate::directory::refuse_foreign_directory`]. A creation still
+/// running in another process holds the lock, and is reported as such.
+fn clear_unfinished_creation(path: &Path) -> Result<(), StoreError> {
+    const LOCK: &str = FJALL_LOCK;
+    const KEYSPACES: &str = "keyspaces";
+    const FIRST_JOURNAL: &str = "0.jnl";
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return Ok(()); // absent, or unreadable: the opening reports why
+    };
+    let mut seen = Vec::new();
+    for entry in entries {
+        let Ok(entry) = entry else { return Ok(()) };
+        let Ok(kind) = entry.file_type() else {
+            return Ok(());
+        };
+        let name = entry.file_name();
+        let leftover = match name.to_str() {
+            Some(LOCK | FIRST_JOURNAL) => kind.is_file(),
+            Some(KEYSPACES) => {
+                kind.is_dir()
+                    && std::fs::read_dir(entry.path()).is_ok_and(|mut d| d.next().is_none())
+            }
+            Some(FJALL_MARKER) => {
+                kind.is_file() && entry.metadata().is_ok_and(|m| m.len() < FJALL_MARKER_LEN)
+            }
+            _ => false,
+        };
+        if !leftover {
+            return Ok(());
+        }
+        seen.push(name);
+    }
+    if seen.is_empty() || seen.iter().all(|n| n == LOCK) {
+        return Ok(()); // nothing begun, or only the lock file, which fjall reuses
+    }
+    let loc = || path.display().to_string();
+    let fail = |what: &str, e: std::io::Error| {
+        StoreError::backend(
+            loc(),
+            format!("an unfinished store creation was found; {what}: {e}"),
+        )
+    };
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path.join(LOCK))
+        .map_err(|e| fail("cannot open its lock file", e))?;
+    match crate::directory::take_lock(&lock) {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            return Err(StoreError::backend(
+                loc(),
+                "the store is being created by another process (its lock is held)",
+            ))
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(fail("cannot lock it", e)),
+    }
+    // The marker first: a kill during the clean-up leaves again a state
+    // this function recognizes.
+    for name in [FJALL_MARKER, FIRST_JOURNAL] {
+        match std::fs::remove_file(path.join(name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(fail(&format!("cannot remove its {name}"), e))
+            }
+            _ => {}
+        }
+    }
+    match std::fs::remove_dir(path.join(KEYSPACES)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(fail("cannot remove its keyspaces folder", e))
+        }
+        _ => {}
+    }
+    // The lock file stays (fjall opens an existing one); the lock is
+    // released when `lock` closes, before fjall takes it.
+    drop(lock);
+    Ok(())
+}
 
 /// Appended to an opening error caused by an unwritable directory, so that
 /// [`FjallStore::is_unwritable`] can tell it apart.

@@ -121,3 +121,72 @@ fn a_store_is_not_created_inside_an_unrelated_non_empty_directory() {
     FjallStore::open(&empty).expect("an empty directory becomes a store");
     FjallStore::open(&empty).expect("and reopens as one");
 }
+
+/// fjall makes a new database's lock file, `keyspaces` folder and first
+/// journal before its version marker: a process killed in between (the
+/// SIGKILL test did this once in CI) used to leave a directory refused at
+/// every later opening. Each such state, cut after each step and inside
+/// the marker's write, now opens as a new store that keeps what is
+/// committed to it; the same leftovers beside a user's file are refused
+/// and left alone.
+#[test]
+fn a_store_whose_creation_was_cut_short_is_created_afresh() {
+    type Step = fn(&Path);
+    let steps: [(&str, Step); 6] = [
+        ("lock file", |d| {
+            std::fs::write(d.join("lock"), b"").expect("lock")
+        }),
+        ("keyspaces folder", |d| {
+            std::fs::create_dir(d.join("keyspaces")).expect("keyspaces")
+        }),
+        ("first journal", |d| {
+            let j = std::fs::File::create(d.join("0.jnl")).expect("journal");
+            j.set_len(64 << 20).expect("preallocate");
+        }),
+        ("empty marker", |d| {
+            std::fs::write(d.join("version"), b"").expect("marker")
+        }),
+        ("half a marker", |d| {
+            std::fs::write(d.join("version"), b"FJ").expect("marker")
+        }),
+        ("whole marker", |d| {
+            std::fs::write(d.join("version"), b"FJL\x03").expect("marker")
+        }),
+    ];
+    let (mut map, model) = random_map(MapKind::AccountState, 300, 41);
+    for cut in 1..=steps.len() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for (_, step) in &steps[..cut] {
+            step(dir.path());
+        }
+        let what = steps[cut - 1].0;
+        let root = {
+            let store = FjallStore::open(dir.path())
+                .unwrap_or_else(|e| panic!("cut after the {what}: {e}"));
+            let root = import(&store, "v", &mut map).expect("import").account_hash;
+            store.sync().expect("sync");
+            root
+        };
+        let store = store_in(dir.path());
+        let r = verify_all(&store, &root).unwrap_or_else(|e| panic!("cut after the {what}: {e}"));
+        assert_eq!(r.leaves as usize, model.len(), "cut after the {what}");
+    }
+
+    // The same leftovers beside a file of the user's: not ours to remove.
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (_, step) in &steps[..4] {
+        step(dir.path());
+    }
+    std::fs::write(dir.path().join("notes.txt"), b"mine").expect("a user's file");
+    let err = FjallStore::open(dir.path()).expect_err("refused");
+    assert!(err.to_string().contains("not a store"), "{err}");
+    let mut names: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().into_string().expect("name"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["0.jnl", "keyspaces", "lock", "notes.txt", "version"]
+    );
+}

@@ -296,7 +296,7 @@ impl LogStore {
                 .write(true)
                 .open(path.join(LOCK_FILE))
                 .map_err(|e| fail("cannot open", &unwritable(e)))?;
-            take_lock(&lock).map_err(|e| match e {
+            crate::directory::take_lock(&lock).map_err(|e| match e {
                 std::fs::TryLockError::WouldBlock => {
                     StoreError::backend(location.clone(), LOCKED_MESSAGE)
                 }
@@ -953,31 +953,6 @@ fn unwritable(e: std::io::Error) -> String {
         format!("{e}{UNWRITABLE_MARK}")
     } else {
         e.to_string()
-    }
-}
-
-/// How long [`take_lock`] keeps trying a lock that is held.
-const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
-
-/// Takes the writer's lock on `lock` (a `flock`), trying again for up to
-/// [`LOCK_PATIENCE`] while it is held. A `flock` belongs to the open file,
-/// and a child process being started by any thread of this process shares
-/// every open file until its `exec` closes them: a store closed and opened
-/// again here while another thread spawns a process finds its own old lock
-/// still held for that moment (measured: a fifth of openings in a loop
-/// beside a thread running `/bin/true`, before this retry; none after). A
-/// lock another writer holds is still refused, a second later.
-fn take_lock(lock: &File) -> Result<(), std::fs::TryLockError> {
-    let start = std::time::Instant::now();
-    let mut pause = std::time::Duration::from_millis(1);
-    loop {
-        match lock.try_lock() {
-            Err(std::fs::TryLockError::WouldBlock) if start.elapsed() < LOCK_PATIENCE => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(std::time::Duration::from_millis(50));
-            }
-            other => return other,
-        }
     }
 }
 
