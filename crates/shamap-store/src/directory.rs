@@ -40,7 +40,7 @@ pub(crate) fn refuse_foreign_directory(
 }
 
 /// How long [`take_lock`] keeps trying a lock that is held.
-const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+pub(crate) const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Takes the writer's lock on `lock` (a `flock`), trying again for up to
 /// [`LOCK_PATIENCE`] while it is held. A `flock` belongs to the open file,

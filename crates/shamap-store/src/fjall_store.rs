@@ -170,11 +170,24 @@ impl FjallStore {
             let mark = if unwritable { UNWRITABLE_MARK } else { "" };
             StoreError::backend(loc.clone(), format!("cannot open: {}{mark}", in_words(&e)))
         };
-        let db = Database::builder(dir)
-            .worker_threads(opts.worker_threads.max(1))
-            .cache_size(opts.cache_bytes)
-            .open()
-            .map_err(err)?;
+        // fjall tries a held lock three times, 100 ms apart, and only when
+        // the database exists. Our own lock may still be held for a moment
+        // by a child process being started by another thread (see
+        // `directory::take_lock`), so a held lock is tried again for as
+        // long as the node log's; another writer's is still refused.
+        let start = std::time::Instant::now();
+        let db = loop {
+            let opened = Database::builder(dir)
+                .worker_threads(opts.worker_threads.max(1))
+                .cache_size(opts.cache_bytes)
+                .open();
+            match opened {
+                Err(fjall::Error::Locked) if start.elapsed() < crate::directory::LOCK_PATIENCE => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other.map_err(err)?,
+            }
+        };
         let nodes = db
             .keyspace("nodes", || {
                 // Keys are hashes: every read is a random point read. Pin the

@@ -7,6 +7,9 @@
 //!   committed root intact, and the same import succeeds.
 //! - A store on a read-only mount opens read-only: every read works, every
 //!   write is refused in words, and nothing on the mount changes.
+//!
+//! And the directory rules of a `FjallStore`: never created among a user's
+//! files, created afresh where a creation was cut short, one writer.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -189,4 +192,26 @@ fn a_store_whose_creation_was_cut_short_is_created_afresh() {
         names,
         ["0.jnl", "keyspaces", "lock", "notes.txt", "version"]
     );
+}
+
+/// A second writer of the same store is refused in words (after the lock
+/// patience of about a second), and opens once the first has closed.
+#[test]
+fn a_second_writer_is_refused_until_the_first_closes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = store_in(dir.path());
+    first.put_meta("x", vec![1]).expect("write");
+    let start = Instant::now();
+    let err = FjallStore::open(dir.path()).expect_err("a second writer");
+    assert!(
+        err.to_string().contains("locked by another process"),
+        "{err}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "refused in bounded time"
+    );
+    drop(first);
+    let second = store_in(dir.path());
+    assert_eq!(second.get_meta("x").expect("read"), Some(vec![1]));
 }
