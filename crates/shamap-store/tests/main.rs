@@ -10,6 +10,7 @@ mod faults;
 mod gc;
 mod ledgers;
 mod node_log;
+mod node_log_checkpoint;
 mod node_log_faults;
 mod placement;
 mod reader;

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::log_store::format::BatchEncoder;
-use shamap_store::log_store::LOG_FILE;
+use shamap_store::log_store::{checkpoint, LOG_FILE};
 use shamap_store::{
     gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore, StoreError,
     StoredMap,
@@ -248,8 +248,20 @@ fn an_unfinished_write_at_the_end_is_cut_off_and_everything_before_it_stays() {
     }
 }
 
+/// Removes the index checkpoint a writer left in `dir` on closing: an
+/// opening then scans every batch of the log (what the damage tests test;
+/// damage below a checkpoint is met by the reads, see
+/// `damage_below_an_index_checkpoint_is_met_by_the_read_that_needs_it`).
+pub(crate) fn without_checkpoint(dir: &Path) {
+    match std::fs::remove_file(dir.join(checkpoint::CHECKPOINT_FILE)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => panic!("remove: {e}"),
+        _ => {}
+    }
+}
+
 /// Flips one bit at `at` of the log in `dir`, runs `check`, flips it back.
 fn with_a_flipped_bit(dir: &Path, at: usize, check: impl FnOnce()) {
+    without_checkpoint(dir);
     let log = log_path(dir);
     let good = std::fs::read(&log).expect("read");
     let mut bad = good.clone();

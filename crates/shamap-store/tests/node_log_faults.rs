@@ -223,6 +223,7 @@ fn a_batch_cut_anywhere_applies_none_of_it_and_the_next_write_follows_the_last_w
 /// of opening refuse it (a `Backend` error: one line naming the store and
 /// containing every one of `words`) and change nothing, and undoes it.
 fn refused_with(dir: &Path, at: u64, change: Change, words: &[&str]) {
+    crate::node_log::without_checkpoint(dir);
     let log = log_path(dir);
     let good = std::fs::read(&log).expect("read");
     let mut bad = good.clone();

@@ -60,6 +60,77 @@ impl Index {
         }
     }
 
+    /// A table from a checkpoint's `slots` (`2^bits` of them), checked so
+    /// that every operation on it is as on a table built here: `bits` in
+    /// range, a free slot left (at most 7/8 full below the largest size),
+    /// every entry's offset in `8..end`, and every entry found by a probe
+    /// from its home slot (no free slot between them).
+    pub fn from_slots(slots: Vec<u64>, bits: u32, end: u64) -> Result<Index, String> {
+        if !(MIN_BITS..=TAG_BITS).contains(&bits) || slots.len() != 1 << bits {
+            return Err(format!(
+                "an index of {} slots with bits {bits}",
+                slots.len()
+            ));
+        }
+        let len = slots.iter().filter(|&&e| e != 0).count();
+        let full = if bits < TAG_BITS {
+            len * 8 > slots.len() * 7
+        } else {
+            len == slots.len()
+        };
+        if full {
+            return Err(format!(
+                "an index of {len} entries in {} slots",
+                slots.len()
+            ));
+        }
+        let index = Index { slots, bits, len };
+        let n = index.slots.len();
+        let mask = n - 1;
+        let free = index
+            .slots
+            .iter()
+            .position(|&e| e == 0)
+            .expect("a free slot");
+        // Positions counted on from `free` (so `free + n` is `free` again);
+        // an entry at position `p` whose home is `h` is found by a probe
+        // when no free slot lies in `[home, p)`, its home counted back from
+        // `p`: when that home is after the last free slot.
+        let mut last_free = free;
+        for p in free + 1..free + n {
+            let e = index.slots[p & mask];
+            if e == 0 {
+                last_free = p;
+                continue;
+            }
+            let off = (e & OFFSET_MASK) << 3;
+            if off == 0 || off >= end {
+                return Err(format!(
+                    "an index entry at offset {off}, past the log's {end}"
+                ));
+            }
+            let home = index.home_of_tag(e >> OFFSET_BITS);
+            let home_p = p - ((p + n - home) & mask);
+            if home_p <= last_free {
+                return Err(format!(
+                    "an index entry in slot {} that no probe reaches",
+                    p & mask
+                ));
+            }
+        }
+        Ok(index)
+    }
+
+    /// The slots, for a checkpoint.
+    pub fn slots(&self) -> &[u64] {
+        &self.slots
+    }
+
+    /// The table has `2^bits` slots.
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
     /// Live entries.
     pub fn len(&self) -> usize {
         self.len
@@ -301,10 +372,37 @@ mod tests {
                 "seed {seed}: {h}"
             );
         }
+        let copy = Index::from_slots(index.slots().to_vec(), index.bits(), next)
+            .unwrap_or_else(|e| panic!("seed {seed}: a table built here is refused: {e}"));
+        assert_eq!(copy.len(), index.len(), "seed {seed}");
         let mut offs: Vec<u64> = index.offsets().collect();
         offs.sort_unstable();
         let mut want: Vec<u64> = model.values().copied().collect();
         want.sort_unstable();
         assert_eq!(offs, want, "seed {seed}");
+    }
+
+    #[test]
+    fn a_table_from_slots_is_refused_when_a_probe_would_miss_an_entry_or_never_end() {
+        let mut index = Index::default();
+        let h = Hash256([7; 32]);
+        index.insert_new(&h, 64);
+        let bits = index.bits();
+        let home = index.probe(&h).next().expect("present").0;
+        let n = index.slots().len();
+        // Moved one slot on, past a free home slot: no probe finds it.
+        let mut moved = index.slots().to_vec();
+        moved.swap(home, (home + 1) % n);
+        let e = Index::from_slots(moved, bits, 1000).expect_err("unreachable");
+        assert!(e.contains("no probe reaches"), "{e}");
+        // Two slots on behind an occupied one: found (the run is unbroken).
+        let mut run = index.slots().to_vec();
+        run[(home + 1) % n] = run[home];
+        Index::from_slots(run, bits, 1000).expect("a run from its home");
+        // Offsets past the log, too many entries, wrong sizes.
+        assert!(Index::from_slots(index.slots().to_vec(), bits, 64).is_err());
+        assert!(Index::from_slots(vec![entry(1, 8); n], bits, 1000).is_err());
+        assert!(Index::from_slots(vec![0; n], bits + 1, 1000).is_err());
+        assert!(Index::from_slots(vec![0; 4], 2, 1000).is_err());
     }
 }

@@ -12,7 +12,9 @@
 //!   `pread` (from the page cache when warm); the caller verifies the node
 //!   against its hash as with every backend.
 //! - Opening reads the log from the start, applying every batch whose
-//!   checksums match, and writes nothing. After the last whole batch, a
+//!   checksums match, and writes nothing; or, from the index checkpoint
+//!   a writer left when it closed ([`checkpoint`]), only the batches
+//!   written after it (a writer's opening then removes it). After the last whole batch, a
 //!   write that never finished (a crash, power loss, a full disk) looks
 //!   like a header never written (zeros), a batch the file ends inside, or
 //!   a batch with a sector of zeros in its body, with no whole batch after
@@ -29,13 +31,14 @@
 //! Layout of the bytes: [`format`](mod@format). Why a store of our own, and the
 //! measurements against fjall and RocksDB: `docs/design.md`, "Durable path".
 
+pub mod checkpoint;
 pub mod format;
 mod index;
 mod ingest;
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -153,6 +156,42 @@ struct Inner {
     writer: Mutex<Writer>,
 }
 
+impl Drop for Inner {
+    /// A writer that closes with its writes intact leaves an index
+    /// checkpoint ([`checkpoint`]), so that the next opening need not
+    /// read the whole log; one that cannot be written is not an error
+    /// (the next opening scans the log, as it would without one).
+    fn drop(&mut self) {
+        if self.read_only {
+            return;
+        }
+        let w = self.writer.get_mut().unwrap_or_else(|p| p.into_inner());
+        if w.poison().is_some() {
+            return;
+        }
+        let next_seq = w.next_seq;
+        let s = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        let _ = save_checkpoint(&self.path, s, next_seq);
+    }
+}
+
+/// Saves `s` (taking its index and metadata) as the checkpoint of the log
+/// in `dir`, after syncing the log: a checkpoint never covers bytes the
+/// disk may not have.
+fn save_checkpoint(dir: &Path, s: &mut State, next_seq: u64) -> std::io::Result<()> {
+    s.file.sync_data()?;
+    let c = checkpoint::Checkpoint {
+        log_id: checkpoint::file_id(&s.file)?,
+        end: s.end,
+        tail_crc: checkpoint::tail_crc(&s.file, s.end)?,
+        next_seq,
+        live_bytes: s.live_bytes,
+        meta: std::mem::take(&mut s.meta),
+        index: std::mem::take(&mut s.index),
+    };
+    checkpoint::save(dir, &c)
+}
+
 struct State {
     file: Arc<File>,
     /// Names `file` among every log file this process opened (from
@@ -164,6 +203,9 @@ struct State {
     end: u64,
     /// Bytes of live node records.
     live_bytes: u64,
+    /// Bytes of the log the opening read batch by batch (all of it without
+    /// a usable index checkpoint, else what was written after it).
+    scanned_bytes: u64,
 }
 
 struct Writer {
@@ -287,7 +329,10 @@ impl LogStore {
             None
         } else {
             crate::directory::refuse_foreign_directory(path, LogStore::is_store(path), |name| {
-                name == LOCK_FILE || name == COMPACT_FILE
+                name == LOCK_FILE
+                    || name == COMPACT_FILE
+                    || name == checkpoint::CHECKPOINT_FILE
+                    || name == checkpoint::CHECKPOINT_TMP_FILE
             })?;
             std::fs::create_dir_all(path).map_err(|e| fail("cannot create", &unwritable(e)))?;
             let lock = OpenOptions::new()
@@ -321,9 +366,23 @@ impl LogStore {
             .write(!read_only)
             .open(&log_path)
             .map_err(|e| fail("cannot open the node log", &unwritable(e)))?;
-        // Opening writes nothing: an unfinished write at the end is cut off
-        // by the first write after it (`Writer::cut`).
-        let scanned = scan(&file).map_err(|e| fail("cannot open the node log", &e))?;
+        // The index checkpoint a writer left when it closed, if it
+        // describes this log; one that does not is ignored (the whole log
+        // is scanned, as without one).
+        let log_len = file
+            .metadata()
+            .map_err(|e| fail("cannot open the node log", &e))?
+            .len();
+        let from = checkpoint::load(path, &file, log_len).unwrap_or(None);
+        if !read_only {
+            // Before this writer can change the log: a checkpoint on disk
+            // is one a writer left after its last change.
+            checkpoint::remove(path)
+                .map_err(|e| fail("cannot remove the index checkpoint", &unwritable(e)))?;
+        }
+        // Opening writes nothing more: an unfinished write at the end is
+        // cut off by the first write after it (`Writer::cut`).
+        let scanned = scan(&file, from).map_err(|e| fail("cannot open the node log", &e))?;
         let store = LogStore {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
@@ -336,6 +395,7 @@ impl LogStore {
                     meta: scanned.meta,
                     end: scanned.end,
                     live_bytes: scanned.live_bytes,
+                    scanned_bytes: scanned.scanned_bytes,
                 }),
                 writer: Mutex::new(Writer {
                     encoder: BatchEncoder::default(),
@@ -369,6 +429,7 @@ impl LogStore {
             log_bytes: s.end,
             live_bytes: s.live_bytes,
             index_bytes: s.index.heap_bytes() as u64,
+            scanned_bytes: s.scanned_bytes,
         }
     }
 
@@ -724,6 +785,9 @@ pub struct LogUsage {
     pub live_bytes: u64,
     /// Bytes of the index in memory.
     pub index_bytes: u64,
+    /// Bytes of the log its opening scanned: all of it, or (from an index
+    /// checkpoint) only what was written after the checkpoint.
+    pub scanned_bytes: u64,
 }
 
 fn check_name(name: &str) -> Result<(), String> {
@@ -983,17 +1047,17 @@ struct Scanned {
     next_seq: u64,
     /// Where an unfinished write at the end starts, if there is one.
     torn_from: Option<u64>,
+    /// Bytes of batches read (after the checkpoint, if one was used).
+    scanned_bytes: u64,
 }
 
 /// Reads the log: checks the file header, applies every whole batch, and
 /// tells an unfinished write at the end (cut off by the caller) from damage
 /// in the middle (an error naming the offset).
-fn scan(file: &File) -> Result<Scanned, String> {
+fn scan(file: &File, from: Option<checkpoint::Checkpoint>) -> Result<Scanned, String> {
     let len = file.metadata().map_err(|e| e.to_string())?.len();
-    let mut reader = BufReader::with_capacity(4 << 20, file);
     let mut header = [0u8; FILE_HEADER_LEN as usize];
-    reader
-        .read_exact(&mut header)
+    file.read_exact_at(&mut header, 0)
         .map_err(|_| format!("not a node log ({len} bytes, shorter than its header)"))?;
     format::check_file_header(&header)?;
     let mut s = State {
@@ -1003,10 +1067,20 @@ fn scan(file: &File) -> Result<Scanned, String> {
         meta: BTreeMap::new(),
         end: FILE_HEADER_LEN,
         live_bytes: 0,
+        scanned_bytes: 0,
     };
     let mut next_seq = 0;
-    let mut body = Vec::new();
     let mut pos = FILE_HEADER_LEN;
+    if let Some(c) = from {
+        (s.index, s.meta, s.live_bytes, next_seq, pos) =
+            (c.index, c.meta, c.live_bytes, c.next_seq, c.end);
+    }
+    let scan_from = pos;
+    let mut reader = BufReader::with_capacity(4 << 20, file);
+    reader
+        .seek(std::io::SeekFrom::Start(pos))
+        .map_err(|e| e.to_string())?;
+    let mut body = Vec::new();
     // Where the whole batches end, and whether what follows may be a write
     // that never finished (`Some`) or is damage (`Err`).
     let torn_from = loop {
@@ -1097,6 +1171,7 @@ fn scan(file: &File) -> Result<Scanned, String> {
         live_bytes: s.live_bytes,
         next_seq,
         torn_from,
+        scanned_bytes: torn_from.unwrap_or(len) - scan_from,
     })
 }
 
@@ -1237,6 +1312,7 @@ mod tests {
             meta: BTreeMap::new(),
             end,
             live_bytes: 0,
+            scanned_bytes: 0,
         };
         // Zeros read as records of empty values: a window always "holds"
         // them, so only the checks below tell the files apart.
