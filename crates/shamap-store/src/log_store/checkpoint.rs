@@ -11,7 +11,7 @@
 //! - it names the log file it describes (device and inode) and a length
 //!   the log still has, and the crc32c of the log's last bytes below that
 //!   length (up to 4 KiB) matches;
-//! - the index it holds is a well-formed table (see [`Index::from_slots`]),
+//! - the index it holds is a well-formed table (see `Index::from_slots`),
 //!   every offset below its length.
 //!
 //! Bytes of the log below a length it once had never change while it is
@@ -60,7 +60,7 @@ pub struct Checkpoint {
     pub(crate) log_id: (u64, u64),
     /// The log's length covered: the end of its last whole batch.
     pub(crate) end: u64,
-    /// crc32c of the log's last bytes below `end` ([`tail_crc`]).
+    /// crc32c of the log's last bytes below `end` (see `tail_crc`).
     pub(crate) tail_crc: u32,
     /// The sequence number of the next batch.
     pub(crate) next_seq: u64,
