@@ -61,6 +61,18 @@ fn agrees_with_a_whole_scan(dir: &Path, versions: &[(Hash256, Model)], scanned: 
     }
 }
 
+/// Imports `n` random maps of 1500 entries as `v0`, `v1`, …; their roots
+/// and models.
+fn import_versions(store: &LogStore, n: u64, s: u64) -> Vec<(Hash256, Model)> {
+    (0..n)
+        .map(|i| {
+            let (mut m, model) = random_map(MapKind::AccountState, 1500, s + i);
+            let root = import(store, &format!("v{i}"), &mut m).expect("import");
+            (root, model)
+        })
+        .collect()
+}
+
 #[test]
 fn a_clean_close_leaves_a_checkpoint_and_the_next_opening_scans_nothing_before_it() {
     let s = seed(120);
@@ -69,13 +81,7 @@ fn a_clean_close_leaves_a_checkpoint_and_the_next_opening_scans_nothing_before_i
     let mut versions = Vec::new();
     {
         let store = open_log(d);
-        for i in 0..2 {
-            let (mut m, model) = random_map(MapKind::AccountState, 1500, s + i);
-            versions.push((
-                import(&store, &format!("v{i}"), &mut m).expect("import"),
-                model,
-            ));
-        }
+        versions.extend(import_versions(&store, 2, s));
         assert!(!checkpoint_path(d).exists(), "none while a writer is open");
     }
     assert!(checkpoint_path(d).exists(), "left by the clean close");
@@ -125,13 +131,7 @@ fn a_checkpoint_that_does_not_describe_the_log_is_ignored() {
     let mut versions = Vec::new();
     {
         let store = open_log(d);
-        for i in 0..3 {
-            let (mut m, model) = random_map(MapKind::AccountState, 1500, s + i);
-            versions.push((
-                import(&store, &format!("v{i}"), &mut m).expect("import"),
-                model,
-            ));
-        }
+        versions.extend(import_versions(&store, 3, s));
     }
     let good = std::fs::read(checkpoint_path(d)).expect("read");
     let whole = log_len(d) - format::FILE_HEADER_LEN;
