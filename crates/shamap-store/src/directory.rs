@@ -63,3 +63,34 @@ pub(crate) fn take_lock(lock: &std::fs::File) -> Result<(), std::fs::TryLockErro
         }
     }
 }
+
+/// Total bytes on disk of the files under `dir`.
+pub(crate) fn dir_bytes(dir: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d)? {
+            let entry = entry?;
+            let md = entry.metadata()?;
+            if md.is_dir() {
+                stack.push(entry.path());
+            } else {
+                total += allocated(&md);
+            }
+        }
+    }
+    Ok(total)
+}
+
+/// Bytes a file takes on disk: allocated blocks where the platform says
+/// (journals are preallocated sparsely), else its length.
+#[cfg(unix)]
+fn allocated(md: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    md.blocks() * 512
+}
+
+#[cfg(not(unix))]
+fn allocated(md: &std::fs::Metadata) -> u64 {
+    md.len()
+}

@@ -594,37 +594,6 @@ impl Drop for ShadowDir {
     }
 }
 
-/// Bytes a file takes on disk: allocated blocks where the platform says
-/// (journals are preallocated sparsely), else its length.
-#[cfg(unix)]
-fn allocated(md: &std::fs::Metadata) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    md.blocks() * 512
-}
-
-#[cfg(not(unix))]
-fn allocated(md: &std::fs::Metadata) -> u64 {
-    md.len()
-}
-
-/// Total bytes on disk of the files under `dir`.
-pub(crate) fn dir_bytes(dir: &Path) -> std::io::Result<u64> {
-    let mut total = 0;
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d)? {
-            let entry = entry?;
-            let md = entry.metadata()?;
-            if md.is_dir() {
-                stack.push(entry.path());
-            } else {
-                total += allocated(&md);
-            }
-        }
-    }
-    Ok(total)
-}
-
 impl NodeStore for FjallStore {
     fn location(&self) -> String {
         self.path.display().to_string()
@@ -735,7 +704,8 @@ impl NodeStore for FjallStore {
     }
 
     fn disk_bytes(&self) -> Result<u64, StoreError> {
-        dir_bytes(&self.path).map_err(|e| self.fail("cannot measure the directory", e))
+        crate::directory::dir_bytes(&self.path)
+            .map_err(|e| self.fail("cannot measure the directory", e))
     }
 
     fn sync(&self) -> Result<(), StoreError> {

@@ -113,7 +113,7 @@ impl NodeStore for RocksStore {
     }
 
     fn disk_bytes(&self) -> Result<u64, StoreError> {
-        crate::fjall_store::dir_bytes(&self.path)
+        crate::directory::dir_bytes(&self.path)
             .map_err(|e| self.fail("cannot measure the directory", e))
     }
 

@@ -289,7 +289,7 @@ pub(crate) fn save(dir: &Path, c: &Checkpoint) -> std::io::Result<()> {
         encode(c, &f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, dir.join(CHECKPOINT_FILE))?;
-        super::sync_dir(dir)
+        super::files::sync_dir(dir)
     })();
     if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -310,7 +310,7 @@ pub(crate) fn remove(dir: &Path) -> std::io::Result<()> {
         }
     }
     if removed {
-        super::sync_dir(dir)?;
+        super::files::sync_dir(dir)?;
     }
     Ok(())
 }

@@ -282,7 +282,7 @@ pub fn decode_record(bytes: &[u8]) -> Result<(Record<'_>, usize), String> {
         return Err("a record header is cut short".to_owned());
     }
     let (kind, key_len) = (bytes[0], bytes[1] as usize);
-    let value_len = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+    let value_len = record_value_len(bytes);
     let end = RECORD_HEADER_LEN
         .checked_add(key_len)
         .and_then(|n| n.checked_add(value_len))
@@ -342,6 +342,25 @@ pub fn records(body: &[u8]) -> impl Iterator<Item = Result<(usize, Record<'_>), 
     })
 }
 
+/// Bytes of a node record's start: its header and its key (the hash).
+pub const NODE_HEAD_LEN: usize = RECORD_HEADER_LEN + 32;
+
+/// The value length a record header declares (`head` holds at least the
+/// [`RECORD_HEADER_LEN`] bytes of a record's header).
+pub fn record_value_len(head: &[u8]) -> usize {
+    u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize
+}
+
+/// The node record whose first [`NODE_HEAD_LEN`] bytes are `head`: its
+/// hash, the stored bytes' range from the record's start and their
+/// encoding; `None` when the record is not a node put.
+pub fn node_head(
+    head: &[u8; NODE_HEAD_LEN],
+) -> Option<(Hash256, std::ops::Range<usize>, Encoding)> {
+    let hash = Hash256::from_slice(&head[RECORD_HEADER_LEN..]).expect("32 bytes");
+    node_value_range(head, &hash).map(|(range, encoding)| (hash, range, encoding))
+}
+
 /// The node record at the start of `bytes`, if it is a put of `hash`: the
 /// stored bytes' range within `bytes` (which may end past `bytes` when only
 /// the record's start was read) and their encoding. `None` for any other
@@ -361,8 +380,8 @@ pub fn node_value_range(
     if bytes[RECORD_HEADER_LEN..RECORD_HEADER_LEN + 32] != hash.0 {
         return None;
     }
-    let value_len = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
-    let start = RECORD_HEADER_LEN + 32;
+    let value_len = record_value_len(bytes);
+    let start = NODE_HEAD_LEN;
     Some((start..start + value_len, encoding))
 }
 

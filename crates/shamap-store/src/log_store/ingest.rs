@@ -20,7 +20,8 @@ use std::sync::mpsc;
 use shamap::Hash256;
 
 use super::format::BatchEncoder;
-use super::{index, put_in_index, LogStore, State, WRITE_OUT_BYTES};
+use super::state::State;
+use super::LogStore;
 use crate::error::StoreError;
 use crate::store::NodeSink;
 
@@ -37,6 +38,8 @@ struct Encoded {
     encoder: BatchEncoder,
     /// Where in the log the batch starts.
     start: u64,
+    /// Its sequence number.
+    seq: u64,
     /// Each node's hash, record offset in the log and record length.
     puts: Vec<(Hash256, u64, u64)>,
 }
@@ -49,17 +52,8 @@ impl Encoded {
 
 impl LogStore {
     pub(super) fn ingest(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
-        if self.inner.read_only {
-            return Err(self.fail(
-                "cannot write",
-                "the store is open read-only (its directory cannot be written)",
-            ));
-        }
-        let mut guard = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self.writer_for_append()?;
         let w = &mut *guard;
-        if let Some(why) = w.poison() {
-            return Err(self.fail("cannot write", why));
-        }
         let (file, start) = {
             let s = self.state();
             (s.file.clone(), s.end)
@@ -75,7 +69,7 @@ impl LogStore {
             let writer = scope.spawn(move || -> Result<(), Failed> {
                 for batch in to_write {
                     file.write_all_at(batch.encoder.bytes(), batch.start)
-                        .map_err(|e| Failed::Write(batch.start, e))?;
+                        .map_err(|e| Failed::Write(batch.start, batch.seq, e))?;
                     let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
                     publish(&mut s, &batch.puts, batch.end()).map_err(Failed::Publish)?;
                     drop(s);
@@ -89,19 +83,16 @@ impl LogStore {
                 ..Encoded::default()
             };
             batch.encoder.begin();
-            let mut not_started = w.not_started;
             {
                 // Sends the batch to the writing thread and starts the next;
                 // false once the batch cannot be sent (the log would pass its
                 // largest size, or the writing thread stopped on an error).
                 let mut send = |batch: &mut Encoded, failure: &mut Option<StoreError>| -> bool {
                     batch.encoder.finish(seq);
+                    batch.seq = seq;
                     let end = batch.end();
-                    if end > index::MAX_OFFSET {
-                        *failure = Some(self.fail(
-                            "cannot write",
-                            "the node log has reached its largest size (128 GiB); run gc",
-                        ));
+                    if let Err(e) = self.check_size(end) {
+                        *failure = Some(e);
                         return false;
                     }
                     let mut next = to_reuse.try_recv().unwrap_or_default();
@@ -113,11 +104,7 @@ impl LogStore {
                         return false;
                     }
                     seq += 1;
-                    not_started += len;
-                    if not_started >= WRITE_OUT_BYTES {
-                        w.write_out.start(file);
-                        not_started = 0;
-                    }
+                    w.wrote_unsynced(file, len);
                     true
                 };
                 let mut stopped = false;
@@ -138,18 +125,21 @@ impl LogStore {
                 }
             }
             drop(full);
-            w.not_started = not_started;
             writer
                 .join()
                 .expect("the node log's writing thread panicked")
         });
-        // Batches up to the failed one (or all) are in the log and the
+        // Batches before the failed one (or all) are in the log and the
         // index; the sequence numbers sent were used.
         w.next_seq = seq;
         match written {
             Ok(()) => {}
-            // The failed batch, and any after it, were never published.
-            Err(Failed::Write(at, err)) => return Err(self.undo_failed_write(w, &file, at, err)),
+            // The failed batch, and any after it, were never published:
+            // the next batch takes the failed one's place and number.
+            Err(Failed::Write(at, failed_seq, err)) => {
+                w.next_seq = failed_seq;
+                return Err(self.undo_failed_write(w, &file, at, err));
+            }
             Err(Failed::Publish(err)) => {
                 w.poisoned = Some(format!(
                     "the index could not be brought up to date ({err}); reopen the store"
@@ -166,9 +156,9 @@ impl LogStore {
 
 /// Why the writing thread stopped.
 enum Failed {
-    /// Writing the batch at this offset failed; nothing of it was
-    /// published.
-    Write(u64, std::io::Error),
+    /// Writing the batch at this offset, of this sequence number, failed;
+    /// nothing of it was published.
+    Write(u64, u64, std::io::Error),
     /// Publishing a written batch failed part way (a read of the log, to
     /// tell two nodes with one index tag apart, failed).
     Publish(std::io::Error),
@@ -181,7 +171,7 @@ fn publish(s: &mut State, puts: &[(Hash256, u64, u64)], end: u64) -> std::io::Re
     for chunk in puts.chunks(WARM_CHUNK) {
         s.index.warm(chunk.iter().map(|p| &p.0));
         for (hash, at, len) in chunk {
-            put_in_index(s, hash, *at, *len)?;
+            s.put_in_index(hash, *at, *len)?;
         }
     }
     s.end = end;

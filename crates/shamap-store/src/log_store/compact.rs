@@ -1,0 +1,136 @@
+//! Compaction: when most of the log is dead (deleted or replaced
+//! records), the live records and the metadata are copied to a new log,
+//! synced and renamed over the old one.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::Arc;
+
+use shamap::Hash256;
+
+use super::format::{self, BatchEncoder, FILE_HEADER_LEN};
+use super::index::Index;
+use super::state::{next_file_id, read_node_record};
+use super::writer::Writer;
+use super::{files, LogStore, COMPACT_FILE, LOG_FILE};
+use crate::error::StoreError;
+
+/// A batch larger than this is written in pieces by a compaction.
+const COMPACT_BATCH_BYTES: usize = 32 << 20;
+/// Compaction starts when dead bytes exceed live bytes and are at least
+/// this many: a gc's rewrite costs at most about twice what it freed.
+const COMPACT_MIN_DEAD: u64 = 4 << 20;
+
+impl LogStore {
+    /// Copies the live records to a new log when most of the log is dead.
+    pub(super) fn compact_if_mostly_dead(&self, w: &mut Writer) -> Result<(), StoreError> {
+        let (end, live) = {
+            let s = self.state();
+            (s.end, s.live_bytes)
+        };
+        let dead = end - live;
+        if dead < COMPACT_MIN_DEAD || dead <= live {
+            return Ok(());
+        }
+        self.compact(w)
+    }
+
+    /// Writes every live node and the metadata to a new log, syncs it and
+    /// renames it over the old one; readers switch to it under the lock
+    /// (one that has the old file open reads it to the end of its read).
+    /// A crash before the rename leaves the old log, whole; after it, the
+    /// new one.
+    pub fn compact_now(&self) -> Result<(), StoreError> {
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if self.inner.read_only {
+            return Err(self.fail("cannot compact", "the store is open read-only"));
+        }
+        self.compact(&mut w)
+    }
+
+    fn compact(&self, w: &mut Writer) -> Result<(), StoreError> {
+        if let Some(why) = w.poison() {
+            return Err(self.fail("cannot compact", why));
+        }
+        let (old, mut offsets, meta, live) = {
+            let s = self.state();
+            let offsets: Vec<u64> = s.index.offsets().collect();
+            (s.file.clone(), offsets, s.meta.clone(), s.live_bytes)
+        };
+        offsets.sort_unstable();
+        let tmp = self.inner.path.join(COMPACT_FILE);
+        let built = (|| -> std::io::Result<(File, Index, u64)> {
+            let file = files::create_log(&tmp)?;
+            let mut out = BufWriter::with_capacity(1 << 20, &file);
+            let mut pos = FILE_HEADER_LEN;
+            let mut index = Index::with_capacity(offsets.len());
+            let mut e = BatchEncoder::default();
+            e.begin();
+            let mut pending: Vec<(Hash256, u64)> = Vec::new();
+            let mut buf = Vec::new();
+            let mut flush = |e: &mut BatchEncoder,
+                             pending: &mut Vec<(Hash256, u64)>,
+                             index: &mut Index,
+                             pos: &mut u64,
+                             seq: &mut u64|
+             -> std::io::Result<()> {
+                e.finish(*seq);
+                *seq += 1;
+                out.write_all(e.bytes())?;
+                for (h, at) in pending.drain(..) {
+                    index.insert_new(&h, *pos + at);
+                }
+                *pos += e.len() as u64;
+                e.begin();
+                Ok(())
+            };
+            let mut seq = w.next_seq;
+            for off in offsets {
+                let (hash, stored, encoding) = read_node_record(&old, off, &mut buf)?;
+                let value = format::expand(encoding, stored).ok_or_else(|| {
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("node {hash}: its compact record does not decode"),
+                    )
+                })?;
+                let (at, _) = e.put_node(&hash, &value);
+                pending.push((hash, at as u64));
+                if e.len() >= COMPACT_BATCH_BYTES {
+                    flush(&mut e, &mut pending, &mut index, &mut pos, &mut seq)?;
+                }
+            }
+            for (name, value) in &meta {
+                e.put_meta(name, value);
+            }
+            flush(&mut e, &mut pending, &mut index, &mut pos, &mut seq)?;
+            w.next_seq = seq;
+            out.flush()?;
+            drop(out);
+            file.sync_data()?;
+            Ok((file, index, pos))
+        })();
+        let (file, index, end) = match built {
+            Ok(b) => b,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(self.fail("cannot compact the node log", e));
+            }
+        };
+        std::fs::rename(&tmp, self.inner.path.join(LOG_FILE))
+            .and_then(|()| files::sync_dir(&self.inner.path))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                self.fail("cannot compact the node log", e)
+            })?;
+        // An unfinished write found at opening was in the replaced file:
+        // cutting the new one there would leave zeros up to that offset.
+        w.cut = None;
+        let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
+        s.file = Arc::new(file);
+        s.file_id = next_file_id();
+        s.index = index;
+        s.end = end;
+        s.live_bytes = live;
+        Ok(())
+    }
+}

@@ -1,0 +1,375 @@
+//! [`LogStore`]: the store, its opening and closing, and its
+//! [`NodeStore`] face.
+
+use std::fs::OpenOptions;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use shamap::Hash256;
+
+use super::files::{self, unwritable, LOCKED_MESSAGE, UNWRITABLE_MARK};
+use super::recovery::scan;
+use super::state::{next_file_id, State};
+use super::writer::Writer;
+use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
+use crate::error::StoreError;
+use crate::meta;
+use crate::store::{Batch, NodeSink, NodeStore};
+
+/// A node store in a directory holding one node log.
+#[derive(Clone)]
+pub struct LogStore {
+    pub(super) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for LogStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogStore")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
+pub(super) struct Inner {
+    pub(super) path: PathBuf,
+    pub(super) location: String,
+    pub(super) read_only: bool,
+    /// What readers see: the log file, the index into it, the metadata.
+    pub(super) state: RwLock<State>,
+    /// The one writer's state.
+    pub(super) writer: Mutex<Writer>,
+    /// Held while the store is open for writing: what makes the writer one.
+    _lock: Option<std::fs::File>,
+}
+
+impl Drop for Inner {
+    /// A writer that closes with its writes intact leaves an index
+    /// checkpoint ([`checkpoint`]), so that the next opening need not
+    /// read the whole log; one that cannot be written is not an error
+    /// (the next opening scans the log, as it would without one).
+    fn drop(&mut self) {
+        if self.read_only {
+            return;
+        }
+        let w = self.writer.get_mut().unwrap_or_else(|p| p.into_inner());
+        if w.poison().is_some() {
+            return;
+        }
+        let next_seq = w.next_seq;
+        let s = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        let _ = save_checkpoint(&self.path, s, next_seq);
+    }
+}
+
+/// Saves `s` (taking its index and metadata) as the checkpoint of the log
+/// in `dir`, after syncing the log: a checkpoint never covers bytes the
+/// disk may not have.
+fn save_checkpoint(dir: &Path, s: &mut State, next_seq: u64) -> std::io::Result<()> {
+    s.file.sync_data()?;
+    let c = checkpoint::Checkpoint {
+        log_id: checkpoint::file_id(&s.file)?,
+        end: s.end,
+        tail_crc: checkpoint::tail_crc(&s.file, s.end)?,
+        next_seq,
+        live_bytes: s.live_bytes,
+        meta: std::mem::take(&mut s.meta),
+        index: std::mem::take(&mut s.index),
+    };
+    checkpoint::save(dir, &c)
+}
+
+/// What a [`LogStore`] holds, from [`LogStore::usage`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogUsage {
+    /// Live nodes.
+    pub nodes: u64,
+    /// Bytes of the log file.
+    pub log_bytes: u64,
+    /// Bytes of live node records in it.
+    pub live_bytes: u64,
+    /// Bytes of the index in memory.
+    pub index_bytes: u64,
+    /// Bytes of the log its opening scanned: all of it, or (from an index
+    /// checkpoint) only what was written after the checkpoint.
+    pub scanned_bytes: u64,
+}
+
+impl LogStore {
+    /// Opens (or creates) the node log store in directory `path` for
+    /// reading and writing. A store is created only in a directory that
+    /// does not exist or is empty. One writing process at a time.
+    pub fn open(path: impl AsRef<Path>) -> Result<LogStore, StoreError> {
+        LogStore::open_mode(path.as_ref(), false)
+    }
+
+    /// Opens the existing store in `path` for reading only: nothing in
+    /// `path` is written (a read-only file system, a directory without
+    /// write permission, or beside a writing process, whose later writes
+    /// this opening does not see).
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<LogStore, StoreError> {
+        LogStore::open_mode(path.as_ref(), true)
+    }
+
+    /// True when `path` holds a node log store.
+    pub fn is_store(path: &Path) -> bool {
+        path.join(LOG_FILE).is_file()
+    }
+
+    /// True when opening failed because the directory cannot be written:
+    /// the case for [`LogStore::open_read_only`].
+    pub fn is_unwritable(e: &StoreError) -> bool {
+        matches!(e, StoreError::Backend { message, .. } if message.contains(UNWRITABLE_MARK))
+    }
+
+    /// True when opening failed because another process writes the store:
+    /// a reader may still open it with [`LogStore::open_read_only`].
+    pub fn is_locked(e: &StoreError) -> bool {
+        matches!(e, StoreError::Backend { message, .. } if message == LOCKED_MESSAGE)
+    }
+
+    fn open_mode(path: &Path, read_only: bool) -> Result<LogStore, StoreError> {
+        let location = path.display().to_string();
+        let fail = |what: &str, e: &dyn std::fmt::Display| {
+            StoreError::backend(location.clone(), format!("{what}: {e}"))
+        };
+        let log_path = path.join(LOG_FILE);
+        let lock = if read_only {
+            if !log_path.is_file() {
+                return Err(StoreError::backend(location, "no store here"));
+            }
+            None
+        } else {
+            crate::directory::refuse_foreign_directory(path, LogStore::is_store(path), |name| {
+                name == LOCK_FILE
+                    || name == COMPACT_FILE
+                    || name == checkpoint::CHECKPOINT_FILE
+                    || name == checkpoint::CHECKPOINT_TMP_FILE
+            })?;
+            std::fs::create_dir_all(path).map_err(|e| fail("cannot create", &unwritable(e)))?;
+            let lock = OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(path.join(LOCK_FILE))
+                .map_err(|e| fail("cannot open", &unwritable(e)))?;
+            crate::directory::take_lock(&lock).map_err(|e| match e {
+                std::fs::TryLockError::WouldBlock => {
+                    StoreError::backend(location.clone(), LOCKED_MESSAGE)
+                }
+                std::fs::TryLockError::Error(e) => fail("cannot lock", &e),
+            })?;
+            // A compaction that did not reach its rename left this behind.
+            let _ = std::fs::remove_file(path.join(COMPACT_FILE));
+            if !log_path.exists() {
+                // Made whole under another name, then renamed: a crash while
+                // making it leaves no log (the next opening starts over),
+                // never an empty one that no opening accepts.
+                let tmp = path.join(COMPACT_FILE);
+                files::create_log(&tmp)
+                    .and_then(|_| std::fs::rename(&tmp, &log_path))
+                    .map_err(|e| fail("cannot create the node log", &unwritable(e)))?;
+                files::sync_dir(path).map_err(|e| fail("cannot sync the directory", &e))?;
+            }
+            Some(lock)
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(!read_only)
+            .open(&log_path)
+            .map_err(|e| fail("cannot open the node log", &unwritable(e)))?;
+        // The index checkpoint a writer left when it closed, if it
+        // describes this log; one that does not is ignored (the whole log
+        // is scanned, as without one).
+        let log_len = file
+            .metadata()
+            .map_err(|e| fail("cannot open the node log", &e))?
+            .len();
+        let from = checkpoint::load(path, &file, log_len).unwrap_or(None);
+        if !read_only {
+            // Before this writer can change the log: a checkpoint on disk
+            // is one a writer left after its last change.
+            checkpoint::remove(path)
+                .map_err(|e| fail("cannot remove the index checkpoint", &unwritable(e)))?;
+        }
+        // Opening writes nothing more: an unfinished write at the end is
+        // cut off by the first write after it (`Writer::cut`).
+        let scanned = scan(&file, from).map_err(|e| fail("cannot open the node log", &e))?;
+        let store = LogStore {
+            inner: Arc::new(Inner {
+                path: path.to_path_buf(),
+                location,
+                read_only,
+                state: RwLock::new(State {
+                    file: Arc::new(file),
+                    file_id: next_file_id(),
+                    index: scanned.index,
+                    meta: scanned.meta,
+                    end: scanned.end,
+                    live_bytes: scanned.live_bytes,
+                    scanned_bytes: scanned.scanned_bytes,
+                }),
+                writer: Mutex::new(Writer::new(scanned.next_seq, scanned.torn_from)),
+                _lock: lock,
+            }),
+        };
+        if read_only {
+            meta::check_format_read_only(&store)?;
+        } else {
+            meta::check_format(&store)?;
+        }
+        Ok(store)
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Live nodes, bytes of the log and bytes of its index in memory.
+    pub fn usage(&self) -> LogUsage {
+        let s = self.state();
+        LogUsage {
+            nodes: s.index.len() as u64,
+            log_bytes: s.end,
+            live_bytes: s.live_bytes,
+            index_bytes: s.index.heap_bytes() as u64,
+            scanned_bytes: s.scanned_bytes,
+        }
+    }
+
+    pub(super) fn state(&self) -> std::sync::RwLockReadGuard<'_, State> {
+        self.inner.state.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(super) fn fail(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
+        StoreError::backend(self.inner.location.clone(), format!("{what}: {e}"))
+    }
+}
+
+impl NodeStore for LogStore {
+    fn location(&self) -> String {
+        self.inner.location.clone()
+    }
+
+    fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+        self.read(hash)
+    }
+
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        let s = self.state();
+        Ok(s.find(hash)
+            .map_err(|e| self.fail("cannot read", e))?
+            .is_some())
+    }
+
+    fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        self.append(batch, false)
+    }
+
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        self.append(batch, true)
+    }
+
+    /// Appends in any order: an import is written in tree order, with no
+    /// pass per hash range and no sort (1M entries: see docs/design.md).
+    fn wants_hash_ordered_import(&self) -> bool {
+        false
+    }
+
+    /// The index (8 bytes a slot) and the metadata records.
+    fn resident_bytes(&self) -> u64 {
+        let s = self.state();
+        (s.index.heap_bytes() + s.meta.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()) as u64
+    }
+
+    /// Encodes on the calling thread while another writes and indexes
+    /// (see `log_store/ingest.rs`).
+    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
+        self.ingest(feed)
+    }
+
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        self.each_value(f)
+    }
+
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.state().meta.get(name).cloned())
+    }
+
+    fn disk_bytes(&self) -> Result<u64, StoreError> {
+        crate::directory::dir_bytes(&self.inner.path)
+            .map_err(|e| self.fail("cannot measure the directory", e))
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        if self.inner.read_only {
+            return Ok(());
+        }
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.sync_locked(&mut w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+
+    use super::*;
+    use crate::node::{NodeObject, NodeType};
+
+    fn a_batch(seed: u8) -> (Batch, Hash256) {
+        let node = NodeObject::from_prefix(NodeType::AccountNode, &[seed; 72]);
+        let hash = node.hash();
+        let mut batch = Batch::new();
+        batch.put_node(node);
+        (batch, hash)
+    }
+
+    /// A background sync's failure reaches the writer: the store's next
+    /// write, sync and import are refused naming it (after a failed fsync
+    /// nothing written since the last good one can be trusted), what was
+    /// written before is still read, and a reopened store writes again.
+    #[test]
+    fn a_failed_background_sync_refuses_every_later_write_until_reopened() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = LogStore::open(dir.path()).expect("open");
+        let (batch, first) = a_batch(1);
+        store.write_durably(batch).expect("write");
+        // A pipe cannot be synced (EINVAL): the background sync fails.
+        let (reader, _writer) = std::io::pipe().expect("pipe");
+        let pipe = Arc::new(File::from(std::os::fd::OwnedFd::from(reader)));
+        {
+            let mut w = store.inner.writer.lock().expect("writer");
+            w.write_out.start(&pipe);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while w.write_out.failure().is_none() {
+                assert!(std::time::Instant::now() < deadline, "no failure seen");
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        }
+        let (batch, second) = a_batch(2);
+        let refusals = [
+            store.write(batch).expect_err("write after a failed sync"),
+            store.sync().expect_err("sync after a failed sync"),
+            store
+                .ingest_unordered(&mut |_| {})
+                .expect_err("import after a failed sync"),
+        ];
+        for e in refusals {
+            let text = e.to_string();
+            assert!(text.contains("an earlier sync failed"), "{text}");
+            assert!(text.contains("reopen the store"), "{text}");
+        }
+        assert!(store.contains(&first).expect("read"));
+        assert!(!store.contains(&second).expect("read"));
+        drop(store);
+        let store = LogStore::open(dir.path()).expect("reopen");
+        let (batch, second) = a_batch(2);
+        store.write_durably(batch).expect("a reopened store writes");
+        assert!(store.contains(&first).expect("read") && store.contains(&second).expect("read"));
+    }
+}

@@ -1,0 +1,343 @@
+//! The one writer: appending a batch, syncing, and what a failure leaves
+//! ([`Writer::poisoned`]). The checks and steps every append takes are
+//! here once, for [`LogStore::append`] and the bulk write (`ingest.rs`).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use shamap::Hash256;
+
+use super::format::BatchEncoder;
+use super::index;
+use super::LogStore;
+use crate::error::StoreError;
+use crate::store::{Batch, Op};
+
+/// Once this many bytes written without a sync have gathered at the log's
+/// end, a sync is started on another thread ([`WriteOut`]): a
+/// bulk import's final sync then waits for the last few MiB instead of all
+/// of them, the disk working while the CPU prepares the next batches.
+const WRITE_OUT_BYTES: u64 = 8 << 20;
+
+/// The writer's state, behind the store's writer lock.
+pub(super) struct Writer {
+    pub(super) encoder: BatchEncoder,
+    pub(super) next_seq: u64,
+    /// Where an unfinished write at the end of the log starts, found at
+    /// opening: cut off before the next write, so that the next batch
+    /// follows the last whole one.
+    pub(super) cut: Option<u64>,
+    /// Set when a write or sync failed in a way that leaves the file's
+    /// state unknown: no more writes until the store is reopened.
+    pub(super) poisoned: Option<String>,
+    /// Bytes at the log's end written since the disk was last asked to
+    /// take them (a sync, or [`WriteOut::start`]).
+    pub(super) not_started: u64,
+    pub(super) write_out: WriteOut,
+}
+
+impl Writer {
+    /// A writer whose next batch has sequence number `next_seq`.
+    pub(super) fn new(next_seq: u64, cut: Option<u64>) -> Writer {
+        Writer {
+            encoder: BatchEncoder::default(),
+            next_seq,
+            cut,
+            poisoned: None,
+            not_started: 0,
+            write_out: WriteOut::default(),
+        }
+    }
+
+    /// Why the store takes no more writes, if it does not: an earlier
+    /// failure of this writer or of its background sync.
+    pub(super) fn poison(&mut self) -> Option<&str> {
+        if self.poisoned.is_none() {
+            if let Some(e) = self.write_out.failure() {
+                self.poisoned = Some(format!("an earlier sync failed ({e}); reopen the store"));
+            }
+        }
+        self.poisoned.as_deref()
+    }
+
+    /// Counts `len` bytes written to `file` without a sync, starting a
+    /// background sync once [`WRITE_OUT_BYTES`] have gathered.
+    pub(super) fn wrote_unsynced(&mut self, file: &Arc<File>, len: u64) {
+        self.not_started += len;
+        if self.not_started >= WRITE_OUT_BYTES {
+            self.write_out.start(file);
+            self.not_started = 0;
+        }
+    }
+}
+
+/// Syncs the log on a thread of its own while the writer goes on: the
+/// disk takes a bulk write's first batches while the CPU prepares the
+/// next ones, and the commit point's sync waits only for the rest. A
+/// failed background sync fails the store's next write or sync (its error
+/// is reported to one sync of the file only, so it must not be lost).
+#[derive(Default)]
+pub(super) struct WriteOut {
+    /// Started on first use.
+    thread: Option<(
+        std::sync::mpsc::SyncSender<Arc<File>>,
+        std::thread::JoinHandle<()>,
+    )>,
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+impl WriteOut {
+    /// Has `file` synced soon, unless a sync that has not yet started is
+    /// already waiting (it will cover what was written until now).
+    pub(super) fn start(&mut self, file: &Arc<File>) {
+        let (tx, _) = self.thread.get_or_insert_with(|| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Arc<File>>(1);
+            let failed = self.failed.clone();
+            let t = std::thread::Builder::new()
+                .name("node log write-out".into())
+                .spawn(move || {
+                    for file in rx {
+                        if let Err(e) = file.sync_data() {
+                            let mut f = failed.lock().unwrap_or_else(|p| p.into_inner());
+                            f.get_or_insert_with(|| e.to_string());
+                        }
+                    }
+                })
+                .expect("cannot start a thread");
+            (tx, t)
+        });
+        let _ = tx.try_send(file.clone());
+    }
+
+    /// The error of a background sync that failed, if one did.
+    pub(super) fn failure(&self) -> Option<String> {
+        self.failed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl Drop for WriteOut {
+    fn drop(&mut self) {
+        if let Some((tx, t)) = self.thread.take() {
+            drop(tx);
+            let _ = t.join();
+        }
+    }
+}
+
+/// What publishing a written batch does to the store's state, one per
+/// change, in the batch's order.
+enum Effect {
+    /// `hash`'s record starts at `at` and takes `len` bytes.
+    PutNode {
+        hash: Hash256,
+        at: u64,
+        len: u64,
+    },
+    DeleteNode(Hash256),
+    PutMeta {
+        name: String,
+        value: Vec<u8>,
+    },
+    DeleteMeta(String),
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    if name.len() > 255 {
+        return Err(format!(
+            "a metadata name of {} bytes (at most 255)",
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+impl LogStore {
+    /// The writer, ready to append: refused when the store is open
+    /// read-only or the writer is poisoned.
+    pub(super) fn writer_for_append(&self) -> Result<MutexGuard<'_, Writer>, StoreError> {
+        if self.inner.read_only {
+            return Err(self.fail(
+                "cannot write",
+                "the store is open read-only (its directory cannot be written)",
+            ));
+        }
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(why) = w.poison() {
+            return Err(self.fail("cannot write", why));
+        }
+        Ok(w)
+    }
+
+    /// Refuses a batch that would end past the largest offset the index
+    /// holds.
+    pub(super) fn check_size(&self, end: u64) -> Result<(), StoreError> {
+        if end > index::MAX_OFFSET {
+            return Err(self.fail(
+                "cannot write",
+                "the node log has reached its largest size (128 GiB); run gc",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Appends `batch` and publishes it; with `durable`, syncs first.
+    pub(super) fn append(&self, batch: Batch, durable: bool) -> Result<(), StoreError> {
+        let mut w = self.writer_for_append()?;
+        if batch.is_empty() {
+            return if durable {
+                self.sync_locked(&mut w)
+            } else {
+                Ok(())
+            };
+        }
+        let (file, start) = {
+            let s = self.state();
+            (s.file.clone(), s.end)
+        };
+        let w = &mut *w;
+        let seq = w.next_seq;
+        let e = &mut w.encoder;
+        e.begin();
+        // What publishing will do, in the batch's order; the node values
+        // are dropped here, outside the readers' lock.
+        let mut effects: Vec<Effect> = Vec::new();
+        let mut puts = 0;
+        for op in batch.into_ops() {
+            effects.push(match op {
+                Op::PutNode { hash, value } => {
+                    let (at, len) = e.put_node(&hash, &value);
+                    puts += 1;
+                    Effect::PutNode {
+                        hash,
+                        at: start + at as u64,
+                        len: len as u64,
+                    }
+                }
+                Op::DeleteNode(hash) => {
+                    e.delete_node(&hash);
+                    Effect::DeleteNode(hash)
+                }
+                Op::PutMeta { name, value } => {
+                    check_name(&name).map_err(|m| self.fail("cannot write", m))?;
+                    e.put_meta(&name, &value);
+                    Effect::PutMeta { name, value }
+                }
+                Op::DeleteMeta(name) => {
+                    check_name(&name).map_err(|m| self.fail("cannot write", m))?;
+                    e.delete_meta(&name);
+                    Effect::DeleteMeta(name)
+                }
+            });
+        }
+        e.finish(seq);
+        let end = start + e.len() as u64;
+        self.check_size(end)?;
+        self.cut_unfinished(w, &file)?;
+        let e = &mut w.encoder;
+        if let Err(err) = file.write_all_at(e.bytes(), start) {
+            return Err(self.undo_failed_write(w, &file, start, err));
+        }
+        e.shrink(64 << 20);
+        w.next_seq += 1;
+        if durable {
+            self.sync_file(w, &file)?;
+        } else {
+            w.wrote_unsynced(&file, end - start);
+        }
+        // Publish: index and metadata, under one lock.
+        let read_fail = |e| self.fail("cannot read the node log", e);
+        let deleted_any = {
+            let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
+            s.index.reserve(puts);
+            s.index.warm(effects.iter().filter_map(|f| match f {
+                Effect::PutNode { hash, .. } => Some(hash),
+                _ => None,
+            }));
+            let mut deleted_any = false;
+            for f in effects {
+                match f {
+                    Effect::PutNode { hash, at, len } => {
+                        s.put_in_index(&hash, at, len).map_err(read_fail)?;
+                    }
+                    Effect::DeleteNode(hash) => {
+                        deleted_any |= s.remove_from_index(&hash).map_err(read_fail)?;
+                    }
+                    Effect::PutMeta { name, value } => {
+                        s.meta.insert(name, value);
+                    }
+                    Effect::DeleteMeta(name) => {
+                        s.meta.remove(&name);
+                    }
+                }
+            }
+            s.end = end;
+            deleted_any
+        };
+        if deleted_any {
+            self.compact_if_mostly_dead(w)?;
+        }
+        Ok(())
+    }
+
+    /// Cuts off the unfinished write found at opening, if it is still
+    /// there: before the first write, so that it follows the last whole
+    /// batch.
+    pub(super) fn cut_unfinished(&self, w: &mut Writer, file: &File) -> Result<(), StoreError> {
+        if let Some(cut) = w.cut {
+            file.set_len(cut)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| self.fail("cannot cut off an unfinished write", e))?;
+            w.cut = None;
+        }
+        Ok(())
+    }
+
+    /// After a write of a batch at `start` failed: cuts off whatever part
+    /// was written, so that the next batch follows the last whole one; if
+    /// even that fails, the file's end is unknown and the store takes no
+    /// more writes. Returns the error to report.
+    pub(super) fn undo_failed_write(
+        &self,
+        w: &mut Writer,
+        file: &File,
+        start: u64,
+        err: std::io::Error,
+    ) -> StoreError {
+        if let Err(cut) = file.set_len(start) {
+            w.poisoned = Some(format!(
+                "an earlier write failed ({err}) and could not be undone ({cut}); reopen the store"
+            ));
+        }
+        self.fail("cannot write batch", err)
+    }
+
+    /// Syncs the log (the store's [`crate::NodeStore::sync`]).
+    pub(super) fn sync_locked(&self, w: &mut Writer) -> Result<(), StoreError> {
+        if let Some(why) = w.poison() {
+            return Err(self.fail("cannot sync", why));
+        }
+        let file = self.state().file.clone();
+        self.sync_file(w, &file)
+    }
+
+    /// fdatasync; a failure poisons the writer (after a failed fsync the
+    /// kernel may have dropped the pages, so nothing written since the last
+    /// good one can be trusted to be on disk).
+    pub(super) fn sync_file(&self, w: &mut Writer, file: &File) -> Result<(), StoreError> {
+        w.not_started = 0;
+        file.sync_data().map_err(|e| {
+            w.poisoned = Some(format!("an earlier sync failed ({e}); reopen the store"));
+            self.fail("cannot sync", e)
+        })?;
+        // A background sync that failed meanwhile may have taken the
+        // error this one would have reported.
+        match w.poison() {
+            Some(why) => Err(self.fail("cannot sync", why)),
+            None => Ok(()),
+        }
+    }
+}
