@@ -12,6 +12,7 @@ mod ledgers;
 mod node_log;
 mod node_log_checkpoint;
 mod node_log_faults;
+mod node_log_integrity;
 mod placement;
 mod reader;
 mod readers;

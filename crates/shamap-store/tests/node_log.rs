@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::log_store::format::BatchEncoder;
+use shamap_store::log_store::format::{self, BatchEncoder};
 use shamap_store::log_store::{checkpoint, LOG_FILE};
 use shamap_store::{
     gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore, StoreError,
@@ -186,6 +186,25 @@ fn a_batch(seq: u64) -> Vec<u8> {
     e.bytes().to_vec()
 }
 
+/// The sequence number the next batch appended to the log at `path` must
+/// have: one more than its last whole batch's.
+pub(crate) fn next_seq(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).expect("read the log");
+    let mut pos = format::FILE_HEADER_LEN as usize;
+    let mut next = 0;
+    while pos + format::BATCH_HEADER_LEN <= bytes.len() {
+        let h: &[u8; format::BATCH_HEADER_LEN] = bytes[pos..pos + format::BATCH_HEADER_LEN]
+            .try_into()
+            .expect("header length");
+        let Ok(header) = format::decode_batch_header(h) else {
+            break;
+        };
+        next = header.seq + 1;
+        pos += format::BATCH_HEADER_LEN + header.body_len as usize;
+    }
+    next
+}
+
 /// Appends `bytes` to the file at `path` (behind the store's back).
 pub(crate) fn append(path: &Path, bytes: &[u8]) {
     use std::io::Write;
@@ -358,7 +377,7 @@ fn a_value_that_does_not_hash_to_its_key_is_corrupt_never_data() {
     forged[9..13].copy_from_slice(b"MIN\0");
     forged[20] = 1;
     e.put_node(&root, &forged);
-    e.finish(1 << 40);
+    e.finish(next_seq(&log_path(dir.path())));
     append(&log_path(dir.path()), e.bytes());
     let store = open_log(dir.path());
     let err = store.get(&root).expect_err("corrupt");

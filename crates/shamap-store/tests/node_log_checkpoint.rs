@@ -87,14 +87,11 @@ fn a_clean_close_leaves_a_checkpoint_and_the_next_opening_scans_nothing_before_i
     assert!(checkpoint_path(d).exists(), "left by the clean close");
     agrees_with_a_whole_scan(d, &versions, 0, "after the first close");
 
-    // A writer removes it at opening, before it writes; its own close
-    // leaves a new one.
+    // A writer keeps it at opening (the log only grows after it, so it
+    // stays true); its own close leaves a new one.
     {
         let store = open_log(d);
-        assert!(
-            !checkpoint_path(d).exists(),
-            "removed by the writer's opening"
-        );
+        assert!(checkpoint_path(d).exists(), "kept by the writer's opening");
         assert_eq!(store.usage().scanned_bytes, 0, "the writer used it");
         let (mut m, model) = random_map(MapKind::AccountState, 1500, s + 2);
         versions.push((import(&store, "v2", &mut m).expect("import"), model));
@@ -157,8 +154,22 @@ fn a_checkpoint_that_does_not_describe_the_log_is_ignored() {
     let at = changed.len() - 100;
     changed[at] ^= 0x01;
     std::fs::write(log_path(d), &changed).expect("change");
-    let e = LogStore::open_read_only(d).expect_err("scanned, so the damage is found");
-    assert!(e.to_string().contains("damaged at byte"), "{e}");
+    let e = LogStore::open_read_only(d).expect_err("the checkpoint's record contradicts the log");
+    let start = log.len() as u64 - 4096;
+    assert!(
+        e.to_string()
+            .contains(&format!("damaged at bytes {start}..{}", log.len())),
+        "{e}"
+    );
+    // Cut short below what it recorded: refused, naming the cut.
+    std::fs::write(log_path(d), &log[..log.len() - 40]).expect("cut");
+    let e = LogStore::open(d).expect_err("the log lost bytes the checkpoint recorded");
+    assert!(
+        e.to_string()
+            .contains(&format!("damaged at byte {}", log.len() - 40))
+            && e.to_string().contains("cut short"),
+        "{e}"
+    );
     assert!(checkpoint_path(d).exists(), "a reader removes nothing");
     std::fs::write(log_path(d), &log).expect("undo");
     agrees_with_a_whole_scan(d, &versions, 0, "the log as it was");

@@ -30,11 +30,11 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::log_store::format::{self, BatchEncoder};
-use shamap_store::log_store::LOG_FILE;
+use shamap_store::log_store::{ack, LOG_FILE};
 use shamap_store::{gc, verify_all, Batch, LogStore, NodeStore, StoreError, StoredMap};
 
 use crate::faults::{every_k, op_commit, op_gc, op_import, op_sync};
-use crate::node_log::{append, import, items, log_path, names, open_log};
+use crate::node_log::{append, import, items, log_path, names, next_seq, open_log};
 use crate::support::{count, nodes_of, random_map, seed};
 use crate::tmpfs::Tmpfs;
 
@@ -151,9 +151,13 @@ fn a_batch_cut_anywhere_applies_none_of_it_and_the_next_write_follows_the_last_w
         }
         batch.delete_node(ra);
         batch.put_meta("cut", b"B".to_vec());
-        store.write_durably(batch).expect("write B");
+        // Written, never acknowledged as durable: what a crash in the
+        // middle of its write would leave is no loss.
+        store.write(batch).expect("write B");
         (ra, start)
     };
+    // As after a crash: no checkpoint of the clean close.
+    crate::node_log::without_checkpoint(dir.path());
     let whole = std::fs::read(&log).expect("read");
     let body_start = start as usize + format::BATCH_HEADER_LEN;
     let records: Vec<usize> = format::records(&whole[body_start..])
@@ -198,8 +202,40 @@ fn a_batch_cut_anywhere_applies_none_of_it_and_the_next_write_follows_the_last_w
         verify_all(&store, &ra).unwrap_or_else(|e| panic!("{what}: {e}"));
     }
     eprintln!("{} cut points", cuts.len());
+    // Had B been acknowledged as durable, every cut loses a commit: each
+    // is refused, naming the cut and the acknowledged batch.
+    let ack_path = dir.path().join(ack::ACK_FILE);
+    let ack_before = std::fs::read(&ack_path).expect("the record of a's import");
+    let b_seq = next_seq(&log) - 1;
+    let acked_b = ack::encode(ack::Ack {
+        seq: b_seq,
+        end: end as u64,
+    });
+    std::fs::write(&ack_path, acked_b).expect("B acknowledged");
+    for &cut in &cuts {
+        std::fs::write(&log, &whole[..cut]).expect("cut");
+        for (mode, opened) in [
+            ("open", LogStore::open(dir.path())),
+            ("open_read_only", LogStore::open_read_only(dir.path())),
+        ] {
+            let e = opened
+                .expect_err("an acknowledged batch cut short")
+                .to_string();
+            assert!(!e.contains('\n'), "{mode}: one line: {e}");
+            assert!(
+                e.contains(&format!("damaged at byte {start}"))
+                    && e.contains(&format!("batch {b_seq}"))
+                    && e.contains("acknowledged"),
+                "seed {s}: {mode}: cut at {cut}: {e}"
+            );
+        }
+        assert_eq!(file_len(&log), cut as u64, "never truncated");
+    }
+    std::fs::write(&ack_path, &ack_before).expect("back to a's record");
     std::fs::write(&log, &whole).expect("restore");
     check("B whole", &open_log(dir.path()), true);
+    crate::node_log::without_checkpoint(dir.path());
+    std::fs::write(&ack_path, &ack_before).expect("back to a's record");
 
     // Cut in the middle of a record; a write afterwards.
     let cut = records[records.len() / 2] + 20;
@@ -347,7 +383,8 @@ fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drop
     let mut e = BatchEncoder::default();
     e.begin();
     let (at, _) = e.put_node(&root, &value);
-    e.finish(1 << 40);
+    let seq = next_seq(&log_path(dir.path()));
+    e.finish(seq);
     let mut bad = e.bytes().to_vec();
     let type_byte = at + format::RECORD_HEADER_LEN + 32;
     let (range, encoding) = format::node_value_range(&bad[at..], &root).expect("a node record");
@@ -406,7 +443,7 @@ fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drop
     let mut e = BatchEncoder::default();
     e.begin();
     e.put_node(&root, &value);
-    e.finish((1 << 40) + 1);
+    e.finish(seq + 1);
     append(&log, e.bytes());
     let store = open_log(dir.path());
     assert_eq!(items(&store, root), model);

@@ -4,9 +4,9 @@
 //! second) and scans only the log written after that length, instead of
 //! the whole log (2.6 GB, 3–5 s).
 //!
-//! A checkpoint only ever speeds an opening up; it is never needed. It is
-//! used when every check passes, and otherwise ignored (the whole log is
-//! scanned, as without one):
+//! A checkpoint speeds an opening up; it is never needed. It is used when
+//! every check passes (otherwise the whole log is scanned, as without one,
+//! or the opening refuses, see below):
 //! - its own bytes: magic, version, lengths and a crc32c over all of them;
 //! - it names the log file it describes (device and inode) and a length
 //!   the log still has, and the crc32c of the log's last bytes below that
@@ -17,12 +17,14 @@
 //! Bytes of the log below a length it once had never change while it is
 //! the same file (writes append; an unfinished write is cut only above the
 //! last whole batch; a compaction writes a new file and renames it over).
-//! So what a checkpoint describes stays true until a compaction, and a
-//! writer removes the checkpoint (and syncs the directory) when it opens
-//! the store, before it can write or compact: a checkpoint on disk was
-//! written by a writer that closed cleanly after its last change. The file
-//! identity and the tail crc guard the rest (a store written by an older
-//! build, which knew of no checkpoint; a file copied from elsewhere).
+//! So what a checkpoint describes stays true until a compaction, which
+//! removes it (and syncs the directory) before it renames the new log into
+//! place; a writer that opens the store keeps it (the log only grows after
+//! it) and replaces it with its own when it closes. A checkpoint that names
+//! the log's file and contradicts it (the log is shorter than its length,
+//! or its last bytes below it differ) is therefore evidence that the log
+//! lost bytes: the opening refuses, naming the offset. One whose own bytes
+//! are damaged, or that names another file (a copied store), is ignored.
 //!
 //! Layout (little-endian): magic `SHMAPIDX`, version `u32`, reserved
 //! `u32`; the log's device `u64` and inode `u64`; the length covered `u64`,
@@ -257,25 +259,40 @@ fn decode_from(input: impl std::io::Read, len: u64) -> Result<Checkpoint, String
     })
 }
 
-/// The checkpoint in `dir` for the log `log` (of `log_len` bytes), if
-/// there is one and it describes this log; `Err` names why one that is
-/// there is not used (the caller scans the whole log then).
+/// The checkpoint in `dir` for the log `log` (of `log_len` bytes): `Some`
+/// when there is one and it describes this log, `None` when there is none
+/// or it is not usable (its own bytes damaged, not a regular file, or made
+/// for another log file: the caller scans the whole log then). `Err` when
+/// it describes this very file (device and inode) and contradicts it: the
+/// log is shorter than the length it recorded, or its bytes below that
+/// length changed. Those bytes never change while the file is the log
+/// (see the module doc), so the log lost bytes that a writer had closed
+/// with: the caller refuses to open, naming what was found.
 pub(crate) fn load(dir: &Path, log: &File, log_len: u64) -> Result<Option<Checkpoint>, String> {
-    let file = match File::open(dir.join(CHECKPOINT_FILE)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+    let Ok(Some(file)) = super::files::open_regular(&dir.join(CHECKPOINT_FILE), false) else {
+        return Ok(None);
     };
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
-    let c = decode_from(std::io::BufReader::with_capacity(1 << 20, file), len)?;
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return Ok(None);
+    };
+    let Ok(c) = decode_from(std::io::BufReader::with_capacity(1 << 20, file), len) else {
+        return Ok(None);
+    };
     if file_id(log).map_err(|e| e.to_string())? != c.log_id {
-        return Err("it describes another log file".into());
+        return Ok(None);
     }
     if c.end > log_len {
-        return Err(format!("it covers {} bytes of a log of {log_len}", c.end));
+        return Err(format!(
+            "the node log is damaged at byte {log_len}: it ends there, but the index checkpoint ({CHECKPOINT_FILE}) recorded {} bytes when the last writer closed it: the log was cut short",
+            c.end
+        ));
     }
     if tail_crc(log, c.end).map_err(|e| e.to_string())? != c.tail_crc {
-        return Err("the log's bytes below the length it covers differ".into());
+        let start = c.end.saturating_sub(TAIL_CHECK).max(FILE_HEADER_LEN);
+        return Err(format!(
+            "the node log is damaged at bytes {start}..{}: they differ from what the index checkpoint ({CHECKPOINT_FILE}) recorded when the last writer closed it",
+            c.end
+        ));
     }
     Ok(Some(c))
 }
@@ -298,8 +315,9 @@ pub(crate) fn save(dir: &Path, c: &Checkpoint) -> std::io::Result<()> {
 }
 
 /// Removes `dir`'s checkpoint (and a temporary one a save left), and
-/// syncs the directory when there was one: done by a writer when it opens
-/// the store, before anything can change the log.
+/// syncs the directory when there was one: done by a compaction before it
+/// puts a new log in place, so that no checkpoint names a file that is
+/// gone (whose device and inode a later file could take).
 pub(crate) fn remove(dir: &Path) -> std::io::Result<()> {
     let mut removed = false;
     for name in [CHECKPOINT_FILE, CHECKPOINT_TMP_FILE] {

@@ -12,7 +12,7 @@ use super::format::{self, BatchEncoder, FILE_HEADER_LEN};
 use super::index::Index;
 use super::state::{next_file_id, read_node_record};
 use super::writer::Writer;
-use super::{files, LogStore, COMPACT_FILE, LOG_FILE};
+use super::{checkpoint, files, LogStore, COMPACT_FILE, LOG_FILE};
 use crate::error::StoreError;
 
 /// A batch larger than this is written in pieces by a compaction.
@@ -59,7 +59,7 @@ impl LogStore {
         };
         offsets.sort_unstable();
         let tmp = self.inner.path.join(COMPACT_FILE);
-        let built = (|| -> std::io::Result<(File, Index, u64)> {
+        let built = (|| -> std::io::Result<(File, Index, u64, u64)> {
             let file = files::create_log(&tmp)?;
             let mut out = BufWriter::with_capacity(1 << 20, &file);
             let mut pos = FILE_HEADER_LEN;
@@ -103,34 +103,40 @@ impl LogStore {
                 e.put_meta(name, value);
             }
             flush(&mut e, &mut pending, &mut index, &mut pos, &mut seq)?;
-            w.next_seq = seq;
             out.flush()?;
             drop(out);
             file.sync_data()?;
-            Ok((file, index, pos))
+            Ok((file, index, pos, seq))
         })();
-        let (file, index, end) = match built {
+        let (file, index, end, next_seq) = match built {
             Ok(b) => b,
             Err(e) => {
                 let _ = std::fs::remove_file(&tmp);
                 return Err(self.fail("cannot compact the node log", e));
             }
         };
-        std::fs::rename(&tmp, self.inner.path.join(LOG_FILE))
+        // No checkpoint may name the old file once it is gone (a later
+        // file could take its device and inode).
+        checkpoint::remove(&self.inner.path)
+            .and_then(|()| std::fs::rename(&tmp, self.inner.path.join(LOG_FILE)))
             .and_then(|()| files::sync_dir(&self.inner.path))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&tmp);
                 self.fail("cannot compact the node log", e)
             })?;
+        // The new log's batches are numbered on from the old one's.
+        w.next_seq = next_seq;
         // An unfinished write found at opening was in the replaced file:
         // cutting the new one there would leave zeros up to that offset.
         w.cut = None;
-        let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
-        s.file = Arc::new(file);
-        s.file_id = next_file_id();
-        s.index = index;
-        s.end = end;
-        s.live_bytes = live;
-        Ok(())
+        {
+            let mut s = self.inner.state.write().unwrap_or_else(|p| p.into_inner());
+            s.file = Arc::new(file);
+            s.file_id = next_file_id();
+            s.index = index;
+            s.end = end;
+            s.live_bytes = live;
+        }
+        self.acknowledge(w, next_seq - 1, end)
     }
 }

@@ -38,6 +38,7 @@
 //! Layout of the bytes: [`format`](mod@format). Why a store of our own, and the
 //! measurements against fjall and RocksDB: `docs/design.md`, "Durable path".
 
+pub mod ack;
 pub mod checkpoint;
 mod compact;
 mod files;
@@ -50,11 +51,13 @@ mod state;
 mod store;
 mod writer;
 
-pub use store::{LogStore, LogUsage};
+pub use recovery::Damage;
+pub use store::{LogAudit, LogStore, LogUsage};
 
 /// The log's file name in the store's directory.
 pub const LOG_FILE: &str = "nodes.log";
-/// The lock file a writing process holds.
+/// The lock file earlier builds held (the writer's lock is now on the
+/// directory itself); a directory holding one is still a store's.
 const LOCK_FILE: &str = "LOCK";
 /// Where a compaction (or the creation of a store) writes a new log
 /// before renaming it.

@@ -1,14 +1,13 @@
 //! Reading nodes: a lookup through the index, one `pread` through the
 //! calling thread's read window, and a pass over every live record.
 
-use std::io::{BufReader, Read, Seek};
 use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 
 use shamap::Hash256;
 
 use super::format;
-use super::state::{indexed_node, State};
+use super::state::{indexed_node, PosReader, State};
 use super::LogStore;
 use crate::error::StoreError;
 
@@ -149,19 +148,17 @@ impl LogStore {
         // (a hash-ordered pass would hold 40 bytes per node to sort).
         offsets.sort_unstable();
         let fail = |e: std::io::Error| self.fail("cannot iterate nodes", e);
-        let mut reader = BufReader::with_capacity(1 << 20, &*file);
-        let mut pos = reader
-            .seek(std::io::SeekFrom::Start(offsets[0]))
-            .map_err(fail)?;
+        let len = file.metadata().map_err(fail)?.len();
+        let mut reader = PosReader::new(&file, len, 1 << 20);
         let mut head = [0u8; format::NODE_HEAD_LEN];
         let mut buf = Vec::new();
         for off in offsets {
-            reader.seek_relative((off - pos) as i64).map_err(fail)?;
-            reader.read_exact(&mut head).map_err(fail)?;
+            reader.read_at(&mut head, off).map_err(fail)?;
             let (hash, range, encoding) = indexed_node(&head, off).map_err(fail)?;
             buf.resize(range.len(), 0);
-            reader.read_exact(&mut buf).map_err(fail)?;
-            pos = off + range.end as u64;
+            reader
+                .read_at(&mut buf, off + range.start as u64)
+                .map_err(fail)?;
             // A compact record that does not decode is passed on as it is
             // stored: raw, unverified bytes, which no check accepts.
             let value = format::expand(encoding, &buf).unwrap_or(std::borrow::Cow::Borrowed(&buf));

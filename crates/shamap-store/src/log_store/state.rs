@@ -137,3 +137,57 @@ pub(super) fn read_node_record<'b>(
     file.read_exact_at(buf, off + range.start as u64)?;
     Ok((hash, buf, encoding))
 }
+
+/// A file read through a buffer of its own with `pread`s, never through
+/// the file's shared cursor: readers of one log on several threads (the
+/// scan of a writer's opening, a pass over every node, a check running
+/// beside the writer) never move each other's place.
+pub(super) struct PosReader<'f> {
+    file: &'f File,
+    /// Bytes of the file from `start`.
+    buf: Vec<u8>,
+    start: u64,
+    /// How far the file is read (its length when the reader was made).
+    len: u64,
+}
+
+impl<'f> PosReader<'f> {
+    /// A reader of the first `len` bytes of `file`, buffering `capacity`
+    /// bytes at a time.
+    pub(super) fn new(file: &'f File, len: u64, capacity: usize) -> PosReader<'f> {
+        PosReader {
+            file,
+            buf: Vec::with_capacity(capacity),
+            start: 0,
+            len,
+        }
+    }
+
+    /// Fills `out` with the bytes at `at`.
+    pub(super) fn read_at(&mut self, out: &mut [u8], at: u64) -> std::io::Result<()> {
+        let n = out.len() as u64;
+        let past = || {
+            std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("{n} bytes at byte {at} run past the end of the file"),
+            )
+        };
+        let end = at
+            .checked_add(n)
+            .filter(|&e| e <= self.len)
+            .ok_or_else(past)?;
+        if out.len() >= self.buf.capacity() / 2 {
+            return self.file.read_exact_at(out, at);
+        }
+        let held = self.start + self.buf.len() as u64;
+        if at < self.start || end > held {
+            let take = (self.len - at).min(self.buf.capacity() as u64) as usize;
+            self.buf.resize(take, 0);
+            self.start = at;
+            self.file.read_exact_at(&mut self.buf, at)?;
+        }
+        let from = (at - self.start) as usize;
+        out.copy_from_slice(&self.buf[from..from + out.len()]);
+        Ok(())
+    }
+}

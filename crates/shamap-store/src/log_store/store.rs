@@ -1,15 +1,16 @@
 //! [`LogStore`]: the store, its opening and closing, and its
 //! [`NodeStore`] face.
 
-use std::fs::OpenOptions;
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
 use shamap::Hash256;
 
+use super::ack::{self, Ack, ACK_FILE};
 use super::files::{self, unwritable, LOCKED_MESSAGE, UNWRITABLE_MARK};
-use super::recovery::scan;
+use super::format::{self, FILE_HEADER_LEN};
+use super::recovery::{check_below, scan, Damage, Scan, Scanned};
 use super::state::{next_file_id, State};
 use super::writer::Writer;
 use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
@@ -57,6 +58,9 @@ impl Drop for Inner {
             return;
         }
         let next_seq = w.next_seq;
+        if let Some(a) = &w.ack {
+            let _ = a.sync();
+        }
         let s = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         let _ = save_checkpoint(&self.path, s, next_seq);
     }
@@ -128,12 +132,48 @@ impl LogStore {
         matches!(e, StoreError::Backend { message, .. } if message == LOCKED_MESSAGE)
     }
 
+    /// Opens the existing store in `path` for reading only, reading the
+    /// whole log (never from an index checkpoint) and going on past damage:
+    /// the audit of `verify --db`. Every damaged place is listed in the
+    /// returned [`LogAudit`] (the batches it hit are left out of the
+    /// store's view, so reads of what they held fail, and tell which roots
+    /// the damage affects); a log without damage opens as
+    /// [`LogStore::open_read_only`] would.
+    pub fn open_audit(path: impl AsRef<Path>) -> Result<(LogStore, LogAudit), StoreError> {
+        let path = path.as_ref();
+        let location = path.display().to_string();
+        if !path.join(LOG_FILE).is_file() {
+            return Err(StoreError::backend(location, "no store here"));
+        }
+        let (scanned, file, ack) = open_log(path, true, true)?;
+        let audit = LogAudit {
+            batches: scanned.batches,
+            log_bytes: scanned.end,
+            acknowledged: ack.map(|a| a.seq),
+            damage: scanned.damage.clone(),
+        };
+        let store = LogStore::assemble(path, true, None, file, scanned);
+        if audit.damage.is_empty() {
+            // With damage, the format record may be what it hit: the
+            // damage is the finding then.
+            meta::check_format_read_only(&store)?;
+        }
+        Ok((store, audit))
+    }
+
     fn open_mode(path: &Path, read_only: bool) -> Result<LogStore, StoreError> {
         let location = path.display().to_string();
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             StoreError::backend(location.clone(), format!("{what}: {e}"))
         };
         let log_path = path.join(LOG_FILE);
+        if let Ok(m) = std::fs::symlink_metadata(&log_path) {
+            if !m.is_file() && !m.file_type().is_symlink() {
+                // Opened without blocking, so that the error names it.
+                files::open_regular(&log_path, false)
+                    .map_err(|e| fail("cannot open the node log", &e))?;
+            }
+        }
         let lock = if read_only {
             if !log_path.is_file() {
                 return Err(StoreError::backend(location, "no store here"));
@@ -143,16 +183,15 @@ impl LogStore {
             crate::directory::refuse_foreign_directory(path, LogStore::is_store(path), |name| {
                 name == LOCK_FILE
                     || name == COMPACT_FILE
+                    || name == ACK_FILE
                     || name == checkpoint::CHECKPOINT_FILE
                     || name == checkpoint::CHECKPOINT_TMP_FILE
             })?;
             std::fs::create_dir_all(path).map_err(|e| fail("cannot create", &unwritable(e)))?;
-            let lock = OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(path.join(LOCK_FILE))
-                .map_err(|e| fail("cannot open", &unwritable(e)))?;
+            // The writer's lock is held on the directory itself: a file
+            // that a user can delete or replace while the writer runs
+            // would let a second writer in.
+            let lock = std::fs::File::open(path).map_err(|e| fail("cannot open", &e))?;
             crate::directory::take_lock(&lock).map_err(|e| match e {
                 std::fs::TryLockError::WouldBlock => {
                     StoreError::backend(location.clone(), LOCKED_MESSAGE)
@@ -161,7 +200,13 @@ impl LogStore {
             })?;
             // A compaction that did not reach its rename left this behind.
             let _ = std::fs::remove_file(path.join(COMPACT_FILE));
-            if !log_path.exists() {
+            if std::fs::symlink_metadata(&log_path).is_err() {
+                if std::fs::symlink_metadata(path.join(ACK_FILE)).is_ok() {
+                    return Err(fail(
+                        "cannot open the node log",
+                        &format!("{LOG_FILE} is missing, but {ACK_FILE} records commits acknowledged as durable in it: refusing to start an empty log in its place"),
+                    ));
+                }
                 // Made whole under another name, then renamed: a crash while
                 // making it leaves no log (the next opening starts over),
                 // never an empty one that no opening accepts.
@@ -173,32 +218,44 @@ impl LogStore {
             }
             Some(lock)
         };
-        let file = OpenOptions::new()
-            .read(true)
-            .write(!read_only)
-            .open(&log_path)
-            .map_err(|e| fail("cannot open the node log", &unwritable(e)))?;
-        // The index checkpoint a writer left when it closed, if it
-        // describes this log; one that does not is ignored (the whole log
-        // is scanned, as without one).
-        let log_len = file
-            .metadata()
-            .map_err(|e| fail("cannot open the node log", &e))?
-            .len();
-        let from = checkpoint::load(path, &file, log_len).unwrap_or(None);
-        if !read_only {
-            // Before this writer can change the log: a checkpoint on disk
-            // is one a writer left after its last change.
-            checkpoint::remove(path)
-                .map_err(|e| fail("cannot remove the index checkpoint", &unwritable(e)))?;
+        let (scanned, file, _) = open_log(path, read_only, false)?;
+        let below = scanned.from_checkpoint;
+        let store = LogStore::assemble(path, read_only, lock, file, scanned);
+        if let (Some((end, next_seq)), false) = (below, read_only) {
+            // A writer reads the log below the checkpoint before its first
+            // write (the opening did not), on a thread of its own.
+            let file = store.state().file.clone();
+            let check = std::thread::Builder::new()
+                .name("node log check".into())
+                .spawn(move || check_below(&file, end, next_seq))
+                .map_err(|e| fail("cannot start a thread", &e))?;
+            store
+                .inner
+                .writer
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .below_checkpoint = Some(check);
         }
-        // Opening writes nothing more: an unfinished write at the end is
-        // cut off by the first write after it (`Writer::cut`).
-        let scanned = scan(&file, from).map_err(|e| fail("cannot open the node log", &e))?;
-        let store = LogStore {
+        if read_only {
+            meta::check_format_read_only(&store)?;
+        } else {
+            meta::check_format(&store)?;
+        }
+        Ok(store)
+    }
+
+    /// The store over `file` as `scanned` found it.
+    fn assemble(
+        path: &Path,
+        read_only: bool,
+        lock: Option<std::fs::File>,
+        file: std::fs::File,
+        scanned: Scanned,
+    ) -> LogStore {
+        LogStore {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
-                location,
+                location: path.display().to_string(),
                 read_only,
                 state: RwLock::new(State {
                     file: Arc::new(file),
@@ -212,13 +269,7 @@ impl LogStore {
                 writer: Mutex::new(Writer::new(scanned.next_seq, scanned.torn_from)),
                 _lock: lock,
             }),
-        };
-        if read_only {
-            meta::check_format_read_only(&store)?;
-        } else {
-            meta::check_format(&store)?;
         }
-        Ok(store)
     }
 
     /// The directory.
@@ -245,6 +296,64 @@ impl LogStore {
     pub(super) fn fail(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
         StoreError::backend(self.inner.location.clone(), format!("{what}: {e}"))
     }
+}
+
+/// Opens the log in `path` and reads it: the acknowledgment record first
+/// (a reader beside a writer then never sees a record newer than the log
+/// it reads), then the log, from the index checkpoint when one describes
+/// it (unless `audit`, which reads it all and goes on past damage).
+fn open_log(
+    path: &Path,
+    read_only: bool,
+    audit: bool,
+) -> Result<(Scanned, std::fs::File, Option<Ack>), StoreError> {
+    let fail = |e: &dyn std::fmt::Display| {
+        StoreError::backend(
+            path.display().to_string(),
+            format!("cannot open the node log: {e}"),
+        )
+    };
+    let ack = ack::read(path).map_err(|e| fail(&e))?;
+    let file = files::open_regular(&path.join(LOG_FILE), !read_only)
+        .map_err(|e| fail(&unwritable(e)))?
+        .ok_or_else(|| fail(&format!("{LOG_FILE} is missing")))?;
+    let log_len = file.metadata().map_err(|e| fail(&e))?.len();
+    // What the file is comes first: a file that is not a node log at all
+    // is named as such, not as a log that lost its bytes.
+    let mut header = [0u8; FILE_HEADER_LEN as usize];
+    std::os::unix::fs::FileExt::read_exact_at(&file, &mut header, 0).map_err(|_| {
+        fail(&format!(
+            "not a node log ({log_len} bytes, shorter than its header)"
+        ))
+    })?;
+    format::check_file_header(&header).map_err(|e| fail(&e))?;
+    let from = if audit {
+        None
+    } else {
+        checkpoint::load(path, &file, log_len).map_err(|e| fail(&e))?
+    };
+    let how = Scan {
+        from,
+        ack,
+        tolerate_damage: audit,
+    };
+    let scanned = scan(&file, how).map_err(|e| fail(&e))?;
+    Ok((scanned, file, ack))
+}
+
+/// What [`LogStore::open_audit`] found reading a whole log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogAudit {
+    /// Whole batches read (each checked: header and body checksums, its
+    /// sequence number, every record).
+    pub batches: u64,
+    /// Bytes of the log up to the end of its last whole batch.
+    pub log_bytes: u64,
+    /// The sequence number of the last batch acknowledged as durable, if
+    /// the store keeps the record (see `log_store/ack.rs`).
+    pub acknowledged: Option<u64>,
+    /// Every damaged place, in log order.
+    pub damage: Vec<Damage>,
 }
 
 impl NodeStore for LogStore {

@@ -8,9 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use shamap::Hash256;
 
+use super::ack::{Ack, AckFile};
 use super::format::BatchEncoder;
 use super::index;
-use super::LogStore;
+use super::recovery::Damage;
+use super::{LogStore, LOG_FILE};
 use crate::error::StoreError;
 use crate::store::{Batch, Op};
 
@@ -35,6 +37,12 @@ pub(super) struct Writer {
     /// take them (a sync, or [`WriteOut::start`]).
     pub(super) not_started: u64,
     pub(super) write_out: WriteOut,
+    /// The acknowledgment record, opened at the first acknowledgment.
+    pub(super) ack: Option<AckFile>,
+    /// The check of the log below the index checkpoint the opening
+    /// started from ([`super::recovery::check_below`]), running on a
+    /// thread of its own; the first write waits for it.
+    pub(super) below_checkpoint: Option<std::thread::JoinHandle<Result<(), Damage>>>,
 }
 
 impl Writer {
@@ -47,6 +55,8 @@ impl Writer {
             poisoned: None,
             not_started: 0,
             write_out: WriteOut::default(),
+            ack: None,
+            below_checkpoint: None,
         }
     }
 
@@ -169,7 +179,62 @@ impl LogStore {
         if let Some(why) = w.poison() {
             return Err(self.fail("cannot write", why));
         }
+        self.check_log_in_place(&mut w)?;
+        self.wait_for_check_below(&mut w)?;
         Ok(w)
+    }
+
+    /// Waits for the check of the log below the index checkpoint, if one
+    /// runs; damage it found stops the writer (nothing is written on top
+    /// of a damaged log).
+    pub(super) fn wait_for_check_below(&self, w: &mut Writer) -> Result<(), StoreError> {
+        let Some(check) = w.below_checkpoint.take() else {
+            return Ok(());
+        };
+        let why = match check.join() {
+            Ok(Ok(())) => return Ok(()),
+            Ok(Err(damage)) => format!(
+                "{damage} (below the index checkpoint the opening started from); nothing is written on a damaged log: `shamap verify --db` lists the damage and the roots it affects"
+            ),
+            Err(_) => "the check of the log below the index checkpoint failed".to_owned(),
+        };
+        w.poisoned = Some(why.clone());
+        Err(self.fail("cannot write", why))
+    }
+
+    /// Refuses (and stops the writer) when the file at the log's path is
+    /// no longer the file this store writes: the log was removed, renamed
+    /// or replaced while the store was open, so what it writes would not
+    /// be what the next opening reads.
+    pub(super) fn check_log_in_place(&self, w: &mut Writer) -> Result<(), StoreError> {
+        use std::os::unix::fs::MetadataExt;
+        let ours = self.state().file.metadata().map(|m| (m.dev(), m.ino()));
+        let there = std::fs::metadata(self.inner.path.join(LOG_FILE)).map(|m| (m.dev(), m.ino()));
+        let why = match (ours, there) {
+            (Ok(a), Ok(b)) if a == b => return Ok(()),
+            (Ok(_), Ok(_)) => format!("{LOG_FILE} was replaced by another file while this store was open for writing"),
+            (_, Err(e)) => format!("{LOG_FILE} was removed or cannot be seen ({e}) while this store was open for writing"),
+            (Err(e), _) => format!("the open log cannot be examined ({e})"),
+        };
+        let why = format!("{why}; nothing more is written (reopen the store)");
+        w.poisoned = Some(why.clone());
+        Err(self.fail("cannot write", why))
+    }
+
+    /// Records batch `seq`, ending the log at `end`, as acknowledged
+    /// durable (after it was synced), once the log is confirmed to be the
+    /// file at the store's path. An error means the commit is not
+    /// acknowledged (although the batch may be on disk).
+    pub(super) fn acknowledge(&self, w: &mut Writer, seq: u64, end: u64) -> Result<(), StoreError> {
+        self.check_log_in_place(w)?;
+        if w.ack.is_none() {
+            let opened = AckFile::open(&self.inner.path)
+                .map_err(|e| self.fail("cannot record the commit as acknowledged", e))?;
+            w.ack = Some(opened);
+        }
+        let a = w.ack.as_ref().expect("opened above");
+        a.record(Ack { seq, end })
+            .map_err(|e| self.fail("cannot record the commit as acknowledged", e))
     }
 
     /// Refuses a batch that would end past the largest offset the index
@@ -245,6 +310,7 @@ impl LogStore {
         w.next_seq += 1;
         if durable {
             self.sync_file(w, &file)?;
+            self.acknowledge(w, seq, end)?;
         } else {
             w.wrote_unsynced(&file, end - start);
         }
@@ -315,13 +381,22 @@ impl LogStore {
         self.fail("cannot write batch", err)
     }
 
-    /// Syncs the log (the store's [`crate::NodeStore::sync`]).
+    /// Syncs the log (the store's [`crate::NodeStore::sync`]) and records
+    /// everything written until now as acknowledged.
     pub(super) fn sync_locked(&self, w: &mut Writer) -> Result<(), StoreError> {
         if let Some(why) = w.poison() {
             return Err(self.fail("cannot sync", why));
         }
-        let file = self.state().file.clone();
-        self.sync_file(w, &file)
+        self.wait_for_check_below(w)?;
+        let (file, end) = {
+            let s = self.state();
+            (s.file.clone(), s.end)
+        };
+        self.sync_file(w, &file)?;
+        match w.next_seq.checked_sub(1) {
+            Some(seq) if end > super::format::FILE_HEADER_LEN => self.acknowledge(w, seq, end),
+            _ => Ok(()),
+        }
     }
 
     /// fdatasync; a failure poisons the writer (after a failed fsync the

@@ -1,0 +1,140 @@
+//! The acknowledgment record (`nodes.ack`): the sequence number and end
+//! of the last batch the writer reported durable. Opening refuses a log
+//! whose last whole batch comes before it: an acknowledged commit is
+//! missing (the log was cut short, a batch it holds is damaged, or an
+//! older copy of the log was put in its place), and a torn write cannot
+//! explain it, since that batch was synced before it was acknowledged.
+//!
+//! Layout (32 bytes, little-endian): magic `SHMAPACK`, the batch's
+//! sequence number `u64`, the log's end after it `u64`, reserved `u32`,
+//! crc32c of the 28 bytes before it `u32`. It is overwritten in place
+//! (one sector, one `pwrite`) after each durable write has been synced,
+//! and synced itself when the writer closes: after a crash of the
+//! process it is always current; after a power loss or an operating
+//! system crash it may be older than the last acknowledged batch (never
+//! newer than what the log holds, since the log was synced before it was
+//! written), so a log cut back to an earlier batch that it does not name
+//! is not caught then. Batch sequence numbers run on across compactions,
+//! so the record stays true of a compacted log.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use super::files::open_regular;
+
+/// The record's file name in the store's directory.
+pub const ACK_FILE: &str = "nodes.ack";
+/// Bytes of the record.
+pub const ACK_LEN: usize = 32;
+const MAGIC: &[u8; 8] = b"SHMAPACK";
+
+/// The last batch acknowledged as durable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ack {
+    /// Its sequence number.
+    pub seq: u64,
+    /// The log's end after it (where the next batch starts).
+    pub end: u64,
+}
+
+/// The record's bytes.
+pub fn encode(a: Ack) -> [u8; ACK_LEN] {
+    let mut b = [0u8; ACK_LEN];
+    b[..8].copy_from_slice(MAGIC);
+    b[8..16].copy_from_slice(&a.seq.to_le_bytes());
+    b[16..24].copy_from_slice(&a.end.to_le_bytes());
+    let crc = crc32c::crc32c(&b[..28]);
+    b[28..].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// Decodes a record's bytes (exactly [`ACK_LEN`] of them).
+pub fn decode(b: &[u8]) -> Result<Ack, String> {
+    if b.len() != ACK_LEN {
+        return Err(format!("{} bytes, not {ACK_LEN}", b.len()));
+    }
+    if &b[..8] != MAGIC {
+        return Err("not an acknowledgment record".to_owned());
+    }
+    if crc32c::crc32c(&b[..28]) != u32::from_le_bytes(b[28..].try_into().expect("4 bytes")) {
+        return Err("its checksum does not match".to_owned());
+    }
+    Ok(Ack {
+        seq: u64::from_le_bytes(b[8..16].try_into().expect("8 bytes")),
+        end: u64::from_le_bytes(b[16..24].try_into().expect("8 bytes")),
+    })
+}
+
+/// The record in `dir`, if there is one; an error names what is wrong
+/// with one that is there (the caller refuses to open: without it, the
+/// store cannot tell an acknowledged commit that is missing).
+pub(super) fn read(dir: &Path) -> Result<Option<Ack>, String> {
+    let path = dir.join(ACK_FILE);
+    let why = |e: &dyn std::fmt::Display| format!("{ACK_FILE} cannot be read: {e}");
+    let Some(file) = open_regular(&path, false).map_err(|e| why(&e))? else {
+        return Ok(None);
+    };
+    let len = file.metadata().map_err(|e| why(&e))?.len();
+    if len != ACK_LEN as u64 {
+        return Err(format!("{ACK_FILE} is damaged: {len} bytes, not {ACK_LEN}"));
+    }
+    let mut b = [0u8; ACK_LEN];
+    file.read_exact_at(&mut b, 0).map_err(|e| why(&e))?;
+    decode(&b)
+        .map(Some)
+        .map_err(|e| format!("{ACK_FILE} is damaged: {e}"))
+}
+
+/// The writer's handle on the record, opened (or created) when the
+/// store is opened for writing.
+pub(super) struct AckFile {
+    file: File,
+}
+
+impl AckFile {
+    /// Opens or creates the record in `dir`.
+    pub(super) fn open(dir: &Path) -> std::io::Result<AckFile> {
+        let path = dir.join(ACK_FILE);
+        let file = match open_regular(&path, true)? {
+            Some(f) => f,
+            None => std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)?,
+        };
+        Ok(AckFile { file })
+    }
+
+    /// Records `a` (after the batch it names was synced).
+    pub(super) fn record(&self, a: Ack) -> std::io::Result<()> {
+        self.file.write_all_at(&encode(a), 0)
+    }
+
+    /// Syncs the record.
+    pub(super) fn sync(&self) -> std::io::Result<()> {
+        self.file.sync_data()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_and_any_flipped_bit_is_caught() {
+        let a = Ack {
+            seq: 77,
+            end: 123_456,
+        };
+        let b = encode(a);
+        assert_eq!(decode(&b), Ok(a));
+        for bit in 0..ACK_LEN * 8 {
+            let mut bad = b;
+            bad[bit / 8] ^= 1 << (bit % 8);
+            assert!(decode(&bad).is_err(), "bit {bit} flipped unnoticed");
+        }
+        assert!(decode(&b[..31]).is_err());
+    }
+}
