@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use shamap_store::gc;
+use shamap_store::{gc_counting, GcReport};
 
 use crate::input::{open_existing, parse_hash};
 use crate::output::{print_text_status_kept, Exit, Failure};
@@ -28,8 +28,16 @@ pub fn run(args: &GcArgs) -> Result<Exit, Failure> {
         .map(|k| parse_hash("--keep root", k))
         .collect::<Result<Vec<_>, _>>()?;
     let store = open_existing(&args.db)?;
-    let r = gc(&store, &keep)
-        .map_err(|e| Failure::unusable(format!("{}: nothing deleted: {e}", args.db.display())))?;
+    let mut r = GcReport::default();
+    gc_counting(&store, &keep, &mut r).map_err(|e| {
+        let done = match r.deleted {
+            0 => "nothing deleted".to_owned(),
+            n => format!(
+                "stopped after deleting {n} unreachable nodes (the kept roots are whole; run gc again once the cause is fixed)"
+            ),
+        };
+        Failure::unusable(format!("{}: {done}: {e}", args.db.display()))
+    })?;
     print_text_status_kept(&format!(
         "kept {} roots reaching {} nodes; deleted {} of {} nodes\n",
         r.roots, r.reachable, r.deleted, r.scanned

@@ -143,6 +143,13 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
         r.stats.written,
         r.stats.visited - r.stats.written
     );
+    if r.stats.repaired > 0 {
+        let _ = writeln!(
+            out,
+            "{} of the nodes written replaced damaged copies (repaired)",
+            r.stats.repaired
+        );
+    }
     if state.is_some() {
         let _ = writeln!(out, "account_hash {} stored", r.account_hash);
     }

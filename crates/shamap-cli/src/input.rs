@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use shamap::{Hash256, MapKind};
 use shamap_ledger::dump::{self, DumpKind, LedgerDump};
+use shamap_store::log_store::LogAudit;
 use shamap_store::{
     meta, root_kind, BackedMap, BackedOptions, CassandraOptions, CassandraStore, FjallOptions,
     FjallStore, LogStore, NodeStore, RootKind,
@@ -374,6 +375,18 @@ pub fn open_existing(db: &Path) -> Result<Store, Failure> {
 /// locked by a writer is an error that says so.
 pub fn open_to_read(db: &Path) -> Result<Store, Failure> {
     open_db(db, Opening::Read)
+}
+
+/// Opens a store to audit it (`verify --db`): a node log is read whole,
+/// past any damage, which the returned [`LogAudit`] lists (see
+/// [`LogStore::open_audit`]); any other store opens as
+/// [`open_to_read`] does.
+pub fn open_to_audit(db: &Path) -> Result<(Store, Option<LogAudit>), Failure> {
+    if db.is_dir() && LogStore::is_store(db) && !FjallStore::is_store(db) {
+        let (store, audit) = LogStore::open_audit(db)?;
+        return Ok((Box::new(store), Some(audit)));
+    }
+    Ok((open_db(db, Opening::Read)?, None))
 }
 
 /// `opened`, or the read-only opening of `dir` when it failed for want of

@@ -80,7 +80,17 @@ fn import_get_info_verify_sync_and_gc_work_together() {
 
     let r = run(&["verify", "--db", dbs]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(r.stdout.lines().count(), 2, "{}", r.stdout);
+    // The log's line, then one per retained root.
+    assert_eq!(r.stdout.lines().count(), 3, "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with("log: ")
+            && r.stdout
+                .lines()
+                .next()
+                .is_some_and(|l| l.ends_with(", whole")),
+        "{}",
+        r.stdout
+    );
     let r = run(&["verify", "--db", dbs, "--root", LEDGER]);
     assert!(r.stdout.contains("409 nodes"), "{}", r.stdout);
 
@@ -134,8 +144,12 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
     std::fs::write(&journal, &bad).expect("write");
     // The import closed cleanly and left an index checkpoint: openings read
     // no batch below it, and `verify`, which reads every node, finds it.
-    let e = one_error_line(&run(&["verify", "--db", dbs]), 2);
-    assert!(e.contains(dbs), "{e}");
+    let r = run(&["verify", "--db", dbs]);
+    let e = one_error_line(&r, 2);
+    assert!(e.contains(dbs) && e.contains("damaged in 1 place"), "{e}");
+    // The report names the byte's batch and the roots it affects.
+    assert!(r.stdout.contains("log DAMAGED at byte"), "{}", r.stdout);
+    assert!(r.stdout.contains("DAMAGED: "), "{}", r.stdout);
     // Without the checkpoint (as after a crash) every opening scans the
     // log, and refuses it.
     let checkpoint = db.join(shamap_store::log_store::checkpoint::CHECKPOINT_FILE);
@@ -154,7 +168,7 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
     std::fs::write(&journal, &good).expect("write");
     let r = run(&["verify", "--db", dbs]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(r.stdout.lines().count(), 2);
+    assert_eq!(r.stdout.lines().count(), 3);
 }
 
 /// `apply` through a backed map (tiny budget: every node loaded, evicted,

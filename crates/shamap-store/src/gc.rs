@@ -92,6 +92,19 @@ fn mark_from(
 /// root ([`meta::known_root`]: a wrong hash must not pass for a map and
 /// take the rest of the store with it), or is incomplete or corrupt.
 pub fn gc(store: &dyn NodeStore, keep: &[Hash256]) -> Result<GcReport, StoreError> {
+    let mut report = GcReport::default();
+    gc_counting(store, keep, &mut report)?;
+    Ok(report)
+}
+
+/// [`gc`], counting into `report` as it goes: when it fails part way (a
+/// full disk, an I/O error), `report.deleted` says how many nodes were
+/// deleted before the failure (none of them reachable from a kept root).
+pub fn gc_counting(
+    store: &dyn NodeStore,
+    keep: &[Hash256],
+    report: &mut GcReport,
+) -> Result<(), StoreError> {
     for root in keep {
         meta::known_root(store, root)?;
     }
@@ -123,7 +136,7 @@ pub fn gc(store: &dyn NodeStore, keep: &[Hash256]) -> Result<GcReport, StoreErro
     meta::put_retained(&mut b, &roots);
     store.write_durably(b)?;
 
-    let mut report = GcReport {
+    *report = GcReport {
         roots: roots.len(),
         reachable: marked.len() as u64,
         ..GcReport::default()
@@ -150,6 +163,5 @@ pub fn gc(store: &dyn NodeStore, keep: &[Hash256]) -> Result<GcReport, StoreErro
     }
     store.delete(&doomed)?;
     report.deleted += doomed.len() as u64;
-    store.sync()?;
-    Ok(report)
+    store.sync()
 }

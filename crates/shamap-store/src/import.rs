@@ -25,8 +25,11 @@ pub const IMPORT_BATCH_NODES: usize = 4096;
 pub struct WriteStats {
     /// Nodes visited.
     pub visited: u64,
-    /// Nodes written (the others were already stored).
+    /// Nodes written (the others were already stored, whole).
     pub written: u64,
+    /// Of the nodes written, those stored before with other bytes (a
+    /// damaged copy): a re-import repairs them.
+    pub repaired: u64,
     /// Value bytes written.
     pub bytes: u64,
 }
@@ -35,12 +38,15 @@ impl WriteStats {
     fn add(&mut self, o: WriteStats) {
         self.visited += o.visited;
         self.written += o.written;
+        self.repaired += o.repaired;
         self.bytes += o.bytes;
     }
 }
 
 /// Collects nodes into batches and writes them, skipping nodes the store
-/// already has (asked for a whole batch at once: [`NodeStore::contains_many`]).
+/// already has whole (their stored values read for a whole batch at once,
+/// [`NodeStore::read_values`], and compared with the node's: a damaged copy
+/// is written again, so that a re-import repairs it).
 struct Writer<'a> {
     store: &'a dyn NodeStore,
     pending: Vec<NodeObject>,
@@ -78,7 +84,7 @@ impl<'a> Writer<'a> {
         }
         let nodes = std::mem::take(&mut self.pending);
         let hashes: Vec<_> = nodes.iter().map(NodeObject::hash).collect();
-        let stored = match self.store.contains_many(&hashes) {
+        let stored = match self.store.read_values(&hashes) {
             Ok(s) => s,
             Err(e) => {
                 self.failure = Some(e);
@@ -87,7 +93,9 @@ impl<'a> Writer<'a> {
         };
         let mut batch = Batch::new();
         for (node, stored) in nodes.into_iter().zip(stored) {
-            if !stored {
+            let whole = stored.as_deref() == Some(node.value());
+            if !whole {
+                self.stats.repaired += u64::from(stored.is_some());
                 self.stats.written += 1;
                 self.stats.bytes += node.value().len() as u64;
                 batch.put_node(node);

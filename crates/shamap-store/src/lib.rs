@@ -56,7 +56,7 @@ pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;
 pub use fault::{Fault, FaultError, FaultyStore, OpClass, OpCounts};
 pub use fjall_store::{FjallOptions, FjallStore};
-pub use gc::{gc, GcReport};
+pub use gc::{gc, gc_counting, GcReport};
 pub use import::{
     import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,
 };

@@ -210,7 +210,7 @@ impl<'s> SyncSession<'s> {
     /// Offers the root node's wire blob: stored if it decodes to an inner
     /// node hashing to the session's root.
     pub fn add_root_node(&mut self, blob: &[u8]) -> Result<AddOutcome, StoreError> {
-        if self.store.contains(&self.root)? {
+        if stored_whole(self.store, &self.root)? {
             return Ok(AddOutcome::Duplicate);
         }
         let (obj, node) = match self.check_blob(blob, self.root, NodeId::ROOT) {
@@ -273,7 +273,7 @@ impl<'s> SyncSession<'s> {
                     }
                 },
             };
-            if in_batch.contains(&expected) || self.store.contains(&expected)? {
+            if in_batch.contains(&expected) || stored_whole(self.store, &expected)? {
                 outcomes.push(AddOutcome::Duplicate);
                 continue;
             }
@@ -524,5 +524,15 @@ fn copy_map(
             }
         }
         progress(report.copied);
+    }
+}
+
+/// True when `hash` is stored and its value verifies: a damaged copy
+/// counts as absent, so that the node offered again replaces it.
+fn stored_whole(store: &dyn NodeStore, hash: &Hash256) -> Result<bool, StoreError> {
+    match store.get(hash) {
+        Ok(found) => Ok(found.is_some()),
+        Err(StoreError::Corrupt { .. }) => Ok(false),
+        Err(e) => Err(e),
     }
 }

@@ -173,3 +173,52 @@ fn gc_refuses_a_hash_that_is_not_a_root_and_deletes_nothing() {
     let r = gc(&store, &[Hash256::ZERO]).expect("the empty map is a root");
     assert_eq!((r.reachable, count(&store)), (0, 0));
 }
+
+/// A gc that fails part way (a full disk: every write from the third on
+/// refused) reports how many nodes it deleted before the failure, not
+/// "nothing"; the kept root stays whole, and gc run again finishes the job.
+#[test]
+fn a_gc_stopped_by_a_full_disk_counts_what_it_deleted_and_a_retry_finishes() {
+    use shamap_store::fault::{Fault, FaultError, FaultyStore, OpClass};
+    let store = FaultyStore::new(MemStore::new());
+    let (mut big, _) = random_map(MapKind::AccountState, 16_000, seed(12));
+    let (mut small, _) = random_map(MapKind::AccountState, 50, seed(13));
+    import_ledger(
+        &store,
+        "big",
+        Some(&big.snapshot()),
+        None,
+        None,
+        &mut |_| {},
+    )
+    .expect("big");
+    let kept = import_ledger(
+        &store,
+        "small",
+        Some(&small.snapshot()),
+        None,
+        None,
+        &mut |_| {},
+    )
+    .expect("small")
+    .account_hash;
+    let before = count(&store);
+    // The retained list's write passes, then one sweep batch, then the
+    // disk is full.
+    store.set(Fault {
+        classes: vec![OpClass::Write],
+        at: 3,
+        error: FaultError::NoSpace,
+        sticky: true,
+    });
+    let mut r = GcReport::default();
+    let e = shamap_store::gc_counting(&store, &[kept], &mut r).expect_err("the disk fills");
+    assert!(e.to_string().contains("No space left"), "{e}");
+    assert!(r.deleted >= 10_000, "{r:?}");
+    assert_eq!(count(&store), before - r.deleted, "what it says it deleted");
+    verify_all(&store, &kept).expect("the kept root is whole");
+    store.clear();
+    let again = gc(&store, &[kept]).expect("the retry finishes");
+    assert_eq!(count(&store), again.reachable);
+    verify_all(&store, &kept).expect("the kept root is whole");
+}
