@@ -121,6 +121,10 @@ fn parse_changes(text: &str, file: &str) -> Result<Vec<Change>, Failure> {
             .next()
             .ok_or_else(|| at(format!("'{op}' needs a key")))?;
         let key = Key::from(Hash256::from_hex(key).map_err(|e| at(format!("key '{key}': {e}")))?);
+        if key.is_zero() {
+            // As the ledger readers: rippled keeps no entry there.
+            return Err(at("the all-zero key is not a ledger entry's key".to_owned()));
+        }
         let change = match op {
             "set" => {
                 let hex = words

@@ -191,6 +191,29 @@ fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
     assert!(line.contains("not a root"), "{line}");
     let line = fails_in_one_line(&run(&["scan", "--db", s(&db), "--root", &inner]));
     assert!(line.contains("not a root"), "{line}");
+    let line = fails_in_one_line(&run(&["verify", "--db", s(&db), "--root", &inner]));
+    assert!(line.contains("not a root"), "{line}");
+
+    // Names that would break `info`'s lines, and the key no reader accepts.
+    for name in ["", "two\nlines", "tab\there"] {
+        let line = fails_in_one_line(&run(&[
+            "apply",
+            "--db",
+            s(&db),
+            "--name",
+            name,
+            s(&changes),
+        ]));
+        assert!(line.contains("root name"), "{name:?}: {line}");
+    }
+    let zero_key = dir.path().join("zero.txt");
+    std::fs::write(
+        &zero_key,
+        format!("set {} {}\n", "0".repeat(64), "CD".repeat(20)),
+    )
+    .expect("write");
+    let line = fails_in_one_line(&run(&["apply", "--db", s(&db), s(&zero_key)]));
+    assert!(line.contains("all-zero key"), "{line}");
 
     // Nothing deleted, nothing committed.
     assert_eq!(contents(&db), info_before);

@@ -328,12 +328,21 @@ impl std::fmt::Debug for CassandraStore {
     }
 }
 
-/// One line from a driver error (some span lines).
+/// One line from a driver error: some span lines, and some nest an error
+/// whose text repeats their own (`X: X: Y`), said once here.
 fn one_line(e: impl std::fmt::Display) -> String {
-    e.to_string()
+    let flat = e
+        .to_string()
         .split_whitespace()
         .collect::<Vec<_>>()
-        .join(" ")
+        .join(" ");
+    let mut parts: Vec<&str> = Vec::new();
+    for part in flat.split(": ") {
+        if parts.last() != Some(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(": ")
 }
 
 impl CassandraStore {
@@ -348,7 +357,7 @@ impl CassandraStore {
     pub fn open(opts: CassandraOptions, opening: Opening) -> Result<CassandraStore, StoreError> {
         let location = opts.location();
         let fail = |what: &str, e: &dyn std::fmt::Display| {
-            StoreError::backend(location.clone(), format!("{what}: {}", one_line(e)))
+            StoreError::backend(location.clone(), one_line(format!("{what}: {e}")))
         };
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -474,7 +483,7 @@ impl CassandraStore {
     }
 
     fn fail(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
-        StoreError::backend(self.location.clone(), format!("{what}: {}", one_line(e)))
+        StoreError::backend(self.location.clone(), one_line(format!("{what}: {e}")))
     }
 
     /// True when a row is stored under `hash`.
@@ -836,6 +845,16 @@ mod tests {
         assert!(err("cassandra://h/ks?inflight=0").contains("inflight '0'"));
         assert!(err("cassandra://h/ks?color=red").contains("unknown option 'color'"));
         assert!(err("cassandra://h/ks?inflight").contains("has no value"));
+    }
+
+    #[test]
+    fn a_driver_error_is_one_line_with_no_part_said_twice() {
+        let nested = "cannot look up node AB: Request timeout: Request timeout:\n  after 12000 ms";
+        assert_eq!(
+            one_line(nested),
+            "cannot look up node AB: Request timeout: after 12000 ms"
+        );
+        assert_eq!(one_line("a: b: a"), "a: b: a");
     }
 
     #[test]

@@ -87,15 +87,27 @@ pub const MAX_NAME_LEN: usize = 255;
 /// Refuses a root name longer than [`MAX_NAME_LEN`] bytes, before anything
 /// is written under it (cut, two long names would become one).
 pub fn check_name(store: &dyn NodeStore, name: &str) -> Result<(), StoreError> {
+    let bad = |reason: String| StoreError::BadMeta {
+        location: store.location(),
+        name: RETAINED.to_owned(),
+        reason,
+    };
     if name.len() > MAX_NAME_LEN {
-        return Err(StoreError::BadMeta {
-            location: store.location(),
-            name: RETAINED.to_owned(),
-            reason: format!(
-                "a root name of {} bytes; at most {MAX_NAME_LEN}",
-                name.len()
-            ),
-        });
+        return Err(bad(format!(
+            "a root name of {} bytes; at most {MAX_NAME_LEN}",
+            name.len()
+        )));
+    }
+    if name.is_empty() {
+        return Err(bad("an empty root name".to_owned()));
+    }
+    // Names are printed one to a line (`shamap info`): a control
+    // character (a newline among them) would break the listing.
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(bad(format!(
+            "a root name with the control character {:?}",
+            c
+        )));
     }
     Ok(())
 }
