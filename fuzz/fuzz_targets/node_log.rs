@@ -7,7 +7,11 @@
 //! key through `get`.
 //!
 //! The input is the log itself. Half the inputs get a valid file header in
-//! front, so that the fuzzer spends its time on batches and records.
+//! front, so that the fuzzer spends its time on batches and records; a
+//! quarter also get an acknowledgment record (`nodes.ack`) made of the
+//! input's last 32 bytes. The audit opening (`open_audit`) reads every
+//! input too. A durable write that the store acknowledged is found again
+//! by the next opening: never lost without an error.
 
 #![no_main]
 
@@ -16,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use libfuzzer_sys::fuzz_target;
 use shamap::xrpl::sha512_half;
-use shamap_store::log_store::{format, LogStore, LOG_FILE};
+use shamap_store::log_store::{ack, format, LogStore, LOG_FILE};
 use shamap_store::{Batch, NodeObject, NodeStore, NodeType};
 
 /// The decoders alone, over the input as a sequence of batches.
@@ -97,7 +101,15 @@ fuzz_target!(|data: &[u8]| {
         log.extend_from_slice(data);
     }
     std::fs::write(dir.join(LOG_FILE), &log).expect("write the log");
+    let tail = &data[data.len().saturating_sub(ack::ACK_LEN)..];
+    let _ = ack::decode(tail);
+    if data.first().is_some_and(|b| b % 4 < 2) && tail.len() == ack::ACK_LEN {
+        std::fs::write(dir.join(ack::ACK_FILE), tail).expect("write the record");
+    }
     if let Ok(store) = LogStore::open_read_only(&dir) {
+        exercise(&store);
+    }
+    if let Ok((store, _audit)) = LogStore::open_audit(&dir) {
         exercise(&store);
     }
     if let Ok(store) = LogStore::open(&dir) {
@@ -109,10 +121,20 @@ fuzz_target!(|data: &[u8]| {
             b"MLN\0fuzz leaf 0123456789abcdef0123456789abcdef",
         ));
         b.put_meta("fuzz", vec![1, 2, 3]);
-        let _ = store.write_durably(b);
+        let acknowledged = store.write_durably(b).is_ok();
         drop(store);
-        if let Ok(store) = LogStore::open(&dir) {
-            exercise(&store);
+        match LogStore::open(&dir) {
+            Ok(store) => {
+                exercise(&store);
+                if acknowledged {
+                    assert_eq!(
+                        store.get_meta("fuzz").ok().flatten(),
+                        Some(vec![1, 2, 3]),
+                        "an acknowledged write was lost"
+                    );
+                }
+            }
+            Err(e) => assert!(!acknowledged, "an acknowledged write made the store refuse: {e}"),
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

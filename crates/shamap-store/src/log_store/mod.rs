@@ -18,22 +18,23 @@
 //!   `pread` through the thread's read window (`reads.rs`); the caller
 //!   verifies the node against its hash as with every backend.
 //! - Opening reads the log from the start, applying every batch whose
-//!   checksums match, and writes nothing; or, from the index checkpoint
-//!   a writer left when it closed ([`checkpoint`]), only the batches
-//!   written after it (`recovery.rs`). After the last whole batch, a
-//!   write that never finished (a crash, power loss, a full disk) looks
-//!   like a header never written (zeros), a batch the file ends inside, or
-//!   a batch with a sector of zeros in its body, with no whole batch after
-//!   it: it was never acknowledged, and the next write cuts it off. Any
-//!   other bad bytes are damage: the store refuses to open, naming the byte
-//!   offset, and truncates nothing.
+//!   checksums match and whose sequence number follows the last one's,
+//!   and writes nothing; or, from the index checkpoint a writer left when
+//!   it closed ([`checkpoint`]), only the batches written after it
+//!   (`recovery.rs`). A write that never finished is dropped (the next
+//!   write cuts it off) only when it comes after the last batch
+//!   acknowledged as durable ([`ack`]); a log that lacks an acknowledged
+//!   batch, or holds damage, is refused in one line naming the byte
+//!   offset, and nothing is truncated. The whole contract, case by case:
+//!   `docs/design.md`, "The node log's recovery contract".
 //! - Deletes (gc) append delete records; when more than half the log is
 //!   dead, the live records are copied to a new log, synced and renamed
 //!   over the old one (`compact.rs`; readers keep the old file until they
 //!   are done).
-//! - One writing process at a time (a lock on `LOCK`); readers in other
-//!   processes may open the store read-only (they see it as of their
-//!   opening).
+//! - One writing process at a time (a lock on the directory itself, which
+//!   no one can delete while the log is in it; a writer stops if its log
+//!   is removed or replaced); readers in other processes may open the
+//!   store read-only (they see it as of their opening).
 //!
 //! Layout of the bytes: [`format`](mod@format). Why a store of our own, and the
 //! measurements against fjall and RocksDB: `docs/design.md`, "Durable path".
