@@ -12,8 +12,8 @@ use shamap::{Hash256, MapKind};
 use shamap_ledger::dump::{self, DumpKind, LedgerDump};
 use shamap_store::log_store::LogAudit;
 use shamap_store::{
-    meta, root_kind, BackedMap, BackedOptions, CassandraOptions, CassandraStore, FjallOptions,
-    FjallStore, LogStore, NodeStore, RootKind,
+    meta, root_kind, Access as StoreAccess, BackedMap, BackedOptions, FjallOptions, FjallStore,
+    LogStore, NodeStore, OpenOptions, RootKind,
 };
 
 use crate::output::Failure;
@@ -296,71 +296,27 @@ enum Opening {
     Create,
     /// Writes to an existing store (`gc`).
     Write,
-    /// Reads an existing store (fjall: read-only when the directory cannot
-    /// be written).
+    /// Reads an existing store.
     Read,
     /// A backed-map command (`scan`, `apply`): fjall with its caches set
     /// by [`FjallOptions::beside_node_cache`].
     BackedMap(Access),
 }
 
-/// The one place a `--db` argument becomes a store: a `cassandra://` URL
-/// opens a [`CassandraStore`] (a keyspace that must exist unless
-/// creating); a directory holding a fjall database opens it with fjall;
-/// anything else is a node log ([`LogStore`], the default for new stores),
-/// which must exist unless creating: a mistyped directory is an error, not
-/// a new empty store.
+/// The one place a `--db` argument becomes a store, through the store
+/// crate's one opening ([`shamap_store::open_with`]: a node log, a fjall
+/// database, a `cassandra://` keyspace; a mistyped directory is an error,
+/// not a new empty store).
 fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
-    if let Some(url) = db.to_str().filter(|s| CassandraOptions::is_url(s)) {
-        use shamap_store::cassandra::Opening as Keyspace;
-        let keyspace = match opening {
-            Opening::Create => Keyspace::Create,
-            Opening::Write | Opening::BackedMap(Access::Write) => Keyspace::Existing,
-            Opening::Read | Opening::BackedMap(Access::Read) => Keyspace::ReadOnly,
-        };
-        return Ok(Box::new(CassandraStore::open_url(url, keyspace)?));
+    let mut opts = OpenOptions::new(match opening {
+        Opening::Create => StoreAccess::Create,
+        Opening::Write | Opening::BackedMap(Access::Write) => StoreAccess::Write,
+        Opening::Read | Opening::BackedMap(Access::Read) => StoreAccess::Read,
+    });
+    if matches!(opening, Opening::BackedMap(_)) {
+        opts.fjall = FjallOptions::beside_node_cache();
     }
-    if opening != Opening::Create && !db.is_dir() {
-        return Err(Failure::unusable(format!(
-            "{}: no store here (not a directory)",
-            db.display()
-        )));
-    }
-    if FjallStore::is_store(db) {
-        return open_fjall(db, opening);
-    }
-    if opening != Opening::Create && !LogStore::is_store(db) {
-        return Err(Failure::unusable(format!(
-            "{}: no store here (neither a node log nor a fjall database)",
-            db.display()
-        )));
-    }
-    // A reader opens read-only: it writes nothing, takes no lock (a process
-    // writing the store goes on beside it; the reader sees the store as of
-    // its opening), and works where the directory cannot be written.
-    let reading = matches!(opening, Opening::Read | Opening::BackedMap(Access::Read));
-    let store = if reading {
-        LogStore::open_read_only(db)?
-    } else {
-        LogStore::open(db)?
-    };
-    Ok(Box::new(store))
-}
-
-/// Opens the fjall database in `db`.
-fn open_fjall(db: &Path, opening: Opening) -> Result<Store, Failure> {
-    let store = match opening {
-        Opening::Create | Opening::Write => FjallStore::open(db)?,
-        Opening::Read => read_only_fallback(db, FjallStore::open(db))?,
-        Opening::BackedMap(access) => {
-            let opened = FjallStore::open_with(db, &FjallOptions::beside_node_cache());
-            match access {
-                Access::Read => read_only_fallback(db, opened)?,
-                Access::Write => opened?,
-            }
-        }
-    };
-    Ok(Box::new(store))
+    Ok(shamap_store::open_with(db, &opts)?.into_boxed())
 }
 
 /// Opens an existing store to write to it (never creates one).
@@ -387,18 +343,6 @@ pub fn open_to_audit(db: &Path) -> Result<(Store, Option<LogAudit>), Failure> {
         return Ok((Box::new(store), Some(audit)));
     }
     Ok((open_db(db, Opening::Read)?, None))
-}
-
-/// `opened`, or the read-only opening of `dir` when it failed for want of
-/// write access.
-fn read_only_fallback(
-    dir: &Path,
-    opened: Result<FjallStore, shamap_store::StoreError>,
-) -> Result<FjallStore, Failure> {
-    match opened {
-        Err(e) if FjallStore::is_unwritable(&e) => Ok(FjallStore::open_read_only(dir)?),
-        other => Ok(other?),
-    }
 }
 
 /// Opens a store, creating it if needed.

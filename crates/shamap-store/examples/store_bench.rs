@@ -1,5 +1,6 @@
 //! Store workloads: import of N entries, random reads, and 10k-update
-//! commits, on MemStore or FjallStore (RocksStore with `--features rocksdb`,
+//! commits, on MemStore, the node log (`--backend log`) or FjallStore
+//! (RocksStore with `--features rocksdb`,
 //! CassandraStore with `--features cassandra`: `--backend cassandra --url
 //! cassandra://HOST:PORT/KEYSPACE[?inflight=N&replication=N]`, the keyspace
 //! dropped and recreated by `--op import`).
@@ -35,8 +36,8 @@ use rand::{Rng, SeedableRng};
 use shamap::xrpl::sha512_half;
 use shamap::{Key, MapKind, ShaMap, Snapshot};
 use shamap_store::{
-    import_ledger, meta, record_root, write_changed, BackedMap, BackedOptions, FjallOptions,
-    FjallStore, MemStore, NodeStore, StoredMap,
+    import_ledger, meta, record_root, write_changed, Access, BackedMap, BackedOptions, FjallStore,
+    MemStore, NewStore, NodeStore, OpenOptions, Opened, StoredMap,
 };
 
 struct Args {
@@ -118,53 +119,57 @@ fn build(n: usize, seed: u64) -> (ShaMap, Vec<Key>) {
     (map, keys)
 }
 
-type Opened = (Box<dyn NodeStore>, Option<FjallStore>);
+type Bench = (Box<dyn NodeStore>, Option<FjallStore>);
 
-fn open(a: &Args) -> Result<Opened, String> {
-    match a.backend.as_str() {
-        "mem" => Ok((Box::new(MemStore::new()), None)),
+/// Opens the backend `--backend` names through the store crate's one
+/// opening (`shamap_store::open_with`), except the in-memory store.
+fn open(a: &Args) -> Result<Bench, String> {
+    let mut opts = OpenOptions::new(Access::Create);
+    let location = match a.backend.as_str() {
+        "mem" => return Ok((Box::new(MemStore::new()), None)),
+        "log" => a.dir.clone(),
         "fjall" => {
-            std::fs::create_dir_all(&a.dir).map_err(|e| e.to_string())?;
-            let mut o = FjallOptions::default();
+            opts.new_store = NewStore::Fjall;
             if let Some(mb) = a
                 .cache_mb
                 .filter(|_| !a.op.starts_with("backed") && a.op != "scan")
             {
-                o.cache_bytes = mb << 20;
+                opts.fjall.cache_bytes = mb << 20;
             }
             if a.op.starts_with("backed") || a.op == "scan" {
-                o.cache_bytes = 8 << 20;
-                o.memtable_bytes = 8 << 20;
+                opts.fjall.cache_bytes = 8 << 20;
+                opts.fjall.memtable_bytes = 8 << 20;
             }
             if let Some(mb) = a.fjall_cache_mb {
-                o.cache_bytes = mb << 20;
+                opts.fjall.cache_bytes = mb << 20;
             }
-            let f = FjallStore::open_with(&a.dir, &o).map_err(|e| e.to_string())?;
-            Ok((Box::new(f.clone()), Some(f)))
+            a.dir.clone()
         }
         #[cfg(feature = "rocksdb")]
-        "rocksdb" => Ok((
-            Box::new(shamap_store::RocksStore::open(&a.dir).map_err(|e| e.to_string())?),
-            None,
-        )),
+        "rocksdb" => {
+            opts.new_store = NewStore::Rocks;
+            a.dir.clone()
+        }
         #[cfg(feature = "cassandra")]
         "cassandra" => {
-            use shamap_store::cassandra::Opening;
-            use shamap_store::CassandraStore;
             let url = a
                 .url
                 .as_deref()
                 .ok_or("--backend cassandra needs --url cassandra://HOST:PORT/KEYSPACE")?;
             if a.op == "import" {
-                if let Ok(old) = CassandraStore::open_url(url, Opening::Existing) {
+                if let Ok(Opened::Cassandra(old)) =
+                    shamap_store::open_with(url, &OpenOptions::new(Access::Write))
+                {
                     old.drop_keyspace().map_err(|e| e.to_string())?;
                 }
             }
-            let store =
-                CassandraStore::open_url(url, Opening::Create).map_err(|e| e.to_string())?;
-            Ok((Box::new(store), None))
+            std::path::PathBuf::from(url)
         }
-        other => Err(format!("unknown backend {other}")),
+        other => return Err(format!("unknown backend {other}")),
+    };
+    match shamap_store::open_with(&location, &opts).map_err(|e| e.to_string())? {
+        Opened::Fjall(f) => Ok((Box::new(f.clone()), Some(f))),
+        other => Ok((other.into_boxed(), None)),
     }
 }
 

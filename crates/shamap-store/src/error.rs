@@ -85,8 +85,33 @@ pub enum StoreError {
         /// The hash given.
         hash: Hash256,
     },
-    /// The backend failed (I/O, on-disk checksum, lock held by another
-    /// process, ...).
+    /// Another process writes the store: one writer at a time. A reader
+    /// may still open it read-only.
+    #[error("store {location}: the store is locked by another process (one writer at a time)")]
+    Locked {
+        /// The store.
+        location: String,
+    },
+    /// The store's directory cannot be written (a read-only file system,
+    /// no write permission): the case for a read-only opening.
+    #[error("store {location}: {message} (the directory cannot be written)")]
+    Unwritable {
+        /// The store.
+        location: String,
+        /// What could not be done, and the system's error.
+        message: String,
+    },
+    /// Nothing at the location is a store of a kind this build reads, or
+    /// nothing is there at all (when a store must exist).
+    #[error("store {location}: {reason}")]
+    NoStore {
+        /// The location given.
+        location: String,
+        /// What is there instead.
+        reason: String,
+    },
+    /// Any other failure of the backend (an I/O error, a refused opening,
+    /// damage found reading the store's files, ...).
     #[error("store {location}: {message}")]
     Backend {
         /// The store.

@@ -131,7 +131,10 @@ impl FjallStore {
         let path = path.as_ref().to_path_buf();
         let loc = path.display().to_string();
         if !path.join(FJALL_MARKER).is_file() {
-            return Err(StoreError::backend(loc, "no store here"));
+            return Err(StoreError::NoStore {
+                location: loc,
+                reason: "no store here".to_owned(),
+            });
         }
         let shadow = ShadowDir::mirror(&path)
             .map_err(|e| StoreError::backend(loc, format!("cannot open read-only: {e}")))?;
@@ -153,7 +156,7 @@ impl FjallStore {
     /// written (`EROFS`, `EACCES`, `EPERM`): the case for
     /// [`FjallStore::open_read_only`].
     pub fn is_unwritable(e: &StoreError) -> bool {
-        matches!(e, StoreError::Backend { message, .. } if message.contains(UNWRITABLE_MARK))
+        matches!(e, StoreError::Unwritable { .. })
     }
 
     /// Opens the database in `dir` (the store's own directory, or its
@@ -165,10 +168,15 @@ impl FjallStore {
         shadow: Option<std::sync::Arc<ShadowDir>>,
     ) -> Result<FjallStore, StoreError> {
         let loc = path.display().to_string();
-        let err = |e: fjall::Error| {
-            let unwritable = matches!(&e, fjall::Error::Io(io) if is_unwritable_io(io));
-            let mark = if unwritable { UNWRITABLE_MARK } else { "" };
-            StoreError::backend(loc.clone(), format!("cannot open: {}{mark}", in_words(&e)))
+        let err = |e: fjall::Error| match &e {
+            fjall::Error::Io(io) if is_unwritable_io(io) => StoreError::Unwritable {
+                location: loc.clone(),
+                message: format!("cannot open: {}", in_words(&e)),
+            },
+            fjall::Error::Locked => StoreError::Locked {
+                location: loc.clone(),
+            },
+            _ => StoreError::backend(loc.clone(), format!("cannot open: {}", in_words(&e))),
         };
         // fjall tries a held lock three times, 100 ms apart, and only when
         // the database exists. Our own lock may still be held for a moment
@@ -516,10 +524,6 @@ fn clear_unfinished_creation(path: &Path) -> Result<(), StoreError> {
     drop(lock);
     Ok(())
 }
-
-/// Appended to an opening error caused by an unwritable directory, so that
-/// [`FjallStore::is_unwritable`] can tell it apart.
-const UNWRITABLE_MARK: &str = " (the directory cannot be written)";
 
 /// Read-only file system, permission denied, operation not permitted.
 fn is_unwritable_io(e: &std::io::Error) -> bool {

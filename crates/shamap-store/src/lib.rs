@@ -42,6 +42,7 @@ pub mod log_store;
 mod mem;
 pub mod meta;
 pub mod node;
+pub mod open;
 pub mod reader;
 #[cfg(feature = "rocksdb")]
 mod rocks;
@@ -64,6 +65,7 @@ pub use log_store::{LogStore, LogUsage};
 pub use mem::MemStore;
 pub use meta::RetainedRoot;
 pub use node::{Node, NodeObject, NodeType};
+pub use open::{open, open_with, Access, NewStore, OpenOptions, Opened};
 pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksStore;

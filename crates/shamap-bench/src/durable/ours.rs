@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
-    meta, record_root, write_snapshot, BackedMap, BackedOptions, FjallOptions, FjallStore,
-    LogStore, NodeStore,
+    meta, record_root, write_snapshot, Access, BackedMap, BackedOptions, FjallOptions, NewStore,
+    NodeStore, OpenOptions, Opened,
 };
 
 use super::ops::{self, Blocks, Values, Write};
@@ -57,32 +57,12 @@ impl Backend {
     }
 }
 
-/// A store of one of the backends, and what to do before measuring its
-/// directory.
-enum Opened {
-    Log(LogStore),
-    Fjall(FjallStore),
-    #[cfg(feature = "rocksdb")]
-    Rocks(shamap_store::RocksStore),
-}
-
-impl Opened {
-    fn store(&self) -> &dyn NodeStore {
-        match self {
-            Opened::Log(s) => s,
-            Opened::Fjall(s) => s,
-            #[cfg(feature = "rocksdb")]
-            Opened::Rocks(s) => s,
-        }
-    }
-
-    /// Moves buffered writes to their files (fjall's write buffer), so
-    /// that the directory's size is the store's.
-    fn settle(&self) -> Result<(), String> {
-        match self {
-            Opened::Fjall(s) => s.flush_memtables().map_err(err),
-            _ => Ok(()),
-        }
+/// Moves buffered writes to their files (fjall's write buffer), so that
+/// the directory's size is the store's.
+fn settle(opened: &Opened) -> Result<(), String> {
+    match opened {
+        Opened::Fjall(s) => s.flush_memtables().map_err(err),
+        _ => Ok(()),
     }
 }
 
@@ -97,24 +77,25 @@ pub fn run(plan: &Plan, step: Step, engine: &str, backend: Backend) -> Result<Ro
     }
 }
 
-/// Opens (or creates) the store; fjall with the plan's options: by default
-/// those for a store under a backed map.
+/// Opens (or creates) the store through the store crate's one opening;
+/// fjall with the plan's options: by default those for a store under a
+/// backed map.
 fn open(plan: &Plan, dir: &std::path::Path, backend: Backend) -> Result<Opened, String> {
-    Ok(match backend {
-        Backend::Log => Opened::Log(LogStore::open(dir).map_err(err)?),
-        Backend::Fjall => {
-            let mut o = FjallOptions::beside_node_cache();
-            if let Some(mb) = plan.fjall_cache_mb {
-                o.cache_bytes = mb << 20;
-            }
-            if let Some(mb) = plan.memtable_mb {
-                o.memtable_bytes = mb << 20;
-            }
-            Opened::Fjall(FjallStore::open_with(dir, &o).map_err(err)?)
-        }
+    let mut opts = OpenOptions::new(Access::Create);
+    opts.new_store = match backend {
+        Backend::Log => NewStore::NodeLog,
+        Backend::Fjall => NewStore::Fjall,
         #[cfg(feature = "rocksdb")]
-        Backend::Rocks => Opened::Rocks(shamap_store::RocksStore::open(dir).map_err(err)?),
-    })
+        Backend::Rocks => NewStore::Rocks,
+    };
+    opts.fjall = FjallOptions::beside_node_cache();
+    if let Some(mb) = plan.fjall_cache_mb {
+        opts.fjall.cache_bytes = mb << 20;
+    }
+    if let Some(mb) = plan.memtable_mb {
+        opts.fjall.memtable_bytes = mb << 20;
+    }
+    shamap_store::open_with(dir, &opts).map_err(err)
 }
 
 /// Threads for prefetching: one per core.
@@ -154,7 +135,7 @@ fn import(plan: &Plan, dir: &std::path::Path, opened: &Opened) -> Result<Row, St
     record_root(store, ROOT_NAME, snap.root_hash(), Default::default()).map_err(err)?;
     let seconds = secs(t.elapsed());
     drop(snap);
-    opened.settle()?;
+    settle(opened)?;
     Ok(Row {
         ops: plan.entries,
         seconds,
@@ -235,7 +216,7 @@ fn commit(plan: &Plan, dir: &std::path::Path, opened: &Opened) -> Result<Row, St
     let elapsed = applying + committing;
     let s = map.stats();
     drop(map);
-    opened.settle()?;
+    settle(opened)?;
     Ok(Row {
         ops: (plan.blocks * plan.block) as u64,
         seconds: secs(elapsed),

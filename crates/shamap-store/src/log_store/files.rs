@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::format;
+use crate::error::StoreError;
 
 /// Creates a log holding only its header, synced; the file's cursor is
 /// after the header.
@@ -28,19 +29,19 @@ pub(super) fn sync_dir(path: &Path) -> std::io::Result<()> {
     File::open(path)?.sync_all()
 }
 
-/// An I/O error of opening, with the words [`super::LogStore::is_unwritable`]
-/// looks for when the directory cannot be written.
-pub(super) fn unwritable(e: std::io::Error) -> String {
+/// An error of opening at `location`: [`StoreError::Unwritable`] when the
+/// directory cannot be written (`EROFS`, `EACCES`, `EPERM`), the case for a
+/// read-only opening; else a backend error.
+pub(super) fn opening_error(location: &str, what: &str, e: std::io::Error) -> StoreError {
     if matches!(e.raw_os_error(), Some(30 | 13 | 1)) {
-        format!("{e}{UNWRITABLE_MARK}")
+        StoreError::Unwritable {
+            location: location.to_owned(),
+            message: format!("{what}: {e}"),
+        }
     } else {
-        e.to_string()
+        StoreError::backend(location, format!("{what}: {e}"))
     }
 }
-
-pub(super) const UNWRITABLE_MARK: &str = " (the directory cannot be written)";
-pub(super) const LOCKED_MESSAGE: &str =
-    "the store is locked by another process (one writer at a time)";
 
 /// Opens the store's file `path` (for reading, or reading and writing),
 /// refusing anything but a regular file: a FIFO, a device or a directory

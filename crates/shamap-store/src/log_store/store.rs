@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use shamap::Hash256;
 
 use super::ack::{self, Ack, ACK_FILE};
-use super::files::{self, unwritable, LOCKED_MESSAGE, UNWRITABLE_MARK};
+use super::files::{self, opening_error};
 use super::format::{self, FILE_HEADER_LEN};
 use super::recovery::{check_below, scan, Damage, Scan, Scanned};
 use super::state::{next_file_id, State};
@@ -120,16 +120,18 @@ impl LogStore {
         path.join(LOG_FILE).is_file()
     }
 
-    /// True when opening failed because the directory cannot be written:
-    /// the case for [`LogStore::open_read_only`].
+    /// True when opening failed because the directory cannot be written
+    /// ([`StoreError::Unwritable`]): the case for
+    /// [`LogStore::open_read_only`].
     pub fn is_unwritable(e: &StoreError) -> bool {
-        matches!(e, StoreError::Backend { message, .. } if message.contains(UNWRITABLE_MARK))
+        matches!(e, StoreError::Unwritable { .. })
     }
 
-    /// True when opening failed because another process writes the store:
-    /// a reader may still open it with [`LogStore::open_read_only`].
+    /// True when opening failed because another process writes the store
+    /// ([`StoreError::Locked`]): a reader may still open it with
+    /// [`LogStore::open_read_only`].
     pub fn is_locked(e: &StoreError) -> bool {
-        matches!(e, StoreError::Backend { message, .. } if message == LOCKED_MESSAGE)
+        matches!(e, StoreError::Locked { .. })
     }
 
     /// Opens the existing store in `path` for reading only, reading the
@@ -143,7 +145,10 @@ impl LogStore {
         let path = path.as_ref();
         let location = path.display().to_string();
         if !path.join(LOG_FILE).is_file() {
-            return Err(StoreError::backend(location, "no store here"));
+            return Err(StoreError::NoStore {
+                location,
+                reason: "no store here".to_owned(),
+            });
         }
         let (scanned, file, ack) = open_log(path, true, true)?;
         let audit = LogAudit {
@@ -176,7 +181,10 @@ impl LogStore {
         }
         let lock = if read_only {
             if !log_path.is_file() {
-                return Err(StoreError::backend(location, "no store here"));
+                return Err(StoreError::NoStore {
+                    location,
+                    reason: "no store here".to_owned(),
+                });
             }
             None
         } else {
@@ -187,15 +195,16 @@ impl LogStore {
                     || name == checkpoint::CHECKPOINT_FILE
                     || name == checkpoint::CHECKPOINT_TMP_FILE
             })?;
-            std::fs::create_dir_all(path).map_err(|e| fail("cannot create", &unwritable(e)))?;
+            std::fs::create_dir_all(path)
+                .map_err(|e| opening_error(&location, "cannot create", e))?;
             // The writer's lock is held on the directory itself: a file
             // that a user can delete or replace while the writer runs
             // would let a second writer in.
             let lock = std::fs::File::open(path).map_err(|e| fail("cannot open", &e))?;
             crate::directory::take_lock(&lock).map_err(|e| match e {
-                std::fs::TryLockError::WouldBlock => {
-                    StoreError::backend(location.clone(), LOCKED_MESSAGE)
-                }
+                std::fs::TryLockError::WouldBlock => StoreError::Locked {
+                    location: location.clone(),
+                },
                 std::fs::TryLockError::Error(e) => fail("cannot lock", &e),
             })?;
             // A compaction that did not reach its rename left this behind.
@@ -213,7 +222,7 @@ impl LogStore {
                 let tmp = path.join(COMPACT_FILE);
                 files::create_log(&tmp)
                     .and_then(|_| std::fs::rename(&tmp, &log_path))
-                    .map_err(|e| fail("cannot create the node log", &unwritable(e)))?;
+                    .map_err(|e| opening_error(&location, "cannot create the node log", e))?;
                 files::sync_dir(path).map_err(|e| fail("cannot sync the directory", &e))?;
             }
             Some(lock)
@@ -315,7 +324,7 @@ fn open_log(
     };
     let ack = ack::read(path).map_err(|e| fail(&e))?;
     let file = files::open_regular(&path.join(LOG_FILE), !read_only)
-        .map_err(|e| fail(&unwritable(e)))?
+        .map_err(|e| opening_error(&path.display().to_string(), "cannot open the node log", e))?
         .ok_or_else(|| fail(&format!("{LOG_FILE} is missing")))?;
     let log_len = file.metadata().map_err(|e| fail(&e))?.len();
     // What the file is comes first: a file that is not a node log at all

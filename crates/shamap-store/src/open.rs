@@ -1,0 +1,232 @@
+//! One way to open a store from a location: a directory holding a node
+//! log ([`LogStore`], what a new directory store is) or a fjall database
+//! an earlier version made ([`FjallStore`]), or a `cassandra://` URL
+//! ([`crate::CassandraStore`], with the `cassandra` feature). The CLI, the
+//! benchmark and the examples open stores only through [`open`] and
+//! [`open_with`]; which backend a location holds is decided here, once.
+
+use std::path::Path;
+
+use crate::error::StoreError;
+use crate::fjall_store::{FjallOptions, FjallStore};
+use crate::log_store::LogStore;
+use crate::store::NodeStore;
+
+/// What an opening is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Write to the store, creating it where there is none (a directory
+    /// that does not exist or is empty; a keyspace that does not exist).
+    Create,
+    /// Write to an existing store.
+    Write,
+    /// Read an existing store. A node log opens read-only (no lock: a
+    /// writer may go on beside it; nothing in the directory is written). A
+    /// fjall database opens for writing (fjall needs its lock to read),
+    /// and read-only where its directory cannot be written.
+    Read,
+}
+
+/// The format a new directory store is created in ([`Access::Create`]
+/// where there is no store yet). An existing store opens in its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NewStore {
+    /// The node log (the default).
+    #[default]
+    NodeLog,
+    /// fjall (for comparisons: the benchmark's `ours-fjall`).
+    Fjall,
+    /// RocksDB (for comparisons; with the `rocksdb` feature).
+    #[cfg(feature = "rocksdb")]
+    Rocks,
+}
+
+/// How to open a store.
+#[derive(Clone, Debug)]
+pub struct OpenOptions {
+    /// What the opening is for.
+    pub access: Access,
+    /// The format of a store created here.
+    pub new_store: NewStore,
+    /// fjall's caches, for a fjall database: by default fjall's own
+    /// ([`FjallOptions::default`]); [`FjallOptions::beside_node_cache`]
+    /// under a backed map, so that its memory is the node-cache budget
+    /// plus a fixed overhead.
+    pub fjall: FjallOptions,
+}
+
+impl OpenOptions {
+    /// `access`, a node log for a new store, fjall's default caches.
+    pub fn new(access: Access) -> OpenOptions {
+        OpenOptions {
+            access,
+            new_store: NewStore::default(),
+            fjall: FjallOptions::default(),
+        }
+    }
+}
+
+/// An opened store, by backend.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Opened {
+    /// A node log.
+    Log(LogStore),
+    /// A fjall database.
+    Fjall(FjallStore),
+    /// A RocksDB database.
+    #[cfg(feature = "rocksdb")]
+    Rocks(crate::RocksStore),
+    /// A Cassandra (or ScyllaDB) keyspace.
+    #[cfg(feature = "cassandra")]
+    Cassandra(crate::CassandraStore),
+}
+
+impl Opened {
+    /// The store.
+    pub fn store(&self) -> &dyn NodeStore {
+        match self {
+            Opened::Log(s) => s,
+            Opened::Fjall(s) => s,
+            #[cfg(feature = "rocksdb")]
+            Opened::Rocks(s) => s,
+            #[cfg(feature = "cassandra")]
+            Opened::Cassandra(s) => s,
+        }
+    }
+
+    /// The store, boxed.
+    pub fn into_boxed(self) -> Box<dyn NodeStore> {
+        match self {
+            Opened::Log(s) => Box::new(s),
+            Opened::Fjall(s) => Box::new(s),
+            #[cfg(feature = "rocksdb")]
+            Opened::Rocks(s) => Box::new(s),
+            #[cfg(feature = "cassandra")]
+            Opened::Cassandra(s) => Box::new(s),
+        }
+    }
+}
+
+/// Opens the store at `location` for `access`, with the default options.
+pub fn open(location: impl AsRef<Path>, access: Access) -> Result<Box<dyn NodeStore>, StoreError> {
+    open_with(location, &OpenOptions::new(access)).map(Opened::into_boxed)
+}
+
+/// Opens the store at `location` as `opts` say. A mistyped directory is an
+/// error ([`StoreError::NoStore`]) unless creating; another writer's store
+/// is [`StoreError::Locked`].
+pub fn open_with(location: impl AsRef<Path>, opts: &OpenOptions) -> Result<Opened, StoreError> {
+    let dir = location.as_ref();
+    if let Some(url) = dir.to_str().filter(|s| is_cassandra_url(s)) {
+        return open_cassandra(url, opts.access);
+    }
+    let no_store = |reason: &str| StoreError::NoStore {
+        location: dir.display().to_string(),
+        reason: reason.to_owned(),
+    };
+    if opts.access != Access::Create && !dir.is_dir() {
+        return Err(no_store("no store here (not a directory)"));
+    }
+    if FjallStore::is_store(dir) {
+        return open_fjall(dir, opts);
+    }
+    if LogStore::is_store(dir) {
+        return Ok(Opened::Log(match opts.access {
+            Access::Read => LogStore::open_read_only(dir)?,
+            Access::Create | Access::Write => LogStore::open(dir)?,
+        }));
+    }
+    if opts.access != Access::Create {
+        return Err(no_store(
+            "no store here (neither a node log nor a fjall database)",
+        ));
+    }
+    match opts.new_store {
+        NewStore::NodeLog => Ok(Opened::Log(LogStore::open(dir)?)),
+        NewStore::Fjall => open_fjall(dir, opts),
+        #[cfg(feature = "rocksdb")]
+        NewStore::Rocks => Ok(Opened::Rocks(crate::RocksStore::open(dir)?)),
+    }
+}
+
+/// True when `s` names a Cassandra keyspace rather than a directory.
+pub fn is_cassandra_url(s: &str) -> bool {
+    s.starts_with("cassandra://")
+}
+
+fn open_fjall(dir: &Path, opts: &OpenOptions) -> Result<Opened, StoreError> {
+    match FjallStore::open_with(dir, &opts.fjall) {
+        Err(e) if opts.access == Access::Read && FjallStore::is_unwritable(&e) => {
+            Ok(Opened::Fjall(FjallStore::open_read_only(dir)?))
+        }
+        other => Ok(Opened::Fjall(other?)),
+    }
+}
+
+#[cfg(feature = "cassandra")]
+fn open_cassandra(url: &str, access: Access) -> Result<Opened, StoreError> {
+    use crate::cassandra::Opening;
+    let keyspace = match access {
+        Access::Create => Opening::Create,
+        Access::Write => Opening::Existing,
+        Access::Read => Opening::ReadOnly,
+    };
+    Ok(Opened::Cassandra(crate::CassandraStore::open_url(
+        url, keyspace,
+    )?))
+}
+
+#[cfg(not(feature = "cassandra"))]
+fn open_cassandra(url: &str, _: Access) -> Result<Opened, StoreError> {
+    Err(StoreError::NoStore {
+        location: url.to_owned(),
+        reason: "this build has no Cassandra backend (feature `cassandra`)".to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_location_opens_as_the_store_it_holds_and_errors_are_typed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let log = dir.path().join("log");
+        let fjall = dir.path().join("fjall");
+        let nothing = dir.path().join("nothing");
+        assert!(matches!(
+            open(&nothing, Access::Read),
+            Err(StoreError::NoStore { .. })
+        ));
+        assert!(matches!(
+            open(&nothing, Access::Write),
+            Err(StoreError::NoStore { .. })
+        ));
+        let created = open_with(&log, &OpenOptions::new(Access::Create)).expect("create");
+        assert!(matches!(created, Opened::Log(_)));
+        assert!(matches!(
+            open(&log, Access::Write),
+            Err(StoreError::Locked { .. })
+        ));
+        assert!(matches!(
+            open_with(&log, &OpenOptions::new(Access::Read)).expect("a reader"),
+            Opened::Log(_)
+        ));
+        drop(created);
+        let mut opts = OpenOptions::new(Access::Create);
+        opts.new_store = NewStore::Fjall;
+        drop(open_with(&fjall, &opts).expect("create fjall"));
+        // An existing store opens in its own format, whatever a new one
+        // would be.
+        assert!(matches!(
+            open_with(&fjall, &OpenOptions::new(Access::Write)).expect("reopen"),
+            Opened::Fjall(_)
+        ));
+        std::fs::write(nothing.with_extension("txt"), b"x").expect("file");
+        assert!(matches!(
+            open(nothing.with_extension("txt"), Access::Read),
+            Err(StoreError::NoStore { .. })
+        ));
+    }
+}
