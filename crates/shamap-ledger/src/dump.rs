@@ -350,6 +350,15 @@ pub enum FieldProblem {
         /// The codec's message.
         message: String,
     },
+    /// A value rippled would not have printed for the field, or cannot
+    /// represent: the value (compact JSON, cut short) and why.
+    #[error("has a value rippled does not accept ({value}): {reason}")]
+    Refused {
+        /// The value, as compact JSON, cut to 80 characters.
+        value: String,
+        /// Why it is refused.
+        reason: String,
+    },
     /// A non-serialized key that disagrees with the entry.
     #[error("{0}")]
     Inconsistent(String),
