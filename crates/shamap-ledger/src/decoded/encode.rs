@@ -521,6 +521,10 @@ fn decimal_parts(s: &str) -> Option<(bool, u128, i64)> {
         .iter()
         .chain(frac)
         .fold(0u128, |acc, d| acc * 10 + u128::from(d - b'0'));
+    // rippled reads the digits into a 64-bit unsigned integer.
+    if mantissa > u128::from(u64::MAX) {
+        return None;
+    }
     Some((negative, mantissa, exponent - frac.len() as i64))
 }
 
@@ -882,7 +886,10 @@ mod tests {
         assert!(iou("0.000000000000000000000001234567890123456").is_err());
         // 17 significant digits are refused, trailing zeros are not digits.
         assert!(iou("12345678901234567").is_err());
-        assert!(iou("123456789012345600000").is_ok());
+        assert!(iou("12345678901234560000").is_ok());
+        // rippled reads the digits into 64 bits: past that it refuses.
+        assert!(iou("123456789012345600000").is_err());
+        assert!(iou("1234567890123456e5").is_ok());
         // Forms rippled refuses.
         for bad in ["", "-", "01", ".5", "5.", "1e", "1e+", "0x10", "1 ", "NaN", "1e1234567890"] {
             assert!(iou(bad).is_err(), "{bad:?}");
