@@ -129,3 +129,32 @@ fn api_v2_shape_with_deliver_max_reads_back() {
     }
     assert_eq!(payments, 1, "ledger 38129's payment is aliased");
 }
+
+/// Real decoded (`expand: true`) mainnet ledgers from the xrpl.js fixtures,
+/// each checked against its own header: 38129 (January 2013: state,
+/// transaction and ledger hash), 40000 (2013: state and ledger hash) and
+/// 7501326 (July 2014: 17 transactions with their metadata, offers, paths
+/// and nine currencies; its header lacks fields of the ledger hash).
+#[test]
+fn real_decoded_ledgers_verify_against_their_headers() {
+    use shamap_ledger::verify::{check, Status};
+    for (name, expected) in [
+        (
+            "ledger-full-38129.json",
+            [Status::Match, Status::Match, Status::Match],
+        ),
+        (
+            "ledger-full-40000.json",
+            [Status::Match, Status::Match, Status::Match],
+        ),
+        (
+            "ledger-full-7501326.json",
+            [Status::NotComputed, Status::Match, Status::NotComputed],
+        ),
+    ] {
+        let dump = load(name);
+        let checks = check(&dump).unwrap_or_else(|e| panic!("{name}: {}", e.message(0)));
+        let got: Vec<Status> = checks.values().iter().map(|(_, c)| c.status()).collect();
+        assert_eq!(got, expected, "{name}: {checks:?}");
+    }
+}
