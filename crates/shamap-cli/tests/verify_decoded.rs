@@ -218,7 +218,10 @@ fn issued_amounts_are_read_over_rippleds_range_and_refused_outside_it() {
 fn long_memos_are_read_in_linear_time() {
     let dir = tempfile::tempdir().expect("temp dir");
     for (bytes, expected) in [
-        (200 * 1024, "\"hash\" is not the ID of the transaction as encoded"),
+        (
+            200 * 1024,
+            "\"hash\" is not the ID of the transaction as encoded",
+        ),
         (
             5 * 1024 * 1024,
             "field \"Memos[0].Memo.MemoData\" is 5242880 bytes long, more than the 918744 \

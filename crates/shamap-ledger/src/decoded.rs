@@ -29,7 +29,6 @@ mod encode;
 use serde_json::{Map, Value};
 use xrpl::core::binarycodec::types::AccountId;
 
-
 use shamap::hash::{decode_hex, encode_hex_upper, Hash256, Key};
 use shamap::xrpl::transaction_id;
 

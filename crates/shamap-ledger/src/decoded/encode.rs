@@ -64,7 +64,8 @@ const MAX_AMOUNT_DIGITS: usize = 32;
 
 /// The characters rippled allows in a 3-character currency code
 /// (`isoCharSet` in rippled's `UintTypes.cpp`).
-const ISO_CHARS: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<>(){}[]|?!@#$%^&*";
+const ISO_CHARS: &[u8] =
+    b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789<>(){}[]|?!@#$%^&*";
 
 /// The codec's definition of `name`, if it is a serialized field that can
 /// appear in an object (not a marker).
@@ -226,7 +227,8 @@ fn write_value(f: &FieldInstance, v: &Value, p: &str, out: &mut Vec<u8>) -> Resu
         "Amount" => write_amount(v, p, out)?,
         "Blob" => {
             let s = v.as_str().ok_or_else(|| shape(p, "a hex string"))?;
-            let bytes = hex(s).ok_or_else(|| refused(p, v, "is not hex (an even number of hex digits)"))?;
+            let bytes =
+                hex(s).ok_or_else(|| refused(p, v, "is not hex (an even number of hex digits)"))?;
             vl(bytes.len(), p, out)?;
             out.extend_from_slice(&bytes);
         }
@@ -235,7 +237,9 @@ fn write_value(f: &FieldInstance, v: &Value, p: &str, out: &mut Vec<u8>) -> Resu
         "Hash192" => fixed_hex(v, 24, p, out)?,
         "Hash256" => fixed_hex(v, 32, p, out)?,
         "Currency" => {
-            let s = v.as_str().ok_or_else(|| shape(p, "a currency code (a string)"))?;
+            let s = v
+                .as_str()
+                .ok_or_else(|| shape(p, "a currency code (a string)"))?;
             out.extend_from_slice(&currency(s, v, p)?);
         }
         "Issue" => write_issue(v, p, out)?,
@@ -258,7 +262,9 @@ fn write_value(f: &FieldInstance, v: &Value, p: &str, out: &mut Vec<u8>) -> Resu
         }
         "UInt8" => {
             let n = if f.name == "TransactionResult" {
-                named(v, p, |s| get_transaction_result_code(s).map(|&c| i64::from(c)))?
+                named(v, p, |s| {
+                    get_transaction_result_code(s).map(|&c| i64::from(c))
+                })?
             } else {
                 integer(v, p)?
             };
@@ -267,12 +273,12 @@ fn write_value(f: &FieldInstance, v: &Value, p: &str, out: &mut Vec<u8>) -> Resu
         }
         "UInt16" => {
             let n = match f.name.as_str() {
-                "TransactionType" => {
-                    named(v, p, |s| get_transaction_type_code(s).map(|&c| i64::from(c)))?
-                }
-                "LedgerEntryType" => {
-                    named(v, p, |s| get_ledger_entry_type_code(s).map(|&c| i64::from(c)))?
-                }
+                "TransactionType" => named(v, p, |s| {
+                    get_transaction_type_code(s).map(|&c| i64::from(c))
+                })?,
+                "LedgerEntryType" => named(v, p, |s| {
+                    get_ledger_entry_type_code(s).map(|&c| i64::from(c))
+                })?,
                 _ => integer(v, p)?,
             };
             let n = u16::try_from(n).map_err(|_| refused(p, v, "is not 0..=65535 (UInt16)"))?;
@@ -286,13 +292,14 @@ fn write_value(f: &FieldInstance, v: &Value, p: &str, out: &mut Vec<u8>) -> Resu
             } else {
                 integer(v, p)?
             };
-            let n = u32::try_from(n)
-                .map_err(|_| refused(p, v, "is not 0..=4294967295 (UInt32)"))?;
+            let n =
+                u32::try_from(n).map_err(|_| refused(p, v, "is not 0..=4294967295 (UInt32)"))?;
             out.extend_from_slice(&n.to_be_bytes());
         }
         "Int32" => {
             let n = integer(v, p)?;
-            let n = i32::try_from(n).map_err(|_| refused(p, v, "is not a 32-bit signed integer"))?;
+            let n =
+                i32::try_from(n).map_err(|_| refused(p, v, "is not a 32-bit signed integer"))?;
             out.extend_from_slice(&n.to_be_bytes());
         }
         "UInt64" => {
@@ -302,7 +309,11 @@ fn write_value(f: &FieldInstance, v: &Value, p: &str, out: &mut Vec<u8>) -> Resu
                     .ok_or_else(|| refused(p, v, "is not a 64-bit unsigned integer"))?,
                 Value::String(s) if BASE10_UINT64_FIELDS.contains(&f.name.as_str()) => {
                     decimal_u64(s).ok_or_else(|| {
-                        refused(p, v, "is not a base-10 64-bit unsigned integer (as rippled prints this field)")
+                        refused(
+                        p,
+                        v,
+                        "is not a base-10 64-bit unsigned integer (as rippled prints this field)",
+                    )
                     })?
                 }
                 Value::String(s) => {
@@ -337,7 +348,8 @@ fn integer(v: &Value, p: &str) -> Result<i64, FieldError> {
             .ok_or_else(|| refused(p, v, "is not an integer in range")),
         Value::String(s) => {
             let digits = s.strip_prefix('-').unwrap_or(s);
-            if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit())
+            {
                 return Err(refused(p, v, "is not a base-10 integer"));
             }
             s.parse::<i64>()
@@ -349,11 +361,7 @@ fn integer(v: &Value, p: &str) -> Result<i64, FieldError> {
 
 /// A field whose value rippled prints by name (a transaction type, a
 /// ledger entry type, a result, a permission); a number is taken as the code.
-fn named(
-    v: &Value,
-    p: &str,
-    code: impl Fn(&str) -> Option<i64>,
-) -> Result<i64, FieldError> {
+fn named(v: &Value, p: &str, code: impl Fn(&str) -> Option<i64>) -> Result<i64, FieldError> {
     match v {
         Value::String(s) => {
             code(s).ok_or_else(|| refused(p, v, "is not a name in the XRPL codec's definitions"))
@@ -402,7 +410,10 @@ fn fixed_hex(v: &Value, len: usize, p: &str, out: &mut Vec<u8>) -> Result<(), Fi
 /// base58-decoded (so the work is bounded whatever the input).
 fn account(s: &str, v: &Value, p: &str) -> Result<[u8; 20], FieldError> {
     if s.len() == XADDRESS_LEN && is_valid_xaddress(s) {
-        return Err(shape(p, "a classic address (ledger JSON has no X-addresses)"));
+        return Err(shape(
+            p,
+            "a classic address (ledger JSON has no X-addresses)",
+        ));
     }
     if !(25..=MAX_CLASSIC_ADDRESS).contains(&s.len()) {
         return Err(refused(p, v, "is not a classic address"));
@@ -533,7 +544,11 @@ fn integral(s: &str, max: u128, v: &Value, p: &str, what: &str) -> Result<(bool,
     let (negative, mut m, e) = decimal_parts(s)
         .ok_or_else(|| refused(p, v, format!("is not an {what} (an integer as a string)")))?;
     if e < 0 {
-        return Err(refused(p, v, format!("is not an {what}: it has a fraction")));
+        return Err(refused(
+            p,
+            v,
+            format!("is not an {what}: it has a fraction"),
+        ));
     }
     for _ in 0..e {
         if m > max {
@@ -542,7 +557,11 @@ fn integral(s: &str, max: u128, v: &Value, p: &str, what: &str) -> Result<(bool,
         m *= 10;
     }
     if m > max {
-        return Err(refused(p, v, format!("is more than {max}, rippled's largest {what}")));
+        return Err(refused(
+            p,
+            v,
+            format!("is more than {max}, rippled's largest {what}"),
+        ));
     }
     // m <= max < 2^63.
     Ok((negative && m != 0, m as u64))
@@ -551,7 +570,11 @@ fn integral(s: &str, max: u128, v: &Value, p: &str, what: &str) -> Result<(bool,
 /// An issued-currency value: rippled's 8 bytes (`STAmount::add`).
 fn iou_value(s: &str, v: &Value, p: &str) -> Result<u64, FieldError> {
     let (negative, mut m, mut e) = decimal_parts(s).ok_or_else(|| {
-        refused(p, v, "is not a decimal number (digits, an optional fraction and exponent)")
+        refused(
+            p,
+            v,
+            "is not a decimal number (digits, an optional fraction and exponent)",
+        )
     })?;
     if m == 0 {
         return Ok(AMOUNT_ISSUED);
@@ -605,7 +628,11 @@ fn write_amount(v: &Value, p: &str, out: &mut Vec<u8>) -> Result<(), FieldError>
     match v {
         Value::String(s) => {
             let (negative, drops) = integral(s, MAX_DROPS, v, p, "amount of XRP drops")?;
-            let bits = if negative { drops } else { drops | AMOUNT_POSITIVE };
+            let bits = if negative {
+                drops
+            } else {
+                drops | AMOUNT_POSITIVE
+            };
             out.extend_from_slice(&bits.to_be_bytes());
             Ok(())
         }
@@ -626,7 +653,11 @@ fn write_amount(v: &Value, p: &str, out: &mut Vec<u8>) -> Result<(), FieldError>
                 let i_value = o.get("issuer").unwrap_or(&Value::Null);
                 let issuer = account(member_str(o, "issuer", p)?, i_value, &join(p, "issuer"))?;
                 if issuer == [0; 20] {
-                    return Err(refused(&join(p, "issuer"), i_value, "is the zero account, which rippled refuses as an issuer"));
+                    return Err(refused(
+                        &join(p, "issuer"),
+                        i_value,
+                        "is the zero account, which rippled refuses as an issuer",
+                    ));
                 }
                 out.extend_from_slice(&bits.to_be_bytes());
                 out.extend_from_slice(&c);
@@ -791,13 +822,25 @@ fn write_path_step(step: &Value, p: &str, out: &mut Vec<u8>) -> Result<(), Field
     let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
     let value = |k: &str| o.get(k).unwrap_or(&Value::Null);
     if kind & 0x01 != 0 {
-        out.extend_from_slice(&account(text("account"), value("account"), &join(p, "account"))?);
+        out.extend_from_slice(&account(
+            text("account"),
+            value("account"),
+            &join(p, "account"),
+        )?);
     }
     if kind & 0x10 != 0 {
-        out.extend_from_slice(&currency(text("currency"), value("currency"), &join(p, "currency"))?);
+        out.extend_from_slice(&currency(
+            text("currency"),
+            value("currency"),
+            &join(p, "currency"),
+        )?);
     }
     if kind & 0x20 != 0 {
-        out.extend_from_slice(&account(text("issuer"), value("issuer"), &join(p, "issuer"))?);
+        out.extend_from_slice(&account(
+            text("issuer"),
+            value("issuer"),
+            &join(p, "issuer"),
+        )?);
     }
     Ok(())
 }
@@ -865,8 +908,14 @@ mod tests {
     #[test]
     fn issued_values_over_rippleds_whole_range() {
         // The largest and smallest positive values rippled represents.
-        assert_eq!(iou("9999999999999999e80").as_deref(), Ok("EC6386F26FC0FFFF"));
-        assert_eq!(iou("1000000000000000e-96").as_deref(), Ok("C0438D7EA4C68000"));
+        assert_eq!(
+            iou("9999999999999999e80").as_deref(),
+            Ok("EC6386F26FC0FFFF")
+        );
+        assert_eq!(
+            iou("1000000000000000e-96").as_deref(),
+            Ok("C0438D7EA4C68000")
+        );
         assert_eq!(iou("1e-81").as_deref(), Ok("C0438D7EA4C68000"));
         assert_eq!(iou("-1e-81").as_deref(), Ok("80438D7EA4C68000"));
         // One past either end.
@@ -891,7 +940,19 @@ mod tests {
         assert!(iou("123456789012345600000").is_err());
         assert!(iou("1234567890123456e5").is_ok());
         // Forms rippled refuses.
-        for bad in ["", "-", "01", ".5", "5.", "1e", "1e+", "0x10", "1 ", "NaN", "1e1234567890"] {
+        for bad in [
+            "",
+            "-",
+            "01",
+            ".5",
+            "5.",
+            "1e",
+            "1e+",
+            "0x10",
+            "1 ",
+            "NaN",
+            "1e1234567890",
+        ] {
             assert!(iou(bad).is_err(), "{bad:?}");
         }
     }
@@ -941,8 +1002,14 @@ mod tests {
         };
         assert_eq!(amount(json!("0")).ok().as_deref(), Some("4000000000000000"));
         assert_eq!(amount(json!("1")).ok().as_deref(), Some("4000000000000001"));
-        assert_eq!(amount(json!("-1")).ok().as_deref(), Some("0000000000000001"));
-        assert_eq!(amount(json!("-0")).ok().as_deref(), Some("4000000000000000"));
+        assert_eq!(
+            amount(json!("-1")).ok().as_deref(),
+            Some("0000000000000001")
+        );
+        assert_eq!(
+            amount(json!("-0")).ok().as_deref(),
+            Some("4000000000000000")
+        );
         assert_eq!(
             amount(json!("100000000000000000")).ok().as_deref(),
             Some("416345785D8A0000")

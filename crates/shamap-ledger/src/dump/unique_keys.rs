@@ -163,7 +163,6 @@ impl<'de> de::Deserialize<'de> for Key {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,14 +211,16 @@ mod tests {
 
     #[test]
     fn a_dump_with_a_duplicate_key_is_refused_in_one_line() {
-        let doc = br#"{"ledger_index": 5, "transactions": [{"hash": "00", "Fee": "10", "Fee": "12"}]}"#;
+        let doc =
+            br#"{"ledger_index": 5, "transactions": [{"hash": "00", "Fee": "10", "Fee": "12"}]}"#;
         let e = crate::dump::parse(doc).expect_err("refused");
         assert_eq!(
             e.to_string(),
             "transactions entry 0: duplicate key \"Fee\" in the object at transactions[0]: \
              each key of a JSON object must appear once"
         );
-        let e = crate::dump::parse(br#"{"ledger_index": 5, "ledger_index": 6}"#).expect_err("refused");
+        let e =
+            crate::dump::parse(br#"{"ledger_index": 5, "ledger_index": 6}"#).expect_err("refused");
         assert_eq!(
             e.to_string(),
             "duplicate key \"ledger_index\" in the object at the top level: \
