@@ -7,10 +7,13 @@
 //! document (no tree is built; memory is the deepest path's keys) finds
 //! the first repeated key and where it is.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    self, Deserialize, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 
 /// The lists whose elements are named as entries in messages.
 const ENTRY_LISTS: [&str; 3] = ["accountState", "state", "transactions"];
@@ -39,18 +42,23 @@ pub(crate) fn first_duplicate(input: &[u8]) -> Option<DuplicateKey> {
     found
 }
 
-/// One step of a JSON path.
-enum Step {
-    Key(String),
+/// One step of a JSON path (a key borrowed from the input unless it has
+/// escapes).
+enum Step<'de> {
+    Key(Cow<'de, str>),
     Index(usize),
 }
 
-struct Walk<'a> {
-    path: &'a mut Vec<Step>,
+struct Walk<'a, 'de> {
+    path: &'a mut Vec<Step<'de>>,
     found: &'a mut Option<DuplicateKey>,
 }
 
-impl Walk<'_> {
+/// Objects with more keys than this are checked through a hash set; smaller
+/// ones (nearly all) by a scan of the keys seen.
+const SCAN_KEYS: usize = 16;
+
+impl Walk<'_, '_> {
     fn duplicate(&mut self, key: String) -> DuplicateKey {
         let mut path = String::new();
         let mut entry = None;
@@ -66,7 +74,7 @@ impl Walk<'_> {
                     path.push_str(&format!("[{n}]"));
                     if entry.is_none() {
                         if let Some(Step::Key(list)) = i.checked_sub(1).map(|j| &self.path[j]) {
-                            if ENTRY_LISTS.contains(&list.as_str()) {
+                            if ENTRY_LISTS.contains(&list.as_ref()) {
                                 entry = Some(format!("{list} entry {n}"));
                             }
                         }
@@ -83,7 +91,7 @@ fn stop<E: de::Error>() -> E {
     E::custom("duplicate key")
 }
 
-impl<'de> DeserializeSeed<'de> for Walk<'_> {
+impl<'de> DeserializeSeed<'de> for Walk<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -91,7 +99,7 @@ impl<'de> DeserializeSeed<'de> for Walk<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Walk<'_> {
+impl<'de> Visitor<'de> for Walk<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -134,15 +142,24 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-        let mut seen: HashSet<String> = HashSet::new();
-        while let Some(key) = map.next_key::<Key>()? {
-            if !seen.insert(key.0.clone()) {
-                *self.found = Some(self.duplicate(key.0));
+        let mut few: Vec<Cow<'de, str>> = Vec::new();
+        let mut many: HashSet<Cow<'de, str>> = HashSet::new();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let repeated = if many.is_empty() && few.len() < SCAN_KEYS {
+                let seen = few.contains(&key);
+                few.push(key.clone());
+                seen
+            } else {
+                many.extend(few.drain(..));
+                !many.insert(key.clone())
+            };
+            if repeated {
+                *self.found = Some(self.duplicate(key.into_owned()));
                 // Consume nothing more: the error ends the walk.
                 let _ = map.next_value::<IgnoredAny>();
                 return Err(stop());
             }
-            self.path.push(Step::Key(key.0));
+            self.path.push(Step::Key(key));
             let value = map.next_value_seed(Walk {
                 path: &mut *self.path,
                 found: &mut *self.found,
@@ -154,12 +171,29 @@ impl<'de> Visitor<'de> for Walk<'_> {
     }
 }
 
-/// An object key, unescaped.
-struct Key(String);
+/// An object key, unescaped: borrowed from the input when it has no
+/// escapes.
+struct Key<'de>(Cow<'de, str>);
 
-impl<'de> de::Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
-        String::deserialize(d).map(Key)
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key<'de>, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a key")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
     }
 }
 
@@ -205,6 +239,11 @@ mod tests {
             dup(r#"{"ab": 1, "a\u0062": 2}"#).map(|d| d.0),
             Some("ab".into())
         );
+        // A large object (past the scan, into the hash set).
+        let mut big: String = (0..40).map(|i| format!("\"k{i}\": {i}, ")).collect();
+        assert_eq!(dup(&format!("{{{big}\"z\": 0}}")), None);
+        big.push_str("\"k3\": 0");
+        assert_eq!(dup(&format!("{{{big}}}")).map(|d| d.0), Some("k3".into()));
         // Not JSON: nothing to say here.
         assert_eq!(dup(r#"{"a": "#), None);
     }
