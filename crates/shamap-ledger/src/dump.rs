@@ -354,15 +354,6 @@ pub enum FieldProblem {
     /// A value of the wrong JSON shape for the field's type.
     #[error("is not {0}")]
     Shape(&'static str),
-    /// A value the codec refuses: the value (compact JSON, cut short) and
-    /// the codec's message.
-    #[error("has a value the codec cannot encode ({value}): {message}")]
-    Codec {
-        /// The value, as compact JSON, cut to 80 characters.
-        value: String,
-        /// The codec's message.
-        message: String,
-    },
     /// A value rippled would not have printed for the field, or cannot
     /// represent: the value (compact JSON, cut short) and why.
     #[error("has a value rippled does not accept ({value}): {reason}")]

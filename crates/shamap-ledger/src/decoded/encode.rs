@@ -381,7 +381,7 @@ fn decimal_u64(s: &str) -> Option<u64> {
 /// Hex digits (either case, an even number of them) as bytes.
 fn hex(s: &str) -> Option<Vec<u8>> {
     let b = s.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return None;
     }
     let nibble = |c: u8| match c {
@@ -579,7 +579,7 @@ fn iou_value(s: &str, v: &Value, p: &str) -> Result<u64, FieldError> {
     if m == 0 {
         return Ok(AMOUNT_ISSUED);
     }
-    while m % 10 == 0 {
+    while m.is_multiple_of(10) {
         m /= 10;
         e += 1;
     }
