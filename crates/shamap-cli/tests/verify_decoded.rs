@@ -1,9 +1,9 @@
 //! Decoded-JSON ledgers (a `ledger` response without `"binary": true`):
 //! the xrpl.js fixture `ledger-full-38129.json` verifies with the known
-//! hashes, a changed value is a mismatch (status 1), a field the XRPL codec
-//! does not know or a value it cannot encode is one error line naming the
-//! file, the entry and the field (status 2), and every command that reads
-//! dumps reads them.
+//! hashes, a changed value is a mismatch (status 1), a field the XRPL
+//! definitions do not know, a value rippled does not accept or a repeated
+//! key is one error line naming the file, the entry and the field (status
+//! 2), and every command that reads dumps reads them.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -2,27 +2,29 @@
 //! `"binary": true`), encoded into rippled's binary form so that they can be
 //! hashed.
 //!
-//! The encoding itself is done by a maintained XRPL codec, `xrpl-rust`
-//! (pinned to one exact version in `Cargo.toml`); this module is the only
-//! place in the workspace that names it. What this module adds is the
-//! guard that makes a wrong hash impossible to get silently:
+//! The encoding is our own (`decoded/encode.rs` follows rippled's
+//! `Serializer`, `STObject`, `STAmount`, `to_currency` and `STPathSet`), on
+//! the field definitions of the XRPL codec `xrpl-rust` (pinned to one exact
+//! version in `Cargo.toml`; this module is the only place in the workspace
+//! that names it). What makes a wrong hash impossible to get silently:
 //!
-//! - The codec leaves out, without an error, every key it does not know
-//!   (and a `null` value, a non-string in a `Vector256`, extra keys of a path
-//!   step or of an issued-currency amount). So before anything is encoded,
-//!   every key of the object is checked, recursively into nested objects and
-//!   arrays (`Memos`, `Signers`, metadata `AffectedNodes`, `FinalFields`, …),
-//!   against the codec's field definitions: it must name a serialized field
-//!   whose value has the JSON shape of that field's type. Anything else is an
-//!   error naming the entry and the field ([`FieldError`]).
+//! - Every key of the object is checked, recursively into nested objects
+//!   and arrays (`Memos`, `Signers`, metadata `AffectedNodes`,
+//!   `FinalFields`, …), against the definitions: it must name a serialized
+//!   field, with a value of a form rippled prints for that field's type.
+//!   Anything else is an error naming the entry and the field
+//!   ([`FieldError`]).
+//! - Values are encoded over rippled's whole range (issued amounts with a
+//!   16-digit mantissa and exponents −96..80, negative XRP, MPT amounts,
+//!   currency codes of rippled's ISO set or 40 hex digits, an empty
+//!   account) and refused, naming the field and why, outside it: nothing is
+//!   rounded, dropped or guessed.
 //! - The keys that rippled and Clio add to decoded objects without their
 //!   being serialized fields are handled deliberately, each in one place:
 //!   [`NON_SERIALIZED_KEYS`] lists them, where they may appear, and what is
 //!   done with each (used, checked, or skipped).
-//! - A value the codec cannot encode is an error naming the field (the
-//!   codec encodes the whole object; on failure, each field is tried alone
-//!   to find the one at fault).
 //! - A transaction's `hash` must be the ID of the transaction as encoded.
+//! - Each value is read once, in time linear in its length.
 
 mod encode;
 
@@ -36,7 +38,8 @@ use crate::dump::{EntryProblem, FieldError, FieldProblem, StateEntry, TxEntry};
 
 type Object = Map<String, Value>;
 
-/// The codec this module encodes with, as named in messages.
+/// The codec whose field definitions this module encodes by, as named in
+/// messages.
 pub const CODEC: &str = "xrpl-rust 1.3.0";
 
 /// Where in a decoded entry a non-serialized key may appear.

@@ -550,8 +550,9 @@ fn integral(s: &str, max: u128, v: &Value, p: &str, what: &str) -> Result<(bool,
             format!("is not an {what}: it has a fraction"),
         ));
     }
+    // Bounded: stops at zero or once past `max` (at most 19 steps).
     for _ in 0..e {
-        if m > max {
+        if m == 0 || m > max {
             break;
         }
         m *= 10;
@@ -1022,6 +1023,17 @@ mod tests {
         assert!(amount(json!("1.5")).is_err());
         assert!(amount(json!("1.0")).is_err());
         assert!(amount(json!(10)).is_err());
+        // Exponents in integral amounts, as rippled's grammar has them; a
+        // huge one on zero is zero at once.
+        assert_eq!(
+            amount(json!("1e3")).ok().as_deref(),
+            Some("40000000000003E8")
+        );
+        assert_eq!(
+            amount(json!("0e999999999")).ok().as_deref(),
+            Some("4000000000000000")
+        );
+        assert!(amount(json!("1e999999999")).is_err());
         let id = "00000001B5F762798A53D543A014CAF8B297CFF8F2F937E8";
         assert_eq!(
             amount(json!({"mpt_issuance_id": id, "value": "100"}))
