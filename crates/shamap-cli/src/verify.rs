@@ -35,7 +35,8 @@
 //! expected value in the input: then one `error:` line says so); 0 when at
 //! least one value was checked and all matched.
 //!
-//! `--json` prints one object instead:
+//! `--json` prints one object instead, always (also when no file could be
+//! used: then `ledgers` is empty and every error is under `errors`):
 //!
 //! ```json
 //! {"ok": true, "checked": 3, "mismatches": 0, "errors": [],
@@ -275,12 +276,12 @@ pub fn run(args: &VerifyArgs) -> Result<Exit, Failure> {
             Err(f) => errors.push(f),
         }
     }
-    if !reports.is_empty() {
-        if args.json {
-            print_json(&render_json(&reports, &errors))?;
-        } else {
-            print_text(&render_text(&reports))?;
-        }
+    // `--json` always prints its object, with the unusable files under
+    // `errors` even when no ledger could be checked.
+    if args.json {
+        print_json(&render_json(&reports, &errors))?;
+    } else if !reports.is_empty() {
+        print_text(&render_text(&reports))?;
     }
     if let Some((last, others)) = errors.split_last() {
         others.iter().for_each(report);

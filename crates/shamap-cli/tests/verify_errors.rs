@@ -165,11 +165,21 @@ fn missing_file_is_an_input_error() {
     assert!(line.contains("cannot read"), "{line}");
 }
 
+/// `--json` with one unusable file: the error line on stderr, and the
+/// same line under `errors` of the JSON object on stdout.
 #[test]
-fn json_mode_errors_still_go_to_stderr() {
+fn json_mode_errors_go_to_stderr_and_under_errors() {
     let run = shamap(["verify", "--json", "-"], Some(b"{\"ledger\": "));
-    let line = assert_input_error(&run, "<stdin>");
-    assert!(line.contains("invalid JSON"), "{line}");
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    let errors: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(errors.len(), 1, "{}", run.stderr);
+    let line = errors[0].strip_prefix("error: ").expect("an error line");
+    assert!(line.starts_with("<stdin>: invalid JSON"), "{line}");
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["checked"], 0);
+    assert_eq!(v["ledgers"].as_array().map(Vec::len), Some(0));
+    assert_eq!(v["errors"], serde_json::json!([line]));
 }
 
 #[test]

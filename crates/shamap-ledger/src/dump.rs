@@ -33,6 +33,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 mod fast;
+mod unique_keys;
 
 use shamap::hash::{decode_hex, Hash256, Key};
 use shamap::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
@@ -144,6 +145,18 @@ pub enum DumpError {
     /// JSON, but not an object at the top level.
     #[error("the top-level JSON value is not an object")]
     TopLevelNotObject,
+    /// An object with the same key twice: JSON readers keep one of the two
+    /// values (serde_json the last), so the dump says two things at once.
+    #[error("{}duplicate key {key:?} in the object at {}: each key of a JSON object must appear once", .entry.as_ref().map(|e| format!("{e}: ")).unwrap_or_default(), if .path.is_empty() { "the top level" } else { .path.as_str() })]
+    DuplicateKey {
+        /// The repeated key.
+        key: String,
+        /// The JSON path of the object (`result.ledger.accountState[3]`);
+        /// empty for the top level.
+        path: String,
+        /// The entry it is in (`accountState entry 3`), if any.
+        entry: Option<String>,
+    },
     /// The file is a server's error response.
     #[error("server returned an error: {detail}")]
     Server {
@@ -341,14 +354,14 @@ pub enum FieldProblem {
     /// A value of the wrong JSON shape for the field's type.
     #[error("is not {0}")]
     Shape(&'static str),
-    /// A value the codec refuses: the value (compact JSON, cut short) and
-    /// the codec's message.
-    #[error("has a value the codec cannot encode ({value}): {message}")]
-    Codec {
+    /// A value rippled would not have printed for the field, or cannot
+    /// represent: the value (compact JSON, cut short) and why.
+    #[error("has a value rippled does not accept ({value}): {reason}")]
+    Refused {
         /// The value, as compact JSON, cut to 80 characters.
         value: String,
-        /// The codec's message.
-        message: String,
+        /// Why it is refused.
+        reason: String,
     },
     /// A non-serialized key that disagrees with the entry.
     #[error("{0}")]
@@ -620,6 +633,13 @@ fn document(input: &[u8]) -> Result<&[u8], DumpError> {
     let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);
     if input.iter().all(u8::is_ascii_whitespace) {
         return Err(DumpError::EmptyInput);
+    }
+    if let Some(d) = unique_keys::first_duplicate(input) {
+        return Err(DumpError::DuplicateKey {
+            key: d.key,
+            path: d.path,
+            entry: d.entry,
+        });
     }
     Ok(input)
 }

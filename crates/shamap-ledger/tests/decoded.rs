@@ -129,3 +129,107 @@ fn api_v2_shape_with_deliver_max_reads_back() {
     }
     assert_eq!(payments, 1, "ledger 38129's payment is aliased");
 }
+
+/// Real decoded (`expand: true`) mainnet ledgers, each checked against its
+/// own header: from the xrpl.js fixtures, 38129 (January 2013: state,
+/// transaction and ledger hash), 40000 (2013: state and ledger hash) and
+/// 7501326 (July 2014: 17 transactions with their metadata, offers, paths
+/// and nine currencies; its header lacks fields of the ledger hash); from
+/// the xrpl4j fixtures, 90150378 and 90156059 (2024: 90 and 66
+/// transactions) and 94084608 (2025, a flag ledger: 83 transactions), whose
+/// transactions the XRPL codec refused 19, 25 and 10 of.
+#[test]
+fn real_decoded_ledgers_verify_against_their_headers() {
+    use shamap_ledger::verify::{check, Status};
+    for (name, expected) in [
+        (
+            "ledger-full-38129.json",
+            [Status::Match, Status::Match, Status::Match],
+        ),
+        (
+            "ledger-full-40000.json",
+            [Status::Match, Status::Match, Status::Match],
+        ),
+        (
+            "ledger-full-7501326.json",
+            [Status::NotComputed, Status::Match, Status::NotComputed],
+        ),
+        (
+            "ledger-full-90150378.json",
+            [Status::NotComputed, Status::Match, Status::Match],
+        ),
+        (
+            "ledger-full-90156059.json",
+            [Status::NotComputed, Status::Match, Status::Match],
+        ),
+        (
+            "ledger-full-94084608.json",
+            [Status::NotComputed, Status::Match, Status::Match],
+        ),
+    ] {
+        let dump = load(name);
+        let checks = check(&dump).unwrap_or_else(|e| panic!("{name}: {}", e.message(0)));
+        let got: Vec<Status> = checks.values().iter().map(|(_, c)| c.status()).collect();
+        assert_eq!(got, expected, "{name}: {checks:?}");
+    }
+}
+
+/// The 2024–2025 ledgers carry each of the values the XRPL codec refused
+/// (so the test above covers them): issued amounts far outside the codec's
+/// exponents (`9999999999999999e80`, `…e-29`), the currency `*G*`, a
+/// negative `DeliveredAmount`, and a UNLModify with `"Account": ""`.
+#[test]
+fn the_2024_2025_ledgers_exercise_rippleds_whole_range() {
+    let text = |name: &str| String::from_utf8(read(name)).expect("UTF-8");
+    let a = text("ledger-full-90150378.json");
+    let b = text("ledger-full-90156059.json");
+    let c = text("ledger-full-94084608.json");
+    assert!(c.contains(r#""value":"9999999999999999e80""#));
+    assert!(a.contains(r#""value":"8694261946292211e-29""#));
+    assert!(a.contains(r#""currency":"*G*""#));
+    assert!(a.contains(r#""DeliveredAmount":"-1""#));
+    assert!(b.contains(r#""DeliveredAmount":"-1""#));
+    assert!(c.contains(r#""Account":"","Fee":"0","LedgerSequence":94084608"#));
+    assert!(c.contains(r#""TransactionType":"UNLModify""#));
+}
+
+/// Ten 2013 mainnet ledgers of xrpl4j's "negative balance" fixtures (one
+/// transaction each, negative XRP `Balance` and `TakerPays` in their
+/// metadata), each verified against its header: transaction and ledger
+/// hash.
+#[test]
+fn xrpl4j_2013_ledgers_with_negative_xrp_verify() {
+    use shamap_ledger::verify::{check, Status};
+    let dir = format!(
+        "{}/../../data/vectors/xrpl4j-ledgers",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .expect("vector directory shipped")
+        .map(|e| e.expect("directory entry").path())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 10);
+    let mut negative = 0;
+    for path in names {
+        let bytes = std::fs::read(&path).expect("readable");
+        let text = String::from_utf8_lossy(&bytes);
+        // A negative XRP amount: a field of drops (a string) that starts with '-'.
+        negative += usize::from(
+            ["Balance", "TakerPays", "TakerGets", "Amount"]
+                .iter()
+                .any(|f| text.contains(&format!("\"{f}\": \"-"))),
+        );
+        let dump = parse(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let checks =
+            check(&dump).unwrap_or_else(|e| panic!("{}: {}", path.display(), e.message(0)));
+        let got: Vec<Status> = checks.values().iter().map(|(_, c)| c.status()).collect();
+        assert_eq!(
+            got,
+            [Status::NotComputed, Status::Match, Status::Match],
+            "{}",
+            path.display()
+        );
+    }
+    assert_eq!(negative, 10, "every one has a negative XRP amount");
+}

@@ -4,3 +4,4 @@
 mod decoded;
 mod ledgers;
 mod proofs;
+mod vectors;
