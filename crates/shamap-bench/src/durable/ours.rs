@@ -1,5 +1,5 @@
 //! Our engine in the `durable` workload: a node store (engine `ours`: our
-//! node log, [`LogStore`]; `ours-fjall`: fjall; `ours-rocks`, with the
+//! node log, [`shamap_store::LogStore`]; `ours-fjall`: fjall; `ours-rocks`, with the
 //! `rocksdb` feature: RocksDB), imported from a map built from sorted keys,
 //! then changed and read through a [`BackedMap`] at the plan's node budget.
 //! Every commit is durable: the root record is written with
