@@ -94,3 +94,34 @@ fn allocated(md: &std::fs::Metadata) -> u64 {
 fn allocated(md: &std::fs::Metadata) -> u64 {
     md.len()
 }
+
+/// Refuses a store directory holding anything but regular files and
+/// directories (a FIFO, a socket, a device) anywhere under it: a backend
+/// that opens its files blocking (fjall) would wait for ever on a FIFO put
+/// in one's place. A directory that does not exist or cannot be read
+/// passes: opening it reports why.
+pub(crate) fn refuse_special_files(dir: &Path) -> Result<(), StoreError> {
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
+                stack.push(entry.path());
+            } else if !kind.is_file() && !kind.is_symlink() {
+                return Err(StoreError::backend(
+                    dir.display().to_string(),
+                    format!(
+                        "cannot open: {} is not a regular file (a FIFO, socket or device)",
+                        entry.path().display()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}

@@ -108,6 +108,7 @@ impl FjallStore {
         opts: &FjallOptions,
     ) -> Result<FjallStore, StoreError> {
         let path = path.as_ref().to_path_buf();
+        crate::directory::refuse_special_files(&path)?;
         clear_unfinished_creation(&path)?;
         crate::directory::refuse_foreign_directory(&path, FjallStore::is_store(&path), |name| {
             name == FJALL_LOCK
@@ -130,6 +131,7 @@ impl FjallStore {
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<FjallStore, StoreError> {
         let path = path.as_ref().to_path_buf();
         let loc = path.display().to_string();
+        crate::directory::refuse_special_files(&path)?;
         if !path.join(FJALL_MARKER).is_file() {
             return Err(StoreError::NoStore {
                 location: loc,

@@ -17,8 +17,8 @@ use crate::meta::{self, RetainedRoot};
 use crate::node::{NodeObject, NodeType, VALUE_HEADER_LEN};
 use crate::store::{Batch, NodeStore};
 
-/// Nodes per write batch when importing.
-pub const IMPORT_BATCH_NODES: usize = 4096;
+/// Nodes per write batch when importing (the store's default batch).
+pub const IMPORT_BATCH_NODES: usize = crate::store::WRITE_BATCH_NODES;
 
 /// What a write of nodes did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

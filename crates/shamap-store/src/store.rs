@@ -112,6 +112,10 @@ impl Batch {
 /// and its value.
 pub type NodeSink<'a> = dyn FnMut(&Hash256, &[u8]) + 'a;
 
+/// Nodes per write batch of the default bulk writes (and of an import
+/// into a store that has nodes already).
+pub const WRITE_BATCH_NODES: usize = 4096;
+
 /// A key-value store of nodes (hash → value) plus a few named metadata
 /// records. Implementations: [`crate::MemStore`], [`crate::FjallStore`],
 /// with the `rocksdb` feature `RocksStore`, with the `cassandra` feature
@@ -208,7 +212,7 @@ pub trait NodeStore: Send + Sync {
         for (hash, value) in nodes {
             batch.bytes += 32 + value.len();
             batch.ops.push(Op::PutNode { hash, value });
-            if batch.ops.len() >= crate::import::IMPORT_BATCH_NODES {
+            if batch.ops.len() >= WRITE_BATCH_NODES {
                 self.write(std::mem::take(&mut batch))?;
             }
         }
@@ -224,7 +228,7 @@ pub trait NodeStore: Send + Sync {
     /// record is written after this returns, with
     /// [`NodeStore::write_durably`], which makes them durable too. After a
     /// failure `feed` still runs to its end, its nodes ignored. The default
-    /// writes batches of [`crate::import::IMPORT_BATCH_NODES`] nodes; the
+    /// writes batches of [`WRITE_BATCH_NODES`] nodes; the
     /// node log encodes on the calling thread while another writes.
     fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
         let mut batch = Batch::new();
@@ -238,7 +242,7 @@ pub trait NodeStore: Send + Sync {
                 hash: *hash,
                 value: value.to_vec(),
             });
-            if batch.ops.len() >= crate::import::IMPORT_BATCH_NODES {
+            if batch.ops.len() >= WRITE_BATCH_NODES {
                 if let Err(e) = self.write(std::mem::take(&mut batch)) {
                     failure = Some(e);
                 }
