@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use libfuzzer_sys::fuzz_target;
 use shamap::xrpl::sha512_half;
-use shamap_store::log_store::{ack, format, LogStore, LOG_FILE};
+use shamap_store::ack;
+use shamap_store::log_store::{format, LogStore, LOG_FILE};
 use shamap_store::{Batch, NodeObject, NodeStore, NodeType};
 
 /// The decoders alone, over the input as a sequence of batches.

@@ -3,6 +3,7 @@
 //! and taking a store's writer lock.
 
 use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
 use std::path::Path;
 
 use crate::error::StoreError;
@@ -124,4 +125,51 @@ pub(crate) fn refuse_special_files(dir: &Path) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// Opens the store's file `path` (for reading, or reading and writing),
+/// refusing anything but a regular file: a FIFO, a device or a directory
+/// put in its place is an error at once (opened without blocking, then
+/// checked), never an opening that waits for ever. `None` when there is
+/// no such file.
+pub(crate) fn open_regular(path: &Path, write: bool) -> std::io::Result<Option<File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = match OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} is {}, not a regular file",
+                path.display(),
+                what_kind(kind)
+            ),
+        ));
+    }
+    Ok(Some(file))
+}
+
+/// A file type in words.
+fn what_kind(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "a special file"
+    }
 }

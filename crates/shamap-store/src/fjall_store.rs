@@ -78,10 +78,31 @@ pub struct FjallStore {
     nodes: Keyspace,
     meta: Keyspace,
     memtable_bytes: u64,
+    /// The sequence number of the next durable write and the
+    /// acknowledgment record ([`crate::ack`], `shamap.ack`), shared by
+    /// the clones.
+    ack: std::sync::Arc<std::sync::Mutex<Acknowledged>>,
     /// Set when opened by [`FjallStore::open_read_only`]: writes are
     /// refused, and the database runs in this shadow directory (dropped
     /// last, after the database has closed).
     shadow: Option<std::sync::Arc<ShadowDir>>,
+}
+
+/// The metadata record holding the sequence number of the last durable
+/// write, written in the same fjall batch as that write.
+const DURABLE_SEQ: &str = "durable_seq";
+/// The acknowledgment record's file in a fjall store's directory.
+const FJALL_ACK_FILE: &str = "shamap.ack";
+
+/// Durable writes, numbered: each durable write carries its number in
+/// [`DURABLE_SEQ`]; once fjall has synced it, the number goes to the
+/// acknowledgment record. An opening that finds the record ahead of the
+/// database refuses (fjall takes a journal cut short for a torn write and
+/// drops what it held, acknowledged or not).
+#[derive(Debug, Default)]
+struct Acknowledged {
+    next: u64,
+    file: Option<crate::ack::AckFile>,
 }
 
 impl std::fmt::Debug for FjallStore {
@@ -113,7 +134,8 @@ impl FjallStore {
         crate::directory::refuse_foreign_directory(&path, FjallStore::is_store(&path), |name| {
             name == FJALL_LOCK
         })?;
-        FjallStore::open_in(path.clone(), &path, opts, None)
+        let acked = read_ack(&path)?;
+        FjallStore::open_in(path.clone(), &path, opts, None, acked)
     }
 
     /// Opens the existing store in `path` for reading only, when `path`
@@ -132,6 +154,9 @@ impl FjallStore {
         let path = path.as_ref().to_path_buf();
         let loc = path.display().to_string();
         crate::directory::refuse_special_files(&path)?;
+        // Before the copy: a writer beside this opening may acknowledge
+        // more, never less, than the copy holds.
+        let acked = read_ack(&path)?;
         if !path.join(FJALL_MARKER).is_file() {
             return Err(StoreError::NoStore {
                 location: loc,
@@ -146,6 +171,7 @@ impl FjallStore {
             &dir,
             &FjallOptions::default(),
             Some(std::sync::Arc::new(shadow)),
+            acked,
         )
     }
 
@@ -168,6 +194,7 @@ impl FjallStore {
         dir: &Path,
         opts: &FjallOptions,
         shadow: Option<std::sync::Arc<ShadowDir>>,
+        acked: Option<crate::ack::Ack>,
     ) -> Result<FjallStore, StoreError> {
         let loc = path.display().to_string();
         let err = |e: fjall::Error| match &e {
@@ -228,8 +255,10 @@ impl FjallStore {
                 _db: db_handle,
             }),
             memtable_bytes: opts.memtable_bytes.max(1 << 20),
+            ack: Default::default(),
             shadow,
         };
+        store.check_acknowledged(acked)?;
         if store.shadow.is_some() {
             meta::check_format_read_only(&store)?;
             return Ok(store);
@@ -243,6 +272,62 @@ impl FjallStore {
             store.flush_memtables()?;
         }
         Ok(store)
+    }
+
+    /// Refuses a database that holds fewer durable writes than the
+    /// acknowledgment record says were acknowledged; numbers the next one.
+    fn check_acknowledged(&self, acked: Option<crate::ack::Ack>) -> Result<(), StoreError> {
+        let stored = match self.get_meta(DURABLE_SEQ)? {
+            None => None,
+            Some(b) => Some(u64::from_le_bytes(b.as_slice().try_into().map_err(
+                |_| {
+                    self.fail(
+                        "cannot open",
+                        format!(
+                            "metadata record '{DURABLE_SEQ}' of {} bytes, not 8",
+                            b.len()
+                        ),
+                    )
+                },
+            )?)),
+        };
+        if let Some(a) = acked {
+            if stored.is_none_or(|s| s < a.seq) {
+                return Err(self.fail(
+                    "cannot open",
+                    format!(
+                        "durable write {} was acknowledged ({FJALL_ACK_FILE}), but the database holds writes up to {}: acknowledged commits are missing (fjall's journal was cut short, damaged or replaced by an older copy)",
+                        a.seq,
+                        stored.map_or("none".to_owned(), |s| s.to_string())
+                    ),
+                ));
+            }
+        }
+        self.acks().next = stored.map_or(0, |s| s + 1);
+        Ok(())
+    }
+
+    fn acks(&self) -> std::sync::MutexGuard<'_, Acknowledged> {
+        self.ack.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Writes `batch` and syncs it, numbered, then records it as
+    /// acknowledged.
+    fn write_acknowledged(&self, mut batch: Batch) -> Result<(), StoreError> {
+        let mut a = self.acks();
+        let seq = a.next;
+        batch.put_meta(DURABLE_SEQ, seq.to_le_bytes().to_vec());
+        self.write_with(batch, PersistMode::SyncAll)?;
+        a.next = seq + 1;
+        let what = "cannot record the write as acknowledged";
+        if a.file.is_none() {
+            let f = crate::ack::AckFile::open(&self.path, FJALL_ACK_FILE)
+                .map_err(|e| self.fail(what, e))?;
+            a.file = Some(f);
+        }
+        let f = a.file.as_ref().expect("opened above");
+        f.record(crate::ack::Ack { seq, end: 0 })
+            .map_err(|e| self.fail(what, e))
     }
 
     /// Moves everything from the write buffers into table files and waits
@@ -527,6 +612,12 @@ fn clear_unfinished_creation(path: &Path) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The acknowledgment record of the fjall store in `path`, if it has one.
+fn read_ack(path: &Path) -> Result<Option<crate::ack::Ack>, StoreError> {
+    crate::ack::read(path, FJALL_ACK_FILE)
+        .map_err(|e| StoreError::backend(path.display().to_string(), format!("cannot open: {e}")))
+}
+
 /// Read-only file system, permission denied, operation not permitted.
 fn is_unwritable_io(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(30 | 13 | 1))
@@ -623,10 +714,10 @@ impl NodeStore for FjallStore {
     }
 
     fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
-        if batch.is_empty() {
+        if self.shadow.is_some() && batch.is_empty() {
             return self.sync();
         }
-        self.write_with(batch, PersistMode::SyncAll)
+        self.write_acknowledged(batch)
     }
 
     fn ingest_sorted(
@@ -714,9 +805,15 @@ impl NodeStore for FjallStore {
             .map_err(|e| self.fail("cannot measure the directory", e))
     }
 
+    /// Syncs, numbered and acknowledged as a durable write is (a
+    /// read-only store only syncs its shadow).
     fn sync(&self) -> Result<(), StoreError> {
-        self.db
-            .persist(PersistMode::SyncAll)
-            .map_err(|e| self.fail("cannot sync", e))
+        if self.shadow.is_some() {
+            return self
+                .db
+                .persist(PersistMode::SyncAll)
+                .map_err(|e| self.fail("cannot sync", e));
+        }
+        self.write_acknowledged(Batch::new())
     }
 }

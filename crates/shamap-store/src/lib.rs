@@ -27,6 +27,7 @@
 //!
 //! Layout of records and values: `crates/shamap-store/README.md`.
 
+pub mod ack;
 pub mod backed;
 #[cfg(feature = "cassandra")]
 pub mod cassandra;

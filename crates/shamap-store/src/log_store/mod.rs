@@ -23,7 +23,7 @@
 //!   it closed ([`checkpoint`]), only the batches written after it
 //!   (`recovery.rs`). A write that never finished is dropped (the next
 //!   write cuts it off) only when it comes after the last batch
-//!   acknowledged as durable ([`ack`]); a log that lacks an acknowledged
+//!   acknowledged as durable ([`crate::ack`]); a log that lacks an acknowledged
 //!   batch, or holds damage, is refused in one line naming the byte
 //!   offset, and nothing is truncated. The whole contract, case by case:
 //!   `docs/design.md`, "The node log's recovery contract".
@@ -39,7 +39,6 @@
 //! Layout of the bytes: [`format`](mod@format). Why a store of our own, and the
 //! measurements against fjall and RocksDB: `docs/design.md`, "Durable path".
 
-pub mod ack;
 pub mod checkpoint;
 mod compact;
 mod files;

@@ -7,12 +7,12 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
-use super::ack::{Ack, ACK_FILE};
 use super::checkpoint::Checkpoint;
 use super::format::{self, Record, FILE_HEADER_LEN};
 use super::index::Index;
 use super::ingest::WARM_CHUNK;
 use super::state::{PosReader, State};
+use crate::ack::{Ack, ACK_FILE};
 
 /// Bytes of a disk sector: what a power loss writes whole or not at all.
 const SECTOR: u64 = 512;

@@ -7,13 +7,13 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use shamap::Hash256;
 
-use super::ack::{self, Ack, ACK_FILE};
 use super::files::{self, opening_error};
 use super::format::{self, FILE_HEADER_LEN};
 use super::recovery::{check_below, scan, Damage, Scan, Scanned};
 use super::state::{next_file_id, State};
 use super::writer::Writer;
 use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
+use crate::ack::{self, Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::meta;
 use crate::store::{Batch, NodeSink, NodeStore};
@@ -175,7 +175,7 @@ impl LogStore {
         if let Ok(m) = std::fs::symlink_metadata(&log_path) {
             if !m.is_file() && !m.file_type().is_symlink() {
                 // Opened without blocking, so that the error names it.
-                files::open_regular(&log_path, false)
+                crate::directory::open_regular(&log_path, false)
                     .map_err(|e| fail("cannot open the node log", &e))?;
             }
         }
@@ -322,8 +322,8 @@ fn open_log(
             format!("cannot open the node log: {e}"),
         )
     };
-    let ack = ack::read(path).map_err(|e| fail(&e))?;
-    let file = files::open_regular(&path.join(LOG_FILE), !read_only)
+    let ack = ack::read(path, ACK_FILE).map_err(|e| fail(&e))?;
+    let file = crate::directory::open_regular(&path.join(LOG_FILE), !read_only)
         .map_err(|e| opening_error(&path.display().to_string(), "cannot open the node log", e))?
         .ok_or_else(|| fail(&format!("{LOG_FILE} is missing")))?;
     let log_len = file.metadata().map_err(|e| fail(&e))?.len();

@@ -8,11 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use shamap::Hash256;
 
-use super::ack::{Ack, AckFile};
 use super::format::BatchEncoder;
 use super::index;
 use super::recovery::Damage;
 use super::{LogStore, LOG_FILE};
+use crate::ack::{Ack, AckFile, ACK_FILE};
 use crate::error::StoreError;
 use crate::store::{Batch, Op};
 
@@ -228,7 +228,7 @@ impl LogStore {
     pub(super) fn acknowledge(&self, w: &mut Writer, seq: u64, end: u64) -> Result<(), StoreError> {
         self.check_log_in_place(w)?;
         if w.ack.is_none() {
-            let opened = AckFile::open(&self.inner.path)
+            let opened = AckFile::open(&self.inner.path, ACK_FILE)
                 .map_err(|e| self.fail("cannot record the commit as acknowledged", e))?;
             w.ack = Some(opened);
         }

@@ -1,9 +1,11 @@
-//! The acknowledgment record (`nodes.ack`): the sequence number and end
-//! of the last batch the writer reported durable. Opening refuses a log
-//! whose last whole batch comes before it: an acknowledged commit is
-//! missing (the log was cut short, a batch it holds is damaged, or an
-//! older copy of the log was put in its place), and a torn write cannot
-//! explain it, since that batch was synced before it was acknowledged.
+//! The acknowledgment record: the sequence number (and, for the node log,
+//! the end) of the last write a store reported durable, in a small file
+//! beside the store's own (`nodes.ack` for the node log, `shamap.ack` in
+//! a fjall directory). Opening refuses a store whose data ends before it:
+//! an acknowledged commit is missing (a log or journal cut short, a batch
+//! it holds damaged, an older copy put in its place), and a torn write
+//! cannot explain it, since that write was synced before it was
+//! acknowledged.
 //!
 //! Layout (32 bytes, little-endian): magic `SHMAPACK`, the batch's
 //! sequence number `u64`, the log's end after it `u64`, reserved `u32`,
@@ -21,9 +23,9 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use super::files::open_regular;
+use crate::directory::open_regular;
 
-/// The record's file name in the store's directory.
+/// The record's file name in a node log's directory.
 pub const ACK_FILE: &str = "nodes.ack";
 /// Bytes of the record.
 pub const ACK_LEN: usize = 32;
@@ -66,12 +68,12 @@ pub fn decode(b: &[u8]) -> Result<Ack, String> {
     })
 }
 
-/// The record in `dir`, if there is one; an error names what is wrong
-/// with one that is there (the caller refuses to open: without it, the
-/// store cannot tell an acknowledged commit that is missing).
-pub(super) fn read(dir: &Path) -> Result<Option<Ack>, String> {
-    let path = dir.join(ACK_FILE);
-    let why = |e: &dyn std::fmt::Display| format!("{ACK_FILE} cannot be read: {e}");
+/// The record `name` in `dir`, if there is one; an error names what is
+/// wrong with one that is there (the caller refuses to open: without it,
+/// the store cannot tell an acknowledged commit that is missing).
+pub(crate) fn read(dir: &Path, name: &str) -> Result<Option<Ack>, String> {
+    let path = dir.join(name);
+    let why = |e: &dyn std::fmt::Display| format!("{name} cannot be read: {e}");
     let Some(file) = open_regular(&path, false).map_err(|e| why(&e))? else {
         return Ok(None);
     };
@@ -86,16 +88,17 @@ pub(super) fn read(dir: &Path) -> Result<Option<Ack>, String> {
         .map_err(|e| format!("{ACK_FILE} is damaged: {e}"))
 }
 
-/// The writer's handle on the record, opened (or created) when the
-/// store is opened for writing.
-pub(super) struct AckFile {
+/// The writer's handle on the record, opened (or created) at its first
+/// acknowledgment.
+#[derive(Debug)]
+pub(crate) struct AckFile {
     file: File,
 }
 
 impl AckFile {
-    /// Opens or creates the record in `dir`.
-    pub(super) fn open(dir: &Path) -> std::io::Result<AckFile> {
-        let path = dir.join(ACK_FILE);
+    /// Opens or creates the record `name` in `dir`.
+    pub(crate) fn open(dir: &Path, name: &str) -> std::io::Result<AckFile> {
+        let path = dir.join(name);
         let file = match open_regular(&path, true)? {
             Some(f) => f,
             None => std::fs::OpenOptions::new()
@@ -108,12 +111,12 @@ impl AckFile {
     }
 
     /// Records `a` (after the batch it names was synced).
-    pub(super) fn record(&self, a: Ack) -> std::io::Result<()> {
+    pub(crate) fn record(&self, a: Ack) -> std::io::Result<()> {
         self.file.write_all_at(&encode(a), 0)
     }
 
     /// Syncs the record.
-    pub(super) fn sync(&self) -> std::io::Result<()> {
+    pub(crate) fn sync(&self) -> std::io::Result<()> {
         self.file.sync_data()
     }
 }
