@@ -20,3 +20,4 @@ mod rocks;
 mod support;
 mod sync;
 mod tmpfs;
+mod torture;
