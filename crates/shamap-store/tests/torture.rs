@@ -67,8 +67,8 @@ use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::log_store::{checkpoint, format, LOG_FILE};
 use shamap_store::{
-    gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, FjallStore, LogStore,
-    NodeStore, StoreError, StoredMap,
+    gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, FjallStore, LogStore, NodeStore,
+    StoreError, StoredMap,
 };
 
 use crate::tmpfs::Tmpfs;
@@ -78,7 +78,7 @@ use crate::tmpfs::Tmpfs;
 const DEFAULT_SECS: u64 = 35;
 /// How long a child may take to answer (open, verify, close) before it is
 /// a hang. Generous: a debug build on two busy cores.
-const CHILD_PATIENCE: Duration = Duration::from_secs(20);
+const CHILD_PATIENCE: Duration = Duration::from_secs(10);
 /// Entries of the first version of each line of versions.
 const FIRST_ENTRIES: usize = 1200;
 /// A backed map's budget in the worker: small, so dirty nodes spill
@@ -526,7 +526,10 @@ impl Model {
                 Ok(())
             }
             ["begin", "gc", keep @ ..] => {
-                let keep = keep.iter().map(|h| hash(h)).collect::<Result<Vec<_>, _>>()?;
+                let keep = keep
+                    .iter()
+                    .map(|h| hash(h))
+                    .collect::<Result<Vec<_>, _>>()?;
                 let mut roots = self.roots.clone();
                 roots.retain(|r| keep.contains(&r.1));
                 self.pending = Some(roots);
@@ -971,6 +974,10 @@ impl Drop for Worker {
     }
 }
 
+/// The check of one root: leaves verified, items read and the rebuilt
+/// root; or the error.
+type RootCheck = Result<(u64, u64, Hash256), String>;
+
 /// What the checker found.
 enum Check {
     Refused(String),
@@ -978,7 +985,7 @@ enum Check {
         roots: Roots,
         /// Per root: leaves verified, items read and the rebuilt root; or
         /// the error.
-        results: Vec<(Hash256, Result<(u64, u64, Hash256), String>)>,
+        results: Vec<(Hash256, RootCheck)>,
     },
     /// No answer in time, or a child that died: the reason.
     Broken(String),
@@ -989,36 +996,37 @@ fn run_checker(backend: Backend, dir: &Path, read_only: bool, stderr: &Path) -> 
     if read_only {
         cmd.env(ENV_READ_ONLY, "1");
     }
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("spawn the checker");
+    let mut child = cmd.stdin(Stdio::null()).spawn().expect("spawn the checker");
     let lines = line_reader(child.stdout.take().expect("stdout"));
     let until = Instant::now() + CHILD_PATIENCE;
     let mut got = Vec::new();
-    let finished = loop {
+    // `finished`: it said it is done; `ended`: its output ended (done,
+    // or it died), so it exits by itself.
+    let (finished, ended) = loop {
         let wait = until.saturating_duration_since(Instant::now());
         match lines.recv_timeout(wait) {
-            Ok(l) if l == "done" => break true,
+            Ok(l) if l == "done" => break (true, true),
             Ok(l) => got.push(l),
-            Err(_) => break false,
+            Err(RecvTimeoutError::Disconnected) => break (false, true),
+            Err(RecvTimeoutError::Timeout) => break (false, false),
         }
     };
-    let status = if finished {
-        // Closing the store is part of the check: bounded too.
-        loop {
-            match child.try_wait() {
-                Ok(Some(s)) => break Some(s),
-                Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
-                _ => break None,
+    // Closing the store is part of the check: bounded too. A checker
+    // that did not finish is killed (and reaped) here.
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if ended && Instant::now() < until + Duration::from_secs(1) => {
+                std::thread::sleep(Duration::from_millis(5))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
             }
         }
-    } else {
-        None
     };
     if status.is_none() {
-        let _ = child.kill();
-        let _ = child.wait();
         return Check::Broken(format!(
             "no answer within {} s (hang) after {:?}",
             CHILD_PATIENCE.as_secs(),
@@ -1233,7 +1241,10 @@ fn apply_file_fault(
                 4..=6 => len - rng.gen_range(1..=4096.min(len)),
                 _ => rng.gen_range(0..len),
             };
-            let f = std::fs::OpenOptions::new().write(true).open(&log_path).ok()?;
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&log_path)
+                .ok()?;
             f.set_len(to as u64).ok()?;
             Some(format!("nodes.log cut from {len} to {to} bytes"))
         }
@@ -1408,7 +1419,10 @@ impl Torture {
             .classes()
             .iter()
             .copied()
-            .filter(|c| only.as_ref().is_none_or(|o| o.iter().any(|n| n == c.name())))
+            .filter(|c| {
+                only.as_ref()
+                    .is_none_or(|o| o.iter().any(|n| n == c.name()))
+            })
             .collect();
         Torture {
             backend,
@@ -1540,7 +1554,11 @@ impl Torture {
         let ended = matches!(drained, Ok(true));
         result = result.and(drained.map(|_| ()));
         if result.is_ok() && !kill {
-            let patience = if ended { CHILD_PATIENCE } else { Duration::ZERO };
+            let patience = if ended {
+                CHILD_PATIENCE
+            } else {
+                Duration::ZERO
+            };
             result = w.wait_exit(Instant::now() + patience);
         }
         drop(w);
@@ -1634,14 +1652,16 @@ impl Torture {
             // B's first line: refused (good) or opened (two writers).
             let b_first = b.next(Instant::now() + CHILD_PATIENCE);
             let until = Instant::now() + run;
-            let pumped = Self::pump(&mut model, &mut a, until, false, &mut errors);
+            // A may fail in words once its lock file is gone (fjall
+            // cannot reopen without it); only losses count.
+            let pumped = Self::pump(&mut model, &mut a, until, true, &mut errors);
             let a_end = pumped.and_then(|_| a.kill());
             let _ = b.kill();
             let a_rest = Self::pump(
                 &mut model,
                 &mut a,
                 Instant::now() + CHILD_PATIENCE,
-                false,
+                true,
                 &mut errors,
             );
             let mut b_lines = Vec::new();
@@ -1665,12 +1685,11 @@ impl Torture {
                 }
                 (Ok(l), _) if l.starts_with("refused") => {
                     // Nothing acknowledged by A may be lost.
-                    let check =
-                        run_checker(self.backend, &copy, false, &self.stderr_path("check"));
-                    match judge(&mut model, check, true) {
-                        Outcome::Kept => Outcome::Refused(
-                            l.trim_start_matches("refused ").to_owned(),
-                        ),
+                    let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
+                    match judge(&mut model, check, false) {
+                        Outcome::Kept => {
+                            Outcome::Refused(l.trim_start_matches("refused ").to_owned())
+                        }
                         other => other,
                     }
                 }
@@ -1751,9 +1770,10 @@ impl Torture {
             }
         };
         if errors == 0 {
-            self.tally
-                .notes
-                .push(format!("round {}: the disk never filled ({fault})", self.round));
+            self.tally.notes.push(format!(
+                "round {}: the disk never filled ({fault})",
+                self.round
+            ));
         }
         self.record(Class::Enospc, &outcome, &fault, Some(&db));
     }
@@ -1786,7 +1806,9 @@ impl Torture {
                 self.enospc_fault();
             }
         }
-        let table = self.tally.table(self.backend, self.seed, start.elapsed().as_secs_f64());
+        let table = self
+            .tally
+            .table(self.backend, self.seed, start.elapsed().as_secs_f64());
         eprintln!(
             "{table}  {} acknowledged changes in the live store's model, {} rounds",
             self.model.acks, self.round
