@@ -147,6 +147,16 @@ impl Backend {
         }
     }
 
+    /// True when `dir` holds a store of this backend.
+    fn is_store(self, dir: &Path) -> bool {
+        match self {
+            Backend::Log => LogStore::is_store(dir),
+            Backend::Fjall => FjallStore::is_store(dir),
+            #[cfg(feature = "rocksdb")]
+            Backend::Rocks => dir.join("CURRENT").is_file(),
+        }
+    }
+
     /// The writer's lock file.
     fn lock_file(self) -> &'static str {
         match self {
@@ -245,13 +255,18 @@ impl Class {
 #[derive(Clone, Debug)]
 enum Outcome {
     Kept,
+    /// Opening refused, in one line.
     Refused(String),
+    /// The store opened, but the verification of an acknowledged root
+    /// failed in one line: the damage is found where it lies, late.
+    RefusedAtVerify(String),
     Failed(String),
 }
 
 #[derive(Default)]
 struct Tally {
-    counts: BTreeMap<Class, [u64; 3]>,
+    /// kept, refused at opening, refused at a root's verification, FAILED.
+    counts: BTreeMap<Class, [u64; 4]>,
     /// One line per FAILED case: the seed, the fault and why.
     failures: Vec<String>,
     /// A few refusal lines per class, to show what the store says.
@@ -278,15 +293,19 @@ impl Tally {
         let c = self.counts.entry(class).or_default();
         match outcome {
             Outcome::Kept => c[0] += 1,
-            Outcome::Refused(line) => {
-                c[1] += 1;
+            Outcome::Refused(line) | Outcome::RefusedAtVerify(line) => {
+                c[if matches!(outcome, Outcome::Refused(_)) {
+                    1
+                } else {
+                    2
+                }] += 1;
                 let r = self.refusals.entry(class).or_default();
                 if r.len() < 3 {
                     r.push(line.clone());
                 }
             }
             Outcome::Failed(why) => {
-                c[2] += 1;
+                c[3] += 1;
                 *self.kinds.entry((class, failure_kind(why))).or_default() += 1;
                 let line = format!("FAILED [{}] {context}: {why}", class.name());
                 eprintln!("{line}");
@@ -296,7 +315,7 @@ impl Tally {
     }
 
     fn failed(&self) -> u64 {
-        self.counts.values().map(|c| c[2]).sum()
+        self.counts.values().map(|c| c[3]).sum()
     }
 
     fn table(&self, backend: Backend, seed: u64, secs: f64) -> String {
@@ -308,33 +327,34 @@ impl Tally {
         );
         let _ = writeln!(
             t,
-            "| backend | fault class | cases | kept | refused | FAILED |"
+            "| backend | fault class | cases | kept | refused (opening) | refused (verify) | FAILED |"
         );
-        let _ = writeln!(t, "|---|---|---:|---:|---:|---:|");
+        let _ = writeln!(t, "|---|---|---:|---:|---:|---:|---:|");
         for class in backend.classes() {
             match (self.counts.get(class), self.skipped.get(class)) {
                 (Some(c), _) => {
                     let _ = writeln!(
                         t,
-                        "| {} | {} | {} | {} | {} | {} |",
+                        "| {} | {} | {} | {} | {} | {} | {} |",
                         backend.name(),
                         class.name(),
                         c.iter().sum::<u64>(),
                         c[0],
                         c[1],
-                        c[2]
+                        c[2],
+                        c[3]
                     );
                 }
                 (None, Some(why)) => {
                     let _ = writeln!(
                         t,
-                        "| {} | {} | skipped: {why} | | | |",
+                        "| {} | {} | skipped: {why} | | | | |",
                         backend.name(),
                         class.name()
                     );
                 }
                 (None, None) => {
-                    let _ = writeln!(t, "| {} | {} | 0 | | | |", backend.name(), class.name());
+                    let _ = writeln!(t, "| {} | {} | 0 | | | | |", backend.name(), class.name());
                 }
             }
         }
@@ -481,12 +501,13 @@ impl Model {
             .filter(|r| !seen.contains(r))
             .map(|(n, h)| format!("{n}={}", &h.to_hex()[..8]))
             .collect();
-        let what = if missing.is_empty() {
-            "a retained list the worker never acknowledged"
-        } else if seen.iter().all(|r| self.contents.contains_key(&r.1)) {
-            "silent rollback: acknowledged roots missing, an older list of roots shown"
+        let extra = seen.iter().any(|r| !self.roots.contains(r));
+        let what = if !missing.is_empty() {
+            "silent rollback: acknowledged roots missing"
+        } else if extra {
+            "an older retained list: roots no longer (or never) acknowledged are listed"
         } else {
-            "silent loss: acknowledged roots missing"
+            "the retained roots in another order"
         };
         Err(format!(
             "{what}: the store lists {} but {} were acknowledged{}{}",
@@ -898,6 +919,10 @@ fn stderr_tail(path: &Path) -> String {
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with("note: run with"))
         .collect();
+    // A panic: where, and its message (the line after).
+    if let Some(i) = lines.iter().position(|l| l.contains("panicked at")) {
+        return lines[i..(i + 2).min(lines.len())].join(" | ");
+    }
     lines[lines.len().saturating_sub(3)..].join(" | ")
 }
 
@@ -1141,7 +1166,7 @@ fn judge(model: &mut Model, check: Check, refusal_fails: bool) -> Outcome {
                 Some(line) if refusal_fails => Outcome::Failed(format!(
                     "a root fails to verify although nothing damaged the store: {line}"
                 )),
-                Some(line) => Outcome::Refused(line),
+                Some(line) => Outcome::RefusedAtVerify(line),
                 None => Outcome::Kept,
             }
         }
@@ -1601,6 +1626,9 @@ impl Torture {
         drop(w);
         let outcome = match result {
             Err(why) => Outcome::Failed(why),
+            // Killed before it made the store: nothing to check (its
+            // next opening makes it, or says why not).
+            Ok(()) if self.model.roots.is_empty() && !self.backend.is_store(&dir) => Outcome::Kept,
             Ok(()) => {
                 let check = run_checker(self.backend, &dir, true, &self.stderr_path("check"));
                 judge(&mut self.model, check, true)
