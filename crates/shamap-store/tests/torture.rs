@@ -77,7 +77,8 @@ use crate::tmpfs::Tmpfs;
 /// the bounded run of `cargo test` (two backends: about 70 s).
 const DEFAULT_SECS: u64 = 35;
 /// How long a child may take to answer (open, verify, close) before it is
-/// a hang. Generous: a debug build on two busy cores.
+/// a hang. Generous: the stores here open and verify in well under a
+/// second, also on two busy cores.
 const CHILD_PATIENCE: Duration = Duration::from_secs(10);
 /// Entries of the first version of each line of versions.
 const FIRST_ENTRIES: usize = 1200;
@@ -278,14 +279,10 @@ struct Tally {
     kinds: BTreeMap<(Class, String), u64>,
 }
 
-/// The kind of a failure: its reason up to the first colon, without
-/// numbers (so that cases of one kind count together).
+/// The kind of a failure: its reason up to the first colon (every
+/// reason starts with words of its kind).
 fn failure_kind(why: &str) -> String {
-    let head = why.split(':').next().unwrap_or(why);
-    head.split(' ')
-        .filter(|w| !w.chars().any(|c| c.is_ascii_digit()))
-        .collect::<Vec<_>>()
-        .join(" ")
+    why.split(':').next().unwrap_or(why).to_owned()
 }
 
 impl Tally {
@@ -477,10 +474,9 @@ impl Model {
         if base.is_zero() {
             return Ok(Arc::new(Contents::new()));
         }
-        self.contents
-            .get(&base)
-            .cloned()
-            .ok_or_else(|| format!("the worker built on root {base}, which the oracle never saw"))
+        self.contents.get(&base).cloned().ok_or_else(|| {
+            format!("the worker built on an unknown root: {base}, which the oracle never saw")
+        })
     }
 
     /// Checks a retained list the store showed: the acknowledged one, or
@@ -975,7 +971,7 @@ impl Worker {
             Ok(())
         } else {
             Err(format!(
-                "the worker ended on its own ({status}) before the kill: {}",
+                "the worker ended on its own before the kill: {status}: {}",
                 stderr_tail(&self.stderr)
             ))
         }
@@ -996,7 +992,7 @@ impl Worker {
                 Ok(Some(status)) if status.success() => return Ok(()),
                 Ok(Some(status)) => {
                     return Err(format!(
-                        "the worker failed ({status}): {}",
+                        "the worker failed: {status}: {}",
                         stderr_tail(&self.stderr)
                     ))
                 }
@@ -1005,7 +1001,7 @@ impl Worker {
                     let _ = self.child.kill();
                     let _ = self.child.wait();
                     return Err(format!(
-                        "the worker did not close within {} s (hang)",
+                        "a hang: the worker did not close within {} s",
                         CHILD_PATIENCE.as_secs()
                     ));
                 }
@@ -1077,7 +1073,7 @@ fn run_checker(backend: Backend, dir: &Path, read_only: bool, stderr: &Path) -> 
     };
     if status.is_none() {
         return Check::Broken(format!(
-            "no answer within {} s (hang) after {:?}",
+            "a hang: no answer within {} s; its last line {:?}",
             CHILD_PATIENCE.as_secs(),
             got.last()
         ));
@@ -1099,7 +1095,7 @@ fn parse_check(lines: &[String]) -> Result<Check, String> {
         return Ok(Check::Refused(line.to_owned()));
     }
     let Some(list) = first.strip_prefix("opened") else {
-        return Err(format!("unexpected checker line {first:?}"));
+        return Err(format!("unexpected checker line: {first:?}"));
     };
     let words: Vec<&str> = list.split(' ').collect();
     let roots = parse_roots(&words)?;
@@ -1111,13 +1107,13 @@ fn parse_check(lines: &[String]) -> Result<Check, String> {
             ["root", h, "ok", rest] => {
                 let v: Vec<&str> = rest.split(' ').collect();
                 let [leaves, items, rebuilt] = v.as_slice() else {
-                    return Err(format!("bad checker line {l:?}"));
+                    return Err(format!("bad checker line: {l:?}"));
                 };
                 let num = |s: &str| s.parse::<u64>().map_err(|_| format!("bad number in {l:?}"));
                 results.push((hash(h)?, Ok((num(leaves)?, num(items)?, hash(rebuilt)?))));
             }
             ["root", h, "err", e] => results.push((hash(h)?, Err(e.to_string()))),
-            _ => return Err(format!("bad checker line {l:?}")),
+            _ => return Err(format!("bad checker line: {l:?}")),
         }
     }
     Ok(Check::Opened { roots, results })
@@ -1143,7 +1139,7 @@ fn judge(model: &mut Model, check: Check, refusal_fails: bool) -> Outcome {
             let mut refused = None;
             for (name, root) in &model.roots {
                 let Some((_, result)) = results.iter().find(|r| r.0 == *root) else {
-                    return Outcome::Failed(format!("root {name} was not checked"));
+                    return Outcome::Failed(format!("a root was not checked: {name}"));
                 };
                 match result {
                     Err(e) if e.starts_with("MULTILINE") => {
@@ -1737,7 +1733,7 @@ impl Torture {
                 (Ok(l), a) if l.starts_with("opened") => {
                     let acks = b_lines.iter().filter(|l| l.starts_with("ack")).count();
                     Outcome::Failed(format!(
-                        "a second writer opened the store with its lock file deleted and acknowledged {acks} changes beside the first{}",
+                        "a second writer opened the store with its lock file deleted: it acknowledged {acks} changes beside the first{}",
                         match a {
                             Err(why) => format!("; writer A then: {why}"),
                             Ok(()) => String::new(),
@@ -1758,9 +1754,9 @@ impl Torture {
                         other => other,
                     }
                 }
-                (Ok(l), _) => Outcome::Failed(format!("writer B said {l:?}")),
+                (Ok(l), _) => Outcome::Failed(format!("writer B: said {l:?}")),
                 (Err(_), _) => Outcome::Failed(format!(
-                    "writer B neither opened nor was refused within {} s: {}",
+                    "a hang: writer B neither opened nor was refused within {} s: {}",
                     CHILD_PATIENCE.as_secs(),
                     stderr_tail(&b.stderr)
                 )),
