@@ -182,6 +182,7 @@ impl Backend {
                 Class::Fifo,
                 Class::Lock,
                 Class::Enospc,
+                Class::After,
             ],
         }
     }
@@ -200,10 +201,11 @@ enum Class {
     Fifo,
     Lock,
     Enospc,
+    After,
 }
 
 impl Class {
-    const ALL: [Class; 9] = [
+    const ALL: [Class; 10] = [
         Class::Sigkill,
         Class::Close,
         Class::Truncate,
@@ -213,6 +215,7 @@ impl Class {
         Class::Fifo,
         Class::Lock,
         Class::Enospc,
+        Class::After,
     ];
     /// The faults applied to a copy of the files.
     const FILE: [Class; 5] = [
@@ -234,6 +237,7 @@ impl Class {
             Class::Fifo => "fifo",
             Class::Lock => "lock",
             Class::Enospc => "enospc",
+            Class::After => "after",
         }
     }
 
@@ -248,6 +252,7 @@ impl Class {
             Class::Fifo => "a FIFO in place of one of the store's files",
             Class::Lock => "the lock file deleted while a writer runs, then a second writer",
             Class::Enospc => "a full disk (a tmpfs barely larger than the store)",
+            Class::After => "writes go on after a file fault that was kept: a worker on the faulted copy, SIGKILL, the check again",
         }
     }
 }
@@ -1665,8 +1670,54 @@ impl Torture {
         let mut model = self.model.clone();
         let outcome = judge(&mut model, check, false);
         self.record(class, &outcome, &fault, Some(&copy));
+        if matches!(outcome, Outcome::Kept)
+            && class != Class::Fifo
+            && self.classes.contains(&Class::After)
+            && self.rng.gen_bool(0.5)
+        {
+            self.go_on_after(class, &copy, &mut model, &fault);
+        }
         let _ = std::fs::remove_dir_all(&copy);
         true
+    }
+
+    /// Writes go on after a file fault that opening and verification did
+    /// not see (damage nothing acknowledged needed, or damage unseen): a
+    /// worker on the faulted copy for a while, SIGKILL, and the copy
+    /// checked again. Nothing acknowledged before or after may be lost.
+    fn go_on_after(&mut self, class: Class, copy: &Path, model: &mut Model, fault: &str) {
+        let wseed = self.rng.gen();
+        let run = Duration::from_millis(self.rng.gen_range(300..1500));
+        let mut errors = 0;
+        let mut w = Worker::spawn(self.backend, copy, wseed, &self.stderr_path("after"));
+        // The store may refuse in words now (a write meeting the damage).
+        let mut result =
+            Self::pump(model, &mut w, Instant::now() + run, true, &mut errors).map(|_| ());
+        if result.is_ok() {
+            result = w.kill();
+        }
+        let drained = Self::pump(
+            model,
+            &mut w,
+            Instant::now() + CHILD_PATIENCE,
+            true,
+            &mut errors,
+        );
+        result = result.and(drained.map(|_| ()));
+        drop(w);
+        let fault = format!(
+            "after [{}] {fault}: a worker (seed {wseed}) {} ms on the copy, SIGKILL; {errors} failed operations",
+            class.name(),
+            run.as_millis()
+        );
+        let outcome = match result {
+            Err(why) => Outcome::Failed(why),
+            Ok(()) => {
+                let check = run_checker(self.backend, copy, false, &self.stderr_path("check"));
+                judge(model, check, false)
+            }
+        };
+        self.record(Class::After, &outcome, &fault, Some(copy));
     }
 
     /// The lock file deleted while a writer runs on a copy, then a second
