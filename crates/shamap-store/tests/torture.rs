@@ -1469,6 +1469,9 @@ struct Torture {
     tmpfs_ok: Option<bool>,
     /// Changes acknowledged by the live workers, over every live store.
     acks: u64,
+    /// Full-disk cases where writes failed, and the failed operations.
+    full_disks: u64,
+    full_disk_errors: u64,
 }
 
 impl Torture {
@@ -1498,6 +1501,8 @@ impl Torture {
             keep: std::env::var("SHAMAP_TORTURE_KEEP").ok().map(PathBuf::from),
             tmpfs_ok: None,
             acks: 0,
+            full_disks: 0,
+            full_disk_errors: 0,
         }
     }
 
@@ -1886,6 +1891,9 @@ impl Torture {
                 "round {}: the disk never filled ({fault})",
                 self.round
             ));
+        } else {
+            self.full_disks += 1;
+            self.full_disk_errors += errors;
         }
         self.record(Class::Enospc, &outcome, &fault, Some(&db));
     }
@@ -1924,8 +1932,11 @@ impl Torture {
             .table(self.backend, self.seed, start.elapsed().as_secs_f64());
         let _ = writeln!(
             table,
-            "  {} rounds, {} changes acknowledged by the live workers",
-            self.round, self.acks
+            "  {} rounds, {} changes acknowledged by the live workers; {} full-disk cases saw {} operations fail (each in one line)",
+            self.round,
+            self.acks,
+            self.full_disks,
+            self.full_disk_errors
         );
         eprintln!("{table}");
         if let Ok(path) = std::env::var("SHAMAP_TORTURE_REPORT") {
