@@ -1511,8 +1511,11 @@ impl Torture {
     }
 
     fn context(&self, fault: &str) -> String {
+        let classes = std::env::var("SHAMAP_TORTURE_CLASSES")
+            .map(|c| format!("SHAMAP_TORTURE_CLASSES={c} "))
+            .unwrap_or_default();
         format!(
-            "backend {} seed {} round {}: {fault} (replay: SHAMAP_TORTURE_SEED={} cargo test -p shamap-store --test main torture::torture_{} -- --nocapture)",
+            "backend {} seed {} round {}: {fault} (replay: SHAMAP_TORTURE_SEED={} {classes}cargo test -p shamap-store --test main torture::torture_{} -- --nocapture)",
             self.backend.name(),
             self.seed,
             self.round,
