@@ -37,7 +37,8 @@
 //! quiet moment (the run goes on with the original): truncation, a bit
 //! flip, a batch replayed, two batches swapped, a FIFO in place of a file,
 //! the lock file deleted with two writers, and a full disk (a tmpfs, root
-//! only). On the node log the copy's index checkpoint (`nodes.idx`), which
+//! only); and, after a file fault that was kept, writes going on on the
+//! faulted copy (a worker, SIGKILL, the check again). On the node log the copy's index checkpoint (`nodes.idx`), which
 //! names its log by device and inode, is re-pointed at the copied log, so
 //! that damage below a checkpoint is tried as it happens in place.
 //!
