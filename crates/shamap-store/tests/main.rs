@@ -21,3 +21,4 @@ mod rocks;
 mod support;
 mod sync;
 mod tmpfs;
+mod torture;
