@@ -461,6 +461,13 @@ struct Model {
     contents: HashMap<Hash256, Arc<Contents>>,
     /// The retained list if the change in flight took effect.
     pending: Option<Roots>,
+    /// The acknowledged list from before a change in flight was adopted
+    /// because a read-only check after a crash showed it: that change was
+    /// never acknowledged to the worker, and no writer has opened the
+    /// store since (a writer's opening records what it recovered as
+    /// acknowledged). Until one does, a copy that shows this list lost
+    /// nothing acknowledged.
+    provisional: Option<Roots>,
     /// Acknowledgements read.
     acks: u64,
 }
@@ -491,6 +498,10 @@ impl Model {
     fn resolve(&mut self, seen: &Roots) -> Result<(), String> {
         if *seen == self.roots {
             self.pending = None;
+            return Ok(());
+        }
+        if self.provisional.as_ref() == Some(seen) {
+            // Only the adopted, never acknowledged change is missing.
             return Ok(());
         }
         if self.pending.as_ref() == Some(seen) {
@@ -534,7 +545,11 @@ impl Model {
         match words.as_slice() {
             ["opened", list @ ..] => {
                 let seen = parse_roots(list)?;
-                self.resolve(&seen)
+                self.resolve(&seen)?;
+                // A writer's opening records what it recovered as
+                // acknowledged: the adopted change is the store's now.
+                self.provisional = None;
+                Ok(())
             }
             ["begin", "import", name, base, seed] | ["begin", "commit", name, base, seed] => {
                 let base = self.base(hash(base)?)?;
@@ -1128,7 +1143,9 @@ fn parse_check(lines: &[String]) -> Result<Check, String> {
 /// Judges what the checker found against the model (adopting the change
 /// in flight if the store shows it). `refusal_fails`: a refusal is a
 /// failure here (after a crash or a clean close: nothing was damaged).
-fn judge(model: &mut Model, check: Check, refusal_fails: bool) -> Outcome {
+/// `read_only`: the checker opened the store read-only (an adoption is
+/// then provisional, see [`Model::provisional`]).
+fn judge(model: &mut Model, check: Check, refusal_fails: bool, read_only: bool) -> Outcome {
     match check {
         Check::Broken(why) => Outcome::Failed(why),
         Check::Refused(line) if line.starts_with("MULTILINE") => {
@@ -1139,8 +1156,13 @@ fn judge(model: &mut Model, check: Check, refusal_fails: bool) -> Outcome {
         )),
         Check::Refused(line) => Outcome::Refused(line),
         Check::Opened { roots, results } => {
+            let before = model.roots.clone();
+            let adopts = roots != before && model.pending.as_ref() == Some(&roots);
             if let Err(why) = model.resolve(&roots) {
                 return Outcome::Failed(why);
+            }
+            if adopts && read_only {
+                model.provisional = Some(before);
             }
             let mut refused = None;
             for (name, root) in &model.roots {
@@ -1641,7 +1663,7 @@ impl Torture {
             Ok(()) if self.model.roots.is_empty() && !self.backend.is_store(&dir) => Outcome::Kept,
             Ok(()) => {
                 let check = run_checker(self.backend, &dir, true, &self.stderr_path("check"));
-                judge(&mut self.model, check, true)
+                judge(&mut self.model, check, true, true)
             }
         };
         let failed = matches!(outcome, Outcome::Failed(_));
@@ -1677,7 +1699,7 @@ impl Torture {
         };
         let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
         let mut model = self.model.clone();
-        let outcome = judge(&mut model, check, false);
+        let outcome = judge(&mut model, check, false, false);
         self.record(class, &outcome, &fault, Some(&copy));
         if matches!(outcome, Outcome::Kept)
             && class != Class::Fifo
@@ -1723,7 +1745,7 @@ impl Torture {
             Err(why) => Outcome::Failed(why),
             Ok(()) => {
                 let check = run_checker(self.backend, copy, false, &self.stderr_path("check"));
-                judge(model, check, false)
+                judge(model, check, false, false)
             }
         };
         self.record(Class::After, &outcome, &fault, Some(copy));
@@ -1807,7 +1829,7 @@ impl Torture {
                 (Ok(l), _) if l.starts_with("refused") => {
                     // Nothing acknowledged by A may be lost.
                     let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
-                    match judge(&mut model, check, false) {
+                    match judge(&mut model, check, false, false) {
                         Outcome::Kept => {
                             Outcome::Refused(l.trim_start_matches("refused ").to_owned())
                         }
@@ -1887,7 +1909,7 @@ impl Torture {
             Err(why) => Outcome::Failed(why),
             Ok(()) => {
                 let check = run_checker(self.backend, &db, false, &self.stderr_path("check"));
-                judge(&mut model, check, false)
+                judge(&mut model, check, false, false)
             }
         };
         if errors == 0 {

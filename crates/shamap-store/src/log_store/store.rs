@@ -227,9 +227,12 @@ impl LogStore {
             }
             Some(lock)
         };
-        let (scanned, file, _) = open_log(path, read_only, false)?;
+        let (scanned, file, acked) = open_log(path, read_only, false)?;
         let below = scanned.from_checkpoint;
         let store = LogStore::assemble(path, read_only, lock, file, scanned);
+        if !read_only {
+            store.acknowledge_recovered(acked)?;
+        }
         if let (Some((end, next_seq)), false) = (below, read_only) {
             // A writer reads the log below the checkpoint before its first
             // write (the opening did not), on a thread of its own.

@@ -237,6 +237,29 @@ impl LogStore {
             .map_err(|e| self.fail("cannot record the commit as acknowledged", e))
     }
 
+    /// At a writer's opening: the whole batches the scan accepted after
+    /// the last acknowledged one (written by a writer that died before it
+    /// acknowledged them, or by one whose record a power loss kept from
+    /// the disk) are synced and recorded as acknowledged. Readers may have
+    /// seen them since the crash; from now on they are the store's, and a
+    /// later loss of them is refused like any other.
+    pub(super) fn acknowledge_recovered(&self, acked: Option<Ack>) -> Result<(), StoreError> {
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(last) = w.next_seq.checked_sub(1) else {
+            return Ok(());
+        };
+        let (file, end) = {
+            let s = self.state();
+            (s.file.clone(), s.end)
+        };
+        if end <= super::format::FILE_HEADER_LEN || acked.is_some_and(|a| a.seq >= last) {
+            return Ok(());
+        }
+        file.sync_data()
+            .map_err(|e| self.fail("cannot sync the batches found at opening", e))?;
+        self.acknowledge(&mut w, last, end)
+    }
+
     /// Refuses a batch that would end past the largest offset the index
     /// holds.
     pub(super) fn check_size(&self, end: u64) -> Result<(), StoreError> {
