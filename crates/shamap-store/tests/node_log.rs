@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::log_store::format::{self, BatchEncoder};
+use shamap_store::log_store::format::BatchEncoder;
 use shamap_store::log_store::{checkpoint, LOG_FILE};
 use shamap_store::{
     gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore, StoreError,
@@ -190,19 +190,9 @@ fn a_batch(seq: u64) -> Vec<u8> {
 /// have: one more than its last whole batch's.
 pub(crate) fn next_seq(path: &Path) -> u64 {
     let bytes = std::fs::read(path).expect("read the log");
-    let mut pos = format::FILE_HEADER_LEN as usize;
-    let mut next = 0;
-    while pos + format::BATCH_HEADER_LEN <= bytes.len() {
-        let h: &[u8; format::BATCH_HEADER_LEN] = bytes[pos..pos + format::BATCH_HEADER_LEN]
-            .try_into()
-            .expect("header length");
-        let Ok(header) = format::decode_batch_header(h) else {
-            break;
-        };
-        next = header.seq + 1;
-        pos += format::BATCH_HEADER_LEN + header.body_len as usize;
-    }
-    next
+    crate::support::log_batches(&bytes)
+        .last()
+        .map_or(0, |b| b.seq + 1)
 }
 
 /// Appends `bytes` to the file at `path` (behind the store's back).

@@ -67,19 +67,14 @@ fn unfinished_batch() -> Vec<u8> {
 /// offset and body length of each. The log must be whole batches.
 fn batches(dir: &Path) -> Vec<(u64, u64)> {
     let bytes = std::fs::read(log_path(dir)).expect("read the log");
-    let mut out = Vec::new();
-    let mut pos = format::FILE_HEADER_LEN as usize;
-    while pos + format::BATCH_HEADER_LEN <= bytes.len() {
-        let h: &[u8; format::BATCH_HEADER_LEN] = bytes[pos..pos + format::BATCH_HEADER_LEN]
-            .try_into()
-            .expect("header length");
-        let header = format::decode_batch_header(h)
-            .unwrap_or_else(|e| panic!("batch header at byte {pos}: {e}"));
-        out.push((pos as u64, header.body_len));
-        pos += format::BATCH_HEADER_LEN + header.body_len as usize;
-    }
-    assert_eq!(pos, bytes.len(), "the log ends with a whole batch");
-    out
+    let all = crate::support::log_batches(&bytes);
+    let end = all
+        .last()
+        .map_or(format::FILE_HEADER_LEN as usize, |b| b.at + b.len);
+    assert_eq!(end, bytes.len(), "the log ends with a whole batch");
+    all.iter()
+        .map(|b| (b.at as u64, (b.len - format::BATCH_HEADER_LEN) as u64))
+        .collect()
 }
 
 /// `n` entries of `len` random bytes each (a few nodes holding many bytes).
@@ -207,7 +202,10 @@ fn a_batch_cut_anywhere_applies_none_of_it_and_the_next_write_follows_the_last_w
     // is refused, naming the cut and the acknowledged batch.
     let ack_path = dir.path().join(ack::ACK_FILE);
     let ack_before = std::fs::read(&ack_path).expect("the record of a's import");
-    let b_seq = next_seq(&log) - 1;
+    let b_seq = crate::support::log_batches(&whole)
+        .last()
+        .expect("B, whole")
+        .seq;
     let acked_b = ack::encode(ack::Ack {
         seq: b_seq,
         end: end as u64,

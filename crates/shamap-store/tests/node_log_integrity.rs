@@ -27,18 +27,10 @@ use crate::support::{random_map, seed};
 /// batch of the log in `dir`.
 fn batches(dir: &Path) -> Vec<(usize, u64, usize)> {
     let bytes = std::fs::read(log_path(dir)).expect("read the log");
-    let mut out = Vec::new();
-    let mut pos = format::FILE_HEADER_LEN as usize;
-    while pos + format::BATCH_HEADER_LEN <= bytes.len() {
-        let h: &[u8; format::BATCH_HEADER_LEN] = bytes[pos..pos + format::BATCH_HEADER_LEN]
-            .try_into()
-            .expect("header length");
-        let header = format::decode_batch_header(h).expect("a whole batch");
-        let len = format::BATCH_HEADER_LEN + header.body_len as usize;
-        out.push((pos, header.seq, len));
-        pos += len;
-    }
-    out
+    crate::support::log_batches(&bytes)
+        .into_iter()
+        .map(|b| (b.at, b.seq, b.len))
+        .collect()
 }
 
 /// Both openings of `dir` refuse in one line naming the store and holding

@@ -267,3 +267,45 @@ pub fn misplaced_leaf(kind: MapKind) -> Misplaced {
         items: vec![(ka, da), (kc, dc), (kb, db)],
     }
 }
+
+/// One whole batch of a node log's bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct LogBatch {
+    /// Its offset in the log.
+    pub at: usize,
+    /// Its sequence number.
+    pub seq: u64,
+    /// Its bytes, header and body.
+    pub len: usize,
+}
+
+/// The whole batches of a node log's bytes (`log`), in order, as the
+/// public decoders read them: up to the end, or the first batch that is
+/// not whole (a header that does not decode, a body cut short or failing
+/// its checksum).
+pub fn log_batches(log: &[u8]) -> Vec<LogBatch> {
+    use shamap_store::log_store::format;
+    let mut out = Vec::new();
+    let mut pos = format::FILE_HEADER_LEN as usize;
+    while pos + format::BATCH_HEADER_LEN <= log.len() {
+        let h: &[u8; format::BATCH_HEADER_LEN] = log[pos..pos + format::BATCH_HEADER_LEN]
+            .try_into()
+            .expect("header length");
+        let Ok(header) = format::decode_batch_header(h) else {
+            break;
+        };
+        let len = format::BATCH_HEADER_LEN + header.body_len as usize;
+        if pos + len > log.len()
+            || crc32c::crc32c(&log[pos + format::BATCH_HEADER_LEN..pos + len]) != header.body_crc
+        {
+            break;
+        }
+        out.push(LogBatch {
+            at: pos,
+            seq: header.seq,
+            len,
+        });
+        pos += len;
+    }
+    out
+}

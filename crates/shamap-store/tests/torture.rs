@@ -1239,28 +1239,12 @@ fn rehome_checkpoint(dir: &Path) -> bool {
     std::fs::write(&path, &bytes).is_ok()
 }
 
-/// The whole batches of a node log, as the public decoder reads them:
-/// (offset, bytes with the header). Stops at the first that is not whole.
+/// The whole batches of a node log's bytes: offset and length of each.
 fn log_batches(log: &[u8]) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut pos = format::FILE_HEADER_LEN as usize;
-    while pos + format::BATCH_HEADER_LEN <= log.len() {
-        let h: &[u8; format::BATCH_HEADER_LEN] = log[pos..pos + format::BATCH_HEADER_LEN]
-            .try_into()
-            .expect("header length");
-        let Ok(header) = format::decode_batch_header(h) else {
-            break;
-        };
-        let len = format::BATCH_HEADER_LEN + header.body_len as usize;
-        if pos + len > log.len()
-            || crc32c::crc32c(&log[pos + format::BATCH_HEADER_LEN..pos + len]) != header.body_crc
-        {
-            break;
-        }
-        out.push((pos, len));
-        pos += len;
-    }
-    out
+    crate::support::log_batches(log)
+        .into_iter()
+        .map(|b| (b.at, b.len))
+        .collect()
 }
 
 /// Every regular file under `dir`, with its length.
