@@ -1165,7 +1165,9 @@ fn judge(model: &mut Model, check: Check, refusal_fails: bool, read_only: bool) 
                 model.provisional = Some(before);
             }
             let mut refused = None;
-            for (name, root) in &model.roots {
+            // The list resolved: the acknowledged one, or (a copy taken
+            // before any writer recovered the store) the provisional one.
+            for (name, root) in &roots {
                 let Some((_, result)) = results.iter().find(|r| r.0 == *root) else {
                     return Outcome::Failed(format!("a root was not checked: {name}"));
                 };
