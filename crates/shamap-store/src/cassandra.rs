@@ -107,7 +107,7 @@ impl Consistency {
             .to_ascii_uppercase()
     }
 
-    fn driver(self) -> scylla::statement::Consistency {
+    pub(crate) fn driver(self) -> scylla::statement::Consistency {
         use scylla::statement::Consistency as C;
         match self {
             Consistency::One => C::One,
