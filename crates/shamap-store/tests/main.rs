@@ -3,6 +3,8 @@
 mod backed;
 mod bulk;
 #[cfg(feature = "cassandra")]
+mod clio_cassandra;
+#[cfg(feature = "cassandra")]
 mod cassandra;
 mod crash;
 mod disk_faults;

@@ -38,10 +38,12 @@ use shamap::{Hash256, Key};
 use crate::cassandra::CassandraOptions;
 use crate::error::StoreError;
 
+mod chain;
 mod loader;
 mod reader;
 mod verify;
 
+pub use chain::{random_chain, ChainShape};
 pub use loader::{ClioLedger, ClioLoader};
 pub use reader::{ClioReader, TxRow};
 pub use verify::{
