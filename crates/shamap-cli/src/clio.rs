@@ -23,9 +23,16 @@
 //! unusable input (unreachable cluster, no Clio tables, a missing header or
 //! transaction row, a ledger missing from the range, a bad `--state`).
 //!
+//! After the last ledger, unless `--no-audit`, every live key's newest
+//! object is read again and compared with the verified state:
+//! `audit of the state at ledger N: K live keys re-read, all match`, or a
+//! line per object row written without its diff row (`ledger S key K: …`),
+//! which the ledger-by-ledger pass cannot see (exit 1).
+//!
 //! `--json` prints one object at the end: `ok`, `checked` (values
 //! compared), `mismatches`, `errors`, `resumed_after` (the ledger a
-//! `--state` run started after, or null) and `ledgers`, each with
+//! `--state` run started after, or null), `audit` (`ledger_index`,
+//! `findings`: `ledger_index`, `key`, `what`; null when not run) and `ledgers`, each with
 //! `ledger_index`, `full_build`, `state_entries`, `diff_keys`,
 //! `transactions`, `account_hash` / `transaction_hash` / `ledger_hash` /
 //! `parent_hash` (as `verify --json`: `computed`, `expected`, `status`;
@@ -38,7 +45,7 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use shamap_ledger::verify::Checked;
-use shamap_store::clio::{ClioReader, ClioVerifier, LedgerCheck, Pair};
+use shamap_store::clio::{AuditFinding, ClioReader, ClioVerifier, LedgerCheck, Pair};
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::output::{print_json, print_text, Exit, Failure};
@@ -86,6 +93,11 @@ pub struct ClioVerifyArgs {
     #[arg(long, value_name = "MB", default_value_t = 64, requires = "state",
           value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub cache_mb: u64,
+    /// Skip the final audit (re-reading every live key's newest object
+    /// after the last ledger, to find object rows written without their
+    /// diff rows; it reads as much as a full build).
+    #[arg(long)]
+    pub no_audit: bool,
     /// Print one JSON object at the end instead of text.
     #[arg(long)]
     pub json: bool,
@@ -240,6 +252,23 @@ pub fn ledger_json(c: &LedgerCheck) -> Value {
     })
 }
 
+/// The final audit's text: one line, and one per finding.
+pub fn render_audit(seq: u32, entries: u64, found: &[AuditFinding]) -> String {
+    let mut out = format!(
+        "audit of the state at ledger {seq}: {} re-read, {}\n",
+        plural(entries, "live key", "live keys"),
+        if found.is_empty() {
+            "all match".to_owned()
+        } else {
+            plural(found.len() as u64, "finding", "findings")
+        }
+    );
+    for f in found {
+        out.push_str(&format!("ledger {} key {}: {}\n", f.seq, f.key, f.what));
+    }
+    out
+}
+
 fn progress(len: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -259,11 +288,9 @@ fn wanted(args: &ClioVerifyArgs, range: Option<(u32, u32)>) -> Result<(u32, u32)
         (Some(n), ..) => (n, n),
         (None, Some(a), Some(b), _) => (a, b),
         (None, a, b, Some((r0, r1))) => (a.unwrap_or(r0), b.unwrap_or(r1)),
-        (None, ..) => {
-            return Err(Failure::unusable(
-                "table ledger_range is empty: no ledgers to verify (give --ledger or --from and --to)",
-            ))
-        }
+        (None, ..) => return Err(Failure::unusable(
+            "table ledger_range is empty: no ledgers to verify (give --ledger or --from and --to)",
+        )),
     };
     if from > to {
         return Err(Failure::unusable(format!(
@@ -353,6 +380,28 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         seq += 1;
     }
     bar.finish_and_clear();
+    let mut audit = None;
+    if failure.is_none() && !reports.is_empty() && !args.no_audit {
+        match verifier.audit() {
+            Err(e) => failure = Some(about_state(unusable(e))),
+            Ok(found) => {
+                if !args.json {
+                    print_text(&render_audit(to, verifier.map_entries(), &found))?;
+                }
+                if let Some(f) = found.first() {
+                    let more = match found.len() {
+                        1 => String::new(),
+                        n => format!(" (and {} more)", n - 1),
+                    };
+                    failure = Some(Failure::negative(format!(
+                        "ledger {}: key {}: {}{more}",
+                        f.seq, f.key, f.what
+                    )));
+                }
+                audit = Some(found);
+            }
+        }
+    }
     if args.json {
         let pairs: Vec<&Pair> = reports
             .iter()
@@ -370,6 +419,10 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
             "mismatches": mismatches,
             "errors": errors,
             "resumed_after": resumed_after,
+            "audit": audit.as_ref().map(|found| json!({
+                "ledger_index": to,
+                "findings": found.iter().map(|f| json!({"ledger_index": f.seq, "key": f.key.to_string(), "what": f.what})).collect::<Vec<_>>(),
+            })),
             "ledgers": reports.iter().map(ledger_json).collect::<Vec<_>>(),
         }))?;
     }

@@ -608,7 +608,10 @@ fn neighbours_match_an_ordered_model() {
                 .range((std::ops::Bound::Excluded(probe), std::ops::Bound::Unbounded))
                 .next()
                 .map(|(k, v)| (*k, v.clone()));
-            let down = model.range(..probe).next_back().map(|(k, v)| (*k, v.clone()));
+            let down = model
+                .range(..probe)
+                .next_back()
+                .map(|(k, v)| (*k, v.clone()));
             assert_eq!(map.next_after(&probe).expect("next"), up, "seed {s}");
             assert_eq!(map.last_before(&probe).expect("prev"), down, "seed {s}");
         }

@@ -95,8 +95,14 @@ fn ledger_38129_loads_and_verifies() {
     assert!(c.full_build);
     assert_eq!(c.state_entries, 261);
     assert_eq!(c.transactions, 1);
-    assert_eq!(c.account_hash.0, Hash256::from_hex(ACCOUNT_38129).expect("hex"));
-    assert_eq!(c.ledger_hash.1, Hash256::from_hex(LEDGER_38129).expect("hex"));
+    assert_eq!(
+        c.account_hash.0,
+        Hash256::from_hex(ACCOUNT_38129).expect("hex")
+    );
+    assert_eq!(
+        c.ledger_hash.1,
+        Hash256::from_hex(LEDGER_38129).expect("hex")
+    );
     loader.drop_keyspace().expect("drop");
 }
 
@@ -127,7 +133,9 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
         let h = l.header.expect("header");
         assert_eq!(c.account_hash.0, h.account_hash, "seed {s}");
     }
-    assert!(all[1..].iter().all(|c| !c.full_build && c.parent_hash.is_some()));
+    assert!(all[1..]
+        .iter()
+        .all(|c| !c.full_build && c.parent_hash.is_some()));
     // The live keys after the last ledger are the loader's.
     let mid = verify_range(&reader, 1110, 1219);
     assert!(mid.iter().all(LedgerCheck::is_match), "seed {s}");

@@ -3,9 +3,9 @@
 mod backed;
 mod bulk;
 #[cfg(feature = "cassandra")]
-mod clio_cassandra;
-#[cfg(feature = "cassandra")]
 mod cassandra;
+#[cfg(feature = "cassandra")]
+mod clio_cassandra;
 mod crash;
 mod disk_faults;
 mod faults;

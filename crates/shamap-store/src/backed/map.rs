@@ -245,7 +245,16 @@ impl<'s> BackedMap<'s> {
         let keep = Keep::Reused {
             capacity: self.cache_capacity(),
         };
-        tree::neighbour(&self.loader, &self.root, Key::ZERO, 0, key, true, true, keep)
+        tree::neighbour(
+            &self.loader,
+            &self.root,
+            Key::ZERO,
+            0,
+            key,
+            true,
+            true,
+            keep,
+        )
     }
 
     /// The last item whose key is less than `key`.
@@ -253,7 +262,16 @@ impl<'s> BackedMap<'s> {
         let keep = Keep::Reused {
             capacity: self.cache_capacity(),
         };
-        tree::neighbour(&self.loader, &self.root, Key::ZERO, 0, key, false, true, keep)
+        tree::neighbour(
+            &self.loader,
+            &self.root,
+            Key::ZERO,
+            0,
+            key,
+            false,
+            true,
+            keep,
+        )
     }
 
     /// Calls `f` with every item in ascending key order until it breaks.

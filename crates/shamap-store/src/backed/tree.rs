@@ -221,9 +221,16 @@ pub(super) fn neighbour(
                 let mut p = path;
                 set_nibble(&mut p, depth, b);
                 let on_edge = edge && b == branch(bound, depth);
-                if let Some(found) =
-                    neighbour(loader, &i.children[b], p, depth + 1, bound, up, on_edge, keep)?
-                {
+                if let Some(found) = neighbour(
+                    loader,
+                    &i.children[b],
+                    p,
+                    depth + 1,
+                    bound,
+                    up,
+                    on_edge,
+                    keep,
+                )? {
                     return Ok(Some(found));
                 }
             }

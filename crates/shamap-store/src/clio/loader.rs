@@ -232,7 +232,10 @@ impl ClioLoader {
         }
         let mut prev = FIRST_KEY;
         for key in live.iter().chain(std::iter::once(&LAST_KEY)) {
-            rows.push((&self.st.successor, vec![blob(&prev.0), big(seq), blob(&key.0)]));
+            rows.push((
+                &self.st.successor,
+                vec![blob(&prev.0), big(seq), blob(&key.0)],
+            ));
             prev = *key;
         }
         self.write_all(rows)?;
@@ -289,10 +292,19 @@ impl ClioLoader {
                 .copied()
                 .unwrap_or(LAST_KEY);
             if created {
-                rows.push((&self.st.successor, vec![blob(&pred.0), big(seq), blob(&key.0)]));
-                rows.push((&self.st.successor, vec![blob(&key.0), big(seq), blob(&succ.0)]));
+                rows.push((
+                    &self.st.successor,
+                    vec![blob(&pred.0), big(seq), blob(&key.0)],
+                ));
+                rows.push((
+                    &self.st.successor,
+                    vec![blob(&key.0), big(seq), blob(&succ.0)],
+                ));
             } else {
-                rows.push((&self.st.successor, vec![blob(&pred.0), big(seq), blob(&succ.0)]));
+                rows.push((
+                    &self.st.successor,
+                    vec![blob(&pred.0), big(seq), blob(&succ.0)],
+                ));
             }
         }
         self.write_all(rows)?;

@@ -47,8 +47,8 @@ pub use chain::{random_chain, ChainShape};
 pub use loader::{ClioLedger, ClioLoader};
 pub use reader::{ClioReader, TxRow};
 pub use verify::{
-    read_verified, record_verified, ClioVerifier, LedgerCheck, Pair, Problem, Verified,
-    STATE_ROOT_NAME, VERIFIED_RECORD,
+    read_verified, record_verified, AuditFinding, ClioVerifier, LedgerCheck, Pair, Problem,
+    Verified, STATE_ROOT_NAME, VERIFIED_RECORD,
 };
 
 /// The head of Clio's successor list (`data::firstKey`).

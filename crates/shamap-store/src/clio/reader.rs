@@ -123,7 +123,11 @@ impl ClioReader {
             .conn
             .runtime
             .block_on(async {
-                let r = self.conn.session.execute_unpaged(&self.st.range, ()).await?;
+                let r = self
+                    .conn
+                    .session
+                    .execute_unpaged(&self.st.range, ())
+                    .await?;
                 Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
                     r.into_rows_result()?
                         .rows::<(Option<bool>, Option<i64>)>()?
@@ -143,10 +147,16 @@ impl ClioReader {
                 let b = u32::try_from(b);
                 match (a, b) {
                     (Ok(a), Ok(b)) if a <= b => Ok(Some((a, b))),
-                    _ => Err(self.conn.fail(what, "the first and last sequences are not an ascending pair of ledger numbers")),
+                    _ => Err(self.conn.fail(
+                        what,
+                        "the first and last sequences are not an ascending pair of ledger numbers",
+                    )),
                 }
             }
-            _ => Err(self.conn.fail(what, "only one of its two rows (is_latest false and true) is there")),
+            _ => Err(self.conn.fail(
+                what,
+                "only one of its two rows (is_latest false and true) is there",
+            )),
         }
     }
 
@@ -172,7 +182,11 @@ impl ClioReader {
     /// The keys of ledger `seq`'s `diff` rows (as stored: a key of another
     /// length than 32 bytes is the caller's to refuse).
     pub fn diff(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.blobs(&self.st.diff, seq, &format!("cannot read the diff of ledger {seq}"))
+        self.blobs(
+            &self.st.diff,
+            seq,
+            &format!("cannot read the diff of ledger {seq}"),
+        )
     }
 
     /// The transaction hashes of ledger `seq` (`ledger_transactions`).

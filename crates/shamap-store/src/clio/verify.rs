@@ -121,6 +121,18 @@ pub struct Problem {
     pub what: String,
 }
 
+/// A row the final audit ([`ClioVerifier::audit`]) found at odds with the
+/// verified state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditFinding {
+    /// The ledger of the stray row (as stored).
+    pub seq: i64,
+    /// The key.
+    pub key: Key,
+    /// What is wrong, one line.
+    pub what: String,
+}
+
 /// A computed value and the one the data claims.
 pub type Pair = (Hash256, Hash256);
 
@@ -234,6 +246,11 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         self.prev.map(|(s, _)| s)
     }
 
+    /// Live entries in the state map.
+    pub fn map_entries(&self) -> u64 {
+        self.entries
+    }
+
     /// The state map (after the last ledger checked).
     pub fn map(&self) -> &BackedMap<'s> {
         &self.map
@@ -250,10 +267,12 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                 "the previous ledger did not verify: its successors cannot be checked",
             ));
         }
-        let blob = self
-            .reader
-            .header(seq)?
-            .ok_or_else(|| ClioError::unusable(seq, "no row in table ledgers (a ledger missing from the range)"))?;
+        let blob = self.reader.header(seq)?.ok_or_else(|| {
+            ClioError::unusable(
+                seq,
+                "no row in table ledgers (a ledger missing from the range)",
+            )
+        })?;
         let h = ClioHeader::parse(&blob).ok_or_else(|| {
             ClioError::unusable(
                 seq,
@@ -318,36 +337,90 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         Ok(check)
     }
 
+    /// After the last ledger of a run, re-reads every live key's newest
+    /// object at or below the last verified ledger and compares it with
+    /// the verified state: an object row written without its `diff` row
+    /// (which the ledger-by-ledger pass cannot see, since it reads only
+    /// diff keys) differs here. Each finding names the ledger of the
+    /// stray row and the key. Reads as much as the first ledger's build.
+    pub fn audit(&self) -> Result<Vec<AuditFinding>, ClioError> {
+        let Some((seq, _)) = self.prev else {
+            return Ok(Vec::new());
+        };
+        let mut findings = Vec::new();
+        let mut chunk: Vec<(Key, Vec<u8>)> = Vec::with_capacity(WALK_CHUNK);
+        let mut failed = None;
+        let mut check = |chunk: &mut Vec<(Key, Vec<u8>)>| -> Result<(), ClioError> {
+            let keys: Vec<Key> = chunk.iter().map(|(k, _)| *k).collect();
+            for ((key, data), obj) in chunk.iter().zip(self.reader.objects(&keys, seq)?) {
+                let (at, what) = match obj {
+                    Some((s, o)) if o == *data => {
+                        let _ = s;
+                        continue;
+                    }
+                    Some((s, o)) if o.is_empty() => (
+                        s,
+                        format!("a deletion written at ledger {s} that no diff row lists (the verified state at ledger {seq} holds the key)"),
+                    ),
+                    Some((s, _)) => (
+                        s,
+                        format!("an object written at ledger {s} that no diff row lists: it differs from the verified state at ledger {seq}"),
+                    ),
+                    None => (
+                        i64::from(seq),
+                        format!("live in the verified state at ledger {seq} but has no object row"),
+                    ),
+                };
+                findings.push(AuditFinding {
+                    seq: at,
+                    key: *key,
+                    what,
+                });
+            }
+            chunk.clear();
+            Ok(())
+        };
+        self.map.for_each(&mut |k, d| {
+            chunk.push((*k, d.to_vec()));
+            if chunk.len() == WALK_CHUNK {
+                if let Err(e) = check(&mut chunk) {
+                    failed = Some(e);
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        check(&mut chunk)?;
+        findings.sort_by_key(|f| (f.seq, f.key));
+        Ok(findings)
+    }
+
     /// Walks the successor list at `seq` and inserts each listed key's
     /// newest object.
     fn build_from_list(&mut self, seq: u32, problems: &mut Vec<Problem>) -> Result<(), ClioError> {
         let mut key = FIRST_KEY;
         let mut chunk: Vec<Key> = Vec::with_capacity(WALK_CHUNK);
+        // Where the walk stopped early, reported after the keys before it.
+        let mut stop = None;
         loop {
             let next = self.reader.successors(&[key], seq)?.pop().flatten();
             let Some(next) = next else {
-                problems.push(Problem {
-                    key,
-                    what: format!(
-                        "the successor list stops here: no successor row at or below ledger {seq}"
-                    ),
-                });
+                stop = Some(format!(
+                    "the successor list stops here: no successor row at or below ledger {seq}"
+                ));
                 break;
             };
             let Some(next) = key_of(&next) else {
-                problems.push(Problem {
-                    key,
-                    what: format!("its successor is {} bytes, not a key", next.len()),
-                });
+                stop = Some(format!("its successor is {} bytes, not a key", next.len()));
                 break;
             };
             if next <= key {
-                problems.push(Problem {
-                    key,
-                    what: format!(
-                        "the successor list is out of order: its successor {next} is not above it"
-                    ),
-                });
+                stop = Some(format!(
+                    "the successor list is out of order: its successor {next} is not above it"
+                ));
                 break;
             }
             if next == LAST_KEY {
@@ -360,7 +433,11 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                 chunk.clear();
             }
         }
-        self.insert_listed(&chunk, seq, problems)
+        self.insert_listed(&chunk, seq, problems)?;
+        if let Some(what) = stop {
+            problems.push(Problem { key, what });
+        }
+        Ok(())
     }
 
     fn insert_listed(
@@ -404,7 +481,10 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         let mut keys = Vec::new();
         for raw in self.reader.diff(seq)? {
             let key = key_of(&raw).ok_or_else(|| {
-                ClioError::unusable(seq, format!("a diff row's key is {} bytes, not 32", raw.len()))
+                ClioError::unusable(
+                    seq,
+                    format!("a diff row's key is {} bytes, not 32", raw.len()),
+                )
             })?;
             keys.push(key);
         }
@@ -510,9 +590,8 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                     ),
                 });
             }
-            let (key, data) = tx_with_meta_item(&row.transaction, &row.metadata).map_err(|e| {
-                ClioError::unusable(seq, format!("transaction {hash}: {e}"))
-            })?;
+            let (key, data) = tx_with_meta_item(&row.transaction, &row.metadata)
+                .map_err(|e| ClioError::unusable(seq, format!("transaction {hash}: {e}")))?;
             if key.0 != hash.0 {
                 problems.push(Problem {
                     key: Key(hash.0),
