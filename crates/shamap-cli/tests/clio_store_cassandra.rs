@@ -115,6 +115,36 @@ fn ledger_38129_verifies_in_text_and_json() {
     assert_eq!(v["ledgers"][0]["account_hash"]["status"], "match");
     assert_eq!(v["ledgers"][0]["account_hash"]["computed"], ACCOUNT_38129);
     assert_eq!(v["ledgers"][0]["parent_hash"], serde_json::Value::Null);
+    // Verified into --state, the store proves keys of ledger 38129 as the
+    // file does, by ledger hash and account_hash, and check-proof accepts.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let st = dir.path().join("state");
+    let st = st.to_str().expect("path");
+    let r = verify(&["--db", &u, "--state", st]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    const KEY: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD";
+    let file = data("ledger-38129.json");
+    let from_file = shamap(["prove", file.to_str().expect("path"), KEY], None);
+    assert_eq!(from_file.code, Some(0), "{}", from_file.stderr);
+    for root in [LEDGER_38129, ACCOUNT_38129] {
+        let r = shamap(["prove", "--db", st, "--root", root, KEY], None);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(r.stdout, from_file.stdout);
+    }
+    let proof = dir.path().join("p.json");
+    std::fs::write(&proof, from_file.stdout.as_bytes()).expect("write");
+    let r = shamap(
+        [
+            "check-proof",
+            "--root",
+            ACCOUNT_38129,
+            "--key",
+            KEY,
+            proof.to_str().expect("path"),
+        ],
+        None,
+    );
+    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
     // Outside the range: unusable.
     let e = one_error_line(&verify(&["--db", &u, "--ledger", "38130"]), 2);
     assert!(

@@ -21,11 +21,13 @@
 //! ledger, so a later run resumes after it; or on a [`crate::MemStore`]
 //! with a budget that never spills, in memory only.
 
+use shamap::xrpl::ledger::LedgerHeader;
 use shamap::xrpl::tx::tx_with_meta_item;
 use shamap::{Hash256, Key, MapKind, ShaMap};
 
 use crate::backed::{BackedMap, BackedOptions};
 use crate::error::StoreError;
+use crate::node::NodeObject;
 use crate::store::{Batch, NodeStore};
 
 use super::reader::ClioReader;
@@ -88,13 +90,16 @@ pub fn read_verified(store: &dyn NodeStore) -> Result<Option<Verified>, StoreErr
 }
 
 /// Commits `map` under [`STATE_ROOT_NAME`] (nodes and root in one atomic
-/// batch), then, once that is written, records `v` durably. A crash
+/// batch), then, once that is written, records `v` durably with the
+/// ledger's header as a node (so the ledger hash names the verified state
+/// map for readers of the store: `get`, `prove --db`). A crash
 /// between the two leaves the previous record, whose nodes the append-only
 /// store still holds: the next run resumes one ledger earlier.
 pub fn record_verified(
     map: &mut BackedMap<'_>,
     store: &dyn NodeStore,
     v: &Verified,
+    header: &LedgerHeader,
 ) -> Result<(), StoreError> {
     let root = map.commit(STATE_ROOT_NAME)?;
     if root != v.account_hash {
@@ -108,6 +113,7 @@ pub fn record_verified(
         });
     }
     let mut batch = Batch::new();
+    batch.put_node(NodeObject::ledger(header));
     batch.put_meta(VERIFIED_RECORD, v.encode());
     store.write_durably(batch)
 }
@@ -328,6 +334,7 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                         account_hash: check.account_hash.0,
                         keyspace: self.reader.keyspace().to_owned(),
                     },
+                    &h.header,
                 )?;
             }
             self.prev = Some((seq, h.stored_hash));
