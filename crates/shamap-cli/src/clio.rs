@@ -23,6 +23,10 @@
 //! unusable input (unreachable cluster, no Clio tables, a missing header or
 //! transaction row, a ledger missing from the range, a bad `--state`).
 //!
+//! `--follow` goes on after the end of `ledger_range`: it reads the range
+//! every second and verifies each new ledger as it appears, until stopped
+//! (Ctrl-C) or a ledger does not match.
+//!
 //! After the last ledger, unless `--no-audit`, every live key's newest
 //! object is read again and compared with the verified state:
 //! `audit of the state at ledger N: K live keys re-read, all match`, or a
@@ -93,6 +97,11 @@ pub struct ClioVerifyArgs {
     #[arg(long, value_name = "MB", default_value_t = 64, requires = "state",
           value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
     pub cache_mb: u64,
+    /// After the last ledger of ledger_range, wait for new ones and verify
+    /// each as it appears (polled every second; stop with Ctrl-C: with
+    /// --state every ledger verified is already recorded).
+    #[arg(long, conflicts_with_all = ["ledger", "to", "json"])]
+    pub follow: bool,
     /// Skip the final audit (re-reading every live key's newest object
     /// after the last ledger, to find object rows written without their
     /// diff rows; it reads as much as a full build).
@@ -102,6 +111,9 @@ pub struct ClioVerifyArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+/// How often `--follow` reads `ledger_range`.
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Runs `shamap clio …`.
 pub fn run(args: &ClioArgs) -> Result<Exit, Failure> {
@@ -356,28 +368,50 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
     let bar = progress(u64::from(to.saturating_sub(start)) + u64::from(start <= to));
     let mut failure = None;
     let mut seq = start;
-    while seq <= to {
-        match verifier.verify(seq) {
-            Err(e) => {
-                failure = Some(about_state(unusable(e)));
-                break;
-            }
-            Ok(check) => {
-                bar.inc(1);
-                if !args.json {
-                    bar.suspend(|| print_text(&render_text(&check)))?;
-                }
-                let ok = check.is_match();
-                if !ok {
-                    failure = Some(Failure::negative(summary(&check)));
-                }
-                reports.push(check);
-                if !ok {
+    let mut to = to;
+    loop {
+        while seq <= to {
+            match verifier.verify(seq) {
+                Err(e) => {
+                    failure = Some(about_state(unusable(e)));
                     break;
                 }
+                Ok(check) => {
+                    bar.inc(1);
+                    if !args.json {
+                        bar.suspend(|| print_text(&render_text(&check)))?;
+                    }
+                    let ok = check.is_match();
+                    if !ok {
+                        failure = Some(Failure::negative(summary(&check)));
+                    }
+                    reports.push(check);
+                    if !ok {
+                        break;
+                    }
+                }
+            }
+            seq += 1;
+        }
+        if failure.is_some() || !args.follow {
+            break;
+        }
+        // --follow: keep only the last report (the run does not end).
+        if reports.len() > 1 {
+            reports.drain(..reports.len() - 1);
+        }
+        std::thread::sleep(FOLLOW_POLL);
+        match reader.range() {
+            Ok(Some((_, end))) if end > to => {
+                bar.inc_length(u64::from(end - to));
+                to = end;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                failure = Some(unusable(e));
+                break;
             }
         }
-        seq += 1;
     }
     bar.finish_and_clear();
     let mut audit = None;

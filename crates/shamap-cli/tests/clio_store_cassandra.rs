@@ -633,3 +633,62 @@ fn unusable_databases_are_one_line_and_status_2() {
     let e = one_error_line(&r, 2);
     assert!(e.contains("cannot connect to 127.0.0.1:1"), "{e}");
 }
+
+/// `--follow` verifies ledgers loaded after it started, each as it
+/// appears, and records them in `--state`.
+#[test]
+fn follow_verifies_new_ledgers_as_they_appear() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let Some(host) = cluster("follow_verifies_new_ledgers_as_they_appear") else {
+        return;
+    };
+    let u = url(&host, "follow");
+    let chain = random_chain(12, FAULT_SHAPE);
+    let mut loader = load(&u, &chain[..5]);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let st = dir.path().join("s");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shamap"))
+        .args(["clio", "verify", "--db", &u, "--follow", "--state"])
+        .arg(&st)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let stdout = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let wait_for = |heading: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(l) if l.contains("MISMATCH") => panic!("{l}"),
+                Ok(l) if l.starts_with(heading) => return,
+                Ok(_) => {}
+                Err(_) => panic!("no '{heading}' line within 60 s"),
+            }
+        }
+    };
+    wait_for("ledger 104 ");
+    for l in &chain[5..12] {
+        loader.load_next(l).expect("load");
+    }
+    wait_for("ledger 111 ");
+    child.kill().expect("kill");
+    let status = child.wait().expect("wait");
+    assert!(!status.success());
+    let store = shamap_store::LogStore::open(&st).expect("state");
+    let rec = shamap_store::clio::read_verified(&store)
+        .expect("record")
+        .expect("recorded");
+    assert_eq!(rec.seq, 111);
+    drop(store);
+    loader.drop_keyspace().expect("drop");
+}
