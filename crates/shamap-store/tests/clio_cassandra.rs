@@ -222,3 +222,125 @@ fn state_after_a_chain_is_the_engines_map() {
     );
     loader.drop_keyspace().expect("drop");
 }
+
+/// A measurement, not run by default: verify a generated chain (in memory
+/// and with a 16 MiB `--state`) and time the same rows read with the same
+/// pipelining and nothing built (the read floor). Sizes from `M_OBJ`,
+/// `M_LEDGERS`, `M_CHANGES` (default 20000, 100, 200):
+/// `SHAMAP_CASSANDRA=127.0.0.1:9042 cargo test -p shamap-store --features
+/// cassandra --test main clio_cassandra::measure -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: run by hand with --ignored --nocapture"]
+fn measure_verify_against_read_floor() {
+    let host = std::env::var("SHAMAP_CASSANDRA").expect("env");
+    let n: usize = std::env::var("M_OBJ")
+        .map(|v| v.parse().expect("n"))
+        .unwrap_or(20000);
+    let ledgers: usize = std::env::var("M_LEDGERS")
+        .map(|v| v.parse().expect("n"))
+        .unwrap_or(100);
+    let changes: usize = std::env::var("M_CHANGES")
+        .map(|v| v.parse().expect("n"))
+        .unwrap_or(200);
+    let chain = random_chain(
+        1,
+        ChainShape {
+            first_seq: 1,
+            ledgers,
+            initial_objects: n,
+            changes,
+            max_transactions: 2,
+        },
+    );
+    let u = url(&host, "measure");
+    let t = std::time::Instant::now();
+    let loader = load(&u, &chain);
+    eprintln!("MEASURE load {:?}", t.elapsed());
+    let reader = ClioReader::open(&u).expect("open");
+    let last = ledgers as u32;
+    let t = std::time::Instant::now();
+    let store = MemStore::new();
+    let mut v = ClioVerifier::new(
+        &reader,
+        &store,
+        BackedOptions {
+            budget_bytes: usize::MAX / 8,
+        },
+        false,
+    )
+    .expect("v");
+    let c = v.verify(1).expect("first");
+    assert!(c.is_match());
+    eprintln!("MEASURE first ledger full build (memory) {:?}", t.elapsed());
+    let t2 = std::time::Instant::now();
+    for s in 2..=last {
+        assert!(v.verify(s).expect("v").is_match());
+    }
+    eprintln!(
+        "MEASURE {} following ledgers (memory) {:?}",
+        last - 1,
+        t2.elapsed()
+    );
+    let t3 = std::time::Instant::now();
+    assert!(v.audit().expect("audit").is_empty());
+    eprintln!("MEASURE audit {:?}", t3.elapsed());
+    let dir = tempfile::tempdir().expect("d");
+    let store = LogStore::open(dir.path()).expect("log");
+    let t = std::time::Instant::now();
+    let mut v =
+        ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(16), true).expect("v");
+    assert!(v.verify(1).expect("first").is_match());
+    eprintln!(
+        "MEASURE first ledger full build (--state, 16 MiB) {:?}",
+        t.elapsed()
+    );
+    let t2 = std::time::Instant::now();
+    for s in 2..=last {
+        assert!(v.verify(s).expect("v").is_match());
+    }
+    eprintln!(
+        "MEASURE {} following ledgers (--state) {:?}",
+        last - 1,
+        t2.elapsed()
+    );
+    // Read floor: the same rows read with the same pipelining, nothing built.
+    let t = std::time::Instant::now();
+    let mut first: Vec<Key> = chain[0].objects.iter().map(|(k, _)| *k).collect();
+    first.sort();
+    let mut prev = shamap_store::clio::FIRST_KEY;
+    for k in &first {
+        let _ = reader.successors(&[prev], 1).expect("s");
+        prev = *k;
+    }
+    for c in first.chunks(512) {
+        let _ = reader.objects(c, 1).expect("o");
+    }
+    eprintln!(
+        "MEASURE floor first ledger (successor walk + objects) {:?}",
+        t.elapsed()
+    );
+    let t = std::time::Instant::now();
+    for s in 2..=last {
+        let d: Vec<Key> = reader
+            .diff(s)
+            .expect("d")
+            .iter()
+            .map(|b| Key(b[..].try_into().expect("32")))
+            .collect();
+        let _ = reader.objects(&d, s).expect("o");
+        let _ = reader.successors(&d, s).expect("s");
+        let _ = reader.header(s).expect("h");
+        let tx: Vec<Hash256> = reader
+            .tx_hashes(s)
+            .expect("t")
+            .iter()
+            .map(|b| Hash256::from_slice(b).expect("h"))
+            .collect();
+        let _ = reader.transactions(&tx).expect("t");
+    }
+    eprintln!(
+        "MEASURE floor following ledgers (diff, objects, successors, header, txs) {:?}",
+        t.elapsed()
+    );
+    loader.drop_keyspace().expect("drop");
+}
