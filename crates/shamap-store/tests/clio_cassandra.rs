@@ -161,11 +161,13 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
         let rec = read_verified(&store).expect("record").expect("a record");
         assert_eq!(rec.seq, 1099);
         assert_eq!(rec.account_hash, chain[99].header.expect("h").account_hash);
+        assert_eq!(rec.entries, all[99].state_entries);
         let mut v = ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(1), true)
             .expect("verifier");
         assert_eq!(v.last_verified(), Some(1099));
         let c = v.verify(1100).expect("verifies");
         assert!(c.is_match() && !c.full_build, "{c:?}");
+        assert_eq!(c.state_entries, all[100].state_entries);
         // Not the next ledger: refused.
         assert!(v.verify(1150).is_err());
     }

@@ -162,66 +162,94 @@ impl ClioReader {
 
     /// The header blob of ledger `seq`, if there is a row.
     pub fn header(&self, seq: u32) -> Result<Option<Vec<u8>>, ClioError> {
+        self.conn.runtime.block_on(self.header_async(seq))
+    }
+
+    async fn header_async(&self, seq: u32) -> Result<Option<Vec<u8>>, ClioError> {
         let what = format!("cannot read the header of ledger {seq}");
-        self.conn
-            .runtime
-            .block_on(async {
-                let r = self
-                    .conn
-                    .session
-                    .execute_unpaged(&self.st.header, (seq_i64(seq),))
-                    .await?;
-                let row = r
-                    .into_rows_result()?
-                    .maybe_first_row::<(Option<Vec<u8>>,)>()?;
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(row.and_then(|(h,)| h))
-            })
-            .map_err(|e| self.conn.fail(&what, e))
+        async {
+            let r = self
+                .conn
+                .session
+                .execute_unpaged(&self.st.header, (seq_i64(seq),))
+                .await?;
+            let row = r
+                .into_rows_result()?
+                .maybe_first_row::<(Option<Vec<u8>>,)>()?;
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(row.and_then(|(h,)| h))
+        }
+        .await
+        .map_err(|e| self.conn.fail(&what, e))
     }
 
     /// The keys of ledger `seq`'s `diff` rows (as stored: a key of another
     /// length than 32 bytes is the caller's to refuse).
     pub fn diff(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
+        self.conn.runtime.block_on(self.diff_async(seq))
+    }
+
+    async fn diff_async(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
         self.blobs(
             &self.st.diff,
             seq,
             &format!("cannot read the diff of ledger {seq}"),
         )
+        .await
     }
 
     /// The transaction hashes of ledger `seq` (`ledger_transactions`).
     pub fn tx_hashes(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
+        self.conn.runtime.block_on(self.tx_hashes_async(seq))
+    }
+
+    async fn tx_hashes_async(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
         self.blobs(
             &self.st.ledger_txs,
             seq,
             &format!("cannot read the transaction list of ledger {seq}"),
         )
+        .await
     }
 
-    fn blobs(
+    /// Ledger `seq`'s header, diff keys and transaction hashes, the three
+    /// queries in flight together.
+    #[allow(clippy::type_complexity)]
+    pub fn ledger_rows(
+        &self,
+        seq: u32,
+    ) -> Result<(Option<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>), ClioError> {
+        self.conn.runtime.block_on(async {
+            futures::try_join!(
+                self.header_async(seq),
+                self.diff_async(seq),
+                self.tx_hashes_async(seq)
+            )
+        })
+    }
+
+    async fn blobs(
         &self,
         st: &PreparedStatement,
         seq: u32,
         what: &str,
     ) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.conn
-            .runtime
-            .block_on(async {
-                let mut out = Vec::new();
-                let mut pages = self
-                    .conn
-                    .session
-                    .execute_iter(st.clone(), (seq_i64(seq),))
-                    .await?
-                    .rows_stream::<(Option<Vec<u8>>,)>()?;
-                while let Some(row) = pages.next().await {
-                    if let (Some(b),) = row? {
-                        out.push(b);
-                    }
+        async {
+            let mut out = Vec::new();
+            let mut pages = self
+                .conn
+                .session
+                .execute_iter(st.clone(), (seq_i64(seq),))
+                .await?
+                .rows_stream::<(Option<Vec<u8>>,)>()?;
+            while let Some(row) = pages.next().await {
+                if let (Some(b),) = row? {
+                    out.push(b);
                 }
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
-            })
-            .map_err(|e| self.conn.fail(what, e))
+            }
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
+        }
+        .await
+        .map_err(|e| self.conn.fail(what, e))
     }
 
     /// For each key, its newest `objects` row at or below `seq`:
@@ -232,27 +260,52 @@ impl ClioReader {
         keys: &[Key],
         seq: u32,
     ) -> Result<Vec<Option<(i64, Vec<u8>)>>, ClioError> {
+        self.conn.runtime.block_on(self.objects_async(keys, seq))
+    }
+
+    /// [`ClioReader::objects`] and [`ClioReader::transactions`] together,
+    /// both pipelined at once.
+    #[allow(clippy::type_complexity)]
+    pub fn objects_and_transactions(
+        &self,
+        keys: &[Key],
+        seq: u32,
+        hashes: &[Hash256],
+    ) -> Result<(Vec<Option<(i64, Vec<u8>)>>, Vec<Option<TxRow>>), ClioError> {
+        self.conn.runtime.block_on(async {
+            futures::try_join!(
+                self.objects_async(keys, seq),
+                self.transactions_async(hashes)
+            )
+        })
+    }
+
+    #[allow(clippy::type_complexity)]
+    async fn objects_async(
+        &self,
+        keys: &[Key],
+        seq: u32,
+    ) -> Result<Vec<Option<(i64, Vec<u8>)>>, ClioError> {
         let st = &self.st.object;
-        self.conn.runtime.block_on(
-            stream::iter(keys)
-                .map(|key| async move {
-                    let what = || format!("cannot read object {key} at ledger {seq}");
-                    let r = self
-                        .conn
-                        .session
-                        .execute_unpaged(st, (&key.0[..], seq_i64(seq)))
-                        .await
-                        .map_err(|e| self.conn.fail(&what(), e))?;
-                    let row = r
-                        .into_rows_result()
-                        .map_err(|e| self.conn.fail(&what(), e))?
-                        .maybe_first_row::<(Option<Vec<u8>>, i64)>()
-                        .map_err(|e| self.conn.fail(&what(), e))?;
-                    Ok::<_, ClioError>(row.map(|(o, s)| (s, o.unwrap_or_default())))
-                })
-                .buffered(self.conn.opts.inflight)
-                .try_collect(),
-        )
+        stream::iter(keys)
+            .map(|key| async move {
+                let what = || format!("cannot read object {key} at ledger {seq}");
+                let r = self
+                    .conn
+                    .session
+                    .execute_unpaged(st, (&key.0[..], seq_i64(seq)))
+                    .await
+                    .map_err(|e| self.conn.fail(&what(), e))?;
+                let row = r
+                    .into_rows_result()
+                    .map_err(|e| self.conn.fail(&what(), e))?
+                    .maybe_first_row::<(Option<Vec<u8>>, i64)>()
+                    .map_err(|e| self.conn.fail(&what(), e))?;
+                Ok::<_, ClioError>(row.map(|(o, s)| (s, o.unwrap_or_default())))
+            })
+            .buffered(self.conn.opts.inflight)
+            .try_collect()
+            .await
     }
 
     /// For each key, `next` of its newest `successor` row at or below
@@ -283,30 +336,36 @@ impl ClioReader {
 
     /// For each hash, its `transactions` row, or `None`.
     pub fn transactions(&self, hashes: &[Hash256]) -> Result<Vec<Option<TxRow>>, ClioError> {
+        self.conn.runtime.block_on(self.transactions_async(hashes))
+    }
+
+    async fn transactions_async(
+        &self,
+        hashes: &[Hash256],
+    ) -> Result<Vec<Option<TxRow>>, ClioError> {
         let st = &self.st.tx;
-        self.conn.runtime.block_on(
-            stream::iter(hashes)
-                .map(|hash| async move {
-                    let what = || format!("cannot read transaction {hash}");
-                    let r = self
-                        .conn
-                        .session
-                        .execute_unpaged(st, (&hash.0[..],))
-                        .await
-                        .map_err(|e| self.conn.fail(&what(), e))?;
-                    let row = r
-                        .into_rows_result()
-                        .map_err(|e| self.conn.fail(&what(), e))?
-                        .maybe_first_row::<(Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>)>()
-                        .map_err(|e| self.conn.fail(&what(), e))?;
-                    Ok::<_, ClioError>(row.map(|(t, m, s)| TxRow {
-                        ledger_sequence: s.unwrap_or(-1),
-                        transaction: t.unwrap_or_default(),
-                        metadata: m.unwrap_or_default(),
-                    }))
-                })
-                .buffered(self.conn.opts.inflight)
-                .try_collect(),
-        )
+        stream::iter(hashes)
+            .map(|hash| async move {
+                let what = || format!("cannot read transaction {hash}");
+                let r = self
+                    .conn
+                    .session
+                    .execute_unpaged(st, (&hash.0[..],))
+                    .await
+                    .map_err(|e| self.conn.fail(&what(), e))?;
+                let row = r
+                    .into_rows_result()
+                    .map_err(|e| self.conn.fail(&what(), e))?
+                    .maybe_first_row::<(Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>)>()
+                    .map_err(|e| self.conn.fail(&what(), e))?;
+                Ok::<_, ClioError>(row.map(|(t, m, s)| TxRow {
+                    ledger_sequence: s.unwrap_or(-1),
+                    transaction: t.unwrap_or_default(),
+                    metadata: m.unwrap_or_default(),
+                }))
+            })
+            .buffered(self.conn.opts.inflight)
+            .try_collect()
+            .await
     }
 }
