@@ -323,25 +323,20 @@ fn measure_verify_against_read_floor() {
     );
     let t = std::time::Instant::now();
     for s in 2..=last {
-        let d: Vec<Key> = reader
-            .diff(s)
-            .expect("d")
+        let (_, d, tx) = reader.ledger_rows(s).expect("rows");
+        let d: Vec<Key> = d
             .iter()
             .map(|b| Key(b[..].try_into().expect("32")))
             .collect();
-        let _ = reader.objects(&d, s).expect("o");
-        let _ = reader.successors(&d, s).expect("s");
-        let _ = reader.header(s).expect("h");
-        let tx: Vec<Hash256> = reader
-            .tx_hashes(s)
-            .expect("t")
+        let tx: Vec<Hash256> = tx
             .iter()
             .map(|b| Hash256::from_slice(b).expect("h"))
             .collect();
-        let _ = reader.transactions(&tx).expect("t");
+        let _ = reader.objects_and_transactions(&d, s, &tx).expect("o");
+        let _ = reader.successors(&d, s).expect("s");
     }
     eprintln!(
-        "MEASURE floor following ledgers (diff, objects, successors, header, txs) {:?}",
+        "MEASURE floor following ledgers (header+diff+txs, then objects+txs, then successors) {:?}",
         t.elapsed()
     );
     loader.drop_keyspace().expect("drop");

@@ -28,6 +28,7 @@ struct Statements {
     successor: PreparedStatement,
     ledger_txs: PreparedStatement,
     tx: PreparedStatement,
+    scan_objects: PreparedStatement,
 }
 
 /// A connection to a Clio keyspace, read-only.
@@ -100,6 +101,13 @@ impl ClioReader {
                 format!(
                     "SELECT transaction, metadata, ledger_sequence FROM {ks}.transactions \
                      WHERE hash = ?"
+                ),
+            )?,
+            scan_objects: p(
+                "objects",
+                format!(
+                    "SELECT key, sequence, object FROM {ks}.objects WHERE sequence <= ? \
+                     PER PARTITION LIMIT 1 ALLOW FILTERING"
                 ),
             )?,
         };
@@ -332,6 +340,34 @@ impl ClioReader {
                 .buffered(self.conn.opts.inflight)
                 .try_collect(),
         )
+    }
+
+    /// Every key's newest `objects` row at or below `seq`, as `f(key,
+    /// sequence, object)`, by a paged scan of the whole table (Clio's own
+    /// ledger-page query without the token bound): as many rows as keys
+    /// ever written. Used only to name what a full build cannot.
+    pub fn scan_objects(
+        &self,
+        seq: u32,
+        f: &mut dyn FnMut(&[u8], i64, &[u8]),
+    ) -> Result<(), ClioError> {
+        let what = format!("cannot scan table objects at ledger {seq}");
+        self.conn
+            .runtime
+            .block_on(async {
+                let mut rows = self
+                    .conn
+                    .session
+                    .execute_iter(self.st.scan_objects.clone(), (seq_i64(seq),))
+                    .await?
+                    .rows_stream::<(Vec<u8>, i64, Option<Vec<u8>>)>()?;
+                while let Some(row) = rows.next().await {
+                    let (key, s, obj) = row?;
+                    f(&key, s, obj.as_deref().unwrap_or_default());
+                }
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+            })
+            .map_err(|e| self.conn.fail(&what, e))
     }
 
     /// For each hash, its `transactions` row, or `None`.

@@ -339,13 +339,17 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             }
         };
         let (tx_root, transactions) = tx_map(seq, &hashes, tx_rows, &mut problems)?;
+        let account_root = self.map.root_hash();
+        if full_build && problems.is_empty() && account_root != h.header.account_hash {
+            self.find_unlisted(seq, &mut problems)?;
+        }
         let check = LedgerCheck {
             seq,
             full_build,
             state_entries: self.entries,
             diff_keys,
             transactions,
-            account_hash: (self.map.root_hash(), h.header.account_hash),
+            account_hash: (account_root, h.header.account_hash),
             transaction_hash: (tx_root, h.header.transaction_hash),
             ledger_hash: (h.header.hash(), h.stored_hash),
             parent_hash: self.prev.map(|(_, ph)| (h.header.parent_hash, ph)),
@@ -472,6 +476,38 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         self.insert_listed(&chunk, seq, problems)?;
         if let Some(what) = stop {
             problems.push(Problem { key, what });
+        }
+        Ok(())
+    }
+
+    /// After a full build whose state does not match: the keys live at
+    /// `seq` in `objects` that the successor list left out, by a scan of
+    /// the table.
+    fn find_unlisted(&self, seq: u32, problems: &mut Vec<Problem>) -> Result<(), ClioError> {
+        let mut found = Vec::new();
+        let mut failed = None;
+        self.reader.scan_objects(seq, &mut |raw, s, obj| {
+            if obj.is_empty() || failed.is_some() {
+                return;
+            }
+            let Some(key) = key_of(raw) else { return };
+            match self.map.contains(&key) {
+                Ok(true) => {}
+                Ok(false) => found.push((key, s)),
+                Err(e) => failed = Some(e),
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        found.sort_unstable();
+        for (key, s) in found {
+            problems.push(Problem {
+                key,
+                what: format!(
+                    "live at ledger {seq} (its object is of ledger {s}) but missing from the successor list"
+                ),
+            });
         }
         Ok(())
     }
