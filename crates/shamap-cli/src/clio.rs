@@ -49,7 +49,7 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use shamap_ledger::verify::Checked;
-use shamap_store::clio::{AuditFinding, ClioReader, ClioVerifier, LedgerCheck, Pair};
+use shamap_store::clio::{random_chain, AuditFinding, ChainShape, ClioLoader, ClioReader, ClioVerifier, LedgerCheck, Pair};
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::output::{print_json, print_text, Exit, Failure};
@@ -71,6 +71,36 @@ pub enum ClioCommand {
     ///
     /// Exit status: 0 all matched, 1 a mismatch, 2 unusable input.
     Verify(ClioVerifyArgs),
+    /// For tests and benchmarks: write a generated chain of ledgers into a
+    /// fresh Clio keyspace (dropped first if it exists), with the rows
+    /// Clio's ETL writes. Exit status: 0, or 2.
+    LoadTestChain(LoadTestChainArgs),
+}
+
+/// Arguments of `shamap clio load-test-chain`.
+#[derive(Debug, clap::Args)]
+pub struct LoadTestChainArgs {
+    /// The keyspace to create: cassandra://HOST[:PORT]/KEYSPACE.
+    #[arg(long, value_name = "URL")]
+    pub db: String,
+    /// Seed of the generator.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// The first ledger's sequence.
+    #[arg(long, default_value_t = 1)]
+    pub first: u32,
+    /// Ledgers in all.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    pub ledgers: u64,
+    /// Objects of the first ledger.
+    #[arg(long, default_value_t = 1000)]
+    pub objects: usize,
+    /// Changed keys per following ledger.
+    #[arg(long, default_value_t = 100)]
+    pub changes: usize,
+    /// Most transactions per ledger.
+    #[arg(long, default_value_t = 3)]
+    pub transactions: usize,
 }
 
 /// Arguments of `shamap clio verify`.
@@ -119,7 +149,38 @@ const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_secs(1);
 pub fn run(args: &ClioArgs) -> Result<Exit, Failure> {
     match &args.command {
         ClioCommand::Verify(a) => verify(a),
+        ClioCommand::LoadTestChain(a) => load_test_chain(a),
     }
+}
+
+fn load_test_chain(args: &LoadTestChainArgs) -> Result<Exit, Failure> {
+    let shape = ChainShape {
+        first_seq: args.first,
+        ledgers: usize::try_from(args.ledgers).unwrap_or(usize::MAX),
+        initial_objects: args.objects,
+        changes: args.changes,
+        max_transactions: args.transactions,
+    };
+    let chain = random_chain(args.seed, shape);
+    let mut loader = ClioLoader::create_fresh(&args.db).map_err(unusable)?;
+    let bar = progress(args.ledgers);
+    for (i, l) in chain.iter().enumerate() {
+        if i == 0 {
+            loader.load_initial(l).map_err(unusable)?;
+        } else {
+            loader.load_next(l).map_err(unusable)?;
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let last = args.first as u64 + args.ledgers - 1;
+    print_text(&format!(
+        "loaded ledgers {}..{last} into {} ({} live objects at the end)\n",
+        args.first,
+        loader.location(),
+        loader.live().len()
+    ))?;
+    Ok(Exit::Done)
 }
 
 fn unusable(e: impl std::fmt::Display) -> Failure {
@@ -287,7 +348,7 @@ fn progress(len: u64) -> ProgressBar {
     }
     let bar = ProgressBar::new(len);
     let style = ProgressStyle::with_template(
-        "{spinner} clio verify [{bar:40}] {pos}/{len} ledgers ({per_sec}, {eta})",
+        "{spinner} clio [{bar:40}] {pos}/{len} ledgers ({per_sec}, {eta})",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar());
     bar.set_style(style);
