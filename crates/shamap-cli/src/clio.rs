@@ -49,7 +49,9 @@ use std::path::PathBuf;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use shamap_ledger::verify::Checked;
-use shamap_store::clio::{random_chain, AuditFinding, ChainShape, ClioLoader, ClioReader, ClioVerifier, LedgerCheck, Pair};
+use shamap_store::clio::{
+    random_chain, AuditFinding, ChainShape, ClioLoader, ClioReader, ClioVerifier, LedgerCheck, Pair,
+};
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::output::{print_json, print_text, Exit, Failure};
