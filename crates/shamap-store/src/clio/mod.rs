@@ -45,7 +45,7 @@ mod verify;
 
 pub use chain::{random_chain, ChainShape};
 pub use loader::{ClioLedger, ClioLoader};
-pub use reader::{ClioReader, TxRow};
+pub use reader::{ClioReader, ScanRow, TxRow};
 pub use verify::{
     read_verified, record_verified, AuditFinding, ClioVerifier, LedgerCheck, Pair, Problem,
     Verified, STATE_ROOT_NAME, VERIFIED_RECORD,

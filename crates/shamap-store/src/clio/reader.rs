@@ -20,6 +20,9 @@ pub struct TxRow {
     pub metadata: Vec<u8>,
 }
 
+/// A callback of [`ClioReader::scan_objects`]: key, sequence, object.
+pub type ScanRow<'a> = dyn FnMut(&[u8], i64, &[u8]) + 'a;
+
 struct Statements {
     range: PreparedStatement,
     header: PreparedStatement,
@@ -346,11 +349,7 @@ impl ClioReader {
     /// sequence, object)`, by a paged scan of the whole table (Clio's own
     /// ledger-page query without the token bound): as many rows as keys
     /// ever written. Used only to name what a full build cannot.
-    pub fn scan_objects(
-        &self,
-        seq: u32,
-        f: &mut dyn FnMut(&[u8], i64, &[u8]),
-    ) -> Result<(), ClioError> {
+    pub fn scan_objects(&self, seq: u32, f: &mut ScanRow<'_>) -> Result<(), ClioError> {
         let what = format!("cannot scan table objects at ledger {seq}");
         self.conn
             .runtime
