@@ -24,6 +24,7 @@ mod proof_file;
 mod apply;
 mod bench;
 mod check_proof;
+mod clio;
 mod diff;
 mod gc;
 mod get;
@@ -113,6 +114,10 @@ enum Command {
     /// Keep only the given roots in a store and delete unreachable nodes.
     /// Exit status: 0, or 2 (nothing deleted).
     Gc(gc::GcArgs),
+    /// Clio databases: `clio verify --db cassandra://HOST/KEYSPACE` rebuilds
+    /// each ledger's maps from Clio's tables and checks its header's hashes.
+    /// Exit status: 0 all matched, 1 a mismatch, 2 unusable input.
+    Clio(clio::ClioArgs),
 }
 
 fn main() -> ExitCode {
@@ -140,5 +145,6 @@ fn main() -> ExitCode {
         Command::Info(args) => info::run(&args).map_err(|f| f.about_store(&args.db)),
         Command::Sync(args) => sync::run(&args).map_err(|f| f.about_sync(&args.from, &args.to)),
         Command::Gc(args) => gc::run(&args).map_err(|f| f.about_store(&args.db)),
+        Command::Clio(args) => clio::run(&args),
     })
 }

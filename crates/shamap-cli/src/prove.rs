@@ -7,6 +7,14 @@
 //!
 //! `shamap check-proof --root ROOT --key KEY FILE` verifies the output.
 //!
+//! With `--db DIR --root HASH KEY` the proof comes from a stored map
+//! instead (a node store: a node log or fjall directory, or
+//! `cassandra://…`): the map `HASH` names (a ledger hash: its state map; a
+//! map root the store knows), each node verified as it is read; the same
+//! JSON as from a file. A state verified by `shamap clio verify --state`
+//! answers for every ledger it verified by ledger hash, and for the last
+//! one by account_hash.
+//!
 //! Exit status: 0 when the proof was written; 1 when the key is absent and
 //! `--absent-ok` was not given (nothing is written); 2 on unreadable input,
 //! a map that cannot be built, entries that do not hash to the root the
@@ -15,13 +23,14 @@
 //! bytes of data (`check-proof` rejects every such proof; the dump readers
 //! accept such leaves, and hashing them is fine).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use shamap::verify::{verify_path, ProofError};
 use shamap::xrpl::wire::{WireError, MIN_LEAF_DATA};
-use shamap::Key;
+use shamap::{Key, MapKind, ProofPath};
+use shamap_store::StoredMap;
 
-use crate::input::read_ledger;
+use crate::input::{map_root, open_to_read, parse_root, read_ledger};
 use crate::maps::{build_map, BuiltMap, KindArg};
 use crate::output::{print_text, Exit, Failure};
 use crate::proof_file::render_proof;
@@ -31,12 +40,21 @@ use crate::proof_file::render_proof;
 pub struct ProveArgs {
     /// A rippled/Clio `ledger` response (binary, expanded) or a
     /// `ledger_data` page without a marker (one with a marker is refused:
-    /// the ledger continues past it); `-` reads standard input.
+    /// the ledger continues past it); `-` reads standard input. With
+    /// --db, the only positional argument is KEY.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// The key to prove, 64 hex digits (a transaction ID with --kind tx).
-    #[arg(value_name = "KEY")]
-    pub key: Key,
+    #[arg(value_name = "KEY", required_unless_present = "db")]
+    pub key: Option<Key>,
+    /// Prove from a stored map instead of a file: a node store directory
+    /// or cassandra://HOST[:PORT]/KEYSPACE (with --root).
+    #[arg(long, value_name = "DB", requires = "root")]
+    pub db: Option<PathBuf>,
+    /// With --db: a ledger hash (its state map) or a map root the store
+    /// knows.
+    #[arg(long, value_name = "HEX", requires = "db")]
+    pub root: Option<String>,
     /// Write a proof of absence when the key is not in the map (exit 0)
     /// instead of failing with status 1.
     #[arg(long)]
@@ -49,8 +67,8 @@ pub struct ProveArgs {
     pub kind: KindArg,
 }
 
-/// Runs `shamap prove`.
-pub fn run(args: &ProveArgs) -> Result<Exit, Failure> {
+/// The proof from a ledger dump: the input's name, the key and the proof.
+fn from_file(args: &ProveArgs, key: Key) -> Result<(String, ProofPath), Failure> {
     let input = read_ledger(&args.file)?;
     let BuiltMap {
         mut map,
@@ -64,40 +82,73 @@ pub fn run(args: &ProveArgs) -> Result<Exit, Failure> {
             input.name
         )));
     }
-    let proof = map.proof_path(&args.key);
+    Ok((input.name, map.proof_path(&key)))
+}
+
+/// The proof from a stored map: the store's name and the proof.
+fn from_store(db: &Path, root: &str, key: Key) -> Result<(String, ProofPath), Failure> {
+    let store = open_to_read(db)?;
+    let (root, kind) = map_root(&*store, parse_root(Some(root))?)?;
+    let map = StoredMap::open(&*store, root, kind)?;
+    Ok((store.location(), map.proof_path(&key)?))
+}
+
+/// Runs `shamap prove`.
+pub fn run(args: &ProveArgs) -> Result<Exit, Failure> {
+    let (name, proof) = match (&args.db, args.root.as_deref()) {
+        (Some(db), Some(root)) => {
+            if args.key.is_some() {
+                return Err(Failure::unusable(
+                    "with --db, give only KEY (no FILE): the map comes from the store",
+                ));
+            }
+            let text = args.file.to_string_lossy();
+            let key: Key = text
+                .parse()
+                .map_err(|e| Failure::unusable(format!("KEY '{text}': {e}")))?;
+            from_store(db, root, key).map_err(|f| f.about_store(db))?
+        }
+        _ => {
+            let key = args
+                .key
+                .ok_or_else(|| Failure::unusable("give FILE and KEY (or --db, --root and KEY)"))?;
+            from_file(args, key)?
+        }
+    };
+    let key = proof.key;
+    let root = proof.root;
     if !proof.included && !args.absent_ok {
-        let map_name = match args.kind {
-            KindArg::State => "state map",
-            KindArg::Tx | KindArg::Txset => "transaction map",
+        let map_name = match proof.kind {
+            MapKind::AccountState => "state map",
+            _ => "transaction map",
         };
         return Err(Failure::negative(format!(
-            "{}: key {} is not in the {map_name} (--absent-ok writes a proof of absence)",
-            input.name, args.key
+            "{name}: key {key} is not in the {map_name} (--absent-ok writes a proof of absence)"
         )));
     }
     // A map holds leaves that no proof can carry (data under rippled's
     // minimum): check the proof as `check-proof` will, through the one
     // verifier, rather than write an unusable one.
-    match verify_path(&root, &args.key, &proof.nodes) {
+    match verify_path(&root, &key, &proof.nodes) {
         Ok(_) => {}
         Err(ProofError::Malformed {
             error: WireError::ShortLeaf(len),
             ..
         }) => {
             let whose = if proof.included {
-                format!("key {}", args.key)
+                format!("key {}", key)
             } else {
-                format!("the leaf where the proof of absence of {} ends", args.key)
+                format!("the leaf where the proof of absence of {} ends", key)
             };
             return Err(Failure::unusable(format!(
                 "{}: {whose} holds {len} bytes of data, below rippled's minimum of {MIN_LEAF_DATA}: no valid proof can carry that leaf",
-                input.name
+                name
             )));
         }
         Err(e) => {
             return Err(Failure::unusable(format!(
                 "{}: internal error: the proof of {} does not verify: {e} (please report this bug)",
-                input.name, args.key
+                name, key
             )))
         }
     }

@@ -2,6 +2,7 @@
 //! Each module runs the built binary on real or deliberately broken input.
 
 mod apply_input;
+mod clio_store_cassandra;
 mod diffs;
 mod proofs;
 mod stats_errors;

@@ -348,3 +348,38 @@ fn a_leaf_under_twelve_bytes_cannot_be_proven() {
         (Some(0), "included\n")
     );
 }
+
+/// `prove --db DIR --root HASH KEY` gives the same proof JSON as `prove
+/// FILE KEY`, by ledger hash and by account_hash; check-proof accepts it; an
+/// absent key is status 1, an unknown root status 2.
+#[test]
+fn a_proof_from_a_store_is_the_files() {
+    const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("db");
+    let db_s = db.to_str().expect("path");
+    let file = ledger_38129();
+    let r = shamap(["import", file.to_str().expect("path"), "--db", db_s], None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let from_file = prove(&file, STATE_KEY, &[]);
+    assert_eq!(from_file.code, Some(0), "{}", from_file.stderr);
+    for root in [LEDGER_38129, ACCOUNT_38129] {
+        let r = shamap(["prove", "--db", db_s, "--root", root, STATE_KEY], None);
+        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        assert_eq!(r.stdout, from_file.stdout);
+    }
+    let proof = temp_file(&dir, "p.json", from_file.stdout.as_bytes());
+    assert_eq!(check(ACCOUNT_38129, STATE_KEY, &proof, &[]).code, Some(0));
+    let r = shamap(
+        ["prove", "--db", db_s, "--root", LEDGER_38129, ABSENT_KEY],
+        None,
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("is not in the state map"), "{}", r.stderr);
+    let r = shamap(
+        ["prove", "--db", db_s, "--root", STATE_KEY, STATE_KEY],
+        None,
+    );
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}

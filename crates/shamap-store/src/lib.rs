@@ -8,6 +8,9 @@
 //!   in memory), [`FjallStore`] on disk (fjall, pure Rust), `RocksStore` with the `rocksdb`
 //!   feature, `CassandraStore` on an Apache Cassandra or ScyllaDB cluster
 //!   with the `cassandra` feature.
+//! - `clio` (feature `cassandra`): reads a Clio database's flat tables
+//!   and verifies them ledger by ledger against their headers' hashes,
+//!   keeping the verified state in a backed map.
 //! - [`NodeObject`]: a stored value (`8 zero bytes ‖ type ‖ prefix format`),
 //!   verified against its key on every [`NodeStore::get`].
 //! - [`BackedMap`]: a writable map opened by root hash, nodes loaded lazily
@@ -31,6 +34,8 @@ pub mod ack;
 pub mod backed;
 #[cfg(feature = "cassandra")]
 pub mod cassandra;
+#[cfg(feature = "cassandra")]
+pub mod clio;
 pub mod compact;
 mod directory;
 pub mod error;

@@ -3,8 +3,9 @@
 //! (`crate::fetch`: hash, type, place). Nothing is cached and no whole map
 //! is loaded (the backed map, with a node cache, is [`crate::BackedMap`]).
 
+use shamap::xrpl::wire;
 use shamap::xrpl::LedgerHeader;
-use shamap::{Hash256, Key, MapKind};
+use shamap::{Hash256, Key, MapKind, ProofPath};
 
 use crate::error::StoreError;
 use crate::fetch::{fetch_required, MapNode, Place};
@@ -125,6 +126,44 @@ impl<'s> StoredMap<'s> {
             }
         }
         Ok(None)
+    }
+
+    /// The proof path of `key` (rippled's `getProofPath`: wire blobs, the
+    /// leaf holding `key` or the last node on its path first, the root
+    /// last), each node verified as it is loaded; the same proof the
+    /// in-memory map gives ([`shamap::Snapshot::proof_path`]).
+    pub fn proof_path(&self, key: &Key) -> Result<ProofPath, StoreError> {
+        let mut nodes = Vec::new();
+        let mut included = false;
+        if let Some(root) = &self.root_children {
+            nodes.push(wire::encode_inner(root));
+            let mut children = root.clone();
+            for depth in 0..64 {
+                let h = children[usize::from(key.nibble(depth).get())];
+                if h.is_zero() {
+                    break;
+                }
+                match self.node_at(&h, key, depth + 1)? {
+                    MapNode::Inner(c) => {
+                        nodes.push(wire::encode_inner(&c));
+                        children = c;
+                    }
+                    MapNode::Leaf { key: k, data } => {
+                        nodes.push(wire::encode_leaf(self.kind, &k, &data));
+                        included = k == *key;
+                        break;
+                    }
+                }
+            }
+            nodes.reverse();
+        }
+        Ok(ProofPath {
+            key: *key,
+            kind: self.kind,
+            root: self.root,
+            nodes,
+            included,
+        })
     }
 
     /// All items in ascending key order. Yields an error (and then stops) at

@@ -569,3 +569,53 @@ fn a_lookups_leaf_is_cached_from_its_second_use_and_loaded_once_for_read_modify_
         "seed {s}"
     );
 }
+
+/// `next_after` / `last_before` agree with a `BTreeMap` on keys present,
+/// absent and near others, with dirty, spilled and committed nodes.
+#[test]
+fn neighbours_match_an_ordered_model() {
+    let s = seed(4711);
+    let mut rng = SmallRng::seed_from_u64(s);
+    let store = MemStore::new();
+    let mut map = BackedMap::open(
+        &store,
+        Hash256::ZERO,
+        MapKind::AccountState,
+        BackedOptions {
+            budget_bytes: 64 << 10,
+        },
+    )
+    .expect("open");
+    let mut model: BTreeMap<Key, Vec<u8>> = BTreeMap::new();
+    for round in 0..6 {
+        for _ in 0..300 {
+            let k = pick_key(&mut rng, &model);
+            if rng.gen_ratio(1, 4) {
+                map.remove(&k).expect("remove");
+                model.remove(&k);
+            } else {
+                let v = vec![round as u8; 12 + rng.gen_range(0..20)];
+                map.upsert(k, &v).expect("upsert");
+                model.insert(k, v);
+            }
+        }
+        if round % 2 == 1 {
+            map.commit("n").expect("commit");
+        }
+        for _ in 0..200 {
+            let probe = pick_key(&mut rng, &model);
+            let up = model
+                .range((std::ops::Bound::Excluded(probe), std::ops::Bound::Unbounded))
+                .next()
+                .map(|(k, v)| (*k, v.clone()));
+            let down = model
+                .range(..probe)
+                .next_back()
+                .map(|(k, v)| (*k, v.clone()));
+            assert_eq!(map.next_after(&probe).expect("next"), up, "seed {s}");
+            assert_eq!(map.last_before(&probe).expect("prev"), down, "seed {s}");
+        }
+    }
+    assert_eq!(map.next_after(&Key([0xFF; 32])).expect("next"), None);
+    assert_eq!(map.last_before(&Key::ZERO).expect("prev"), None);
+}

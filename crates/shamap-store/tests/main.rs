@@ -4,6 +4,8 @@ mod backed;
 mod bulk;
 #[cfg(feature = "cassandra")]
 mod cassandra;
+#[cfg(feature = "cassandra")]
+mod clio_cassandra;
 mod crash;
 mod disk_faults;
 mod faults;

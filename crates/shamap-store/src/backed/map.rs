@@ -239,6 +239,41 @@ impl<'s> BackedMap<'s> {
         Ok(self.get(key)?.is_some())
     }
 
+    /// The first item whose key is greater than `key` (rippled's
+    /// `upper_bound`), walking only the paths that can hold it.
+    pub fn next_after(&self, key: &Key) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
+        let keep = Keep::Reused {
+            capacity: self.cache_capacity(),
+        };
+        tree::neighbour(
+            &self.loader,
+            &self.root,
+            Key::ZERO,
+            0,
+            key,
+            true,
+            true,
+            keep,
+        )
+    }
+
+    /// The last item whose key is less than `key`.
+    pub fn last_before(&self, key: &Key) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
+        let keep = Keep::Reused {
+            capacity: self.cache_capacity(),
+        };
+        tree::neighbour(
+            &self.loader,
+            &self.root,
+            Key::ZERO,
+            0,
+            key,
+            false,
+            true,
+            keep,
+        )
+    }
+
     /// Calls `f` with every item in ascending key order until it breaks.
     /// Nodes read only for the scan do not enter the cache, so a scan of a
     /// state larger than the budget neither grows memory nor flushes the

@@ -180,6 +180,92 @@ pub(super) fn visit(
     }
 }
 
+/// The nearest item beyond `bound` in one direction: the first key
+/// greater than `bound` (`up`) or the last key less than it (`!up`), as a
+/// walk that descends only into the subtrees that can hold such keys and
+/// stops at the first leaf past the bound. `edge` is true while `path`
+/// is a prefix of `bound` (the walk starts there, at the root). Clean
+/// nodes are read through the cache with `keep`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn neighbour(
+    loader: &Loader<'_>,
+    child: &Child,
+    path: Key,
+    depth: usize,
+    bound: &Key,
+    up: bool,
+    edge: bool,
+    keep: Keep,
+) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
+    let beyond = |key: &Key| if up { key > bound } else { key < bound };
+    // The branches to try at this inner node, nearest to the bound first.
+    let order = |depth: usize| -> Vec<usize> {
+        let (lo, hi) = if !edge {
+            (0, 15)
+        } else if up {
+            (branch(bound, depth), 15)
+        } else {
+            (0, branch(bound, depth))
+        };
+        if up {
+            (lo..=hi).collect()
+        } else {
+            (lo..=hi).rev().collect()
+        }
+    };
+    match child {
+        Child::Empty => Ok(None),
+        Child::Dirty(Dirty::Leaf(l)) => Ok(beyond(&l.key).then(|| (l.key, l.data.clone()))),
+        Child::Dirty(Dirty::Inner(i)) => {
+            for b in order(depth) {
+                let mut p = path;
+                set_nibble(&mut p, depth, b);
+                let on_edge = edge && b == branch(bound, depth);
+                if let Some(found) = neighbour(
+                    loader,
+                    &i.children[b],
+                    p,
+                    depth + 1,
+                    bound,
+                    up,
+                    on_edge,
+                    keep,
+                )? {
+                    return Ok(Some(found));
+                }
+            }
+            Ok(None)
+        }
+        Child::Clean(h) => {
+            let node = loader.fetch(h, &path, depth, keep)?;
+            match &*node {
+                CleanNode::Leaf { key, data } => Ok(beyond(key).then(|| (*key, data.to_vec()))),
+                CleanNode::Inner { .. } => {
+                    for b in order(depth) {
+                        let Some(ch) = node.child(b) else { continue };
+                        let mut p = path;
+                        set_nibble(&mut p, depth, b);
+                        let on_edge = edge && b == branch(bound, depth);
+                        if let Some(found) = neighbour(
+                            loader,
+                            &Child::Clean(ch),
+                            p,
+                            depth + 1,
+                            bound,
+                            up,
+                            on_edge,
+                            keep,
+                        )? {
+                            return Ok(Some(found));
+                        }
+                    }
+                    Ok(None)
+                }
+            }
+        }
+    }
+}
+
 /// Turns a clean slot into a dirty node (loaded, verified, keeping its hash
 /// and `stored` mark); returns the bytes charged. Leaves other slots alone.
 pub(super) fn materialize(

@@ -1,0 +1,331 @@
+//! Writing ledgers into Clio's schema, for tests and benchmarks: the rows
+//! Clio's ETL writes, in the same shape.
+//!
+//! Followed (XRPLF/clio, `develop`):
+//! - the tables: `src/data/cassandra/Schema.hpp` (`createSchema`), created
+//!   here with the same columns, keys and clustering orders;
+//! - the first ledger: `src/etl/impl/LedgerLoader.hpp` (`loadInitialLedger`):
+//!   the header (`writeLedger`: `ledgers` and `ledger_hashes`), the
+//!   transactions, every object at that sequence (no `diff` rows: Clio writes
+//!   `diff` only once a range exists, `CassandraBackend::doWriteLedgerObject`),
+//!   and the whole successor list from `00…00` through every key to `FF…FF`;
+//! - each following ledger: `src/etl/impl/Transformer.hpp` (`buildNextLedger`
+//!   with `updateCache` when rippled sends no neighbours): each changed
+//!   object at the new sequence (empty blob for a deletion) with its `diff`
+//!   row; then, with the live-key set already updated, for each created key
+//!   `k`: `pred(k) → k` and `k → succ(k)`; for each deleted key `k`:
+//!   `pred(k) → succ(k)` (modified keys write nothing); `ledger_range`'s
+//!   `is_latest = true` row set to the new sequence (`finishWrites`).
+//!
+//! Left out, since verification does not read them: `account_tx`, the NFT
+//! tables, the "book base" successor rows Clio adds for offer directories,
+//! and the lightweight transaction (`IF sequence IN (?, null)`) Clio uses to
+//! move `ledger_range` (a plain update here).
+
+use std::collections::BTreeSet;
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use scylla::statement::prepared::PreparedStatement;
+use scylla::value::CqlValue;
+use shamap::xrpl::ledger::LedgerHeader;
+use shamap::xrpl::tx::transaction_id;
+use shamap::Key;
+
+use super::{ClioError, ClioHeader, Conn, FIRST_KEY, LAST_KEY};
+
+/// One ledger to load: its header (whose `account_hash` and
+/// `transaction_hash` the caller has filled in), its objects and its
+/// transactions.
+#[derive(Clone, Debug, Default)]
+pub struct ClioLedger {
+    /// The header; its hash is computed when written.
+    pub header: Option<LedgerHeader>,
+    /// For the first ledger, every object; for a following one, each
+    /// changed key with its new object, or an empty one for a deletion.
+    pub objects: Vec<(Key, Vec<u8>)>,
+    /// `(transaction, metadata)` blobs.
+    pub transactions: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+struct Statements {
+    object: PreparedStatement,
+    diff: PreparedStatement,
+    successor: PreparedStatement,
+    header: PreparedStatement,
+    ledger_hash: PreparedStatement,
+    ledger_tx: PreparedStatement,
+    tx: PreparedStatement,
+    range: PreparedStatement,
+}
+
+/// Writes ledgers into a Clio keyspace (created with Clio's tables).
+pub struct ClioLoader {
+    conn: Conn,
+    st: Statements,
+    /// The live keys after the last ledger written (Clio's cache).
+    live: BTreeSet<Key>,
+    last: Option<u32>,
+}
+
+impl std::fmt::Debug for ClioLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClioLoader")
+            .field("location", &self.conn.location)
+            .field("last", &self.last)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A row to insert: a statement and its values.
+type Write<'a> = (&'a PreparedStatement, Vec<CqlValue>);
+
+fn blob(b: &[u8]) -> CqlValue {
+    CqlValue::Blob(b.to_vec())
+}
+
+fn big(n: u32) -> CqlValue {
+    CqlValue::BigInt(i64::from(n))
+}
+
+impl ClioLoader {
+    /// Creates the keyspace the URL names (replication from the URL's
+    /// `replication`, default 1) with Clio's tables, dropping it first if
+    /// it exists.
+    pub fn create_fresh(url: &str) -> Result<ClioLoader, ClioError> {
+        let conn = Conn::connect(url)?;
+        let ks = conn.keyspace().to_owned();
+        conn.execute(&format!("DROP KEYSPACE IF EXISTS {ks}"))?;
+        conn.execute(&format!(
+            "CREATE KEYSPACE {ks} WITH replication = \
+             {{'class': 'NetworkTopologyStrategy', 'replication_factor': {}}}",
+            conn.opts.replication
+        ))?;
+        for cql in [
+            "objects (key blob, sequence bigint, object blob, PRIMARY KEY (key, sequence)) \
+             WITH CLUSTERING ORDER BY (sequence DESC)",
+            "transactions (hash blob PRIMARY KEY, ledger_sequence bigint, date bigint, \
+             transaction blob, metadata blob)",
+            "ledger_transactions (ledger_sequence bigint, hash blob, \
+             PRIMARY KEY (ledger_sequence, hash))",
+            "successor (key blob, seq bigint, next blob, PRIMARY KEY (key, seq))",
+            "diff (seq bigint, key blob, PRIMARY KEY (seq, key))",
+            "ledgers (sequence bigint PRIMARY KEY, header blob)",
+            "ledger_hashes (hash blob PRIMARY KEY, sequence bigint)",
+            "ledger_range (is_latest boolean PRIMARY KEY, sequence bigint)",
+        ] {
+            conn.execute(&format!("CREATE TABLE IF NOT EXISTS {ks}.{cql}"))?;
+        }
+        let p = |cql: String| {
+            conn.prepare(cql).map_err(|e| ClioError::Database {
+                location: conn.location.clone(),
+                what: format!("cannot prepare a write: {e}"),
+            })
+        };
+        let st = Statements {
+            object: p(format!(
+                "INSERT INTO {ks}.objects (key, sequence, object) VALUES (?, ?, ?)"
+            ))?,
+            diff: p(format!("INSERT INTO {ks}.diff (seq, key) VALUES (?, ?)"))?,
+            successor: p(format!(
+                "INSERT INTO {ks}.successor (key, seq, next) VALUES (?, ?, ?)"
+            ))?,
+            header: p(format!(
+                "INSERT INTO {ks}.ledgers (sequence, header) VALUES (?, ?)"
+            ))?,
+            ledger_hash: p(format!(
+                "INSERT INTO {ks}.ledger_hashes (hash, sequence) VALUES (?, ?)"
+            ))?,
+            ledger_tx: p(format!(
+                "INSERT INTO {ks}.ledger_transactions (ledger_sequence, hash) VALUES (?, ?)"
+            ))?,
+            tx: p(format!(
+                "INSERT INTO {ks}.transactions (hash, ledger_sequence, date, transaction, metadata) \
+                 VALUES (?, ?, ?, ?, ?)"
+            ))?,
+            range: p(format!(
+                "UPDATE {ks}.ledger_range SET sequence = ? WHERE is_latest = ?"
+            ))?,
+        };
+        Ok(ClioLoader {
+            conn,
+            st,
+            live: BTreeSet::new(),
+            last: None,
+        })
+    }
+
+    /// `cassandra://HOST:PORT/KEYSPACE`.
+    pub fn location(&self) -> &str {
+        &self.conn.location
+    }
+
+    /// The live keys after the last ledger written.
+    pub fn live(&self) -> &BTreeSet<Key> {
+        &self.live
+    }
+
+    /// Writes `rows`, at most `inflight` at once.
+    fn write_all(&self, rows: Vec<Write<'_>>) -> Result<(), ClioError> {
+        self.conn.runtime.block_on(
+            stream::iter(rows)
+                .map(|(st, values)| async move {
+                    self.conn
+                        .session
+                        .execute_unpaged(st, values)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| self.conn.fail("cannot write a row", e))
+                })
+                .buffer_unordered(self.conn.opts.inflight)
+                .try_collect::<()>(),
+        )
+    }
+
+    /// The header and transaction rows of a ledger.
+    fn header_and_txs<'a>(
+        &'a self,
+        header: &LedgerHeader,
+        txs: &[(Vec<u8>, Vec<u8>)],
+        rows: &mut Vec<Write<'a>>,
+    ) {
+        let seq = header.seq;
+        let hash = header.hash();
+        rows.push((
+            &self.st.header,
+            vec![big(seq), CqlValue::Blob(ClioHeader::blob(header, &hash))],
+        ));
+        rows.push((&self.st.ledger_hash, vec![blob(&hash.0), big(seq)]));
+        for (tx, meta) in txs {
+            let id = transaction_id(tx);
+            rows.push((&self.st.ledger_tx, vec![big(seq), blob(&id.0)]));
+            rows.push((
+                &self.st.tx,
+                vec![
+                    blob(&id.0),
+                    big(seq),
+                    CqlValue::BigInt(i64::from(header.close_time)),
+                    blob(tx),
+                    blob(meta),
+                ],
+            ));
+        }
+    }
+
+    /// Writes the first ledger: header, transactions, every object, the
+    /// whole successor list, and the range (first = last = its sequence).
+    pub fn load_initial(&mut self, ledger: &ClioLedger) -> Result<(), ClioError> {
+        let header = ledger
+            .header
+            .ok_or_else(|| ClioError::unusable(0, "a ledger to load needs a header"))?;
+        let seq = header.seq;
+        let mut rows = Vec::new();
+        self.header_and_txs(&header, &ledger.transactions, &mut rows);
+        let mut live = BTreeSet::new();
+        for (key, obj) in &ledger.objects {
+            if obj.is_empty() || !live.insert(*key) {
+                return Err(ClioError::unusable(
+                    seq,
+                    format!("object {key}: empty or given twice in a first ledger"),
+                ));
+            }
+            rows.push((&self.st.object, vec![blob(&key.0), big(seq), blob(obj)]));
+        }
+        let mut prev = FIRST_KEY;
+        for key in live.iter().chain(std::iter::once(&LAST_KEY)) {
+            rows.push((
+                &self.st.successor,
+                vec![blob(&prev.0), big(seq), blob(&key.0)],
+            ));
+            prev = *key;
+        }
+        self.write_all(rows)?;
+        self.write_all(vec![
+            (&self.st.range, vec![big(seq), CqlValue::Boolean(false)]),
+            (&self.st.range, vec![big(seq), CqlValue::Boolean(true)]),
+        ])?;
+        self.live = live;
+        self.last = Some(seq);
+        Ok(())
+    }
+
+    /// Writes the ledger after the last one: header, transactions, each
+    /// changed object with its `diff` row, the successor updates, then
+    /// moves the range's end.
+    pub fn load_next(&mut self, ledger: &ClioLedger) -> Result<(), ClioError> {
+        let header = ledger
+            .header
+            .ok_or_else(|| ClioError::unusable(0, "a ledger to load needs a header"))?;
+        let seq = header.seq;
+        if self.last.map(|l| l + 1) != Some(seq) {
+            return Err(ClioError::unusable(
+                seq,
+                format!("not the ledger after the last one loaded ({:?})", self.last),
+            ));
+        }
+        let mut rows = Vec::new();
+        self.header_and_txs(&header, &ledger.transactions, &mut rows);
+        // (key, created) for the keys whose successors change.
+        let mut linked: Vec<(Key, bool)> = Vec::new();
+        let mut live = self.live.clone();
+        for (key, obj) in &ledger.objects {
+            let was = live.contains(key);
+            if obj.is_empty() {
+                if !live.remove(key) {
+                    return Err(ClioError::unusable(
+                        seq,
+                        format!("object {key}: deleted but not live"),
+                    ));
+                }
+                linked.push((*key, false));
+            } else if !was {
+                live.insert(*key);
+                linked.push((*key, true));
+            }
+            rows.push((&self.st.object, vec![blob(&key.0), big(seq), blob(obj)]));
+            rows.push((&self.st.diff, vec![big(seq), blob(&key.0)]));
+        }
+        for (key, created) in linked {
+            let pred = live.range(..key).next_back().copied().unwrap_or(FIRST_KEY);
+            let succ = live
+                .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
+                .next()
+                .copied()
+                .unwrap_or(LAST_KEY);
+            if created {
+                rows.push((
+                    &self.st.successor,
+                    vec![blob(&pred.0), big(seq), blob(&key.0)],
+                ));
+                rows.push((
+                    &self.st.successor,
+                    vec![blob(&key.0), big(seq), blob(&succ.0)],
+                ));
+            } else {
+                rows.push((
+                    &self.st.successor,
+                    vec![blob(&pred.0), big(seq), blob(&succ.0)],
+                ));
+            }
+        }
+        self.write_all(rows)?;
+        self.write_all(vec![(
+            &self.st.range,
+            vec![big(seq), CqlValue::Boolean(true)],
+        )])?;
+        self.live = live;
+        self.last = Some(seq);
+        Ok(())
+    }
+
+    /// Runs one CQL statement as any client of the cluster could: for
+    /// tests that damage the data.
+    pub fn execute(&self, cql: &str) -> Result<(), ClioError> {
+        self.conn.execute(cql)
+    }
+
+    /// Drops the keyspace.
+    pub fn drop_keyspace(self) -> Result<(), ClioError> {
+        self.conn
+            .execute(&format!("DROP KEYSPACE IF EXISTS {}", self.conn.keyspace()))
+    }
+}

@@ -1,0 +1,691 @@
+//! Verifying a Clio database ledger by ledger.
+//!
+//! The first ledger of a run is built whole: the successor list at its
+//! sequence is walked from `00…00` to `FF…FF`, and each listed key's newest
+//! object at or below the sequence goes into the state map. Each following
+//! ledger applies only its `diff` keys (their objects at that sequence;
+//! empty = removed) and rehashes. The transaction map is built from
+//! `ledger_transactions` and `transactions` (rippled's tx+meta leaves). The
+//! header's `account_hash` and `transaction_hash` are compared with the
+//! computed roots, its stored ledger hash with the hash of its fields, and
+//! its `parent_hash` with the previous ledger's hash.
+//!
+//! Clio's own bookkeeping is checked on the way, each disagreement a
+//! [`Problem`] naming the key: a listed key without a live object, a list
+//! that stops or goes back, a diff key whose newest object is not of that
+//! ledger, and, after each ledger's changes, the successor rows around
+//! every created and deleted key against the next live key in the map.
+//!
+//! The state map is a [`BackedMap`]: on a node log (`--state`), committed
+//! after each ledger that matched, with [`VERIFIED_RECORD`] naming the
+//! ledger, so a later run resumes after it; or on a [`crate::MemStore`]
+//! with a budget that never spills, in memory only.
+
+use shamap::xrpl::ledger::LedgerHeader;
+use shamap::xrpl::tx::tx_with_meta_item;
+use shamap::{Hash256, Key, MapKind, ShaMap};
+
+use crate::backed::{BackedMap, BackedOptions};
+use crate::error::StoreError;
+use crate::node::NodeObject;
+use crate::store::{Batch, NodeStore};
+
+use super::reader::ClioReader;
+use super::{key_of, ClioError, ClioHeader, FIRST_KEY, LAST_KEY};
+
+/// The metadata record of the last verified ledger in a `--state` store.
+pub const VERIFIED_RECORD: &str = "clio_verified";
+/// The retained-root name the verified state is committed under.
+pub const STATE_ROOT_NAME: &str = "clio";
+/// Keys read and inserted per round trip group while walking a list.
+const WALK_CHUNK: usize = 512;
+
+/// The last ledger a `--state` store verified.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verified {
+    /// Its sequence.
+    pub seq: u32,
+    /// Its ledger hash.
+    pub ledger_hash: Hash256,
+    /// Its state map's root (committed under [`STATE_ROOT_NAME`]).
+    pub account_hash: Hash256,
+    /// Live entries in that state.
+    pub entries: u64,
+    /// The Clio keyspace it was read from.
+    pub keyspace: String,
+}
+
+impl Verified {
+    fn encode(&self) -> Vec<u8> {
+        let mut v = self.seq.to_be_bytes().to_vec();
+        v.extend_from_slice(&self.ledger_hash.0);
+        v.extend_from_slice(&self.account_hash.0);
+        v.extend_from_slice(&self.entries.to_be_bytes());
+        v.extend_from_slice(self.keyspace.as_bytes());
+        v
+    }
+
+    fn decode(b: &[u8]) -> Option<Verified> {
+        if b.len() < 76 {
+            return None;
+        }
+        Some(Verified {
+            seq: u32::from_be_bytes(b[..4].try_into().ok()?),
+            ledger_hash: Hash256::from_slice(&b[4..36])?,
+            account_hash: Hash256::from_slice(&b[36..68])?,
+            entries: u64::from_be_bytes(b[68..76].try_into().ok()?),
+            keyspace: String::from_utf8(b[76..].to_vec()).ok()?,
+        })
+    }
+}
+
+/// The last verified ledger recorded in `store`, if any.
+pub fn read_verified(store: &dyn NodeStore) -> Result<Option<Verified>, StoreError> {
+    let Some(b) = store.get_meta(VERIFIED_RECORD)? else {
+        return Ok(None);
+    };
+    Verified::decode(&b)
+        .map(Some)
+        .ok_or_else(|| StoreError::BadMeta {
+            location: store.location(),
+            name: VERIFIED_RECORD.to_owned(),
+            reason: format!("{} bytes that do not decode", b.len()),
+        })
+}
+
+/// Commits `map` under [`STATE_ROOT_NAME`] (nodes and root in one atomic
+/// batch), then, once that is written, records `v` durably with the
+/// ledger's header as a node (so the ledger hash names the verified state
+/// map for readers of the store: `get`, `prove --db`). A crash
+/// between the two leaves the previous record, whose nodes the append-only
+/// store still holds: the next run resumes one ledger earlier.
+pub fn record_verified(
+    map: &mut BackedMap<'_>,
+    store: &dyn NodeStore,
+    v: &Verified,
+    header: &LedgerHeader,
+) -> Result<(), StoreError> {
+    let root = map.commit(STATE_ROOT_NAME)?;
+    if root != v.account_hash {
+        return Err(StoreError::BadMeta {
+            location: store.location(),
+            name: VERIFIED_RECORD.to_owned(),
+            reason: format!(
+                "the committed root {root} is not the verified account_hash {}",
+                v.account_hash
+            ),
+        });
+    }
+    let mut batch = Batch::new();
+    batch.put_node(NodeObject::ledger(header));
+    batch.put_meta(VERIFIED_RECORD, v.encode());
+    store.write_durably(batch)
+}
+
+/// A disagreement inside Clio's data, at one key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The key (or transaction hash) it is about.
+    pub key: Key,
+    /// What is wrong, one line.
+    pub what: String,
+}
+
+/// A row the final audit ([`ClioVerifier::audit`]) found at odds with the
+/// verified state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditFinding {
+    /// The ledger of the stray row (as stored).
+    pub seq: i64,
+    /// The key.
+    pub key: Key,
+    /// What is wrong, one line.
+    pub what: String,
+}
+
+/// A computed value and the one the data claims.
+pub type Pair = (Hash256, Hash256);
+
+/// The result of checking one ledger.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerCheck {
+    /// The ledger.
+    pub seq: u32,
+    /// True when the state was built whole from the successor list.
+    pub full_build: bool,
+    /// Live state entries after the ledger.
+    pub state_entries: u64,
+    /// The ledger's `diff` keys, sorted (empty after a full build).
+    pub diff_keys: Vec<Key>,
+    /// Transactions in the ledger.
+    pub transactions: usize,
+    /// Computed state root, header's `account_hash`.
+    pub account_hash: Pair,
+    /// Computed transaction root, header's `transaction_hash`.
+    pub transaction_hash: Pair,
+    /// Hash of the header's fields, the hash stored after them.
+    pub ledger_hash: Pair,
+    /// The header's `parent_hash`, and the previous ledger's hash (when
+    /// the previous ledger was verified in this run or recorded).
+    pub parent_hash: Option<Pair>,
+    /// Disagreements inside Clio's data, by key.
+    pub problems: Vec<Problem>,
+}
+
+impl LedgerCheck {
+    /// True when every value matched and there is no problem.
+    pub fn is_match(&self) -> bool {
+        let same = |p: &Pair| p.0 == p.1;
+        same(&self.account_hash)
+            && same(&self.transaction_hash)
+            && same(&self.ledger_hash)
+            && self.parent_hash.as_ref().is_none_or(same)
+            && self.problems.is_empty()
+    }
+}
+
+/// Verifies consecutive ledgers of one Clio keyspace.
+pub struct ClioVerifier<'r, 's> {
+    reader: &'r ClioReader,
+    store: &'s dyn NodeStore,
+    map: BackedMap<'s>,
+    persist: bool,
+    /// The last ledger that matched: sequence and hash.
+    prev: Option<(u32, Hash256)>,
+    entries: u64,
+    /// Set once a ledger did not match: the map holds unverified changes.
+    spent: bool,
+}
+
+impl std::fmt::Debug for ClioVerifier<'_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClioVerifier")
+            .field("reader", &self.reader)
+            .field("prev", &self.prev)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'r, 's> ClioVerifier<'r, 's> {
+    /// A verifier whose state lives in `store` under `opts`' budget. With
+    /// `persist`, it resumes after the ledger [`VERIFIED_RECORD`] names
+    /// (refusing a record of another keyspace) and records each ledger
+    /// that matches; without, the map stays in memory (give a
+    /// [`crate::MemStore`] and a budget that never spills).
+    pub fn new(
+        reader: &'r ClioReader,
+        store: &'s dyn NodeStore,
+        opts: BackedOptions,
+        persist: bool,
+    ) -> Result<ClioVerifier<'r, 's>, ClioError> {
+        let resume = if persist { read_verified(store)? } else { None };
+        if let Some(v) = &resume {
+            if v.keyspace != reader.keyspace() {
+                return Err(ClioError::Database {
+                    location: store.location(),
+                    what: format!(
+                        "this state was verified from keyspace '{}', not '{}'",
+                        v.keyspace,
+                        reader.keyspace()
+                    ),
+                });
+            }
+        }
+        let root = resume.as_ref().map_or(Hash256::ZERO, |v| v.account_hash);
+        let map = BackedMap::open(store, root, MapKind::AccountState, opts)?;
+        let entries = resume.as_ref().map_or(0, |v| v.entries);
+        Ok(ClioVerifier {
+            reader,
+            store,
+            map,
+            persist,
+            prev: resume.map(|v| (v.seq, v.ledger_hash)),
+            entries,
+            spent: false,
+        })
+    }
+
+    /// The last ledger verified (in this run, or recorded by an earlier one).
+    pub fn last_verified(&self) -> Option<u32> {
+        self.prev.map(|(s, _)| s)
+    }
+
+    /// Live entries in the state map.
+    pub fn map_entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// The state map (after the last ledger checked).
+    pub fn map(&self) -> &BackedMap<'s> {
+        &self.map
+    }
+
+    /// Checks ledger `seq`: built whole when it is the first of the run,
+    /// otherwise it must follow the last verified ledger. A ledger that
+    /// matches is recorded (with `persist`); after one that does not, the
+    /// verifier refuses to go on (its map holds unverified changes).
+    pub fn verify(&mut self, seq: u32) -> Result<LedgerCheck, ClioError> {
+        if self.spent {
+            return Err(ClioError::unusable(
+                seq,
+                "the previous ledger did not verify: its successors cannot be checked",
+            ));
+        }
+        // The header, diff and transaction list together, then the
+        // objects and transactions together: three round trips a ledger
+        // (and the successor checks) instead of six.
+        let (blob, diff_raw, tx_raw) = self.reader.ledger_rows(seq)?;
+        let blob = blob.ok_or_else(|| {
+            ClioError::unusable(
+                seq,
+                "no row in table ledgers (a ledger missing from the range)",
+            )
+        })?;
+        let h = ClioHeader::parse(&blob).ok_or_else(|| {
+            ClioError::unusable(
+                seq,
+                format!(
+                    "its header row is {} bytes, not {} (118-byte header and 32-byte hash)",
+                    blob.len(),
+                    super::HEADER_BLOB_LEN
+                ),
+            )
+        })?;
+        if h.header.seq != seq {
+            return Err(ClioError::unusable(
+                seq,
+                format!("its header row holds ledger {}", h.header.seq),
+            ));
+        }
+        let mut problems = Vec::new();
+        let full_build = self.prev.is_none();
+        let mut hashes = Vec::new();
+        for raw in tx_raw {
+            let h = Hash256::from_slice(&raw).ok_or_else(|| {
+                ClioError::unusable(
+                    seq,
+                    format!("a ledger_transactions hash is {} bytes, not 32", raw.len()),
+                )
+            })?;
+            hashes.push(h);
+        }
+        let (diff_keys, tx_rows) = match self.prev {
+            None => {
+                self.build_from_list(seq, &mut problems)?;
+                (Vec::new(), self.reader.transactions(&hashes)?)
+            }
+            Some((p, _)) if p + 1 == seq => {
+                let mut keys = Vec::new();
+                for raw in diff_raw {
+                    let key = key_of(&raw).ok_or_else(|| {
+                        ClioError::unusable(
+                            seq,
+                            format!("a diff row's key is {} bytes, not 32", raw.len()),
+                        )
+                    })?;
+                    keys.push(key);
+                }
+                keys.sort_unstable();
+                keys.dedup();
+                let (objects, rows) = self.reader.objects_and_transactions(&keys, seq, &hashes)?;
+                self.apply_diff(seq, &keys, objects, &mut problems)?;
+                (keys, rows)
+            }
+            Some((p, _)) => {
+                return Err(ClioError::unusable(
+                    seq,
+                    format!("not the ledger after the last verified one ({p})"),
+                ))
+            }
+        };
+        let (tx_root, transactions) = tx_map(seq, &hashes, tx_rows, &mut problems)?;
+        let account_root = self.map.root_hash();
+        if full_build && problems.is_empty() && account_root != h.header.account_hash {
+            self.find_unlisted(seq, &mut problems)?;
+        }
+        let check = LedgerCheck {
+            seq,
+            full_build,
+            state_entries: self.entries,
+            diff_keys,
+            transactions,
+            account_hash: (account_root, h.header.account_hash),
+            transaction_hash: (tx_root, h.header.transaction_hash),
+            ledger_hash: (h.header.hash(), h.stored_hash),
+            parent_hash: self.prev.map(|(_, ph)| (h.header.parent_hash, ph)),
+            problems,
+        };
+        if check.is_match() {
+            if self.persist {
+                record_verified(
+                    &mut self.map,
+                    self.store,
+                    &Verified {
+                        seq,
+                        ledger_hash: h.stored_hash,
+                        account_hash: check.account_hash.0,
+                        entries: self.entries,
+                        keyspace: self.reader.keyspace().to_owned(),
+                    },
+                    &h.header,
+                )?;
+            }
+            self.prev = Some((seq, h.stored_hash));
+        } else {
+            self.spent = true;
+        }
+        Ok(check)
+    }
+
+    /// After the last ledger of a run, re-reads every live key's newest
+    /// object at or below the last verified ledger and compares it with
+    /// the verified state: an object row written without its `diff` row
+    /// (which the ledger-by-ledger pass cannot see, since it reads only
+    /// diff keys) differs here. Each finding names the ledger of the
+    /// stray row and the key. Reads as much as the first ledger's build.
+    pub fn audit(&self) -> Result<Vec<AuditFinding>, ClioError> {
+        let Some((seq, _)) = self.prev else {
+            return Ok(Vec::new());
+        };
+        let mut findings = Vec::new();
+        let mut chunk: Vec<(Key, Vec<u8>)> = Vec::with_capacity(WALK_CHUNK);
+        let mut failed = None;
+        let mut check = |chunk: &mut Vec<(Key, Vec<u8>)>| -> Result<(), ClioError> {
+            let keys: Vec<Key> = chunk.iter().map(|(k, _)| *k).collect();
+            for ((key, data), obj) in chunk.iter().zip(self.reader.objects(&keys, seq)?) {
+                let (at, what) = match obj {
+                    Some((s, o)) if o == *data => {
+                        let _ = s;
+                        continue;
+                    }
+                    Some((s, o)) if o.is_empty() => (
+                        s,
+                        format!("a deletion written at ledger {s} that no diff row lists (the verified state at ledger {seq} holds the key)"),
+                    ),
+                    Some((s, _)) => (
+                        s,
+                        format!("an object written at ledger {s} that no diff row lists: it differs from the verified state at ledger {seq}"),
+                    ),
+                    None => (
+                        i64::from(seq),
+                        format!("live in the verified state at ledger {seq} but has no object row"),
+                    ),
+                };
+                findings.push(AuditFinding {
+                    seq: at,
+                    key: *key,
+                    what,
+                });
+            }
+            chunk.clear();
+            Ok(())
+        };
+        self.map.for_each(&mut |k, d| {
+            chunk.push((*k, d.to_vec()));
+            if chunk.len() == WALK_CHUNK {
+                if let Err(e) = check(&mut chunk) {
+                    failed = Some(e);
+                    return std::ops::ControlFlow::Break(());
+                }
+            }
+            std::ops::ControlFlow::Continue(())
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        check(&mut chunk)?;
+        findings.sort_by_key(|f| (f.seq, f.key));
+        Ok(findings)
+    }
+
+    /// Walks the successor list at `seq` and inserts each listed key's
+    /// newest object.
+    fn build_from_list(&mut self, seq: u32, problems: &mut Vec<Problem>) -> Result<(), ClioError> {
+        let mut key = FIRST_KEY;
+        let mut chunk: Vec<Key> = Vec::with_capacity(WALK_CHUNK);
+        // Where the walk stopped early, reported after the keys before it.
+        let mut stop = None;
+        loop {
+            let next = self.reader.successors(&[key], seq)?.pop().flatten();
+            let Some(next) = next else {
+                stop = Some(format!(
+                    "the successor list stops here: no successor row at or below ledger {seq}"
+                ));
+                break;
+            };
+            let Some(next) = key_of(&next) else {
+                stop = Some(format!("its successor is {} bytes, not a key", next.len()));
+                break;
+            };
+            if next <= key {
+                stop = Some(format!(
+                    "the successor list is out of order: its successor {next} is not above it"
+                ));
+                break;
+            }
+            if next == LAST_KEY {
+                break;
+            }
+            chunk.push(next);
+            key = next;
+            if chunk.len() == WALK_CHUNK {
+                self.insert_listed(&chunk, seq, problems)?;
+                chunk.clear();
+            }
+        }
+        self.insert_listed(&chunk, seq, problems)?;
+        if let Some(what) = stop {
+            problems.push(Problem { key, what });
+        }
+        Ok(())
+    }
+
+    /// After a full build whose state does not match: the keys live at
+    /// `seq` in `objects` that the successor list left out, by a scan of
+    /// the table.
+    fn find_unlisted(&self, seq: u32, problems: &mut Vec<Problem>) -> Result<(), ClioError> {
+        let mut found = Vec::new();
+        let mut failed = None;
+        self.reader.scan_objects(seq, &mut |raw, s, obj| {
+            if obj.is_empty() || failed.is_some() {
+                return;
+            }
+            let Some(key) = key_of(raw) else { return };
+            match self.map.contains(&key) {
+                Ok(true) => {}
+                Ok(false) => found.push((key, s)),
+                Err(e) => failed = Some(e),
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+        found.sort_unstable();
+        for (key, s) in found {
+            problems.push(Problem {
+                key,
+                what: format!(
+                    "live at ledger {seq} (its object is of ledger {s}) but missing from the successor list"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    fn insert_listed(
+        &mut self,
+        keys: &[Key],
+        seq: u32,
+        problems: &mut Vec<Problem>,
+    ) -> Result<(), ClioError> {
+        let objects = self.reader.objects(keys, seq)?;
+        for (key, obj) in keys.iter().zip(objects) {
+            match obj {
+                Some((_, data)) if !data.is_empty() => {
+                    self.map.upsert(*key, &data)?;
+                    self.entries += 1;
+                }
+                Some((s, _)) => problems.push(Problem {
+                    key: *key,
+                    what: format!(
+                        "in the successor list at ledger {seq} but deleted (at ledger {s})"
+                    ),
+                }),
+                None => problems.push(Problem {
+                    key: *key,
+                    what: format!(
+                        "in the successor list at ledger {seq} but has no object at or below it"
+                    ),
+                }),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next live key after `key` in the map, or [`LAST_KEY`].
+    fn next_live(&self, key: &Key) -> Result<Key, ClioError> {
+        Ok(self.map.next_after(key)?.map_or(LAST_KEY, |(k, _)| k))
+    }
+
+    /// Applies ledger `seq`'s diff to the map, then checks the successor
+    /// rows around the keys it created and deleted. Returns the diff keys.
+    #[allow(clippy::type_complexity)]
+    fn apply_diff(
+        &mut self,
+        seq: u32,
+        keys: &[Key],
+        objects: Vec<Option<(i64, Vec<u8>)>>,
+        problems: &mut Vec<Problem>,
+    ) -> Result<(), ClioError> {
+        let (mut created, mut deleted) = (Vec::new(), Vec::new());
+        for (key, obj) in keys.iter().zip(objects) {
+            match obj {
+                None => problems.push(Problem {
+                    key: *key,
+                    what: format!("in the diff of ledger {seq} but has no object at or below it"),
+                }),
+                Some((s, _)) if s != i64::from(seq) => problems.push(Problem {
+                    key: *key,
+                    what: format!(
+                        "in the diff of ledger {seq} but its newest object is from ledger {s}"
+                    ),
+                }),
+                Some((_, data)) if data.is_empty() => {
+                    if self.map.remove(key)? {
+                        self.entries -= 1;
+                        deleted.push(*key);
+                    } else {
+                        problems.push(Problem {
+                            key: *key,
+                            what: format!("deleted at ledger {seq} but was not live"),
+                        });
+                    }
+                }
+                Some((_, data)) => {
+                    if self.map.upsert(*key, &data)? {
+                        self.entries += 1;
+                        created.push(*key);
+                    }
+                }
+            }
+        }
+        // Each key whose successor row the ledger must have written, with
+        // the next live key it must name.
+        let mut want = std::collections::BTreeMap::new();
+        for k in &created {
+            want.insert(*k, self.next_live(k)?);
+        }
+        for k in created.iter().chain(&deleted) {
+            let pred = self.map.last_before(k)?.map_or(FIRST_KEY, |(p, _)| p);
+            let next = self.next_live(&pred)?;
+            want.insert(pred, next);
+        }
+        let asked: Vec<Key> = want.keys().copied().collect();
+        let found = self.reader.successors(&asked, seq)?;
+        for ((key, expected), got) in want.iter().zip(found) {
+            match got.as_deref().map(key_of) {
+                Some(Some(n)) if n == *expected => {}
+                Some(Some(n)) => problems.push(Problem {
+                    key: *key,
+                    what: format!(
+                        "its successor at ledger {seq} is {n}, but the next live key is {expected}"
+                    ),
+                }),
+                Some(None) => problems.push(Problem {
+                    key: *key,
+                    what: format!("its successor at ledger {seq} is not a 32-byte key"),
+                }),
+                None => problems.push(Problem {
+                    key: *key,
+                    what: format!(
+                        "no successor row at or below ledger {seq} (the next live key is {expected})"
+                    ),
+                }),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds ledger `seq`'s transaction map from the rows of `hashes`; its
+/// root and size.
+fn tx_map(
+    seq: u32,
+    hashes: &[Hash256],
+    rows: Vec<Option<super::TxRow>>,
+    problems: &mut Vec<Problem>,
+) -> Result<(Hash256, usize), ClioError> {
+    let mut map = ShaMap::new(MapKind::TransactionWithMeta);
+    for (hash, row) in hashes.iter().zip(rows) {
+        let row = row.ok_or_else(|| {
+            ClioError::unusable(
+                seq,
+                format!(
+                    "transaction {hash}: in ledger_transactions but no row in table transactions"
+                ),
+            )
+        })?;
+        if row.ledger_sequence != i64::from(seq) {
+            problems.push(Problem {
+                key: Key(hash.0),
+                what: format!(
+                    "transaction listed in ledger {seq} but its row says ledger {}",
+                    row.ledger_sequence
+                ),
+            });
+        }
+        let (key, data) = tx_with_meta_item(&row.transaction, &row.metadata)
+            .map_err(|e| ClioError::unusable(seq, format!("transaction {hash}: {e}")))?;
+        if key.0 != hash.0 {
+            problems.push(Problem {
+                key: Key(hash.0),
+                what: format!("transaction stored under this hash hashes to {key}"),
+            });
+        }
+        if let Err(e) = map.insert(key, &data) {
+            problems.push(Problem {
+                key,
+                what: format!("transaction cannot go into the map: {e}"),
+            });
+        }
+    }
+    Ok((map.root_hash(), hashes.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verified_record_round_trips() {
+        let v = Verified {
+            seq: 77,
+            ledger_hash: Hash256([1; 32]),
+            account_hash: Hash256([2; 32]),
+            entries: 1234,
+            keyspace: "clio_ks".to_owned(),
+        };
+        assert_eq!(Verified::decode(&v.encode()), Some(v));
+        assert_eq!(Verified::decode(&[0; 75]), None);
+    }
+}

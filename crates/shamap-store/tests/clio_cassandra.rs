@@ -1,0 +1,343 @@
+//! Clio verification against a real Cassandra (feature `cassandra`):
+//! ledgers written into Clio's schema by `ClioLoader` (as Clio's ETL does),
+//! then verified ledger by ledger. The cluster is named by
+//! `SHAMAP_CASSANDRA` (`HOST:PORT`); without it each test says it skips and
+//! passes. Each test uses a keyspace of its own, dropped when it passes.
+
+use shamap::xrpl::ledger::LedgerHeader;
+use shamap::{Hash256, Key, MapKind, ShaMap};
+use shamap_ledger::dump;
+use shamap_store::clio::{
+    random_chain, read_verified, ChainShape, ClioLedger, ClioLoader, ClioReader, ClioVerifier,
+    LedgerCheck,
+};
+use shamap_store::{BackedOptions, LogStore, MemStore};
+
+use crate::support::{data, seed};
+
+const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
+const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+
+fn cluster(test: &str) -> Option<String> {
+    match std::env::var("SHAMAP_CASSANDRA") {
+        Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
+        _ => {
+            eprintln!(
+                "SKIPPED {test}: SHAMAP_CASSANDRA is not set (start a node with \
+                 `scripts/cassandra.sh start` and set SHAMAP_CASSANDRA=127.0.0.1:9042)"
+            );
+            None
+        }
+    }
+}
+
+fn url(host: &str, name: &str) -> String {
+    format!("cassandra://{host}/clio_{name}_{}", std::process::id())
+}
+
+/// Ledger 38129 of the repository (state, transaction and header) as a
+/// first ledger to load.
+pub fn ledger_38129() -> ClioLedger {
+    let bytes = std::fs::read(data("ledger-full-38129.json")).expect("read ledger 38129");
+    let d = dump::parse(&bytes).expect("parse ledger 38129");
+    let header: LedgerHeader = d.header.complete_header().expect("a complete header");
+    ClioLedger {
+        header: Some(header),
+        objects: d
+            .state
+            .expect("state")
+            .into_iter()
+            .map(|e| (e.key, e.data))
+            .collect(),
+        transactions: d
+            .transactions
+            .expect("transactions")
+            .into_iter()
+            .map(|t| (t.tx, t.meta))
+            .collect(),
+    }
+}
+
+/// Loads `chain` into a fresh keyspace.
+pub fn load(url: &str, chain: &[ClioLedger]) -> ClioLoader {
+    let mut l = ClioLoader::create_fresh(url).expect("create the keyspace");
+    l.load_initial(&chain[0]).expect("first ledger");
+    for x in &chain[1..] {
+        l.load_next(x).expect("next ledger");
+    }
+    l
+}
+
+/// Verifies `from..=to` in memory; every check.
+fn verify_range(reader: &ClioReader, from: u32, to: u32) -> Vec<LedgerCheck> {
+    let store = MemStore::new();
+    let opts = BackedOptions {
+        budget_bytes: usize::MAX / 8,
+    };
+    let mut v = ClioVerifier::new(reader, &store, opts, false).expect("verifier");
+    (from..=to)
+        .map(|s| v.verify(s).expect("verifies"))
+        .collect()
+}
+
+#[test]
+fn ledger_38129_loads_and_verifies() {
+    let Some(host) = cluster("ledger_38129_loads_and_verifies") else {
+        return;
+    };
+    let u = url(&host, "l38129");
+    let loader = load(&u, &[ledger_38129()]);
+    let reader = ClioReader::open(&u).expect("open");
+    assert_eq!(reader.range().expect("range"), Some((38129, 38129)));
+    let checks = verify_range(&reader, 38129, 38129);
+    let c = &checks[0];
+    assert!(c.is_match(), "{c:?}");
+    assert!(c.full_build);
+    assert_eq!(c.state_entries, 261);
+    assert_eq!(c.transactions, 1);
+    assert_eq!(
+        c.account_hash.0,
+        Hash256::from_hex(ACCOUNT_38129).expect("hex")
+    );
+    assert_eq!(
+        c.ledger_hash.1,
+        Hash256::from_hex(LEDGER_38129).expect("hex")
+    );
+    loader.drop_keyspace().expect("drop");
+}
+
+/// A 220-ledger chain verifies from its start and from its middle, each
+/// ledger's roots equal to the engine's (the generator's headers), and a
+/// `--state` run resumes where the last one stopped.
+#[test]
+fn generated_chain_verifies_from_start_middle_and_resumes() {
+    let Some(host) = cluster("generated_chain_verifies_from_start_middle_and_resumes") else {
+        return;
+    };
+    let s = seed(2028);
+    let shape = ChainShape {
+        first_seq: 1000,
+        ledgers: 220,
+        initial_objects: 300,
+        changes: 9,
+        max_transactions: 3,
+    };
+    let chain = random_chain(s, shape);
+    let u = url(&host, "chain");
+    let loader = load(&u, &chain);
+    let reader = ClioReader::open(&u).expect("open");
+    assert_eq!(reader.range().expect("range"), Some((1000, 1219)));
+    let all = verify_range(&reader, 1000, 1219);
+    for (c, l) in all.iter().zip(&chain) {
+        assert!(c.is_match(), "seed {s}: {c:?}");
+        let h = l.header.expect("header");
+        assert_eq!(c.account_hash.0, h.account_hash, "seed {s}");
+    }
+    assert!(all[1..]
+        .iter()
+        .all(|c| !c.full_build && c.parent_hash.is_some()));
+    // The live keys after the last ledger are the loader's.
+    let mid = verify_range(&reader, 1110, 1219);
+    assert!(mid.iter().all(LedgerCheck::is_match), "seed {s}");
+    assert!(mid[0].full_build);
+    assert_eq!(
+        mid.last().map(|c| c.state_entries),
+        Some(loader.live().len() as u64)
+    );
+
+    // --state: verify 1000..=1099, then resume to the end.
+    let dir = tempfile::tempdir().expect("temp dir");
+    {
+        let store = LogStore::open(dir.path()).expect("open state");
+        let mut v = ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(1), true)
+            .expect("verifier");
+        assert_eq!(v.last_verified(), None);
+        for seq in 1000..1100 {
+            assert!(v.verify(seq).expect("verifies").is_match());
+        }
+    }
+    {
+        let store = LogStore::open(dir.path()).expect("reopen state");
+        let rec = read_verified(&store).expect("record").expect("a record");
+        assert_eq!(rec.seq, 1099);
+        assert_eq!(rec.account_hash, chain[99].header.expect("h").account_hash);
+        assert_eq!(rec.entries, all[99].state_entries);
+        let mut v = ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(1), true)
+            .expect("verifier");
+        assert_eq!(v.last_verified(), Some(1099));
+        let c = v.verify(1100).expect("verifies");
+        assert!(c.is_match() && !c.full_build, "{c:?}");
+        assert_eq!(c.state_entries, all[100].state_entries);
+        // Not the next ledger: refused.
+        assert!(v.verify(1150).is_err());
+    }
+    loader.drop_keyspace().expect("drop");
+}
+
+/// The state map is the engine's for the same entries (a cross-check of
+/// the loader's rows against an independent build).
+#[test]
+fn state_after_a_chain_is_the_engines_map() {
+    let Some(host) = cluster("state_after_a_chain_is_the_engines_map") else {
+        return;
+    };
+    let s = seed(77);
+    let chain = random_chain(
+        s,
+        ChainShape {
+            first_seq: 5,
+            ledgers: 30,
+            initial_objects: 100,
+            changes: 20,
+            max_transactions: 2,
+        },
+    );
+    let u = url(&host, "engine");
+    let loader = load(&u, &chain);
+    let reader = ClioReader::open(&u).expect("open");
+    let store = MemStore::new();
+    let mut v = ClioVerifier::new(
+        &reader,
+        &store,
+        BackedOptions {
+            budget_bytes: usize::MAX / 8,
+        },
+        false,
+    )
+    .expect("verifier");
+    for seq in 5..35 {
+        assert!(v.verify(seq).expect("verify").is_match(), "seed {s}");
+    }
+    let mut engine = ShaMap::new(MapKind::AccountState);
+    let mut n = 0;
+    v.map()
+        .for_each(&mut |k: &Key, d: &[u8]| {
+            engine.insert(*k, d).expect("insert");
+            n += 1;
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("scan");
+    assert_eq!(n, loader.live().len());
+    assert_eq!(
+        engine.root_hash(),
+        chain.last().and_then(|l| l.header).expect("h").account_hash
+    );
+    loader.drop_keyspace().expect("drop");
+}
+
+/// A measurement, not run by default: verify a generated chain (in memory
+/// and with a 16 MiB `--state`) and time the same rows read with the same
+/// pipelining and nothing built (the read floor). Sizes from `M_OBJ`,
+/// `M_LEDGERS`, `M_CHANGES` (default 20000, 100, 200):
+/// `SHAMAP_CASSANDRA=127.0.0.1:9042 cargo test -p shamap-store --features
+/// cassandra --test main clio_cassandra::measure -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement: run by hand with --ignored --nocapture"]
+fn measure_verify_against_read_floor() {
+    let host = std::env::var("SHAMAP_CASSANDRA").expect("env");
+    let n: usize = std::env::var("M_OBJ")
+        .map(|v| v.parse().expect("n"))
+        .unwrap_or(20000);
+    let ledgers: usize = std::env::var("M_LEDGERS")
+        .map(|v| v.parse().expect("n"))
+        .unwrap_or(100);
+    let changes: usize = std::env::var("M_CHANGES")
+        .map(|v| v.parse().expect("n"))
+        .unwrap_or(200);
+    let chain = random_chain(
+        1,
+        ChainShape {
+            first_seq: 1,
+            ledgers,
+            initial_objects: n,
+            changes,
+            max_transactions: 2,
+        },
+    );
+    let u = url(&host, "measure");
+    let t = std::time::Instant::now();
+    let loader = load(&u, &chain);
+    eprintln!("MEASURE load {:?}", t.elapsed());
+    let reader = ClioReader::open(&u).expect("open");
+    let last = ledgers as u32;
+    let t = std::time::Instant::now();
+    let store = MemStore::new();
+    let mut v = ClioVerifier::new(
+        &reader,
+        &store,
+        BackedOptions {
+            budget_bytes: usize::MAX / 8,
+        },
+        false,
+    )
+    .expect("v");
+    let c = v.verify(1).expect("first");
+    assert!(c.is_match());
+    eprintln!("MEASURE first ledger full build (memory) {:?}", t.elapsed());
+    let t2 = std::time::Instant::now();
+    for s in 2..=last {
+        assert!(v.verify(s).expect("v").is_match());
+    }
+    eprintln!(
+        "MEASURE {} following ledgers (memory) {:?}",
+        last - 1,
+        t2.elapsed()
+    );
+    let t3 = std::time::Instant::now();
+    assert!(v.audit().expect("audit").is_empty());
+    eprintln!("MEASURE audit {:?}", t3.elapsed());
+    let dir = tempfile::tempdir().expect("d");
+    let store = LogStore::open(dir.path()).expect("log");
+    let t = std::time::Instant::now();
+    let mut v =
+        ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(16), true).expect("v");
+    assert!(v.verify(1).expect("first").is_match());
+    eprintln!(
+        "MEASURE first ledger full build (--state, 16 MiB) {:?}",
+        t.elapsed()
+    );
+    let t2 = std::time::Instant::now();
+    for s in 2..=last {
+        assert!(v.verify(s).expect("v").is_match());
+    }
+    eprintln!(
+        "MEASURE {} following ledgers (--state) {:?}",
+        last - 1,
+        t2.elapsed()
+    );
+    // Read floor: the same rows read with the same pipelining, nothing built.
+    let t = std::time::Instant::now();
+    let mut first: Vec<Key> = chain[0].objects.iter().map(|(k, _)| *k).collect();
+    first.sort();
+    let mut prev = shamap_store::clio::FIRST_KEY;
+    for k in &first {
+        let _ = reader.successors(&[prev], 1).expect("s");
+        prev = *k;
+    }
+    for c in first.chunks(512) {
+        let _ = reader.objects(c, 1).expect("o");
+    }
+    eprintln!(
+        "MEASURE floor first ledger (successor walk + objects) {:?}",
+        t.elapsed()
+    );
+    let t = std::time::Instant::now();
+    for s in 2..=last {
+        let (_, d, tx) = reader.ledger_rows(s).expect("rows");
+        let d: Vec<Key> = d
+            .iter()
+            .map(|b| Key(b[..].try_into().expect("32")))
+            .collect();
+        let tx: Vec<Hash256> = tx
+            .iter()
+            .map(|b| Hash256::from_slice(b).expect("h"))
+            .collect();
+        let _ = reader.objects_and_transactions(&d, s, &tx).expect("o");
+        let _ = reader.successors(&d, s).expect("s");
+    }
+    eprintln!(
+        "MEASURE floor following ledgers (header+diff+txs, then objects+txs, then successors) {:?}",
+        t.elapsed()
+    );
+    loader.drop_keyspace().expect("drop");
+}
