@@ -52,7 +52,7 @@ use shamap_ledger::verify::Checked;
 use shamap_store::clio::{
     random_chain, AuditFinding, ChainShape, ClioLoader, ClioReader, ClioVerifier, LedgerCheck, Pair,
 };
-use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
+use shamap_store::{BackedOptions, MemStore, NodeStore};
 
 use crate::output::{print_json, print_text, Exit, Failure};
 
@@ -390,8 +390,8 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
     let log;
     let (store, opts, persist): (&dyn NodeStore, BackedOptions, bool) = match &args.state {
         Some(dir) => {
-            log = LogStore::open(dir).map_err(|e| Failure::from(e).about_store(dir))?;
-            (&log, BackedOptions::with_budget_mb(args.cache_mb), true)
+            log = crate::input::open_or_create(dir).map_err(|f| f.about_store(dir))?;
+            (&*log, BackedOptions::with_budget_mb(args.cache_mb), true)
         }
         None => {
             mem = MemStore::new();
