@@ -37,7 +37,7 @@ pub enum PagesError {
         /// The later page's file.
         file: String,
         /// Why it does not merge.
-        error: DumpError,
+        error: Box<DumpError>,
     },
     /// `ledger_data` pages that all end with a marker: the ledger continues
     /// past them, so its last page is missing.
@@ -150,7 +150,7 @@ impl PagedLedger {
             }
             Err(error) => Err(PagesError::Conflict {
                 file: source.name.clone(),
-                error,
+                error: Box::new(error),
             }),
         };
         self.sources.push(source);
