@@ -106,7 +106,7 @@ pub enum DumpError {
         /// What is wrong with it.
         problem: EntryProblem,
     },
-    /// [`merge`] was given dumps of different ledgers.
+    /// [`merge`](crate::merge) was given dumps of different ledgers.
     #[error("pages are from different ledgers: {first} and {second}")]
     DifferentLedgers {
         /// The ledger of the pages merged so far.
@@ -114,7 +114,7 @@ pub enum DumpError {
         /// The ledger of the page that differs.
         second: String,
     },
-    /// [`merge`] was given no dumps.
+    /// [`merge`](crate::merge) was given no dumps.
     #[error("nothing to merge")]
     NothingToMerge,
 }
