@@ -16,7 +16,8 @@
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};
 use shamap::xrpl::transaction_id;
-use shamap_ledger::decoded::{decode_blob, read_state_entry, read_tx_entry};
+use shamap_ledger::decoded::decode_blob;
+use shamap_ledger::entry::{read_state_entry, read_tx_entry};
 
 /// The key added to check the guard: not a field of any XRPL definitions.
 const UNKNOWN: &str = "ZzNotAField";

@@ -9,7 +9,12 @@
 //! and the header is hashed with the computed roots where there are some
 //! and the dump's own values otherwise (`ledger_hash`). The `verify` dict
 //! has the fields of one ledger of `shamap verify --json` plus its `ok`,
-//! `checked` and `mismatches`.
+//! `checked` and `mismatches`, from the same report
+//! ([`shamap_ledger::verify::LedgerReport`]).
+//!
+//! Several files are the pages of one ledger, merged as the CLI merges them
+//! ([`shamap_ledger::pages`]): pages that all end with a `marker` are
+//! refused (`ValueError`), since the ledger continues past them.
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -19,8 +24,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use serde_json::{json, Value};
 use shamap::{Hash256, ShaMap};
-use shamap_ledger::dump::{DumpKind, HeaderFields, LedgerDump};
-use shamap_ledger::verify::{check_roots, state_map, tx_map, BuildError, Checks, Status};
+use shamap_ledger::dump::HeaderFields;
+use shamap_ledger::pages::{PagedLedger, PagesError};
+use shamap_ledger::verify::{
+    check_roots, state_map, tx_map, BuildError, LedgerReport, Outcome, Summary,
+};
 
 use crate::args::type_name;
 use crate::convert::to_py;
@@ -59,52 +67,36 @@ struct Built {
 
 /// Everything read and computed, before the Python objects are made.
 struct Loaded {
-    sources: Vec<String>,
-    header: HeaderFields,
+    report: LedgerReport,
     state: Option<Built>,
     transactions: Option<Built>,
-    state_entries: Option<usize>,
-    transaction_count: Option<usize>,
-    incomplete: bool,
-    checks: Checks,
-}
-
-/// The file and index within it of entry `index` of the merged list.
-fn locate(sources: &[(String, usize)], mut index: usize) -> (&str, usize) {
-    for (name, n) in sources {
-        if index < *n {
-            return (name, index);
-        }
-        index -= n;
-    }
-    (sources.first().map_or("", |s| s.0.as_str()), index)
 }
 
 /// Builds one map with [`shamap_ledger::verify`], timed; an entry that
-/// cannot go in is an error naming its file (found in `counts`).
+/// cannot go in is an error naming its file in `ledger`.
 fn build<E>(
     build: impl FnOnce() -> Result<ShaMap, (usize, E)>,
     error: impl FnOnce(usize, E) -> BuildError,
-    counts: &[(String, usize)],
+    ledger: &PagedLedger,
 ) -> Result<Built, LoadError> {
     let t = Instant::now();
-    let map = build().map_err(|(i, e)| {
-        let err = error(i, e);
-        let (file, at) = locate(counts, i);
-        LoadError::Bad(format!("{file}: {}", err.message(at)))
-    })?;
+    let map = build().map_err(|(i, e)| bad(error(i, e).located(ledger)))?;
     Ok(Built {
         map,
         seconds: t.elapsed().as_secs_f64(),
     })
 }
 
-/// Reads, merges (several pages of one ledger), builds and checks.
+/// A ledger that cannot be assembled or built, as the `ValueError` line.
+fn bad(e: PagesError) -> LoadError {
+    LoadError::Bad(e.to_string())
+}
+
+/// Reads the files, merges them as the pages of one ledger
+/// ([`PagedLedger::from_pages`]: pages that all end with a marker are
+/// refused, as by the CLI), builds the maps and checks them.
 fn load(paths: &[PathBuf]) -> Result<Loaded, LoadError> {
-    let mut dumps: Vec<LedgerDump> = Vec::with_capacity(paths.len());
-    let mut sources = Vec::with_capacity(paths.len());
-    let mut state_counts = Vec::new();
-    let mut tx_counts = Vec::new();
+    let mut pages = Vec::with_capacity(paths.len());
     for path in paths {
         let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|error| LoadError::Io {
@@ -113,42 +105,29 @@ fn load(paths: &[PathBuf]) -> Result<Loaded, LoadError> {
         })?;
         let dump =
             shamap_ledger::parse(&bytes).map_err(|e| LoadError::Bad(format!("{name}: {e}")))?;
-        state_counts.push((name.clone(), dump.state.as_ref().map_or(0, Vec::len)));
-        tx_counts.push((name.clone(), dump.transactions.as_ref().map_or(0, Vec::len)));
-        sources.push(name);
-        dumps.push(dump);
+        pages.push((name, dump));
     }
-    let last = sources.last().cloned().unwrap_or_default();
-    let dump = shamap_ledger::merge(dumps).map_err(|e| LoadError::Bad(format!("{last}: {e}")))?;
-    let h = dump.header;
-    let incomplete = dump.kind == DumpKind::LedgerDataPage && dump.marker.is_some();
-    let state_entries = dump.state.as_ref().map(Vec::len);
-    let transaction_count = dump.transactions.as_ref().map(Vec::len);
-
+    let ledger = PagedLedger::from_pages(pages).map_err(bad)?;
+    let dump = &ledger.dump;
     let mut state = dump
         .state
         .as_deref()
-        .map(|entries| build(|| state_map(entries), BuildError::State, &state_counts))
+        .map(|entries| build(|| state_map(entries), BuildError::State, &ledger))
         .transpose()?;
     let mut transactions = dump
         .transactions
         .as_deref()
-        .map(|txs| build(|| tx_map(txs), BuildError::Tx, &tx_counts))
+        .map(|txs| build(|| tx_map(txs), BuildError::Tx, &ledger))
         .transpose()?;
     let checks = check_roots(
-        &h,
+        &dump.header,
         state.as_mut().map(|b| &mut b.map),
         transactions.as_mut().map(|b| &mut b.map),
     );
     Ok(Loaded {
-        sources,
-        header: h,
+        report: LedgerReport::new(&ledger, checks),
         state,
         transactions,
-        state_entries,
-        transaction_count,
-        incomplete,
-        checks,
     })
 }
 
@@ -168,29 +147,15 @@ fn header_json(h: &HeaderFields) -> Value {
     })
 }
 
-fn verify_json(l: &Loaded) -> Value {
-    let values = l.checks.values();
-    let statuses: Vec<Status> = values.iter().map(|(_, c)| c.status()).collect();
-    let checked = statuses
-        .iter()
-        .filter(|s| matches!(s, Status::Match | Status::Mismatch))
-        .count();
-    let mismatches = statuses.iter().filter(|s| **s == Status::Mismatch).count();
-    let ok = mismatches == 0 && statuses.contains(&Status::Match);
-    let mut v = json!({
-        "ok": ok,
-        "checked": checked,
-        "mismatches": mismatches,
-        "sources": l.sources,
-        "ledger_index": l.header.ledger_index,
-        "state_entries": l.state_entries,
-        "transactions": l.transaction_count,
-        "incomplete": l.incomplete,
-    });
+/// One ledger of `shamap verify --json` ([`LedgerReport::to_json`]) with
+/// its verdict: `ok`, `checked`, `mismatches` ([`Summary`]).
+fn verify_json(report: &LedgerReport) -> Value {
+    let summary = Summary::of(std::slice::from_ref(report));
+    let mut v = report.to_json();
     if let Value::Object(o) = &mut v {
-        for (name, c) in values {
-            o.insert(name.to_owned(), c.to_json());
-        }
+        o.insert("ok".to_owned(), json!(summary.outcome == Outcome::Verified));
+        o.insert("checked".to_owned(), json!(summary.checked));
+        o.insert("mismatches".to_owned(), json!(summary.mismatches));
     }
     v
 }
@@ -301,21 +266,23 @@ fn paths_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 ///
 /// Raises OSError (FileNotFoundError, ...) for a file that cannot be read
 /// and ValueError naming the file for input that is not a usable ledger
-/// (malformed JSON, bad hex, duplicate keys, pages of different ledgers).
+/// (malformed JSON, bad hex, duplicate keys, pages of different ledgers,
+/// pages that all end with a marker: the ledger's last page is missing).
 /// The work runs detached from the interpreter.
 #[pyfunction]
 pub(crate) fn read_ledger(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<PyLedger> {
     let paths = paths_arg(path)?;
     let loaded = py.detach(|| load(&paths)).map_err(LoadError::into_py)?;
-    let header = to_py(py, &header_json(&loaded.header))?
+    let report = &loaded.report;
+    let header = to_py(py, &header_json(&report.header))?
         .cast_into::<PyDict>()?
         .unbind();
-    let verify_value = verify_json(&loaded);
+    let verify_value = verify_json(report);
     let ok = verify_value["ok"].as_bool().unwrap_or(false);
     let verify = to_py(py, &verify_value)?.cast_into::<PyDict>()?.unbind();
     let origin = |seconds: f64| Origin {
-        sources: loaded.sources.clone(),
-        ledger_index: loaded.header.ledger_index,
+        sources: report.sources.clone(),
+        ledger_index: report.header.ledger_index,
         build_seconds: seconds,
     };
     let wrap = |b: Option<Built>| -> PyResult<Option<Py<PyShaMap>>> {
@@ -325,8 +292,8 @@ pub(crate) fn read_ledger(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<P
     let state = wrap(loaded.state)?;
     let transactions = wrap(loaded.transactions)?;
     Ok(PyLedger {
-        sources: loaded.sources,
-        ledger_index: loaded.header.ledger_index,
+        sources: loaded.report.sources,
+        ledger_index: loaded.report.header.ledger_index,
         ok,
         header,
         verify,

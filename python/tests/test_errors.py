@@ -174,7 +174,14 @@ def test_pages_of_one_ledger_merge(tmp_path):
     assert led.verify["incomplete"] is False
     assert led.verify["account_hash"]["status"] == "no_expected"
     assert not led.ok  # nothing to check against
-    assert shamap.read_ledger(str(p1)).verify["incomplete"] is True
+    # Pages that all end with a marker are refused, as by the CLI: the
+    # ledger continues past them.
+    with pytest.raises(ValueError, match=r"p1.json: ledger 9 continues past this page \(its marker is m\): give every page of the ledger"):
+        shamap.read_ledger(str(p1))
+    p5 = tmp_path / "p5.json"
+    p5.write_text(json.dumps({"result": {"ledger_index": 9, "state": [e2], "marker": "n"}}))
+    with pytest.raises(ValueError, match=r"p1.json, .*p5.json: ledger 9 continues past these pages \(every page has a marker\)"):
+        shamap.read_ledger([str(p1), str(p5)])
     with pytest.raises(ValueError):
         shamap.read_ledger([str(p1), str(p3)])
     # A duplicate across pages is located in its own file.

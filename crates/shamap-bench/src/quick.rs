@@ -10,7 +10,8 @@ use rand::{Rng, SeedableRng};
 use shamap::hash::encode_hex_upper;
 use shamap::{Hash256, HashFunction, Key, MapKind, MapOptions, ShaMap};
 
-use crate::{gen_block, random_data, write_block, Args};
+use crate::args::Args;
+use crate::workloads::{gen_block, random_data, write_block};
 
 /// Runs the operations and prints one line per operation:
 /// `name ops seconds` (the script divides instructions by `ops`).

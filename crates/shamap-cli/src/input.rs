@@ -9,7 +9,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 use shamap::{Hash256, MapKind};
-use shamap_ledger::dump::{self, DumpKind, LedgerDump};
+use shamap_ledger::dump::{self, LedgerDump};
+use shamap_ledger::pages::{self, PagedLedger, PagesError};
 use shamap_store::log_store::LogAudit;
 use shamap_store::{
     meta, root_kind, Access as StoreAccess, BackedMap, BackedOptions, FjallOptions, FjallStore,
@@ -61,188 +62,34 @@ pub fn read_dump(path: &Path) -> Result<Input, Failure> {
     }
 }
 
-/// One file's contribution to a [`Group`], in merge order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Source {
-    /// The file's name for messages.
-    pub name: String,
-    /// State entries it contributed.
-    pub state_entries: usize,
-    /// Transactions it contributed.
-    pub transactions: usize,
-}
-
-/// All the input about one ledger.
-#[derive(Debug, Clone)]
-pub struct Group {
-    /// Where the entries came from, in order (one file unless pages were merged).
-    pub sources: Vec<Source>,
-    /// The merged dump.
-    pub dump: LedgerDump,
-}
-
-impl Group {
-    /// The file and the index within it of entry `index` of the merged
-    /// list whose per-file lengths `count` gives.
-    fn locate(&self, mut index: usize, count: fn(&Source) -> usize) -> (&str, usize) {
-        for s in &self.sources {
-            let n = count(s);
-            if index < n {
-                return (&s.name, index);
-            }
-            index -= n;
-        }
-        (self.sources.first().map_or("", |s| s.name.as_str()), index)
-    }
-
-    /// A failure about entry `index` of the merged list whose per-file
-    /// lengths `count` gives: `<file>: <what(index in that file)>`.
-    pub fn error_at(
-        &self,
-        index: usize,
-        count: fn(&Source) -> usize,
-        what: impl FnOnce(usize) -> String,
-    ) -> Failure {
-        let (source, local) = self.locate(index, count);
-        Failure::unusable(format!("{source}: {}", what(local)))
-    }
-
-    /// The files, as named, joined with `, `.
-    pub fn source_names(&self) -> String {
-        self.sources
-            .iter()
-            .map(|s| s.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    }
-}
+/// All the input about one ledger: its files and their merged dump
+/// ([`shamap_ledger::pages`], shared with the Python module).
+pub type Group = PagedLedger;
 
 /// Makes one group per ledger, in order of first appearance: each `ledger`
 /// response alone, and `ledger_data` pages merged with earlier pages of the
 /// same ledger (same `ledger_index` and/or `ledger_hash`). The first
 /// problem stops it: pages that conflict, or a ledger whose last page is
-/// missing ([`require_whole`]).
+/// missing ([`PagedLedger::require_whole`]).
 pub fn group(inputs: Vec<Input>) -> Result<Vec<Group>, Failure> {
     group_each(inputs.into_iter().map(Ok).collect())
         .into_iter()
         .collect()
 }
 
-/// One slot of [`group_each`]'s output while it is being built: a ledger
-/// and the first problem found with it, or (no group) a file that could
-/// not be read.
-struct Slot {
-    /// The ledger, unless the slot is an unreadable file.
-    group: Option<Group>,
-    /// The first problem, if any.
-    problem: Option<Failure>,
-}
-
-/// [`group`] that goes on past problems: one result per ledger, and one
-/// per input that could not be read, in order of first appearance. A
-/// ledger with a problem (pages that conflict, a missing last page) is its
-/// first problem; later pages of it join it silently.
+/// [`group`] that goes on past problems ([`pages::group_each`]): one
+/// result per ledger, and one per input that could not be read, in order
+/// of first appearance.
 pub fn group_each(inputs: Vec<Result<Input, Failure>>) -> Vec<Result<Group, Failure>> {
-    let mut slots: Vec<Slot> = Vec::new();
-    for input in inputs {
-        let Input { name, dump } = match input {
-            Ok(input) => input,
-            Err(f) => {
-                slots.push(Slot {
-                    group: None,
-                    problem: Some(f),
-                });
-                continue;
-            }
-        };
-        let source = Source {
-            name,
-            state_entries: dump.state.as_ref().map_or(0, Vec::len),
-            transactions: dump.transactions.as_ref().map_or(0, Vec::len),
-        };
-        let same = (dump.kind == DumpKind::LedgerDataPage)
-            .then(|| {
-                slots.iter().position(|s| {
-                    s.group.as_ref().is_some_and(|g| {
-                        g.dump.kind == DumpKind::LedgerDataPage
-                            && g.dump.header.same_ledger(&dump.header)
-                    })
-                })
-            })
-            .flatten();
-        let Some(Slot {
-            group: Some(g),
-            problem,
-        }) = same.and_then(|pos| slots.get_mut(pos))
-        else {
-            slots.push(Slot {
-                group: Some(Group {
-                    sources: vec![source],
-                    dump,
-                }),
-                problem: None,
-            });
-            continue;
-        };
-        if problem.is_none() {
-            let header = g.dump.header;
-            let placeholder = LedgerDump {
-                kind: DumpKind::LedgerDataPage,
-                header,
-                state: None,
-                transactions: None,
-                marker: None,
-            };
-            let merged_so_far = std::mem::replace(&mut g.dump, placeholder);
-            match dump::merge([merged_so_far, dump]) {
-                Ok(merged) => g.dump = merged,
-                Err(e) => *problem = Some(Failure::unusable(format!("{}: {e}", source.name))),
-            }
-        }
-        g.sources.push(source);
-    }
-    slots
+    let inputs = inputs
         .into_iter()
-        .map(|slot| match slot {
-            Slot {
-                problem: Some(f), ..
-            } => Err(f),
-            Slot {
-                group: Some(g),
-                problem: None,
-            } => require_whole(&g.source_names(), g.sources.len(), &g.dump).map(|()| g),
-            Slot {
-                group: None,
-                problem: None,
-            } => Err(Failure::unusable("internal error: an empty input slot")),
-        })
-        .collect()
+        .map(|i| i.map(|Input { name, dump }| (name, dump)));
+    pages::group_each(inputs, unusable)
 }
 
-/// Fails when `dump` (from `pages` files named `names`) is a ledger that
-/// continues past the pages given: `ledger_data` pages that all end with a
-/// marker, so the last page is missing. Its state map would be a part of
-/// the ledger's, and nothing read from it (a root, a proof, a diff, stats,
-/// an import) would be the ledger's. The one place this rule is applied.
-pub fn require_whole(names: &str, pages: usize, dump: &LedgerDump) -> Result<(), Failure> {
-    /// Characters of a marker quoted in the message.
-    const SHOWN: usize = 80;
-    let Some(marker) = dump.pending_marker() else {
-        return Ok(());
-    };
-    let which = if pages == 1 {
-        let marker = match marker.char_indices().nth(SHOWN) {
-            Some((cut, _)) => format!("{}…", &marker[..cut]),
-            None => marker.to_owned(),
-        };
-        format!("this page (its marker is {marker})")
-    } else {
-        "these pages (every page has a marker)".to_owned()
-    };
-    Err(Failure::unusable(format!(
-        "{names}: {} continues past {which}: give every page of the ledger",
-        dump.header.ledger_name()
-    )))
+/// A ledger that cannot be assembled, as a failure.
+pub fn unusable(e: PagesError) -> Failure {
+    Failure::unusable(e.to_string())
 }
 
 /// Reads every file, then groups them into ledgers; the first problem
@@ -262,11 +109,15 @@ pub fn read_ledgers_each(files: &[PathBuf]) -> Vec<Result<Group, Failure>> {
 }
 
 /// Reads one file that must hold a whole ledger (`prove`, `diff`): a
-/// `ledger_data` page with a marker is refused ([`require_whole`]).
+/// `ledger_data` page with a marker is refused
+/// ([`PagedLedger::require_whole`]).
 pub fn read_ledger(path: &Path) -> Result<Input, Failure> {
-    let input = read_dump(path)?;
-    require_whole(&input.name, 1, &input.dump)?;
-    Ok(input)
+    let Input { name, dump } = read_dump(path)?;
+    let ledger = PagedLedger::new(name, dump);
+    ledger.require_whole().map_err(unusable)?;
+    let PagedLedger { mut sources, dump } = ledger;
+    let name = sources.pop().map(|s| s.name).unwrap_or_default();
+    Ok(Input { name, dump })
 }
 
 /// Parses a 64-digit hex hash given as `what`.

@@ -63,10 +63,9 @@
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
-use shamap_ledger::dump::HeaderFields;
-use shamap_ledger::verify::{self, Checked, Status};
+use shamap_ledger::verify::{LedgerReport, Outcome, Status, Summary};
 
-use crate::input::{self, Group, Source};
+use crate::input::{self, Group};
 use crate::output::{print_json, print_text, report, Exit, Failure};
 
 /// Arguments of `shamap verify`.
@@ -95,86 +94,12 @@ pub struct VerifyArgs {
     pub root: Option<String>,
 }
 
-/// The result of checking one ledger.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LedgerReport {
-    /// The files merged into this ledger.
-    pub sources: Vec<String>,
-    /// Header fields as read (for the ledger's name and index).
-    pub header: HeaderFields,
-    /// State entries read, if the input had a state list.
-    pub state_entries: Option<usize>,
-    /// Transactions read, if the input had a transaction list.
-    pub transactions: Option<usize>,
-    /// The state map's root.
-    pub account_hash: Checked,
-    /// The transaction map's root.
-    pub transaction_hash: Checked,
-    /// The header's hash.
-    pub ledger_hash: Checked,
-}
-
-impl LedgerReport {
-    /// The three values with their names, in output order.
-    pub fn values(&self) -> [(&'static str, &Checked); 3] {
-        [
-            ("account_hash", &self.account_hash),
-            ("transaction_hash", &self.transaction_hash),
-            ("ledger_hash", &self.ledger_hash),
-        ]
-    }
-}
-
-/// The verdict over all ledgers, which decides the exit status.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    /// At least one value checked, and every checked value matched (exit 0).
-    Verified,
-    /// Some value differs from its expected value (exit 1).
-    Mismatch,
-    /// No computed value had an expected value to compare with (exit 1).
-    NothingChecked,
-}
-
 /// Builds the maps of one ledger and compares their roots, and the ledger
-/// hash, with the values the input claims ([`shamap_ledger::verify::check`]),
-/// naming the file of an entry that cannot go into its map.
+/// hash, with the values the input claims
+/// ([`LedgerReport::check`]), naming the file of an entry that cannot go
+/// into its map.
 pub fn check(group: &Group) -> Result<LedgerReport, Failure> {
-    let d = &group.dump;
-    let checks = verify::check(d).map_err(|err| {
-        let count: fn(&Source) -> usize = if err.is_state() {
-            |s| s.state_entries
-        } else {
-            |s| s.transactions
-        };
-        group.error_at(err.index(), count, |at| err.message(at))
-    })?;
-    Ok(LedgerReport {
-        sources: group.sources.iter().map(|s| s.name.clone()).collect(),
-        header: d.header,
-        state_entries: d.state.as_ref().map(Vec::len),
-        transactions: d.transactions.as_ref().map(Vec::len),
-        account_hash: checks.account_hash,
-        transaction_hash: checks.transaction_hash,
-        ledger_hash: checks.ledger_hash,
-    })
-}
-
-/// The verdict over all reports.
-pub fn outcome(reports: &[LedgerReport]) -> Outcome {
-    let statuses = || {
-        reports
-            .iter()
-            .flat_map(|r| r.values())
-            .map(|(_, c)| c.status())
-    };
-    if statuses().any(|s| s == Status::Mismatch) {
-        Outcome::Mismatch
-    } else if statuses().any(|s| s == Status::Match) {
-        Outcome::Verified
-    } else {
-        Outcome::NothingChecked
-    }
+    LedgerReport::check(group).map_err(input::unusable)
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {
@@ -221,36 +146,13 @@ pub fn render_text(reports: &[LedgerReport]) -> String {
 /// The JSON report (field names in the module docs), with the files that
 /// could not be used.
 pub fn render_json(reports: &[LedgerReport], errors: &[Failure]) -> Value {
-    let statuses: Vec<Status> = reports
-        .iter()
-        .flat_map(|r| r.values())
-        .map(|(_, c)| c.status())
-        .collect();
-    let checked = statuses
-        .iter()
-        .filter(|s| matches!(s, Status::Match | Status::Mismatch))
-        .count();
-    let mismatches = statuses.iter().filter(|s| **s == Status::Mismatch).count();
-    let ledgers: Vec<Value> = reports
-        .iter()
-        .map(|r| {
-            json!({
-                "sources": r.sources,
-                "ledger_index": r.header.ledger_index,
-                "state_entries": r.state_entries,
-                "transactions": r.transactions,
-                "incomplete": false,
-                "account_hash": Checked::to_json(&r.account_hash),
-                "transaction_hash": Checked::to_json(&r.transaction_hash),
-                "ledger_hash": Checked::to_json(&r.ledger_hash),
-            })
-        })
-        .collect();
+    let summary = Summary::of(reports);
+    let ledgers: Vec<Value> = reports.iter().map(LedgerReport::to_json).collect();
     let error_lines: Vec<&str> = errors.iter().map(|f| f.line.as_str()).collect();
     json!({
-        "ok": errors.is_empty() && outcome(reports) == Outcome::Verified,
-        "checked": checked,
-        "mismatches": mismatches,
+        "ok": errors.is_empty() && summary.outcome == Outcome::Verified,
+        "checked": summary.checked,
+        "mismatches": summary.mismatches,
         "errors": error_lines,
         "ledgers": ledgers,
     })
@@ -287,7 +189,7 @@ pub fn run(args: &VerifyArgs) -> Result<Exit, Failure> {
         others.iter().for_each(report);
         return Err(last.clone());
     }
-    match outcome(&reports) {
+    match Summary::of(&reports).outcome {
         Outcome::Verified => Ok(Exit::Done),
         Outcome::Mismatch => Ok(Exit::Negative),
         Outcome::NothingChecked => Err(Failure::negative(
@@ -302,6 +204,7 @@ mod tests {
     use crate::input::fixtures::{ledger_38129, page, KEY1, KEY2};
     use crate::input::group;
     use shamap::Hash256;
+    use shamap_ledger::verify::Checked;
 
     const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
     const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
@@ -337,7 +240,10 @@ mod tests {
         );
         assert_eq!(r.transaction_hash.computed, Some(hash(TX_38129)));
         assert_eq!(r.ledger_hash.computed, Some(hash(LEDGER_HASH_38129)));
-        assert_eq!(outcome(std::slice::from_ref(&r)), Outcome::Verified);
+        assert_eq!(
+            Summary::of(std::slice::from_ref(&r)).outcome,
+            Outcome::Verified
+        );
         let text = render_text(&[r]);
         assert_eq!(
             text,
@@ -360,7 +266,7 @@ mod tests {
         assert_eq!(changed.account_hash.status(), Status::Mismatch);
         assert_eq!(changed.ledger_hash.status(), Status::Match);
         r.account_hash = changed.account_hash;
-        assert_eq!(outcome(&[r]), Outcome::Mismatch);
+        assert_eq!(Summary::of(&[r]).outcome, Outcome::Mismatch);
     }
 
     #[test]
@@ -381,7 +287,10 @@ mod tests {
                  close_time, close_time_resolution, close_flags"
             )
         );
-        assert_eq!(outcome(std::slice::from_ref(&r)), Outcome::NothingChecked);
+        assert_eq!(
+            Summary::of(std::slice::from_ref(&r)).outcome,
+            Outcome::NothingChecked
+        );
         let text = render_text(&[r]);
         assert!(
             text.contains("\naccount_hash not computed (no state entries)\n"),

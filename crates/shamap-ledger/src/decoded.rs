@@ -34,13 +34,11 @@ use xrpl::core::binarycodec::types::AccountId;
 use shamap::hash::{decode_hex, encode_hex_upper, Hash256, Key};
 use shamap::xrpl::transaction_id;
 
-use crate::dump::{EntryProblem, FieldError, FieldProblem, StateEntry, TxEntry};
+use crate::error::{EntryProblem, FieldError, FieldProblem};
 
 type Object = Map<String, Value>;
 
-/// The codec whose field definitions this module encodes by, as named in
-/// messages.
-pub const CODEC: &str = "xrpl-rust 1.3.0";
+pub use crate::error::CODEC;
 
 /// Where in a decoded entry a non-serialized key may appear.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,22 +243,16 @@ fn non_serialized(place: Place, key: &str) -> Option<Handling> {
         .map(|k| k.handling)
 }
 
-/// A decoded state entry: its `index` and its fields encoded.
-pub(crate) fn state_entry(obj: &Object) -> Result<(Key, Vec<u8>), EntryProblem> {
-    let key = match obj.get("index").filter(|v| !v.is_null()) {
-        Some(v) => crate::dump::key_member("index", v)?,
-        None => return Err(EntryProblem::Missing("index")),
-    };
-    if key.is_zero() {
-        return Err(EntryProblem::ZeroKey { field: "index" });
-    }
+/// A decoded state entry's fields encoded; `key` is its `index`, read and
+/// checked by the caller ([`crate::entry::read_state_entry`]).
+pub(crate) fn state_entry(obj: &Object, key: Key) -> Result<Vec<u8>, EntryProblem> {
     let entry = format!("index {}", Hash256::from(key));
     let fields = without(obj, Place::StateEntry);
     let data = encode_object(&fields).map_err(|error| field(&entry, error))?;
     if let Some(v) = obj.get("mpt_issuance_id") {
         check_mpt_issuance_id(&fields, v).map_err(|error| field(&entry, error))?;
     }
-    Ok((key, data))
+    Ok(data)
 }
 
 /// The transaction of a decoded v1 entry (fields beside `hash` and
@@ -413,20 +405,6 @@ fn check_mpt_issuance_id(fields: &Object, v: &Value) -> Result<(), FieldError> {
 /// (see [`encode`]).
 fn encode_object(obj: &Object) -> Result<Vec<u8>, FieldError> {
     encode::object(obj)
-}
-
-/// One entry of a state list, read as [`parse`](crate::parse) reads it
-/// (binary or decoded). Public for the fuzz target `json_entry`.
-#[doc(hidden)]
-pub fn read_state_entry(v: &Value) -> Result<StateEntry, EntryProblem> {
-    crate::dump::read_state_entry(v)
-}
-
-/// One entry of a transaction list, read as [`parse`](crate::parse) reads
-/// it (binary or decoded). Public for the fuzz target `json_entry`.
-#[doc(hidden)]
-pub fn read_tx_entry(v: &Value) -> Result<TxEntry, EntryProblem> {
-    crate::dump::read_tx_entry(v)
 }
 
 /// The codec's decoding of a serialized object (for round trips in tests

@@ -34,11 +34,14 @@
 
 pub mod decoded;
 pub mod dump;
+pub mod entry;
 pub mod entry_type;
+pub mod error;
+pub mod ledger_dump;
 pub mod map_stats;
+pub mod pages;
 pub mod verify;
 
-pub use dump::{
-    merge, parse, DumpError, DumpKind, EntryProblem, FieldError, FieldProblem, HeaderFields,
-    LedgerDump, StateEntry, TxEntry,
-};
+pub use dump::parse;
+pub use error::{DumpError, EntryProblem, FieldError, FieldProblem};
+pub use ledger_dump::{merge, DumpKind, HeaderFields, LedgerDump, StateEntry, TxEntry};

@@ -35,7 +35,8 @@ use shamap::xrpl::tx_with_meta_item;
 use shamap::xrpl::vl::VlError;
 use shamap::{Hash256, MapError, MapKind, ShaMap};
 
-use crate::dump::{HeaderFields, LedgerDump, StateEntry, TxEntry};
+use crate::ledger_dump::{HeaderFields, LedgerDump, StateEntry, TxEntry};
+use crate::pages::{PagedLedger, PagesError, Source};
 
 /// How one computed value compares with the dump's claim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -223,6 +224,20 @@ impl BuildError {
     }
 }
 
+impl BuildError {
+    /// The error located in the file its entry came from, for a dump
+    /// assembled from `ledger`'s files: `<file>: <message>`, the entry
+    /// numbered within that file.
+    pub fn located(&self, ledger: &PagedLedger) -> PagesError {
+        let count: fn(&Source) -> usize = if self.is_state() {
+            |s| s.state_entries
+        } else {
+            |s| s.transactions
+        };
+        ledger.error_at(self.index(), count, |at| self.message(at))
+    }
+}
+
 /// Compares the roots of maps already built from `header`'s dump (`state`
 /// from its state entries, `None` when it has no state list;
 /// `transactions` likewise), and the header's hash, with the header's
@@ -275,6 +290,129 @@ pub fn check(dump: &LedgerDump) -> Result<Checks, BuildError> {
         state.as_mut(),
         transactions.as_mut(),
     ))
+}
+
+/// The report of one ledger read from files: what `shamap verify` prints
+/// for it, and what the Python module's `Ledger.verify` holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerReport {
+    /// The files merged into this ledger.
+    pub sources: Vec<String>,
+    /// Header fields as read (for the ledger's name and index).
+    pub header: HeaderFields,
+    /// State entries read, if the input had a state list.
+    pub state_entries: Option<usize>,
+    /// Transactions read, if the input had a transaction list.
+    pub transactions: Option<usize>,
+    /// The state map's root.
+    pub account_hash: Checked,
+    /// The transaction map's root.
+    pub transaction_hash: Checked,
+    /// The header's hash.
+    pub ledger_hash: Checked,
+}
+
+impl LedgerReport {
+    /// The report of `ledger` with `checks` made on its maps (for a caller
+    /// that builds the maps itself, as the Python module does, to keep
+    /// them).
+    pub fn new(ledger: &PagedLedger, checks: Checks) -> LedgerReport {
+        let d = &ledger.dump;
+        LedgerReport {
+            sources: ledger.sources.iter().map(|s| s.name.clone()).collect(),
+            header: d.header,
+            state_entries: d.state.as_ref().map(Vec::len),
+            transactions: d.transactions.as_ref().map(Vec::len),
+            account_hash: checks.account_hash,
+            transaction_hash: checks.transaction_hash,
+            ledger_hash: checks.ledger_hash,
+        }
+    }
+
+    /// Builds the maps of `ledger` and checks them ([`check`]); an entry
+    /// that cannot go into its map is an error naming its file.
+    pub fn check(ledger: &PagedLedger) -> Result<LedgerReport, PagesError> {
+        let checks = check(&ledger.dump).map_err(|e| e.located(ledger))?;
+        Ok(LedgerReport::new(ledger, checks))
+    }
+
+    /// The three values with their names, in output order.
+    pub fn values(&self) -> [(&'static str, &Checked); 3] {
+        [
+            ("account_hash", &self.account_hash),
+            ("transaction_hash", &self.transaction_hash),
+            ("ledger_hash", &self.ledger_hash),
+        ]
+    }
+
+    /// One ledger of `shamap verify --json`: `sources`, `ledger_index`,
+    /// `state_entries`, `transactions`, `incomplete` (always `false`: a
+    /// ledger whose last page is missing is refused, see
+    /// [`PagedLedger::require_whole`]) and the three values
+    /// ([`Checked::to_json`]).
+    pub fn to_json(&self) -> Value {
+        let mut v = json!({
+            "sources": self.sources,
+            "ledger_index": self.header.ledger_index,
+            "state_entries": self.state_entries,
+            "transactions": self.transactions,
+            "incomplete": false,
+        });
+        if let Value::Object(o) = &mut v {
+            for (name, c) in self.values() {
+                o.insert(name.to_owned(), c.to_json());
+            }
+        }
+        v
+    }
+}
+
+/// The verdict over some reports, which decides `shamap verify`'s exit
+/// status and the Python module's `Ledger.ok`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// At least one value checked, and every checked value matched.
+    Verified,
+    /// Some value differs from its expected value.
+    Mismatch,
+    /// No computed value had an expected value to compare with.
+    NothingChecked,
+}
+
+/// The counts and verdict over some reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Summary {
+    /// Values that had both a computed and an expected hash.
+    pub checked: usize,
+    /// Of those, how many differ.
+    pub mismatches: usize,
+    /// The verdict.
+    pub outcome: Outcome,
+}
+
+impl Summary {
+    /// The summary of `reports`.
+    pub fn of(reports: &[LedgerReport]) -> Summary {
+        let statuses: Vec<Status> = reports
+            .iter()
+            .flat_map(|r| r.values())
+            .map(|(_, c)| c.status())
+            .collect();
+        let matches = statuses.iter().filter(|s| **s == Status::Match).count();
+        let mismatches = statuses.iter().filter(|s| **s == Status::Mismatch).count();
+        let outcome = if mismatches > 0 {
+            Outcome::Mismatch
+        } else if matches > 0 {
+            Outcome::Verified
+        } else {
+            Outcome::NothingChecked
+        };
+        Summary {
+            checked: matches + mismatches,
+            mismatches,
+            outcome,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -192,7 +192,7 @@ fn real_transactions_printed_by_rippled_encode_to_their_ids() {
                     });
                     let m = own_meta.or(meta).cloned().unwrap_or(minimal);
                     entry.insert("metaData".into(), m);
-                    shamap_ledger::decoded::read_tx_entry(&Value::Object(entry))
+                    shamap_ledger::entry::read_tx_entry(&Value::Object(entry))
                         .unwrap_or_else(|e| panic!("{file}: {e}"));
                     *read += 1;
                 }

@@ -2,31 +2,9 @@
 
 use crate::hash::{Hash256, Key};
 
-/// A hex string that could not be decoded.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ParseHexError {
-    /// The string had the wrong number of digits.
-    #[error("expected {expected} hex digits, found {found}")]
-    Length {
-        /// Digits required.
-        expected: usize,
-        /// Digits present.
-        found: usize,
-    },
-    /// An odd number of digits cannot encode whole bytes.
-    #[error("odd number of hex digits ({found})")]
-    OddLength {
-        /// Digits present.
-        found: usize,
-    },
-    /// A character that is not a hex digit.
-    #[error("bad hex digit at position {position}")]
-    Digit {
-        /// Zero-based character offset.
-        position: usize,
-    },
-}
+// Hex decoding's error lives beside the hex decoder, in `crate::hash`; it is
+// re-exported here with the other error types.
+pub use crate::hash::ParseHexError;
 
 /// Errors from map operations.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

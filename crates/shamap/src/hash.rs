@@ -4,8 +4,6 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::error::ParseHexError;
-
 /// A 256-bit hash: the SHA512Half of a node's prefix format.
 ///
 /// The all-zero value is the hash of an empty branch and of the empty map.
@@ -231,6 +229,32 @@ impl From<Key> for Hash256 {
     fn from(k: Key) -> Self {
         Hash256(k.0)
     }
+}
+
+/// A hex string that could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseHexError {
+    /// The string had the wrong number of digits.
+    #[error("expected {expected} hex digits, found {found}")]
+    Length {
+        /// Digits required.
+        expected: usize,
+        /// Digits present.
+        found: usize,
+    },
+    /// An odd number of digits cannot encode whole bytes.
+    #[error("odd number of hex digits ({found})")]
+    OddLength {
+        /// Digits present.
+        found: usize,
+    },
+    /// A character that is not a hex digit.
+    #[error("bad hex digit at position {position}")]
+    Digit {
+        /// Zero-based character offset.
+        position: usize,
+    },
 }
 
 /// Decodes hex digits into `out`, which must be exactly half as long as `s`.

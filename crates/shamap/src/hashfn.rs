@@ -16,8 +16,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::hash::{Hash256, Key};
-use crate::kind::MapKind;
+use crate::hash::Hash256;
 use crate::ptr::BatchHasher;
 use crate::xrpl::sha512half::sha512_half;
 
@@ -44,13 +43,6 @@ impl HashFunction {
                 Hash256(*h.finalize().as_bytes())
             }
         }
-    }
-
-    /// The hash of a leaf of `kind` holding `data` under `key`
-    /// ([`crate::node_hash::hash_leaf`]).
-    #[inline]
-    pub fn leaf_hash(self, kind: MapKind, key: &Key, data: &[u8]) -> Hash256 {
-        crate::node_hash::hash_leaf(self, kind, key, data)
     }
 
     /// Hashes `msgs[i]` into `out[i]`, many messages per SIMD kernel call
@@ -119,6 +111,8 @@ impl FromStr for HashFunction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hash::Key;
+    use crate::kind::MapKind;
 
     #[test]
     fn both_functions_hash_the_same_bytes_and_batches_agree() {

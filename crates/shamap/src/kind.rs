@@ -1,8 +1,8 @@
 //! What a map holds, fixed at creation: it decides how leaves are hashed.
-
-use crate::hash::{Hash256, Key};
-use crate::hashfn::HashFunction;
-use crate::node_hash::{self, HashPrefix};
+//!
+//! Its leaf prefix and leaf hash ([`MapKind::leaf_prefix`],
+//! [`MapKind::leaf_hash`]) are defined with the node hash format, in
+//! [`crate::node_hash`], so that this module depends on nothing.
 
 /// The kind of a map, which fixes its leaf hashing.
 ///
@@ -29,17 +29,6 @@ pub enum MapKind {
 }
 
 impl MapKind {
-    /// The hash prefix of this kind's leaves ([`node_hash::leaf_prefix`]).
-    pub const fn leaf_prefix(self) -> HashPrefix {
-        node_hash::leaf_prefix(self)
-    }
-
-    /// The SHA512Half hash of a leaf holding `data` under `key`
-    /// ([`node_hash::hash_leaf`]).
-    pub fn leaf_hash(self, key: &Key, data: &[u8]) -> Hash256 {
-        node_hash::hash_leaf(HashFunction::Sha512Half, self, key, data)
-    }
-
     /// Short lower-case name used by the CLI and JSON output.
     pub const fn name(self) -> &'static str {
         match self {

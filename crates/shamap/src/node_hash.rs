@@ -223,6 +223,28 @@ pub fn hash_leaf(f: HashFunction, kind: MapKind, key: &Key, data: &[u8]) -> Hash
     }
 }
 
+impl MapKind {
+    /// The hash prefix of this kind's leaves ([`leaf_prefix`]).
+    pub const fn leaf_prefix(self) -> HashPrefix {
+        leaf_prefix(self)
+    }
+
+    /// The SHA512Half hash of a leaf holding `data` under `key`
+    /// ([`hash_leaf`]).
+    pub fn leaf_hash(self, key: &Key, data: &[u8]) -> Hash256 {
+        hash_leaf(HashFunction::Sha512Half, self, key, data)
+    }
+}
+
+impl HashFunction {
+    /// The hash of a leaf of `kind` holding `data` under `key`
+    /// ([`hash_leaf`]).
+    #[inline]
+    pub fn leaf_hash(self, kind: MapKind, key: &Key, data: &[u8]) -> Hash256 {
+        hash_leaf(self, kind, key, data)
+    }
+}
+
 /// The data and key of a `kind` leaf's message `msg`: `(data, Some(key))`,
 /// or `(data, None)` for a transaction-only leaf, whose message holds no
 /// key (its key is the message's SHA512Half). `None` when `msg` does not

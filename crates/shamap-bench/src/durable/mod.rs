@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::Args;
+use crate::args::Args;
 
 /// One result: a workload on one engine, measured in its own process.
 #[derive(Clone, Debug, Default)]
@@ -199,7 +199,7 @@ pub fn run(args: &Args) {
     let chosen: Vec<&str> = built
         .iter()
         .copied()
-        .filter(|e| wanted.contains(e) || args.engines == crate::DEFAULT_ENGINES)
+        .filter(|e| wanted.contains(e) || args.engines == crate::args::DEFAULT_ENGINES)
         .collect();
     if chosen.is_empty() {
         eprintln!("error: none of the engines {wanted:?} runs the durable workload (ours, ours-fjall; ours-rocks with the rocksdb feature; nomt with the peer-nomt feature)");

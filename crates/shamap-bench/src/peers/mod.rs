@@ -26,8 +26,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{HashFunction, HashWork};
 
+use crate::args::Args;
 use crate::durable::ops::Values;
-use crate::{rss, Args};
+use crate::rss;
 use table::{Mem, PeerRow, PeerTable};
 
 /// A 256-bit key, as every engine here takes it.
@@ -311,7 +312,7 @@ fn floor_rows(
         if ops == 0 {
             continue;
         }
-        let (single, lanes) = crate::hash_floors(hash, work);
+        let (single, lanes) = crate::workloads::hash_floors(hash, work);
         let note = format!(
             "{} leaves ({} B each) + {} inner (516 B)",
             work.leaves,

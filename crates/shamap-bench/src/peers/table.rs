@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use super::Peer;
-use crate::Args;
+use crate::args::Args;
 
 /// Memory per entry, total (keys and values included), by source.
 #[derive(Clone, Copy, Default)]

@@ -18,7 +18,7 @@ use xrpl::core::binarycodec::definitions::{
 };
 use xrpl::core::binarycodec::types::Number;
 
-use crate::dump::{FieldError, FieldProblem};
+use crate::error::{FieldError, FieldProblem};
 
 type Object = Map<String, Value>;
 

@@ -1,0 +1,154 @@
+//! The in-memory workloads (`--workloads build,update,get,proof,snapshot,
+//! session,diff`): one map built from `--entries` random entries, then each
+//! workload run on it in the order given, every row reported beside its
+//! hashing floor. The helpers here are shared with the `--quick` fixed
+//! counts and the peers comparison.
+
+mod build;
+mod reads;
+mod update;
+mod versions;
+
+use build::build_map;
+use reads::{gets, proofs};
+use update::update_blocks;
+use versions::{diffs, sessions, snapshots};
+
+use std::time::{Duration, Instant};
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use shamap::xrpl::sha512_half;
+use shamap::{HashFunction, HashWork, Key, ShaMap};
+
+use crate::args::Args;
+use crate::report::Report;
+
+/// Runs the workloads `args.workloads` names on one map and prints the
+/// report (markdown, or JSON with `--json`).
+pub(crate) fn run(args: &Args) {
+    let mut report = Report::new(&args.entries, args.data_len, args.seed, args.hash);
+    let wanted: Vec<&str> = args.workloads.split(',').map(str::trim).collect();
+    let mut rng = SmallRng::seed_from_u64(args.seed);
+    let (mut map, mut keys) = build_map(args, &mut rng, &mut report, wanted.contains(&"build"));
+    for w in &wanted {
+        match *w {
+            "build" => {}
+            "update" => update_blocks(args, &mut rng, &mut map, &mut keys, &mut report),
+            "get" => gets(args, &mut rng, &map, &keys, &mut report),
+            "proof" => proofs(args, &mut rng, &mut map, &keys, &mut report),
+            "snapshot" => snapshots(args, &mut rng, &mut map, &keys, &mut report),
+            "session" => sessions(args, &mut rng, &mut map, &mut keys, &mut report),
+            "diff" => diffs(args, &mut rng, &mut map, &keys, &mut report),
+            other => {
+                eprintln!("error: unknown workload {other:?}");
+                std::process::exit(2);
+            }
+        }
+    }
+    if args.json {
+        println!("{}", report.json());
+    } else {
+        print!("{}", report.markdown());
+    }
+}
+
+pub(crate) fn random_data(rng: &mut SmallRng, len: usize) -> Vec<u8> {
+    (0..len).map(|_| rng.gen()).collect()
+}
+
+/// The hashing floor of `work`: the time to hash with `f`, in a tight loop,
+/// byte strings of the sizes and count that `work` describes (one message
+/// at a time with `sha2` or the `blake3` crate; multi-lane batches of 512
+/// like the engine's).
+pub(crate) fn hash_floors(f: HashFunction, work: &HashWork) -> (Duration, Duration) {
+    let leaf_len = work.leaf_bytes.checked_div(work.leaves).unwrap_or(0) as usize;
+    let leaf = vec![0x5Au8; leaf_len];
+    let inner = vec![0xA5u8; shamap::node_hash::INNER_MESSAGE_LEN];
+    let mut acc = 0u8;
+    let one: fn(&[u8]) -> u8 = match f {
+        HashFunction::Sha512Half => |m| sha512_half(&[m]).0[0],
+        HashFunction::Blake3 => |m| blake3::hash(m).as_bytes()[0],
+    };
+    let batch: fn(&[&[u8]], &mut [[u8; 32]]) = match f {
+        HashFunction::Sha512Half => sha512_lanes::sha512_half_batch,
+        HashFunction::Blake3 => blake3_lanes::hash_batch,
+    };
+    let t = Instant::now();
+    for _ in 0..work.leaves {
+        acc ^= one(std::hint::black_box(&leaf));
+    }
+    for _ in 0..work.inner {
+        acc ^= one(std::hint::black_box(&inner));
+    }
+    let single = t.elapsed();
+    let mut out = vec![[0u8; 32]; 512];
+    let leaf_msgs: Vec<&[u8]> = vec![&leaf[..]; 512];
+    let inner_msgs: Vec<&[u8]> = vec![&inner[..]; 512];
+    let t = Instant::now();
+    for (count, msgs) in [(work.leaves, &leaf_msgs), (work.inner, &inner_msgs)] {
+        let mut left = count as usize;
+        while left > 0 {
+            let n = left.min(512);
+            batch(&msgs[..n], &mut out[..n]);
+            acc ^= out[0][0];
+            left -= n;
+        }
+    }
+    let lanes = t.elapsed();
+    std::hint::black_box(acc);
+    (single, lanes)
+}
+
+/// One block of random writes: 60% updates, 20% inserts, 20% removes, as
+/// (key, true = set / false = remove). `keys` follows the block.
+pub(crate) fn gen_block(rng: &mut SmallRng, keys: &mut Vec<Key>, n: usize) -> Vec<(Key, bool)> {
+    let mut block = Vec::with_capacity(n);
+    for _ in 0..n {
+        let roll = rng.gen_range(0..10);
+        if roll < 6 && !keys.is_empty() {
+            block.push((keys[rng.gen_range(0..keys.len())], true));
+        } else if roll < 8 || keys.is_empty() {
+            let k = Key(rng.gen());
+            block.push((k, true));
+            keys.push(k);
+        } else {
+            let i = rng.gen_range(0..keys.len());
+            block.push((keys.swap_remove(i), false));
+        }
+    }
+    block
+}
+
+/// Applies a block one write at a time (`upsert` / `remove`).
+pub(crate) fn write_block(map: &mut ShaMap, block: &[(Key, bool)], data: &[u8]) {
+    for &(k, set) in block {
+        if set {
+            map.upsert(k, data).expect("upsert");
+        } else {
+            map.remove(&k).expect("present");
+        }
+    }
+}
+
+/// Applies a block with `ShaMap::apply` (which also hashes) on `pool`
+/// (one thread: with more, `apply` hands large blocks to the parallel
+/// `root_hash`).
+pub(crate) fn apply_block(
+    pool: &rayon::ThreadPool,
+    map: &mut ShaMap,
+    block: &[(Key, bool)],
+    data: &[u8],
+) -> shamap::Hash256 {
+    pool.install(|| map.apply(block.iter().map(|&(k, set)| (k, set.then_some(data)))))
+        .expect("apply")
+        .root_hash
+}
+
+/// A rayon pool of one thread: hashing on the calling thread only.
+pub(crate) fn one_thread() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("pool")
+}
