@@ -47,9 +47,8 @@ pub struct ByteBreakdown {
     pub leaf_keys: usize,
     /// Item data.
     pub leaf_data: usize,
-    /// Leaf chunk bytes beyond hash, key and data: the 8-byte length word
-    /// of leaves of 64 KiB or more (leaf chunks are allocated to the byte,
-    /// so there is no padding).
+    /// Leaf chunk bytes beyond hash, key and data: padding to 8 and the
+    /// length word of leaves of 64 KiB or more.
     pub leaf_padding: usize,
     /// Touched pool bytes not in live chunks: block headers, freed chunks,
     /// and the rest of the last touched page of each block.

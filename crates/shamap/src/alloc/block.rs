@@ -15,14 +15,14 @@ pub(crate) const BLOCK_SIZE: usize = 256 * 1024;
 const _: () = assert!(BLOCK_SIZE.is_power_of_two());
 
 /// Highest address (exclusive) a node may live below: the pointer module
-/// keeps a 16-bit stamp above bit 47 and the leaf bit at 47.
-pub(crate) const ADDRESS_LIMIT: usize = 1 << 47;
+/// keeps a 16-bit stamp above bit 47.
+pub(crate) const ADDRESS_LIMIT: usize = 1 << 48;
 
 fn check_address(p: NonNull<u8>, len: usize) -> NonNull<u8> {
     let end = p.as_ptr().addr().wrapping_add(len);
     if end > ADDRESS_LIMIT || end < p.as_ptr().addr() {
         // A 57-bit address space hands out such addresses only on request.
-        panic!("shamap: allocation at {p:p} lies above the 47-bit address space it supports");
+        panic!("shamap: allocation at {p:p} lies above the 48-bit address space it supports");
     }
     p
 }

@@ -9,7 +9,5 @@
 mod block;
 mod pool;
 
-pub(crate) use block::{
-    alloc_large, free_large, large_footprint, BlockSource, ADDRESS_LIMIT, BLOCK_SIZE,
-};
+pub(crate) use block::{alloc_large, free_large, large_footprint, BlockSource, BLOCK_SIZE};
 pub(crate) use pool::{PoolStats, SlabPool};

@@ -8,8 +8,7 @@
 //! | 64 + i·chunk    | chunk          | chunk i: in use, free, or never touched  |
 //!
 //! A free chunk holds the address of the next free chunk of its block in its
-//! first 8 bytes (read and written unaligned: a pool's chunks start every
-//! `chunk` bytes, and leaf pools have chunk sizes of any byte count). Chunks past `bump` have never been handed out (and, being
+//! first 8 bytes. Chunks past `bump` have never been handed out (and, being
 //! untouched, are usually not resident). A block whose last chunk is freed is
 //! returned to the OS, except that a pool still in use keeps one empty block
 //! to absorb alloc/free churn at a block boundary; a pool with no chunk in
@@ -97,8 +96,8 @@ unsafe impl Sync for SlabPool {}
 const KEEP_EMPTY: usize = 1;
 
 impl SlabPool {
-    /// A pool of `chunk`-byte chunks. `chunk` is between 8 and a quarter
-    /// block; chunks are 8-aligned when it is a multiple of 8.
+    /// A pool of `chunk`-byte chunks. `chunk` is a multiple of 8 between 8
+    /// and a quarter block.
     #[cfg(test)]
     pub(crate) fn new(chunk: usize) -> SlabPool {
         SlabPool::with_source(chunk, BlockSource::Pages)
@@ -107,7 +106,7 @@ impl SlabPool {
     /// A pool of `chunk`-byte chunks whose blocks come from `source`.
     pub(crate) fn with_source(chunk: usize, source: BlockSource) -> SlabPool {
         assert!(
-            chunk >= 8 && chunk <= (BLOCK_SIZE - FIRST_CHUNK) / 4,
+            chunk >= 8 && chunk.is_multiple_of(8) && chunk <= (BLOCK_SIZE - FIRST_CHUNK) / 4,
             "bad chunk size {chunk}"
         );
         SlabPool {
@@ -146,8 +145,7 @@ impl SlabPool {
     }
 
     /// Hands out an uninitialised chunk of `chunk_size()` bytes, aligned to 8
-    /// when the chunk size is a multiple of 8 (to 64 when it is a multiple of
-    /// 64), and not aligned otherwise.
+    /// (to 64 when the chunk size is a multiple of 64).
     pub(crate) fn alloc(&mut self) -> NonNull<u8> {
         let b = match self.avail {
             Some(b) => b,
@@ -162,7 +160,7 @@ impl SlabPool {
                 self.empty_blocks -= 1;
             }
             let chunk = if let Some(f) = (*hdr).free {
-                (*hdr).free = f.as_ptr().read_unaligned().next;
+                (*hdr).free = (*f.as_ptr()).next;
                 f.cast::<u8>()
             } else {
                 let off = (*hdr).bump as usize;
@@ -192,7 +190,7 @@ impl SlabPool {
         // SAFETY: by (1) `p` lies in a live block of this pool, whose header
         // sits at the block's aligned start; `&mut self` excludes other
         // access; by (2) we may overwrite the chunk's first 8 bytes (every
-        // chunk is at least 8 bytes; the write is unaligned).
+        // chunk is at least 8 bytes and 8-aligned).
         unsafe {
             debug_assert!((*hdr).live > 0, "double free");
             if cfg!(debug_assertions) {
@@ -202,7 +200,7 @@ impl SlabPool {
                 p.as_ptr().write_bytes(0xDB, self.chunk);
             }
             let f = p.cast::<FreeChunk>();
-            f.as_ptr().write_unaligned(FreeChunk { next: (*hdr).free });
+            f.as_ptr().write(FreeChunk { next: (*hdr).free });
             (*hdr).free = Some(f);
             (*hdr).live -= 1;
             self.live -= 1;
@@ -342,7 +340,7 @@ impl SlabPool {
                     if free > self.per_block {
                         return Err("free list longer than the block".into());
                     }
-                    f = c.as_ptr().read_unaligned().next;
+                    f = (*c.as_ptr()).next;
                 }
                 let carved = ((*hdr).bump as usize - FIRST_CHUNK) / self.chunk;
                 if carved != free + (*hdr).live as usize {

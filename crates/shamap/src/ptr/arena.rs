@@ -1,7 +1,7 @@
 //! `NodeArena`: makes, reshapes and frees node chunks from slab pools.
 //!
 //! Inner nodes come from one pool per size class; leaves from one pool per
-//! chunk size (to the byte, up to `MAX_POOLED_CHUNK`), and larger leaves
+//! chunk size (multiples of 8 up to `MAX_POOLED_CHUNK`), and larger leaves
 //! from the global allocator. The arena keeps exact counters so that memory
 //! statistics are counted, never estimated.
 
@@ -189,7 +189,7 @@ impl NodeArena {
     }
 
     fn leaf_pool(&mut self, chunk: usize) -> &mut SlabPool {
-        let i = chunk;
+        let i = chunk / 8;
         if self.leaf.len() <= i {
             self.leaf.resize_with(i + 1, || None);
         }
@@ -452,7 +452,7 @@ impl NodeArena {
             self.leaves -= 1;
             self.leaf_data_bytes -= len;
             if chunk <= MAX_POOLED_CHUNK {
-                let pool = self.leaf[chunk]
+                let pool = self.leaf[chunk / 8]
                     .as_mut()
                     .expect("a pooled leaf's pool exists");
                 // SAFETY: the leaf was allocated from this pool (same chunk

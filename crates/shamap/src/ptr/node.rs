@@ -13,18 +13,16 @@
 //! The branch mask and the size class are not in the chunk: they are the
 //! stamp and tag of the `NodePtr` word that points at it.
 //!
-//! Leaf, data length `len < 0xFFFF` (`64 + len` bytes, allocated to the
-//! byte: a leaf chunk may start at any address):
+//! Leaf, data length `len < 0xFFFF` (`64 + round8(len)` bytes):
 //!
 //! | offset | bytes | field                            |
 //! |--------|-------|----------------------------------|
 //! | 0      | 32    | hash (all zero = not computed)   |
 //! | 32     | 32    | key                              |
-//! | 64     | len   | data                             |
+//! | 64     | len   | data, then padding to 8          |
 //!
 //! Leaf, data length `len >= 0xFFFF` (stamp `LONG_LEAF`): as above, with a
-//! little-endian `u64` length at offset 64 (read unaligned) and data from
-//! offset 72.
+//! little-endian `u64` length at offset 64 and data from offset 72.
 //!
 //! The hash sits at offset 0 in both kinds, so a parent reads a child's hash
 //! without knowing its kind.
@@ -54,13 +52,13 @@ pub(crate) const fn inner_chunk_size(cap: usize) -> usize {
     CHILDREN_OFFSET + 8 * cap
 }
 
-/// Bytes of a leaf chunk holding `len` bytes of data (no padding: leaf
-/// chunks are allocated to the byte).
+/// Bytes of a leaf chunk holding `len` bytes of data.
 pub(crate) const fn leaf_chunk_size(len: usize) -> usize {
+    let padded = (len + 7) & !7;
     if len < LONG_LEAF as usize {
-        DATA_OFFSET + len
+        DATA_OFFSET + padded
     } else {
-        LONG_DATA_OFFSET + len
+        LONG_DATA_OFFSET + padded
     }
 }
 
@@ -195,15 +193,14 @@ impl NodePtr {
     /// True for a leaf.
     #[inline]
     pub(crate) fn is_leaf(&self) -> bool {
-        self.0.is_leaf()
+        self.0.tag() == 0
     }
 
     /// The node's stored hash (zero when not computed since the last change).
     #[inline]
     pub(crate) fn hash(&self) -> &Hash256 {
         // SAFETY: every chunk starts with a 32-byte hash, initialised when the
-        // chunk was made; `Hash256` is a transparent `[u8; 32]` (align 1, so
-        // a leaf chunk at any byte address is fine); the
+        // chunk was made; `Hash256` is a transparent `[u8; 32]` (align 1); the
         // borrow of `self` keeps the chunk alive and unaliased by writers.
         unsafe { &*self.base().as_ptr().add(HASH_OFFSET).cast::<Hash256>() }
     }
