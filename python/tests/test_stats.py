@@ -28,7 +28,7 @@ def test_fields_of_a_ledger_state_map():
     assert set(s) == TOP
     assert s["input"] == {"type": "dump", "sources": [path], "ledger_index": 38129}
     assert s["kind"] == "state"
-    assert s["classes"] == [2, 4, 6, 16]
+    assert s["classes"] == [2, 3, 4, 6, 9, 12, 16]
     assert s["hash_function"] == "sha512half"
     assert s["root_hash"] == led.header["account_hash"]
     assert s["entries"] == s["leaf_nodes"] == 261
@@ -49,7 +49,7 @@ def test_fields_of_a_ledger_state_map():
     assert set(s["models"]["rippled"]) == {"bytes", "overhead_per_entry", "ratio_to_ours"}
     assert set(s["advisor"]) == {"current", "dense", "best"}
     assert set(s["advisor"]["current"]) == PLAN
-    assert s["advisor"]["current"]["classes"] == [2, 4, 6, 16]
+    assert s["advisor"]["current"]["classes"] == [2, 3, 4, 6, 9, 12, 16]
     assert s["advisor"]["dense"]["classes"] == [16]
     assert 1 <= len(s["advisor"]["best"]) <= 6
     assert s["timing"]["hashing"] is None

@@ -67,7 +67,7 @@ pub struct StatsArgs {
     #[arg(long, value_enum)]
     pub kind: Option<KindArg>,
     /// Child-array size classes to build with, e.g. 2,4,10,16 (increasing,
-    /// at most 7, the last 16). Default: 2,4,6,16.
+    /// at most 7, the last 16). Default: 2,3,4,6,9,12,16.
     #[arg(long, value_name = "CAPS", value_parser = parse_classes)]
     pub classes: Option<SizeClasses>,
     /// Print one JSON object instead of tables.

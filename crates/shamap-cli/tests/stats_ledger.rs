@@ -73,7 +73,7 @@ fn ledger_38129_json_has_the_documented_fields() {
     assert_eq!(v["leaf_nodes"], 261);
     assert_eq!(v["kind"], "state");
     assert_eq!(v["root_hash"], ACCOUNT_38129);
-    assert_eq!(v["classes"], serde_json::json!([2, 4, 6, 16]));
+    assert_eq!(v["classes"], serde_json::json!([2, 3, 4, 6, 9, 12, 16]));
     assert_eq!(v["input"]["type"], "dump");
     assert_eq!(v["input"]["ledger_index"], 38129);
     assert_eq!(v["child_histogram"].as_array().map(Vec::len), Some(17));

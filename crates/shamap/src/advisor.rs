@@ -343,7 +343,7 @@ mod tests {
         let a = advise(&h, 3);
         assert_eq!(a.dense.slots, 16 * nodes);
         assert_eq!(a.dense.inner_bytes(), 160 * nodes);
-        let rippled = price(&h, &SizeClasses::DEFAULT);
+        let rippled = price(&h, &SizeClasses::RIPPLED);
         assert_eq!(rippled.capacities, [2, 4, 6, 16]);
         assert!(a.best[2].slots <= rippled.slots);
         let r = a.inner_bytes_vs_dense(&a.best[2]);

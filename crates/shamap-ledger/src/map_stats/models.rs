@@ -76,7 +76,7 @@ pub fn price(mem: &MemStats, shape: &ShapeStats) -> Models {
 
     let dense = (mem.bytes.leaf_hashes + mem.bytes.leaf_padding) as u64 + inner * DENSE_INNER;
 
-    let rippled_slots = slots_for(&shape.child_histogram, &SizeClasses::DEFAULT);
+    let rippled_slots = slots_for(&shape.child_histogram, &SizeClasses::RIPPLED);
     let rippled =
         entries * RIPPLED_LEAF + inner * RIPPLED_INNER_OBJECT + rippled_slots * RIPPLED_SLOT;
 
