@@ -11,24 +11,12 @@ use shamap::Key;
 use shamap_ledger::dump;
 use shamap_store::clio::{random_chain, ChainShape, ClioLedger, ClioLoader};
 
+use crate::store_cassandra::cluster;
 use crate::support::{data, shamap, shamap_within, Run};
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
 const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
 const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-
-fn cluster(test: &str) -> Option<String> {
-    match std::env::var("SHAMAP_CASSANDRA") {
-        Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
-        _ => {
-            eprintln!(
-                "SKIPPED {test}: SHAMAP_CASSANDRA is not set (start a node with \
-                 `scripts/cassandra.sh start` and set SHAMAP_CASSANDRA=127.0.0.1:9042)"
-            );
-            None
-        }
-    }
-}
 
 fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/cli_clio_{name}_{}", std::process::id())

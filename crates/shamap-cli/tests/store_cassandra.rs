@@ -17,7 +17,7 @@ const TX_TESTNET: &str = "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A
 const KEY: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6726D20C89BA69";
 const DATA_START: &str = "1100612200000000240000000125";
 
-fn cluster(test: &str) -> Option<String> {
+pub(crate) fn cluster(test: &str) -> Option<String> {
     match std::env::var("SHAMAP_CASSANDRA") {
         Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
         _ => {

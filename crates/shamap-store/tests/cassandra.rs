@@ -21,7 +21,7 @@ use crate::support::{random_map, seed};
 
 /// The cluster's `HOST:PORT`, or `None` (with a line saying the test
 /// skips) when `SHAMAP_CASSANDRA` is not set.
-fn cluster(test: &str) -> Option<String> {
+pub(crate) fn cluster(test: &str) -> Option<String> {
     match std::env::var("SHAMAP_CASSANDRA") {
         Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
         _ => {
