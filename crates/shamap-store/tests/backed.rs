@@ -619,3 +619,118 @@ fn neighbours_match_an_ordered_model() {
     assert_eq!(map.next_after(&Key([0xFF; 32])).expect("next"), None);
     assert_eq!(map.last_before(&Key::ZERO).expect("prev"), None);
 }
+
+/// One random block of writes for the differential test: sizes from one
+/// write to a few thousand, keys near existing ones (deep splits, collapses),
+/// repeated keys within the block (the last write wins), removals of absent
+/// keys, and now and then a block that removes most of the map.
+fn random_block(rng: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Vec<(Key, Option<Vec<u8>>)> {
+    if !model.is_empty() && rng.gen_ratio(1, 12) {
+        // Remove almost everything: rippled's collapse all the way up.
+        let keep = rng.gen_range(0..4);
+        return model.keys().skip(keep).map(|k| (*k, None)).collect();
+    }
+    let len = match rng.gen_range(0..4) {
+        0 => rng.gen_range(1..4),
+        1 => rng.gen_range(4..64),
+        2 => rng.gen_range(64..600),
+        _ => rng.gen_range(600..3000),
+    };
+    let mut block: Vec<(Key, Option<Vec<u8>>)> = Vec::with_capacity(len);
+    for _ in 0..len {
+        let k = if !block.is_empty() && rng.gen_ratio(1, 20) {
+            block[rng.gen_range(0..block.len())].0
+        } else {
+            pick_key(rng, model)
+        };
+        if rng.gen_ratio(2, 5) {
+            block.push((k, None));
+        } else {
+            let n = rng.gen_range(1..120);
+            block.push((k, Some((0..n).map(|_| rng.gen()).collect())));
+        }
+    }
+    block
+}
+
+/// The backed map keeps a tree of its own (`backed/tree.rs`, `commit.rs`)
+/// beside the engine's batched `apply` (`tree/apply.rs`): the design notes
+/// say why. This runs both on the same random blocks, over a budget small
+/// enough that the backed map evicts, reloads and spills within a block, and
+/// compares every block's root, its counts, and the contents at the end.
+#[test]
+fn every_root_matches_the_engines_apply_on_the_same_random_blocks() {
+    let s = seed(74);
+    for (round, (kind, budget)) in [
+        (MapKind::AccountState, 40 << 10),
+        (MapKind::AccountState, 8 << 20),
+        (MapKind::TransactionWithMeta, 96 << 10),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let s = s + round as u64;
+        let mut rng = SmallRng::seed_from_u64(s);
+        let store = MemStore::new();
+        let (mut engine, mut model) = random_map(kind, rng.gen_range(0..2000), s);
+        let snap = engine.snapshot();
+        import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
+        let opts = BackedOptions {
+            budget_bytes: budget,
+        };
+        let mut backed = BackedMap::open(&store, snap.root_hash(), kind, opts).expect("open");
+        drop(snap);
+        for block_no in 0..40 {
+            let block = random_block(&mut rng, &model);
+            let done = engine
+                .apply(block.iter().map(|(k, d)| (*k, d.as_deref())))
+                .expect("engine apply");
+            let (mut added, mut removed) = (0, 0);
+            // The backed map takes the block one write at a time, in order;
+            // the counts are of the block's net effect, as `apply` gives them.
+            let before: BTreeMap<Key, bool> = block
+                .iter()
+                .map(|(k, _)| (*k, model.contains_key(k)))
+                .collect();
+            for (k, d) in &block {
+                match d {
+                    Some(d) => {
+                        backed.upsert(*k, d).expect("upsert");
+                        model.insert(*k, d.clone());
+                    }
+                    None => {
+                        backed.remove(k).expect("remove");
+                        model.remove(k);
+                    }
+                }
+            }
+            for (k, was) in &before {
+                match (was, model.contains_key(k)) {
+                    (false, true) => added += 1,
+                    (true, false) => removed += 1,
+                    _ => {}
+                }
+            }
+            let ctx = format!(
+                "seed {s} kind {kind:?} block {block_no} ({} writes)",
+                block.len()
+            );
+            assert_eq!((done.added, done.removed), (added, removed), "{ctx}");
+            assert_eq!(backed.root_hash(), done.root_hash, "{ctx}: roots differ");
+            assert_eq!(engine.len(), model.len(), "{ctx}");
+            if block_no % 5 == 4 {
+                let root = backed.commit("head").expect("commit");
+                assert_eq!(root, done.root_hash, "{ctx}: committed root differs");
+            }
+        }
+        assert_eq!(contents(&backed), model, "seed {s}");
+        let st = backed.stats();
+        assert!(st.cache_peak_bytes <= budget, "seed {s}: {st:?}");
+        if budget < 1 << 20 {
+            assert!(
+                st.spills > 0 && st.loads > 0,
+                "seed {s}: the small budget must spill and load: {st:?}"
+            );
+        }
+    }
+}

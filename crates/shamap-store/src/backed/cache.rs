@@ -262,8 +262,11 @@ impl NodeCache {
         // Tables far larger than their contents give the memory back, to
         // twice what they hold: a cache that shrinks for a block's dirty
         // nodes and grows back after the commit must not rehash both ways
-        // every block.
-        if self.map.len() < self.map.capacity() / 8 && self.map.capacity() > 1024 {
+        // every block. Tables that alone exceed a small budget give theirs
+        // back too, so the budget holds whatever its size.
+        if (self.map.len() < self.map.capacity() / 8 && self.map.capacity() > 1024)
+            || self.held_bytes() > capacity
+        {
             self.map.shrink_to(self.map.len() * 2);
             self.clock.shrink_to(self.clock.len() * 2);
         }
