@@ -1,5 +1,7 @@
-//! The default on-disk backend: fjall, a pure-Rust LSM tree (no system
-//! packages, plain `cargo build`).
+//! The fjall backend: a pure-Rust LSM tree (no system packages, plain
+//! `cargo build`). The default backend is the node log
+//! ([`crate::LogStore`]); fjall directories are opened as such wherever a
+//! store is opened by location ([`crate::open()`]).
 //!
 //! Two keyspaces in one database: `nodes` (32-byte hash → value) and `meta`
 //! (record name → bytes). A [`Batch`] becomes one fjall write batch across

@@ -1,7 +1,15 @@
 //! The backed map's node cache: clean nodes decoded and verified, by hash,
-//! with CLOCK eviction within a byte capacity, and the [`Loader`] that
-//! answers a walk's node lookups from it or from the store (through the
-//! store's one verified fetch).
+//! within a byte capacity, and the [`Loader`] that answers a walk's node
+//! lookups from it or from the store (through the store's one verified
+//! fetch).
+//!
+//! Admission and eviction: walks that change the map keep every node they
+//! load ([`Keep::All`]); scans keep none; lookups keep inner nodes and admit
+//! a leaf only on its second use: a leaf loaded once waits on *probation*
+//! (the last few, a bounded share of the capacity), and a *doorkeeper* of
+//! recently loaded leaves' hash prefixes admits a leaf seen again.
+//! Eviction is CLOCK (a referenced entry gets a second chance). The hash
+//! table's allocated capacity is charged to the budget with the nodes.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
