@@ -464,33 +464,15 @@ pub(crate) fn currency(s: &str, v: &Value, p: &str) -> Result<[u8; 20], FieldErr
 fn decimal_parts(s: &str) -> Option<(bool, u128, i64)> {
     let b = s.as_bytes();
     let mut i = 0;
-    let negative = match b.first() {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    let int_start = i;
-    while i < b.len() && b[i].is_ascii_digit() {
-        i += 1;
-    }
-    let int = &b[int_start..i];
+    let negative = sign(b, &mut i);
+    let int = digits(b, &mut i);
     if int.is_empty() || (int.len() > 1 && int[0] == b'0') {
         return None;
     }
     let mut frac: &[u8] = &[];
     if b.get(i) == Some(&b'.') {
-        let start = i + 1;
-        i = start;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        frac = &b[start..i];
+        i += 1;
+        frac = digits(b, &mut i);
         if frac.is_empty() {
             return None;
         }
@@ -498,22 +480,8 @@ fn decimal_parts(s: &str) -> Option<(bool, u128, i64)> {
     let mut exponent: i64 = 0;
     if matches!(b.get(i), Some(b'e' | b'E')) {
         i += 1;
-        let exp_negative = match b.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let start = i;
-        while i < b.len() && b[i].is_ascii_digit() {
-            i += 1;
-        }
-        let digits = &b[start..i];
+        let exp_negative = sign(b, &mut i);
+        let digits = digits(b, &mut i);
         // More than 9 digits is out of every range; refuse before parsing.
         if digits.is_empty() || digits.len() > 9 {
             return None;
@@ -537,6 +505,30 @@ fn decimal_parts(s: &str) -> Option<(bool, u128, i64)> {
         return None;
     }
     Some((negative, mantissa, exponent - frac.len() as i64))
+}
+
+/// An optional sign at `b[*i]`, stepped over: true for `-`.
+fn sign(b: &[u8], i: &mut usize) -> bool {
+    match b.get(*i) {
+        Some(b'-') => {
+            *i += 1;
+            true
+        }
+        Some(b'+') => {
+            *i += 1;
+            false
+        }
+        _ => false,
+    }
+}
+
+/// The run of ASCII digits from `b[*i]`, stepped over (maybe empty).
+fn digits<'b>(b: &'b [u8], i: &mut usize) -> &'b [u8] {
+    let start = *i;
+    while *i < b.len() && b[*i].is_ascii_digit() {
+        *i += 1;
+    }
+    &b[start..*i]
 }
 
 /// An integral amount (XRP drops, MPT units): the magnitude, at most `max`.
@@ -820,28 +812,19 @@ fn write_path_step(step: &Value, p: &str, out: &mut Vec<u8>) -> Result<(), Field
         }
     }
     out.push(kind as u8);
-    let text = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or_default();
-    let value = |k: &str| o.get(k).unwrap_or(&Value::Null);
-    if kind & 0x01 != 0 {
-        out.extend_from_slice(&account(
-            text("account"),
-            value("account"),
-            &join(p, "account"),
-        )?);
-    }
-    if kind & 0x10 != 0 {
-        out.extend_from_slice(&currency(
-            text("currency"),
-            value("currency"),
-            &join(p, "currency"),
-        )?);
-    }
-    if kind & 0x20 != 0 {
-        out.extend_from_slice(&account(
-            text("issuer"),
-            value("issuer"),
-            &join(p, "issuer"),
-        )?);
+    // In rippled's order: account (0x01), currency (0x10), issuer (0x20).
+    for (bit, field) in [(0x01, "account"), (0x10, "currency"), (0x20, "issuer")] {
+        if kind & bit == 0 {
+            continue;
+        }
+        let v = o.get(field).unwrap_or(&Value::Null);
+        let text = v.as_str().unwrap_or_default();
+        let at = join(p, field);
+        if bit == 0x10 {
+            out.extend_from_slice(&currency(text, v, &at)?);
+        } else {
+            out.extend_from_slice(&account(text, v, &at)?);
+        }
     }
     Ok(())
 }
@@ -1001,38 +984,24 @@ mod tests {
             let mut out = Vec::new();
             write_amount(&v, "a", &mut out).map(|()| shamap::hash::encode_hex_upper(&out))
         };
-        assert_eq!(amount(json!("0")).ok().as_deref(), Some("4000000000000000"));
-        assert_eq!(amount(json!("1")).ok().as_deref(), Some("4000000000000001"));
-        assert_eq!(
-            amount(json!("-1")).ok().as_deref(),
-            Some("0000000000000001")
-        );
-        assert_eq!(
-            amount(json!("-0")).ok().as_deref(),
-            Some("4000000000000000")
-        );
-        assert_eq!(
-            amount(json!("100000000000000000")).ok().as_deref(),
-            Some("416345785D8A0000")
-        );
-        assert_eq!(
-            amount(json!("-100000000000000000")).ok().as_deref(),
-            Some("016345785D8A0000")
-        );
+        // Exponents in integral amounts, as rippled's grammar has them; a
+        // huge one on zero is zero at once.
+        for (drops, hex) in [
+            ("0", "4000000000000000"),
+            ("1", "4000000000000001"),
+            ("-1", "0000000000000001"),
+            ("-0", "4000000000000000"),
+            ("100000000000000000", "416345785D8A0000"),
+            ("-100000000000000000", "016345785D8A0000"),
+            ("1e3", "40000000000003E8"),
+            ("0e999999999", "4000000000000000"),
+        ] {
+            assert_eq!(amount(json!(drops)).ok().as_deref(), Some(hex), "{drops}");
+        }
         assert!(amount(json!("100000000000000001")).is_err());
         assert!(amount(json!("1.5")).is_err());
         assert!(amount(json!("1.0")).is_err());
         assert!(amount(json!(10)).is_err());
-        // Exponents in integral amounts, as rippled's grammar has them; a
-        // huge one on zero is zero at once.
-        assert_eq!(
-            amount(json!("1e3")).ok().as_deref(),
-            Some("40000000000003E8")
-        );
-        assert_eq!(
-            amount(json!("0e999999999")).ok().as_deref(),
-            Some("4000000000000000")
-        );
         assert!(amount(json!("1e999999999")).is_err());
         let id = "00000001B5F762798A53D543A014CAF8B297CFF8F2F937E8";
         assert_eq!(

@@ -387,46 +387,47 @@ fn decoded_entries_are_encoded_and_non_expanded_dumps_say_what_to_request() {
 
 #[test]
 fn header_field_errors() {
-    assert_eq!(
-        err(r#"{"ledger": {"close_time": 4294967296}}"#),
-        r#"field "close_time" is not an unsigned 32-bit integer"#
-    );
-    assert_eq!(
-        err(r#"{"ledger": {"close_time": -1}}"#),
-        r#"field "close_time" is not an unsigned 32-bit integer"#
-    );
-    assert_eq!(
-        err(r#"{"ledger": {"close_flags": 256}}"#),
-        r#"field "close_flags" is not an unsigned 8-bit integer"#
-    );
-    assert_eq!(
-        err(r#"{"ledger": {"close_time_resolution": 1.5}}"#),
-        r#"field "close_time_resolution" is not an unsigned 8-bit integer"#
-    );
-    assert_eq!(
-        err(r#"{"ledger": {"total_coins": "18446744073709551616"}}"#),
-        r#"field "total_coins" is not an unsigned 64-bit integer"#
-    );
-    assert_eq!(
-        err(r#"{"ledger": {"ledger_index": "+5"}}"#),
-        r#"field "ledger_index" is not an unsigned 32-bit integer"#
-    );
-    assert_eq!(
-        err(r#"{"ledger": {"parent_hash": "00"}}"#),
-        r#"field "parent_hash": expected 64 hex digits, found 2"#
-    );
-    assert_eq!(
-        err(r#"{"ledger": {"account_hash": 1}}"#),
-        r#"field "account_hash" is not a hex string"#
-    );
-    assert_eq!(
-        err(r#"{"ledger": {"ledger_data": "0011"}}"#),
-        "field \"ledger_data\" holds 2 bytes, expected a 118-byte ledger header"
-    );
-    assert_eq!(
-        err(r#"{"ledger": 5}"#),
-        r#"field "ledger" is not a JSON object"#
-    );
+    for (input, message) in [
+        (
+            r#"{"ledger": {"close_time": 4294967296}}"#,
+            r#"field "close_time" is not an unsigned 32-bit integer"#,
+        ),
+        (
+            r#"{"ledger": {"close_time": -1}}"#,
+            r#"field "close_time" is not an unsigned 32-bit integer"#,
+        ),
+        (
+            r#"{"ledger": {"close_flags": 256}}"#,
+            r#"field "close_flags" is not an unsigned 8-bit integer"#,
+        ),
+        (
+            r#"{"ledger": {"close_time_resolution": 1.5}}"#,
+            r#"field "close_time_resolution" is not an unsigned 8-bit integer"#,
+        ),
+        (
+            r#"{"ledger": {"total_coins": "18446744073709551616"}}"#,
+            r#"field "total_coins" is not an unsigned 64-bit integer"#,
+        ),
+        (
+            r#"{"ledger": {"ledger_index": "+5"}}"#,
+            r#"field "ledger_index" is not an unsigned 32-bit integer"#,
+        ),
+        (
+            r#"{"ledger": {"parent_hash": "00"}}"#,
+            r#"field "parent_hash": expected 64 hex digits, found 2"#,
+        ),
+        (
+            r#"{"ledger": {"account_hash": 1}}"#,
+            r#"field "account_hash" is not a hex string"#,
+        ),
+        (
+            r#"{"ledger": {"ledger_data": "0011"}}"#,
+            "field \"ledger_data\" holds 2 bytes, expected a 118-byte ledger header",
+        ),
+        (r#"{"ledger": 5}"#, r#"field "ledger" is not a JSON object"#),
+    ] {
+        assert_eq!(err(input), message, "{input}");
+    }
     let total =
         parse_str(r#"{"ledger": {"total_coins": "18446744073709551615"}}"#).expect("u64::MAX");
     assert_eq!(total.header.total_coins, Some(u64::MAX));
