@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::cassandra::{CassandraOptions, Opening};
 use shamap_store::{
-    copy_root, gc, import_ledger, meta, record_root, verify_all, write_changed, CassandraStore,
-    FjallStore, NodeObject, NodeStore, NodeType, StoreError, StoredMap,
+    copy_root, gc, import_ledger, meta, verify_all, CassandraStore, FjallStore, NodeObject,
+    NodeStore, NodeType, StoreError, StoredMap,
 };
 
 use crate::backed::random_ops_against_oracles;
-use crate::support::{random_map, seed};
+use crate::support::{count, random_map, seed};
 
 /// The cluster's `HOST:PORT`, or `None` (with a line saying the test
 /// skips) when `SHAMAP_CASSANDRA` is not set.
@@ -46,17 +46,6 @@ fn fresh(host: &str, name: &str) -> CassandraStore {
         old.drop_keyspace().expect("drop a leftover keyspace");
     }
     CassandraStore::open_url(&url, Opening::Create).expect("create the store")
-}
-
-fn count(store: &dyn NodeStore) -> u64 {
-    let mut n = 0;
-    store
-        .for_each_value(&mut |_, _| {
-            n += 1;
-            ControlFlow::Continue(())
-        })
-        .expect("scan");
-    n
 }
 
 #[test]
@@ -221,29 +210,7 @@ fn gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole() {
     let v1 = map.snapshot();
     import_ledger(&store, "v1", Some(&v1), None, None, &mut |_| {}).expect("v1");
     let keys: Vec<Key> = model.keys().copied().collect();
-    let mut versions = vec![v1];
-    for round in 0..3u8 {
-        let mut m = versions.last().expect("one").to_map();
-        let changed: Vec<Key> = keys
-            .iter()
-            .skip(usize::from(round))
-            .step_by(20)
-            .copied()
-            .collect();
-        for k in &changed {
-            m.update(*k, &[round; 30]).expect("update");
-        }
-        let s = m.snapshot();
-        write_changed(&store, &s, &changed).expect("commit");
-        record_root(
-            &store,
-            &format!("v{}", round + 2),
-            s.root_hash(),
-            Default::default(),
-        )
-        .expect("record");
-        versions.push(s);
-    }
+    let versions = crate::support::changed_versions(&store, v1, &keys);
     // Nodes a crashed commit left behind: written, never recorded.
     let (mut orphan_map, _) = random_map(MapKind::AccountState, 300, seed(95));
     let orphans = orphan_map.snapshot();
@@ -261,12 +228,7 @@ fn gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole() {
         verify_all(&store, &root).expect("a kept root is whole");
     }
     assert!(verify_all(&store, &versions[0].root_hash()).is_err());
-    let names: Vec<String> = meta::retained(&store)
-        .expect("meta")
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
-    assert_eq!(names, ["v2", "v4"]);
+    assert_eq!(crate::support::retained_names(&store), ["v2", "v4"]);
     let r2 = gc(&store, &keep).expect("gc again");
     assert_eq!(r2.deleted, 0);
     assert_eq!(r2.reachable, count(&store));

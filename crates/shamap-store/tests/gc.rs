@@ -17,29 +17,7 @@ fn gc_keeps_shared_nodes_and_drops_the_rest() {
     let v1 = map.snapshot();
     import_ledger(&store, "v1", Some(&v1), None, None, &mut |_| {}).expect("v1");
     let keys: Vec<Key> = model.keys().copied().collect();
-    let mut versions = vec![v1];
-    for round in 0..3u8 {
-        let mut m = versions.last().expect("one").to_map();
-        let changed: Vec<Key> = keys
-            .iter()
-            .skip(usize::from(round))
-            .step_by(20)
-            .copied()
-            .collect();
-        for k in &changed {
-            m.update(*k, &[round; 30]).expect("update");
-        }
-        let s = m.snapshot();
-        write_changed(&store, &s, &changed).expect("commit");
-        shamap_store::record_root(
-            &store,
-            &format!("v{}", round + 2),
-            s.root_hash(),
-            Default::default(),
-        )
-        .expect("record");
-        versions.push(s);
-    }
+    let versions = crate::support::changed_versions(&store, v1, &keys);
     assert_eq!(meta::retained(&store).expect("meta").len(), 4);
     let before = count(&store);
     let keep = [versions[1].root_hash(), versions[3].root_hash()];
@@ -52,12 +30,7 @@ fn gc_keeps_shared_nodes_and_drops_the_rest() {
         }
     }
     assert!(verify_all(&store, &versions[0].root_hash()).is_err());
-    let names: Vec<String> = meta::retained(&store)
-        .expect("meta")
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
-    assert_eq!(names, ["v2", "v4"]);
+    assert_eq!(crate::support::retained_names(&store), ["v2", "v4"]);
     // Nothing left that no kept root reaches.
     let r2 = gc(&store, &keep).expect("gc again");
     assert_eq!(r2.deleted, 0);

@@ -204,16 +204,11 @@ fn a_value_that_does_not_hash_to_its_key_in_rocks_is_corrupt_never_data() {
         sm.iter().any(|item| item.is_err()),
         "an iteration meets the corrupt leaf"
     );
-    match verify_all(&store, &snap.root_hash()).expect_err("verify finds it") {
-        StoreError::BadNode { hash, path, .. } => {
-            assert_eq!(hash, leaf.hash());
-            let want: String = (0..path.len())
-                .map(|d| format!("{:X}", key.nibble(d).get()))
-                .collect();
-            assert_eq!(path, want);
-        }
-        other => panic!("{other}"),
-    }
+    crate::support::assert_bad_node(
+        verify_all(&store, &snap.root_hash()).expect_err("verify finds it"),
+        leaf.hash(),
+        &key,
+    );
     let backed = BackedMap::open(
         &store,
         snap.root_hash(),
@@ -403,12 +398,7 @@ fn rocks_imports_reads_verifies_and_collects() {
         assert_eq!(r.reachable, count(&store));
     }
     let store = RocksStore::open(dir.path()).expect("reopen");
-    let names: Vec<String> = meta::retained(&store)
-        .expect("meta")
-        .into_iter()
-        .map(|r| r.name)
-        .collect();
-    assert_eq!(names, ["v2", "v4"]);
+    assert_eq!(crate::support::retained_names(&store), ["v2", "v4"]);
     for (i, (snap, model)) in versions.iter().enumerate() {
         if keep.contains(&snap.root_hash()) {
             let r = verify_all(&store, &snap.root_hash()).expect("kept version intact");

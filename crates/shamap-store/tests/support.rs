@@ -309,3 +309,60 @@ pub fn log_batches(log: &[u8]) -> Vec<LogBatch> {
     }
     out
 }
+
+/// Three more versions of `v1` (the snapshot of a map whose keys are
+/// `keys`, already imported as `v1`): each updates every twentieth key
+/// (shifted by one each round), is written with `write_changed` and
+/// recorded as `v2`…`v4`. Returns the four snapshots.
+pub fn changed_versions(store: &dyn NodeStore, v1: Snapshot, keys: &[Key]) -> Vec<Snapshot> {
+    let mut versions = vec![v1];
+    for round in 0..3u8 {
+        let mut m = versions.last().expect("one").to_map();
+        let changed: Vec<Key> = keys
+            .iter()
+            .skip(usize::from(round))
+            .step_by(20)
+            .copied()
+            .collect();
+        for k in &changed {
+            m.update(*k, &[round; 30]).expect("update");
+        }
+        let s = m.snapshot();
+        shamap_store::write_changed(store, &s, &changed).expect("commit");
+        shamap_store::record_root(
+            store,
+            &format!("v{}", round + 2),
+            s.root_hash(),
+            Default::default(),
+        )
+        .expect("record");
+        versions.push(s);
+    }
+    versions
+}
+
+/// The names of the roots `store` retains, oldest first.
+pub fn retained_names(store: &dyn NodeStore) -> Vec<String> {
+    shamap_store::meta::retained(store)
+        .expect("meta")
+        .into_iter()
+        .map(|r| r.name)
+        .collect()
+}
+
+/// `err` is the verified fetch's error for the node `hash` on the path of
+/// `key`, naming its nibble path.
+pub fn assert_bad_node(err: shamap_store::StoreError, hash: shamap::Hash256, key: &Key) {
+    match err {
+        shamap_store::StoreError::BadNode {
+            hash: found, path, ..
+        } => {
+            assert_eq!(found, hash);
+            let want: String = (0..path.len())
+                .map(|d| format!("{:X}", key.nibble(d).get()))
+                .collect();
+            assert_eq!(path, want);
+        }
+        other => panic!("{other}"),
+    }
+}
