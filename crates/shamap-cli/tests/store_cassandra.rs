@@ -8,7 +8,9 @@ use std::time::Duration;
 use shamap_store::cassandra::Opening;
 use shamap_store::CassandraStore;
 
-use crate::support::{ledger_38129, shamap, shamap_within, testnet_42089779, Run};
+use crate::support::{
+    ledger_38129, ok, one_error_line, shamap, shamap_within, testnet_42089779, Run,
+};
 
 const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
 const ACCOUNT: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
@@ -47,24 +49,6 @@ fn drop_keyspace(url: &str) {
 
 fn run(args: &[&str]) -> Run {
     shamap(args, None)
-}
-
-fn ok(r: &Run) -> &str {
-    assert_eq!(r.code, Some(0), "stdout: {} stderr: {}", r.stdout, r.stderr);
-    &r.stdout
-}
-
-fn one_error_line(r: &Run, status: i32) -> String {
-    assert_eq!(
-        r.code,
-        Some(status),
-        "stdout: {} stderr: {}",
-        r.stdout,
-        r.stderr
-    );
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
-    r.stderr.clone()
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::Duration;
 use shamap::Hash256;
 use shamap_store::{LogStore, Node, NodeObject, NodeStore};
 
-use crate::support::{ledger_38129, shamap_within, Run};
+use crate::support::{ledger_38129, ok, shamap_within, Run};
 use crate::tmpfs::Tmpfs;
 
 /// Ledger 38129's hash and a state key of it.
@@ -46,11 +46,6 @@ fn contents(db: &Path) -> String {
         .filter(|l| !l.starts_with("bytes on disk"))
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn ok(r: &Run) -> &str {
-    assert_eq!(r.code, Some(0), "stdout: {} stderr: {}", r.stdout, r.stderr);
-    &r.stdout
 }
 
 /// A store with ledger 38129 imported.

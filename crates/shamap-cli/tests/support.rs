@@ -146,3 +146,24 @@ pub fn string_at<'a>(v: &'a mut serde_json::Value, pointer: &str) -> &'a mut Str
         other => panic!("{pointer} is not a string: {other:?}"),
     }
 }
+
+/// `r` ended with `status`, without a panic, and wrote one line to stderr:
+/// that line.
+pub fn one_error_line(r: &Run, status: i32) -> String {
+    assert_eq!(
+        r.code,
+        Some(status),
+        "stdout: {} stderr: {}",
+        r.stdout,
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+    r.stderr.clone()
+}
+
+/// `r` succeeded: its stdout.
+pub fn ok(r: &Run) -> &str {
+    assert_eq!(r.code, Some(0), "stdout: {} stderr: {}", r.stdout, r.stderr);
+    &r.stdout
+}

@@ -70,29 +70,76 @@ fn subtitle(r: &Report) -> String {
 fn children(r: &Report, out: &mut String) -> DrawResult {
     let h = &r.stats.shape.child_histogram;
     let lo = if h[0] > 0 { 0u32 } else { 1 };
+    bar_chart(
+        out,
+        &Bars {
+            caption: format!("Inner nodes by number of children ({})", subtitle(r)),
+            first: lo,
+            last: 16,
+            counts: h,
+            x_desc: "children",
+            y_desc: "inner nodes",
+            label_zeros: true,
+        },
+    )
+}
+
+fn depth(r: &Report, out: &mut String) -> DrawResult {
+    let d = &r.stats.shape.depth_histogram;
+    let first = d.iter().position(|&c| c > 0).unwrap_or(1).max(1) as u32;
+    let last = d
+        .iter()
+        .rposition(|&c| c > 0)
+        .unwrap_or(1)
+        .max(first as usize) as u32;
+    bar_chart(
+        out,
+        &Bars {
+            caption: format!("Leaves by depth ({})", subtitle(r)),
+            first,
+            last,
+            counts: d,
+            x_desc: "depth (nibbles from the root)",
+            y_desc: "leaves",
+            label_zeros: false,
+        },
+    )
+}
+
+/// A histogram drawn as vertical bars, one per value `first..=last`.
+struct Bars<'a> {
+    caption: String,
+    first: u32,
+    last: u32,
+    /// Indexed by value.
+    counts: &'a [u64],
+    x_desc: &'a str,
+    y_desc: &'a str,
+    /// Whether empty bars get their count (0) printed too.
+    label_zeros: bool,
+}
+
+fn bar_chart(out: &mut String, b: &Bars<'_>) -> DrawResult {
+    let (first, last) = (b.first, b.last);
+    let count = |c: u32| b.counts.get(c as usize).copied().unwrap_or(0);
+    let max = (first..=last).map(count).max().unwrap_or(0);
     let area = SVGBackend::with_string(out, SIZE).into_drawing_area();
     area.fill(&WHITE).map_err(boxed)?;
     let mut chart = ChartBuilder::on(&area)
-        .caption(
-            format!("Inner nodes by number of children ({})", subtitle(r)),
-            (FONT, 20),
-        )
+        .caption(&b.caption, (FONT, 20))
         .margin(16)
         .x_label_area_size(44)
         .y_label_area_size(80)
-        .build_cartesian_2d(
-            (lo..17u32).into_segmented(),
-            0u64..top(h.iter().copied().max().unwrap_or(0)),
-        )
+        .build_cartesian_2d((first..last + 1).into_segmented(), 0u64..top(max))
         .map_err(boxed)?;
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(18)
-        .x_label_formatter(&|v| segment_label(v, 16))
+        .x_labels((last - first + 2) as usize)
+        .x_label_formatter(&|v| segment_label(v, last))
         .y_label_formatter(&|v| int(*v))
-        .x_desc("children")
-        .y_desc("inner nodes")
+        .x_desc(b.x_desc)
+        .y_desc(b.y_desc)
         .label_style((FONT, 14))
         .draw()
         .map_err(boxed)?;
@@ -101,11 +148,15 @@ fn children(r: &Report, out: &mut String) -> DrawResult {
             Histogram::vertical(&chart)
                 .style(BAR.filled())
                 .margin(4)
-                .data((lo..17).map(|c| (c, h[c as usize]))),
+                .data((first..=last).map(|c| (c, count(c)))),
         )
         .map_err(boxed)?;
     chart
-        .draw_series((lo..17).map(|c| bar_value(c, h[c as usize])))
+        .draw_series(
+            (first..=last)
+                .filter(|&c| b.label_zeros || count(c) > 0)
+                .map(|c| bar_value(c, count(c))),
+        )
         .map_err(boxed)?;
     area.present().map_err(boxed)
 }
@@ -130,55 +181,6 @@ fn bar_value(at: u32, count: u64) -> Text<'static, (SegmentValue<u32>, u64), Str
 
 fn int(v: u64) -> String {
     super::text::int(v)
-}
-
-fn depth(r: &Report, out: &mut String) -> DrawResult {
-    let d = &r.stats.shape.depth_histogram;
-    let first = d.iter().position(|&c| c > 0).unwrap_or(1).max(1) as u32;
-    let last = d
-        .iter()
-        .rposition(|&c| c > 0)
-        .unwrap_or(1)
-        .max(first as usize) as u32;
-    let area = SVGBackend::with_string(out, SIZE).into_drawing_area();
-    area.fill(&WHITE).map_err(boxed)?;
-    let mut chart = ChartBuilder::on(&area)
-        .caption(format!("Leaves by depth ({})", subtitle(r)), (FONT, 20))
-        .margin(16)
-        .x_label_area_size(44)
-        .y_label_area_size(80)
-        .build_cartesian_2d(
-            (first..last + 1).into_segmented(),
-            0u64..top(d.iter().copied().max().unwrap_or(0)),
-        )
-        .map_err(boxed)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels((last - first + 2) as usize)
-        .x_label_formatter(&|v| segment_label(v, last))
-        .y_label_formatter(&|v| int(*v))
-        .x_desc("depth (nibbles from the root)")
-        .y_desc("leaves")
-        .label_style((FONT, 14))
-        .draw()
-        .map_err(boxed)?;
-    chart
-        .draw_series(
-            Histogram::vertical(&chart)
-                .style(BAR.filled())
-                .margin(4)
-                .data((first..=last).map(|c| (c, d[c as usize]))),
-        )
-        .map_err(boxed)?;
-    chart
-        .draw_series(
-            (first..=last)
-                .filter(|&c| d[c as usize] > 0)
-                .map(|c| bar_value(c, d[c as usize])),
-        )
-        .map_err(boxed)?;
-    area.present().map_err(boxed)
 }
 
 fn savings(r: &Report, out: &mut String) -> DrawResult {
