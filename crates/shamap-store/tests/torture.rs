@@ -501,7 +501,11 @@ impl Model {
             return Ok(());
         }
         if self.provisional.as_ref() == Some(seen) {
-            // Only the adopted, never acknowledged change is missing.
+            // Only the adopted, never acknowledged change is missing: this
+            // store goes on from the list before it (a writer opening it
+            // acknowledges that list), so the oracle does too.
+            self.roots = self.provisional.take().unwrap_or_default();
+            self.pending = None;
             return Ok(());
         }
         if self.pending.as_ref() == Some(seen) {
@@ -642,6 +646,20 @@ fn roots_line(roots: &[meta::RetainedRoot]) -> String {
 
 /// One protocol line to the parent, flushed: once the parent has read it,
 /// it is acknowledged.
+/// Appends `line` to the file `SHAMAP_TORTURE_TRACE` names, if any: every
+/// protocol line of every child, for reading a FAILED case afterwards.
+fn trace(who: &str, line: &str) {
+    if let Ok(path) = std::env::var("SHAMAP_TORTURE_TRACE") {
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = writeln!(f, "{who}: {line}");
+        }
+    }
+}
+
 fn say(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{TAG}{line}");
@@ -978,6 +996,7 @@ impl Worker {
         match self.lines.recv_timeout(wait) {
             Ok(l) => {
                 self.seen += 1;
+                trace(&format!("worker {}", self.child.id()), &l);
                 Ok(l)
             }
             Err(RecvTimeoutError::Timeout) => Err(false),
@@ -1072,7 +1091,10 @@ fn run_checker(backend: Backend, dir: &Path, read_only: bool, stderr: &Path) -> 
         let wait = until.saturating_duration_since(Instant::now());
         match lines.recv_timeout(wait) {
             Ok(l) if l == "done" => break (true, true),
-            Ok(l) => got.push(l),
+            Ok(l) => {
+                trace(&format!("checker of {}", dir.display()), &l);
+                got.push(l)
+            }
             Err(RecvTimeoutError::Disconnected) => break (false, true),
             Err(RecvTimeoutError::Timeout) => break (false, false),
         }
@@ -1535,6 +1557,7 @@ impl Torture {
 
     fn record(&mut self, class: Class, outcome: &Outcome, fault: &str, copy: Option<&Path>) {
         let context = self.context(fault);
+        trace("harness", &format!("round {} {}: {}", self.round, class.name(), fault));
         if let (Outcome::Failed(_), Some(keep), Some(copy)) = (outcome, &self.keep, copy) {
             let to = keep.join(format!(
                 "{}-{}-r{}-{}",
@@ -1546,6 +1569,10 @@ impl Torture {
             let _ = std::fs::create_dir_all(keep);
             let _ = std::fs::remove_dir_all(&to);
             copy_dir(copy, &to);
+            let before = self.scratch.path().join("before-after");
+            if class == Class::After && before.exists() {
+                copy_dir(&before, &to.with_extension("before"));
+            }
         }
         self.tally.add(class, outcome, &context);
     }
@@ -1692,6 +1719,13 @@ impl Torture {
             && self.classes.contains(&Class::After)
             && self.rng.gen_bool(0.5)
         {
+            if self.keep.is_some() {
+                // What the writer after the fault starts from, kept with
+                // the case if it fails.
+                let before = self.scratch.path().join("before-after");
+                let _ = std::fs::remove_dir_all(&before);
+                copy_dir(&copy, &before);
+            }
             self.go_on_after(class, &copy, &mut model, &fault);
         }
         let _ = std::fs::remove_dir_all(&copy);
