@@ -47,8 +47,11 @@
 //! workload, the faults and where they land; the instant of a kill is wall
 //! time and varies); `SHAMAP_TORTURE_CLASSES` (comma-separated class names)
 //! restricts the file faults; `SHAMAP_TORTURE_KEEP` names a directory where
-//! the store copy of every FAILED case is kept. `scripts/torture.sh` runs it
-//! long and prints the tables.
+//! the store copy of every FAILED case is kept (for a FAILED `after` case,
+//! also the copy the writer started from, `….before`);
+//! `SHAMAP_TORTURE_TRACE` names a file that gets every protocol line of
+//! every child (workers and checkers) and the harness's cases, in order.
+//! `scripts/torture.sh` runs it long and prints the tables.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
