@@ -1560,7 +1560,10 @@ impl Torture {
 
     fn record(&mut self, class: Class, outcome: &Outcome, fault: &str, copy: Option<&Path>) {
         let context = self.context(fault);
-        trace("harness", &format!("round {} {}: {}", self.round, class.name(), fault));
+        trace(
+            "harness",
+            &format!("round {} {}: {}", self.round, class.name(), fault),
+        );
         if let (Outcome::Failed(_), Some(keep), Some(copy)) = (outcome, &self.keep, copy) {
             let to = keep.join(format!(
                 "{}-{}-r{}-{}",
@@ -1589,6 +1592,37 @@ impl Torture {
 
     fn stderr_path(&self, what: &str) -> PathBuf {
         self.scratch.path().join(format!("{what}.stderr"))
+    }
+
+    /// Feeds `w`'s lines to `model` for `run`, then SIGKILLs it (`kill`) or
+    /// asks it to stop, and takes what it printed before it ended (that
+    /// counts too). Returns the outcome and whether its output ended.
+    fn drive(
+        model: &mut Model,
+        w: &mut Worker,
+        run: Duration,
+        kill: bool,
+        errors_allowed: bool,
+        errors: &mut u64,
+    ) -> (Result<(), String>, bool) {
+        let mut result =
+            Self::pump(model, w, Instant::now() + run, errors_allowed, errors).map(|_| ());
+        if result.is_ok() {
+            if kill {
+                result = w.kill();
+            } else {
+                w.ask_to_stop();
+            }
+        }
+        let drained = Self::pump(
+            model,
+            w,
+            Instant::now() + CHILD_PATIENCE,
+            errors_allowed,
+            errors,
+        );
+        let ended = matches!(drained, Ok(true));
+        (result.and(drained.map(|_| ())), ended)
     }
 
     /// Feeds the worker's lines to `model` until `until`. `Ok(true)` when
@@ -1638,31 +1672,8 @@ impl Torture {
         );
         let mut w = Worker::spawn(self.backend, &dir, wseed, &self.stderr_path("worker"));
         let mut errors = 0;
-        let mut result = Self::pump(
-            &mut self.model,
-            &mut w,
-            Instant::now() + run,
-            false,
-            &mut errors,
-        )
-        .map(|_| ());
-        if result.is_ok() {
-            if kill {
-                result = w.kill();
-            } else {
-                w.ask_to_stop();
-            }
-        }
-        // Whatever the worker printed before it ended counts.
-        let drained = Self::pump(
-            &mut self.model,
-            &mut w,
-            Instant::now() + CHILD_PATIENCE,
-            false,
-            &mut errors,
-        );
-        let ended = matches!(drained, Ok(true));
-        result = result.and(drained.map(|_| ()));
+        let (mut result, ended) =
+            Self::drive(&mut self.model, &mut w, run, kill, false, &mut errors);
         if result.is_ok() && !kill {
             let patience = if ended {
                 CHILD_PATIENCE
@@ -1745,19 +1756,7 @@ impl Torture {
         let mut errors = 0;
         let mut w = Worker::spawn(self.backend, copy, wseed, &self.stderr_path("after"));
         // The store may refuse in words now (a write meeting the damage).
-        let mut result =
-            Self::pump(model, &mut w, Instant::now() + run, true, &mut errors).map(|_| ());
-        if result.is_ok() {
-            result = w.kill();
-        }
-        let drained = Self::pump(
-            model,
-            &mut w,
-            Instant::now() + CHILD_PATIENCE,
-            true,
-            &mut errors,
-        );
-        result = result.and(drained.map(|_| ()));
+        let (result, _) = Self::drive(model, &mut w, run, true, true, &mut errors);
         drop(w);
         let fault = format!(
             "after [{}] {fault}: a worker (seed {wseed}) {} ms on the copy, SIGKILL; {errors} failed operations",
@@ -1900,23 +1899,7 @@ impl Torture {
         let mut errors = 0;
         let mut w = Worker::spawn(self.backend, &db, wseed, &self.stderr_path("enospc"));
         let kill = self.rng.gen_bool(0.5);
-        let mut result =
-            Self::pump(&mut model, &mut w, Instant::now() + run, true, &mut errors).map(|_| ());
-        if result.is_ok() {
-            if kill {
-                result = w.kill();
-            } else {
-                w.ask_to_stop();
-            }
-        }
-        let drained = Self::pump(
-            &mut model,
-            &mut w,
-            Instant::now() + CHILD_PATIENCE,
-            true,
-            &mut errors,
-        );
-        let mut result = result.and(drained).map(|_| ());
+        let (mut result, _) = Self::drive(&mut model, &mut w, run, kill, true, &mut errors);
         if result.is_ok() && !kill {
             result = w.wait_exit(Instant::now() + CHILD_PATIENCE);
         }
