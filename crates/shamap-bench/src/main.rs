@@ -17,7 +17,7 @@ use clap::Parser;
 /// writes/s with mimalloc vs 37.8k with glibc's malloc, whose free-list
 /// coalescing took ~18% of a commit profile (the backed map's node cache
 /// frees and allocates small nodes at every load and eviction); nomt 37.6k
-/// vs 36.8k. Figures recorded before this choice ran on glibc's malloc.
+/// vs 36.8k (docs/design.md, "mimalloc in the bench").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -5,9 +5,9 @@
 //! `--cache-mb`), and commits the result as retained root NAME in one
 //! atomic batch; prints the new root.
 //!
-//! Memory: the node cache and the dirty nodes stay within `--cache-mb`;
-//! fjall's block cache and write buffer are set as for `scan`
-//! ([`open_for_backed_map`]), so peak RSS is the budget plus a fixed
+//! Memory: the node cache and the dirty nodes stay within `--cache-mb`; on
+//! a fjall store, fjall's block cache and write buffer are set as for
+//! `scan` ([`open_for_backed_map`]); so peak RSS is the budget plus a fixed
 //! overhead, however large the state.
 
 use std::path::PathBuf;

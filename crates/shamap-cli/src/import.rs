@@ -23,8 +23,8 @@ pub struct ImportArgs {
     /// "binary": true); `-` reads standard input.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// The store (created if absent): a directory (a node log; fjall
-    /// stores still open) or
+    /// The store (created if absent; a new directory store is a node log):
+    /// a directory (a node log; fjall stores made by earlier versions still open) or
     /// cassandra://HOST[:PORT]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N].
     #[arg(long, value_name = "DB")]
     pub db: PathBuf,

@@ -130,7 +130,8 @@ pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
     root.map(|r| parse_hash("root", r)).transpose()
 }
 
-/// What `--db` names: a store directory (a node log, or fjall), or a
+/// What `--db` names: a store directory (a node log; a fjall store made by
+/// an earlier version still opens), or a
 /// Cassandra keyspace (`cassandra://HOST[:PORT][,HOST...]/KEYSPACE[?consistency=C&replication=N&inflight=N]`).
 pub const DB_HELP: &str = "The store: a directory (a node log; a fjall store made by \
 an earlier version still opens), or \
@@ -149,8 +150,9 @@ enum Opening {
     Write,
     /// Reads an existing store.
     Read,
-    /// A backed-map command (`scan`, `apply`): fjall with its caches set
-    /// by [`FjallOptions::beside_node_cache`].
+    /// A backed-map command (`scan`, `apply`): as `Write` or `Read`, and a
+    /// fjall store gets its caches set by
+    /// [`FjallOptions::beside_node_cache`].
     BackedMap(Access),
 }
 
@@ -201,10 +203,10 @@ pub fn open_or_create(db: &Path) -> Result<Store, Failure> {
     open_db(db, Opening::Create)
 }
 
-/// Opens an existing store for the backed-map commands (`scan`, `apply`):
-/// a fjall store with its block cache and write buffer set by
-/// [`FjallOptions::beside_node_cache`], so that their memory is the
-/// node-cache budget plus a fixed overhead. With `Access::Read`, a
+/// Opens an existing store for the backed-map commands (`scan`, `apply`),
+/// whichever backend it is; a fjall store gets its block cache and write
+/// buffer set by [`FjallOptions::beside_node_cache`], so that its memory
+/// is the node-cache budget plus a fixed overhead. With `Access::Read`, a
 /// directory that cannot be written is opened read-only (see
 /// [`open_to_read`]).
 pub fn open_for_backed_map(db: &Path, access: Access) -> Result<Store, Failure> {
@@ -221,8 +223,8 @@ pub struct MapArgs {
     /// the newest imported state map. `0` (64 zeros) is the empty map.
     #[arg(long, value_name = "HEX")]
     pub root: Option<String>,
-    /// Memory budget of the node cache (and, for `apply`, the dirty nodes),
-    /// in MiB, at most 1048576 (1 TiB).
+    /// Memory budget of the node cache (and, for `apply`, the dirty nodes;
+    /// on a node log, also its index), in MiB, at most 1048576 (1 TiB).
     #[arg(long, value_name = "MB", default_value_t = 64,
           value_parser = clap::value_parser!(u64).range(0..=MAX_CACHE_MB))]
     pub cache_mb: u64,

@@ -91,8 +91,8 @@ enum Command {
     ///
     /// Exit status: 0, 1 past --max differences, 2 on bad input.
     Diff(diff::DiffArgs),
-    /// Store ledgers' maps, headers and roots in a node store (fjall
-    /// directory), crash-safely. Exit status: 0, 1 when a computed hash
+    /// Store ledgers' maps, headers and roots in a node store (a new store
+    /// is a node log directory), crash-safely. Exit status: 0, 1 when a computed hash
     /// differs from the file's, 2 on bad input or a damaged store.
     Import(import::ImportArgs),
     /// Print items' data (hex) from a store, walking from a root through a

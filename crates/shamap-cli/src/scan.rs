@@ -4,9 +4,10 @@
 //! reports the count, data bytes, a digest of the contents, cache counters
 //! and peak RSS.
 //!
-//! Memory: the node cache stays within `--cache-mb`; fjall's block cache
-//! and write buffer are set by [`FjallOptions::beside_node_cache`], so peak
-//! RSS is the budget plus a fixed overhead, however large the state.
+//! Memory: the node cache stays within `--cache-mb` (on the node log, the
+//! budget also covers its index); on a fjall store, fjall's block cache and
+//! write buffer are set by [`FjallOptions::beside_node_cache`]; so peak RSS
+//! is the budget plus a fixed overhead, however large the state.
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;

@@ -83,10 +83,13 @@ pub struct VerifyArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Verify a node store instead of files: rehash everything reachable
-    /// from --root (default: every retained root). Exit 0, or 2 naming the
-    /// first bad node. A directory (a node log; fjall stores still open)
-    /// or cassandra://HOST[:PORT]/KEYSPACE.
+    /// Audit a node store instead of files: a node log is first read whole,
+    /// past any damage, which is listed by byte offset; then everything
+    /// reachable from --root (default: every retained root) is rehashed and
+    /// each root reported whole or damaged, with its first bad node. Exit 0
+    /// when all is whole, 2 (after the report) on any damage. A directory
+    /// (a node log; fjall stores made by earlier versions still open) or
+    /// cassandra://HOST[:PORT]/KEYSPACE.
     #[arg(long, value_name = "DB")]
     pub db: Option<PathBuf>,
     /// With --db: the ledger hash or map root to verify.

@@ -1,7 +1,8 @@
-//! rippled's NuDB codec for inner nodes, for measuring what it would save.
-//! The store keeps the plain NodeStore format (every value verifies by
-//! itself); this module encodes and decodes the compact form so that
-//! `shamap info` and the benchmark can report the difference.
+//! rippled's NuDB codec for inner nodes. The node log stores inner nodes in
+//! this compact form (its record kind 5, see `log_store::format`) and
+//! restores the plain NodeStore value on read, which is what the caller
+//! verifies; fjall, RocksDB and Cassandra keep the plain format. `shamap
+//! info` uses [`inner_len`] to report what the compact form saves.
 //!
 //! | NuDB type (varint) | body |
 //! |---|---|

@@ -763,7 +763,7 @@ impl NodeStore for FjallStore {
         // imported state into level 1, then on down through the levels, in
         // the background of whatever runs next (measured: a 10M-entry
         // import's first 20 commits ran at about 1k writes/s while fjall
-        // rewrote its 3 GB). One major compaction now moves it to the last
+        // rewrote its 3 GB). One major compaction moves it to the last
         // level in one pass (compressed: fjall's policy compresses the
         // deeper levels), into tables whose filter and index blocks are
         // pinned, so later compactions only touch what later writes

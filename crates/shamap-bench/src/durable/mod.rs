@@ -353,9 +353,8 @@ fn spawn(args: &Args, plan: &Plan, engine: &str, step: Step) -> Result<Row, Stri
     // mimalloc without transparent huge pages, for every engine alike
     // (unless the caller set it): on this VM a fresh 2 MiB page costs
     // host page faults (3 GiB of them: 7.8 s of system time), and
-    // mimalloc's arenas backed small, short-lived allocations with them.
-    // Measured on the commit step, paired: ours 59–66k → 66–74k writes/s
-    // and 193–202 → 171–175 MiB; nomt 34–37k either way, 632 → 608 MiB.
+    // mimalloc's arenas back small, short-lived allocations with them (the
+    // paired runs behind this: docs/design.md, "mimalloc in the bench").
     if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
         cmd.env("MIMALLOC_ALLOW_THP", "0");
     }

@@ -6,11 +6,10 @@
 //! as [`LogStore::write`] does one, in order; nothing is synced (the root
 //! record's durable write does that, see `write_snapshot`).
 //!
-//! Measured (1M entries, `durable` workload, 2-core VM): the write phase
-//! of the import (1.36M nodes, 213 MB) took 330–400 ms through
-//! [`LogStore::write`] batches on one thread; here the encoding thread
-//! takes ~120 ms and the writing one ~110 ms (pwrite ~50, index ~60) side
-//! by side, ~120–170 ms in all. See docs/design.md, "Durable path".
+//! At 1M entries (1.36M nodes, 213 MB) the encoding thread takes ~120 ms
+//! and the writing one ~110 ms (pwrite ~50, index ~60) side by side,
+//! ~120–170 ms in all; why two threads, measured against one:
+//! docs/design.md, "Bulk import on two threads".
 //!
 //! [`NodeStore::ingest_unordered`]: crate::NodeStore::ingest_unordered
 
