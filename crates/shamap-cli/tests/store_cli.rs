@@ -383,10 +383,10 @@ fn scan_and_apply_stay_within_the_budget_on_a_state_far_larger() {
         big.1 <= tiny_rss + (1 << 20) + (20 << 20),
         "scan peak {rows:?}, tiny {tiny_rss}"
     );
-    // Apply also writes: fjall's write buffers (4 MiB, up to three alive
-    // while one flushes) and its compactions' buffers come on top. They
-    // grow with the first levels of the LSM tree and then level off (a
-    // 1M-entry store peaks at 56 MiB with 20k changes; see the store README).
+    // Apply also writes: the store's write buffers and (on fjall) its
+    // compactions' buffers come on top; they level off, and 56 MiB bounds
+    // them with room (measured: a 1M-entry fjall store peaked at 56 MiB
+    // with 20k changes).
     assert!(
         big.2 <= tiny_rss + (1 << 20) + (56 << 20),
         "apply peak {rows:?}, tiny {tiny_rss}"
