@@ -1086,7 +1086,10 @@ fn run_checker(backend: Backend, dir: &Path, read_only: bool, stderr: &Path) -> 
     }
     let mut child = cmd.stdin(Stdio::null()).spawn().expect("spawn the checker");
     let lines = line_reader(child.stdout.take().expect("stdout"));
-    let until = Instant::now() + CHILD_PATIENCE;
+    // A hang is no line for CHILD_PATIENCE: the checker says a line when
+    // it has opened the store and one per root it has verified, and a
+    // store with many roots on a loaded machine takes longer in all.
+    let mut until = Instant::now() + CHILD_PATIENCE;
     let mut got = Vec::new();
     // `finished`: it said it is done; `ended`: its output ended (done,
     // or it died), so it exits by itself.
@@ -1096,7 +1099,8 @@ fn run_checker(backend: Backend, dir: &Path, read_only: bool, stderr: &Path) -> 
             Ok(l) if l == "done" => break (true, true),
             Ok(l) => {
                 trace(&format!("checker of {}", dir.display()), &l);
-                got.push(l)
+                got.push(l);
+                until = Instant::now() + CHILD_PATIENCE;
             }
             Err(RecvTimeoutError::Disconnected) => break (false, true),
             Err(RecvTimeoutError::Timeout) => break (false, false),
