@@ -48,6 +48,7 @@ pub mod log_store;
 mod mem;
 pub mod meta;
 pub mod node;
+mod node_id;
 pub mod open;
 pub mod reader;
 #[cfg(feature = "rocksdb")]
@@ -71,13 +72,14 @@ pub use log_store::{LogStore, LogUsage};
 pub use mem::MemStore;
 pub use meta::RetainedRoot;
 pub use node::{Node, NodeObject, NodeType};
+pub use node_id::NodeId;
 pub use open::{open, open_with, Access, NewStore, OpenOptions, Opened};
 pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksStore;
-pub use store::{Batch, NodeSink, NodeStore, Op};
+pub use store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, NodeStoreExt, Op};
 pub use sync::{
     add_known_node, add_root_node, copy_root, missing_nodes, wire_blob, AddOutcome, CopyReport,
-    NodeId, SyncSession,
+    SyncSession,
 };
 pub use verify::{verify_all, VerifyReport};

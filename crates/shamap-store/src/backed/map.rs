@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use shamap::{Hash256, Key, MapKind};
 
 use crate::error::StoreError;
-use crate::fetch::Place;
+use crate::node_id::NodeId;
 use crate::store::NodeStore;
 
 use super::cache::{CleanNode, Keep, Loader};
@@ -130,7 +130,7 @@ impl<'s> BackedMap<'s> {
             let cap = map.cache_capacity();
             match *map
                 .loader
-                .fetch(&root, &Key::ZERO, 0, Keep::All { capacity: cap })?
+                .fetch(&root, &NodeId::ROOT, Keep::All { capacity: cap })?
             {
                 CleanNode::Inner { .. } => {}
                 CleanNode::Leaf { .. } => unreachable!("fetch refuses a leaf at depth 0"),
@@ -248,8 +248,7 @@ impl<'s> BackedMap<'s> {
         tree::neighbour(
             &self.loader,
             &self.root,
-            Key::ZERO,
-            0,
+            NodeId::ROOT,
             key,
             true,
             true,
@@ -265,8 +264,7 @@ impl<'s> BackedMap<'s> {
         tree::neighbour(
             &self.loader,
             &self.root,
-            Key::ZERO,
-            0,
+            NodeId::ROOT,
             key,
             false,
             true,
@@ -282,7 +280,7 @@ impl<'s> BackedMap<'s> {
         &self,
         f: &mut dyn FnMut(&Key, &[u8]) -> ControlFlow<()>,
     ) -> Result<(), StoreError> {
-        tree::visit(&self.loader, &self.root, Key::ZERO, 0, f).map(|_| ())
+        tree::visit(&self.loader, &self.root, NodeId::ROOT, f).map(|_| ())
     }
 
     fn charge_dirty(&mut self, bytes: usize) {
@@ -293,7 +291,7 @@ impl<'s> BackedMap<'s> {
     /// Makes the root a dirty inner node (loading it if clean).
     fn root_inner(&mut self) -> Result<(), StoreError> {
         let cap = self.cache_capacity();
-        let added = materialize(&self.loader, &mut self.root, &Key::ZERO, 0, cap)?;
+        let added = materialize(&self.loader, &mut self.root, &NodeId::ROOT, cap)?;
         self.charge_dirty(added);
         if matches!(self.root, Child::Empty) {
             self.root = Child::Dirty(Dirty::Inner(Box::new(Inner::empty())));
@@ -398,14 +396,14 @@ fn prefetch_paths(
 ) -> Result<(), StoreError> {
     // The keys whose walk goes on, and the node each is at.
     let mut walking: Vec<(&Key, Hash256)> = keys.iter().map(|k| (k, root)).collect();
-    let mut wanted: Vec<(Hash256, Place)> = Vec::with_capacity(walking.len());
+    let mut wanted: Vec<(Hash256, NodeId)> = Vec::with_capacity(walking.len());
     let mut depth = 0;
     while !walking.is_empty() {
         wanted.clear();
         wanted.extend(
             walking
                 .iter()
-                .map(|(key, hash)| (*hash, Place::new(loader.kind, key, depth))),
+                .map(|(key, hash)| (*hash, NodeId::on_path(key, depth))),
         );
         let nodes = loader.fetch_many(&wanted, cap)?;
         let mut next = 0;
@@ -416,7 +414,7 @@ fn prefetch_paths(
             if matches!(**node, CleanNode::Leaf { .. }) {
                 continue;
             }
-            if let Some(child) = node.child(tree::branch(key, depth)) {
+            if let Some(child) = node.child(key.nibble(depth)) {
                 walking[next] = (key, child);
                 next += 1;
             }
