@@ -2,8 +2,10 @@
 //! hashes in rippled's NodeStore value format, with reads, verification,
 //! history with garbage collection, crash-safe import and state sync.
 //!
-//! - [`NodeStore`]: the small backend trait (get by hash, atomic batch
-//!   write, iterate, delete, metadata); [`MemStore`] for tests,
+//! - [`NodeStore`]: what a backend implements (read a value by hash,
+//!   apply a batch, iterate, metadata, sync), with [`NodeStoreExt`]
+//!   (verified reads) and [`BulkIngest`] (bulk import) written over it for
+//!   every store; [`MemStore`] for tests,
 //!   [`LogStore`] on disk (our node log: one append-only file and an index
 //!   in memory), [`FjallStore`] on disk (fjall, pure Rust), `RocksStore` with the `rocksdb`
 //!   feature, `CassandraStore` on an Apache Cassandra or ScyllaDB cluster
@@ -12,7 +14,7 @@
 //!   and verifies them ledger by ledger against their headers' hashes,
 //!   keeping the verified state in a backed map.
 //! - [`NodeObject`]: a stored value (`8 zero bytes ‖ type ‖ prefix format`),
-//!   verified against its key on every [`NodeStore::get`].
+//!   verified against its key on every [`NodeStoreExt::get`].
 //! - [`BackedMap`]: a writable map opened by root hash, nodes loaded lazily
 //!   and verified through a bounded cache, committed in one atomic batch.
 //! - [`StoredMap`]: reads a map by root hash, one verified node per level;
@@ -25,8 +27,9 @@
 //!   from wire blobs, each checked against its parent.
 //!
 //! Every reader of a map loads its nodes through one verified fetch
-//! (`fetch`): the value hashes to the requested hash, and the node fits its
-//! place (map kind, depth, a leaf's key on its path, no leaf as a root).
+//! (`fetch`): the value hashes to the requested hash, and the node fits the
+//! map's kind and its position ([`NodeId`]: depth, a leaf's key on its
+//! path, no leaf as a root).
 //!
 //! Layout of records and values: `crates/shamap-store/README.md`.
 

@@ -242,34 +242,20 @@ impl<'s> BackedMap<'s> {
     /// The first item whose key is greater than `key` (rippled's
     /// `upper_bound`), walking only the paths that can hold it.
     pub fn next_after(&self, key: &Key) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
-        let keep = Keep::Reused {
-            capacity: self.cache_capacity(),
-        };
-        tree::neighbour(
-            &self.loader,
-            &self.root,
-            NodeId::ROOT,
-            key,
-            true,
-            true,
-            keep,
-        )
+        self.neighbour(key, true)
     }
 
     /// The last item whose key is less than `key`.
     pub fn last_before(&self, key: &Key) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
+        self.neighbour(key, false)
+    }
+
+    /// The nearest item beyond `key`, above it (`up`) or below.
+    fn neighbour(&self, key: &Key, up: bool) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
         let keep = Keep::Reused {
             capacity: self.cache_capacity(),
         };
-        tree::neighbour(
-            &self.loader,
-            &self.root,
-            NodeId::ROOT,
-            key,
-            false,
-            true,
-            keep,
-        )
+        tree::neighbour(&self.loader, &self.root, NodeId::ROOT, key, up, true, keep)
     }
 
     /// Calls `f` with every item in ascending key order until it breaks.
