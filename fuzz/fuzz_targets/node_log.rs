@@ -22,7 +22,7 @@ use libfuzzer_sys::fuzz_target;
 use shamap::xrpl::sha512_half;
 use shamap_store::ack;
 use shamap_store::log_store::{format, LogStore, LOG_FILE};
-use shamap_store::{Batch, NodeObject, NodeStore, NodeType};
+use shamap_store::{Batch, NodeObject, NodeStore, NodeStoreExt, NodeType};
 
 /// The decoders alone, over the input as a sequence of batches.
 fn decode(mut data: &[u8]) {

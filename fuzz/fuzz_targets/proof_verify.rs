@@ -124,13 +124,7 @@ fn model(mut data: &[u8], f: HashFunction) {
         data = &data[data.len().min(1)..];
         let mut k = Key(take32(&mut data));
         for d in 0..shared {
-            let v = base.nibble(d).get();
-            let b = &mut k.0[d / 2];
-            *b = if d.is_multiple_of(2) {
-                (*b & 0x0F) | (v << 4)
-            } else {
-                (*b & 0xF0) | v
-            };
+            k.set_nibble(d, base.nibble(d));
         }
         let value: Vec<u8> = k.0.iter().take(12 + shared % 20).copied().collect();
         if map.insert(k, &value).is_ok() {

@@ -240,7 +240,7 @@ impl<S: NodeStore> NodeStore for FaultyStore<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::MemStore;
+    use crate::{MemStore, NodeStoreExt};
 
     #[test]
     fn the_kth_write_fails_and_a_sticky_fault_keeps_failing() {

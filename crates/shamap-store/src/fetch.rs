@@ -1,7 +1,8 @@
 //! The one verified node fetch: every reader of a map in a store
 //! ([`crate::StoredMap`] and its iterator, [`crate::BackedMap`],
 //! [`crate::verify_all`], [`crate::SyncSession`]) loads a node through
-//! [`fetch_node`], for the place the walk reached it at, and gets the node
+//! [`fetch_node`], for the position the walk reached it at ([`NodeId`]) in
+//! a map of a kind, and gets the node
 //! only if it passes every check:
 //!
 //! 1. the stored value decodes and its prefix format hashes to the
@@ -19,7 +20,7 @@
 //! A failure is an error naming the node's hash and nibble path
 //! ([`StoreError::BadNode`]; a backend failure passes through as is), never
 //! data. Checks 3–5 ([`check_node`]) also apply to the wire blobs sync
-//! receives, and 4–5 ([`Place::check_inner`], [`Place::check_leaf`]) to
+//! receives, and 4–5 ([`NodeId::check_inner`], [`NodeId::check_leaf`]) to
 //! the backed map's cache hits, since a node cached at one place may be
 //! named again at another.
 
@@ -27,105 +28,8 @@ use shamap::{Hash256, Key, MapKind};
 
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject, NodeType};
-use crate::store::NodeStore;
-
-/// The nibbles of `key` above `depth`, in hex: the path to a node.
-pub fn nibble_path(key: &Key, depth: usize) -> String {
-    (0..depth.min(64))
-        .map(|d| char::from(b"0123456789ABCDEF"[usize::from(key.nibble(d).get())]))
-        .collect()
-}
-
-/// Where a node sits: in a map of some kind, at a depth, under the nibble
-/// path (a key prefix) leading to it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Place {
-    kind: MapKind,
-    depth: usize,
-    /// The path's nibbles, with every nibble from `depth` on zero.
-    path: Key,
-}
-
-impl Place {
-    /// The root of a map of kind `kind`.
-    pub(crate) fn root(kind: MapKind) -> Place {
-        Place {
-            kind,
-            depth: 0,
-            path: Key::ZERO,
-        }
-    }
-
-    /// The node at `depth` (≤ 64) on `key`'s path (only the nibbles above
-    /// `depth` count).
-    pub(crate) fn new(kind: MapKind, key: &Key, depth: usize) -> Place {
-        Place {
-            kind,
-            depth,
-            path: key.masked(depth.min(64)),
-        }
-    }
-
-    /// The child on branch `branch` (< 16) of the inner node here.
-    pub(crate) fn child(&self, branch: u8) -> Place {
-        let mut path = self.path;
-        let b = &mut path.0[self.depth / 2];
-        if self.depth.is_multiple_of(2) {
-            *b |= branch << 4;
-        } else {
-            *b |= branch & 0x0F;
-        }
-        Place {
-            kind: self.kind,
-            depth: self.depth + 1,
-            path,
-        }
-    }
-
-    /// The nibble path, in hex (empty for the root).
-    pub(crate) fn nibbles(&self) -> String {
-        nibble_path(&self.path, self.depth)
-    }
-
-    /// `reason` as an error about the node `hash` here.
-    fn bad(&self, hash: Hash256, reason: String) -> StoreError {
-        StoreError::BadNode {
-            hash,
-            path: self.nibbles(),
-            reason,
-        }
-    }
-
-    /// Checks that an inner node with `children` children may sit here:
-    /// above depth 64, and not empty.
-    pub(crate) fn check_inner(&self, hash: Hash256, children: usize) -> Result<(), StoreError> {
-        if self.depth >= 64 {
-            return Err(self.bad(
-                hash,
-                format!("an inner node at depth {}: none sit below 63", self.depth),
-            ));
-        }
-        if children == 0 {
-            return Err(self.bad(hash, "an inner node with no children".to_owned()));
-        }
-        Ok(())
-    }
-
-    /// Checks that a leaf with key `key` may sit here: not the root, and
-    /// its key on the path.
-    pub(crate) fn check_leaf(&self, hash: Hash256, key: &Key) -> Result<(), StoreError> {
-        if self.depth == 0 {
-            return Err(self.bad(
-                hash,
-                "a leaf as the map root: a map root must be an inner node".to_owned(),
-            ));
-        }
-        if key.masked(self.depth.min(64)) != self.path {
-            return Err(self.bad(hash, format!("leaf key {key} is not on its path")));
-        }
-        Ok(())
-    }
-}
+use crate::node_id::NodeId;
+use crate::store::{NodeStore, NodeStoreExt};
 
 /// A node of a map, as [`fetch_node`] returns it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -151,51 +55,61 @@ pub(crate) struct Fetched {
 }
 
 /// Checks that `obj` (verified against its hash: decoded from a store or
-/// built from a wire blob) parses and may sit at `place`: checks 2–5 of
-/// the [module docs](self).
-pub(crate) fn check_node(obj: &NodeObject, place: &Place) -> Result<MapNode, StoreError> {
+/// built from a wire blob) parses and may sit at `id` in a map of kind
+/// `kind`: checks 2–5 of the [module docs](self).
+pub(crate) fn check_node(
+    obj: &NodeObject,
+    kind: MapKind,
+    id: &NodeId,
+) -> Result<MapNode, StoreError> {
     let hash = obj.hash();
-    let node = obj.parse().map_err(|e| e.at(hash, &place.nibbles()))?;
+    let node = obj.parse().map_err(|e| e.at(hash, &id.nibbles()))?;
     let what = node.describe();
     match node {
         Node::Inner(children) => {
-            let want = NodeType::for_map(place.kind);
+            let want = NodeType::for_map(kind);
             if obj.node_type() != Some(want) {
-                return Err(place.bad(
+                return Err(id.bad(
                     hash,
                     format!(
                         "an inner node of another map kind (stored with type {}) in a {} map",
                         obj.node_type()
                             .map_or_else(|| "unknown".to_owned(), |t| format!("{t:?}")),
-                        place.kind.name()
+                        kind.name()
                     ),
                 ));
             }
-            place.check_inner(hash, children.iter().filter(|h| !h.is_zero()).count())?;
+            id.check_inner(hash, children.iter().filter(|h| !h.is_zero()).count())?;
             Ok(MapNode::Inner(children))
         }
-        Node::Leaf { kind, key, data } => {
-            place.check_leaf(hash, &key)?;
-            if kind != place.kind {
-                return Err(place.bad(hash, format!("{what} in a {} map", place.kind.name())));
+        Node::Leaf {
+            kind: leaf_kind,
+            key,
+            data,
+        } => {
+            id.check_leaf(hash, &key)?;
+            if leaf_kind != kind {
+                return Err(id.bad(hash, format!("{what} in a {} map", kind.name())));
             }
             Ok(MapNode::Leaf { key, data })
         }
-        Node::Ledger(_) => Err(place.bad(hash, "a ledger header inside a map".to_owned())),
+        Node::Ledger(_) => Err(id.bad(hash, "a ledger header inside a map".to_owned())),
     }
 }
 
-/// Loads the node stored under `hash` for `place` and applies every check
-/// of the [module docs](self). `None` when the store does not have it.
+/// Loads the node stored under `hash` for position `id` in a map of kind
+/// `kind` and applies every check of the [module docs](self). `None` when
+/// the store does not have it.
 pub(crate) fn fetch_node(
     store: &dyn NodeStore,
     hash: &Hash256,
-    place: &Place,
+    kind: MapKind,
+    id: &NodeId,
 ) -> Result<Option<Fetched>, StoreError> {
-    let Some(obj) = store.get(hash).map_err(|e| e.at(*hash, &place.nibbles()))? else {
+    let Some(obj) = store.get(hash).map_err(|e| e.at(*hash, &id.nibbles()))? else {
         return Ok(None);
     };
-    checked(obj, place).map(Some)
+    checked(obj, kind, id).map(Some)
 }
 
 /// Nodes a walk reads in one go ([`NodeStore::read_values`]).
@@ -240,32 +154,35 @@ impl ReadAhead {
 pub(crate) fn fetched_value(
     hash: &Hash256,
     value: Option<Vec<u8>>,
-    place: &Place,
+    kind: MapKind,
+    id: &NodeId,
 ) -> Result<Fetched, StoreError> {
     let value =
-        value.ok_or_else(|| StoreError::Missing { hash: *hash }.at(*hash, &place.nibbles()))?;
-    let obj = NodeObject::decode(*hash, value).map_err(|e| e.at(*hash, &place.nibbles()))?;
-    checked(obj, place)
+        value.ok_or_else(|| StoreError::Missing { hash: *hash }.at(*hash, &id.nibbles()))?;
+    let obj = NodeObject::decode(*hash, value).map_err(|e| e.at(*hash, &id.nibbles()))?;
+    checked(obj, kind, id)
 }
 
 /// [`fetched_value`] of many raw values at once (`values[i]` read under
-/// `wanted[i].0`, for place `wanted[i].1`): the hashes are checked in one
-/// multi-lane batch ([`NodeObject::decode_many`]); the same checks and
-/// errors, one result per value.
+/// `wanted[i].0`, for position `wanted[i].1` in a map of kind `kind`): the
+/// hashes are checked in one multi-lane batch
+/// ([`NodeObject::decode_many`]); the same checks and errors, one result
+/// per value.
 pub(crate) fn fetched_values(
-    wanted: &[(Hash256, Place)],
+    kind: MapKind,
+    wanted: &[(Hash256, NodeId)],
     values: Vec<Option<Vec<u8>>>,
 ) -> Vec<Result<Fetched, StoreError>> {
     let mut present = Vec::with_capacity(values.len());
     let mut results: Vec<Option<Result<Fetched, StoreError>>> = Vec::with_capacity(values.len());
-    for ((hash, place), value) in wanted.iter().zip(values) {
+    for ((hash, id), value) in wanted.iter().zip(values) {
         match value {
             Some(v) => {
                 present.push((*hash, v));
                 results.push(None);
             }
             None => results.push(Some(Err(
-                StoreError::Missing { hash: *hash }.at(*hash, &place.nibbles())
+                StoreError::Missing { hash: *hash }.at(*hash, &id.nibbles())
             ))),
         }
     }
@@ -273,21 +190,21 @@ pub(crate) fn fetched_values(
     results
         .into_iter()
         .zip(wanted)
-        .map(|(r, (hash, place))| {
+        .map(|(r, (hash, id))| {
             r.unwrap_or_else(|| {
                 let obj = decoded
                     .next()
                     .expect("one decoded per present value")
-                    .map_err(|e| e.at(*hash, &place.nibbles()))?;
-                checked(obj, place)
+                    .map_err(|e| e.at(*hash, &id.nibbles()))?;
+                checked(obj, kind, id)
             })
         })
         .collect()
 }
 
 /// Checks 2–5 of a verified node, and its value's length.
-fn checked(obj: NodeObject, place: &Place) -> Result<Fetched, StoreError> {
-    let node = check_node(&obj, place)?;
+fn checked(obj: NodeObject, kind: MapKind, id: &NodeId) -> Result<Fetched, StoreError> {
+    let node = check_node(&obj, kind, id)?;
     Ok(Fetched {
         node,
         value_len: obj.value().len(),
@@ -299,8 +216,9 @@ fn checked(obj: NodeObject, place: &Place) -> Result<Fetched, StoreError> {
 pub(crate) fn fetch_required(
     store: &dyn NodeStore,
     hash: &Hash256,
-    place: &Place,
+    kind: MapKind,
+    id: &NodeId,
 ) -> Result<Fetched, StoreError> {
-    fetch_node(store, hash, place)?
-        .ok_or_else(|| StoreError::Missing { hash: *hash }.at(*hash, &place.nibbles()))
+    fetch_node(store, hash, kind, id)?
+        .ok_or_else(|| StoreError::Missing { hash: *hash }.at(*hash, &id.nibbles()))
 }

@@ -19,7 +19,7 @@ use shamap::Hash256;
 
 use crate::error::StoreError;
 use crate::meta;
-use crate::store::{Batch, NodeStore, Op};
+use crate::store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, Op};
 
 /// Options of [`FjallStore::open_with`].
 #[derive(Clone, Debug)]
@@ -722,6 +722,58 @@ impl NodeStore for FjallStore {
         self.write_acknowledged(batch)
     }
 
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        for guard in self.nodes.iter() {
+            let (k, v) = guard
+                .into_inner()
+                .map_err(|e| self.fail("cannot iterate nodes", e))?;
+            let hash = Hash256::from_slice(&k).ok_or_else(|| {
+                self.fail(
+                    "cannot iterate nodes",
+                    format!("a key of {} bytes is not a node hash", k.len()),
+                )
+            })?;
+            if f(hash, &v).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        self.meta
+            .get(name.as_bytes())
+            .map(|v| v.map(|s| s.to_vec()))
+            .map_err(|e| self.fail(&format!("cannot read metadata record '{name}'"), e))
+    }
+
+    fn disk_bytes(&self) -> Result<u64, StoreError> {
+        crate::directory::dir_bytes(&self.path)
+            .map_err(|e| self.fail("cannot measure the directory", e))
+    }
+
+    /// Syncs, numbered and acknowledged as a durable write is (a
+    /// read-only store only syncs its shadow).
+    fn sync(&self) -> Result<(), StoreError> {
+        if self.shadow.is_some() {
+            return self
+                .db
+                .persist(PersistMode::SyncAll)
+                .map_err(|e| self.fail("cannot sync", e));
+        }
+        self.write_acknowledged(Batch::new())
+    }
+
+    /// Table files built directly, then moved to the last level.
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        Some(self)
+    }
+}
+
+impl BulkIngest for FjallStore {
     fn ingest_sorted(
         &self,
         nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
@@ -774,48 +826,7 @@ impl NodeStore for FjallStore {
             .map_err(|e| self.fail("cannot compact the bulk-written nodes", e))
     }
 
-    fn for_each_value(
-        &self,
-        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
-    ) -> Result<(), StoreError> {
-        for guard in self.nodes.iter() {
-            let (k, v) = guard
-                .into_inner()
-                .map_err(|e| self.fail("cannot iterate nodes", e))?;
-            let hash = Hash256::from_slice(&k).ok_or_else(|| {
-                self.fail(
-                    "cannot iterate nodes",
-                    format!("a key of {} bytes is not a node hash", k.len()),
-                )
-            })?;
-            if f(hash, &v).is_break() {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
-        self.meta
-            .get(name.as_bytes())
-            .map(|v| v.map(|s| s.to_vec()))
-            .map_err(|e| self.fail(&format!("cannot read metadata record '{name}'"), e))
-    }
-
-    fn disk_bytes(&self) -> Result<u64, StoreError> {
-        crate::directory::dir_bytes(&self.path)
-            .map_err(|e| self.fail("cannot measure the directory", e))
-    }
-
-    /// Syncs, numbered and acknowledged as a durable write is (a
-    /// read-only store only syncs its shadow).
-    fn sync(&self) -> Result<(), StoreError> {
-        if self.shadow.is_some() {
-            return self
-                .db
-                .persist(PersistMode::SyncAll)
-                .map_err(|e| self.fail("cannot sync", e));
-        }
-        self.write_acknowledged(Batch::new())
+    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
+        BatchedIngest(self).ingest_unordered(feed)
     }
 }

@@ -21,7 +21,7 @@ use crate::fetch::ReadAhead;
 use crate::meta::{self, RetainedRoot};
 use crate::node::{Node, NodeObject};
 use crate::store::Batch;
-use crate::store::NodeStore;
+use crate::store::{NodeStore, NodeStoreExt};
 
 /// Nodes deleted per batch by the sweep.
 const SWEEP_BATCH: usize = 10_000;

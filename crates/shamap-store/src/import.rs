@@ -15,7 +15,7 @@ use shamap::{Hash256, HashFunction, Key, Snapshot};
 use crate::error::StoreError;
 use crate::meta::{self, RetainedRoot};
 use crate::node::{NodeObject, NodeType, VALUE_HEADER_LEN};
-use crate::store::{Batch, NodeStore};
+use crate::store::{Batch, BatchedIngest, BulkIngest, NodeStore};
 
 /// Nodes per write batch when importing (the store's default batch).
 pub const IMPORT_BATCH_NODES: usize = crate::store::WRITE_BATCH_NODES;
@@ -127,7 +127,7 @@ pub const BULK_RUN_BYTES: usize = 256 << 20;
 /// see [`record_root`].
 ///
 /// Into a store that has no nodes yet, the nodes are written in bulk, in
-/// one stream sorted by hash, to [`NodeStore::ingest_sorted`] (fjall writes
+/// one stream sorted by hash, to [`BulkIngest::ingest_sorted`] (fjall writes
 /// them as table files, with no journal and no write buffer, fsynced): the
 /// hash space is cut into ranges of about [`BULK_RUN_BYTES`] of nodes, and
 /// each range is taken from the tree in a pass of its own
@@ -135,8 +135,8 @@ pub const BULK_RUN_BYTES: usize = 256 << 20;
 /// serialized) and sorted. The stored nodes come out in hash order, one
 /// non-overlapping run, so the store has nothing to merge afterwards.
 /// Into an empty store that appends in any order
-/// ([`NodeStore::wants_hash_ordered_import`] false: the node log), the
-/// nodes go in tree order to [`NodeStore::ingest_unordered`], none looked
+/// ([`BulkIngest::wants_hash_ordered_import`] false: the node log), the
+/// nodes go in tree order to [`BulkIngest::ingest_unordered`], none looked
 /// up. Into a store with nodes, each node is first looked up, and the
 /// missing ones are written in batches of [`IMPORT_BATCH_NODES`].
 pub fn write_snapshot(
@@ -146,8 +146,10 @@ pub fn write_snapshot(
 ) -> Result<WriteStats, StoreError> {
     only_sha512_half(snapshot)?;
     let empty = has_no_nodes(store)?;
-    if empty && store.wants_hash_ordered_import() {
-        return bulk_write(store, snapshot, BULK_RUN_BYTES, progress);
+    let batched = BatchedIngest(store);
+    let bulk = store.bulk_ingest().unwrap_or(&batched);
+    if empty && bulk.wants_hash_ordered_import() {
+        return bulk_write(bulk, snapshot, BULK_RUN_BYTES, progress);
     }
     let node_type = NodeType::for_map(snapshot.kind());
     if empty {
@@ -155,7 +157,7 @@ pub fn write_snapshot(
         // their leaves' keys differ), so none is looked up.
         let mut stats = WriteStats::default();
         let mut value = Vec::new();
-        store.ingest_unordered(&mut |put| {
+        bulk.ingest_unordered(&mut |put| {
             snapshot.for_each_node(|n| {
                 value.clear();
                 value.extend_from_slice(&[0; 8]);
@@ -195,7 +197,7 @@ fn has_no_nodes(store: &dyn NodeStore) -> Result<bool, StoreError> {
 /// The bulk path of [`write_snapshot`]: one ingestion of every node in
 /// hash order, taken from the tree one hash range at a time.
 fn bulk_write(
-    store: &dyn NodeStore,
+    bulk: &dyn BulkIngest,
     snapshot: &Snapshot,
     range_bytes: usize,
     progress: &mut dyn FnMut(u64),
@@ -252,13 +254,13 @@ fn bulk_write(
                 progress(streamed);
             });
         // Dropping `nodes` (on an error too) ends the taking thread.
-        store.ingest_sorted(&mut nodes)
+        bulk.ingest_sorted(&mut nodes)
     })?;
     // Duplicate nodes were counted but streamed once.
     progress(stats.visited);
     // One run, in order: fjall still puts it in its first level, and
     // moves it to its last (compressed) in one pass here.
-    store.finish_bulk()?;
+    bulk.finish_bulk()?;
     Ok(stats)
 }
 

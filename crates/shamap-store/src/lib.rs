@@ -2,8 +2,10 @@
 //! hashes in rippled's NodeStore value format, with reads, verification,
 //! history with garbage collection, crash-safe import and state sync.
 //!
-//! - [`NodeStore`]: the small backend trait (get by hash, atomic batch
-//!   write, iterate, delete, metadata); [`MemStore`] for tests,
+//! - [`NodeStore`]: what a backend implements (read a value by hash,
+//!   apply a batch, iterate, metadata, sync), with [`NodeStoreExt`]
+//!   (verified reads) and [`BulkIngest`] (bulk import) written over it for
+//!   every store; [`MemStore`] for tests,
 //!   [`LogStore`] on disk (our node log: one append-only file and an index
 //!   in memory), [`FjallStore`] on disk (fjall, pure Rust), `RocksStore` with the `rocksdb`
 //!   feature, `CassandraStore` on an Apache Cassandra or ScyllaDB cluster
@@ -12,7 +14,7 @@
 //!   and verifies them ledger by ledger against their headers' hashes,
 //!   keeping the verified state in a backed map.
 //! - [`NodeObject`]: a stored value (`8 zero bytes ‖ type ‖ prefix format`),
-//!   verified against its key on every [`NodeStore::get`].
+//!   verified against its key on every [`NodeStoreExt::get`].
 //! - [`BackedMap`]: a writable map opened by root hash, nodes loaded lazily
 //!   and verified through a bounded cache, committed in one atomic batch.
 //! - [`StoredMap`]: reads a map by root hash, one verified node per level;
@@ -25,8 +27,9 @@
 //!   from wire blobs, each checked against its parent.
 //!
 //! Every reader of a map loads its nodes through one verified fetch
-//! (`fetch`): the value hashes to the requested hash, and the node fits its
-//! place (map kind, depth, a leaf's key on its path, no leaf as a root).
+//! (`fetch`): the value hashes to the requested hash, and the node fits the
+//! map's kind and its position ([`NodeId`]: depth, a leaf's key on its
+//! path, no leaf as a root).
 //!
 //! Layout of records and values: `crates/shamap-store/README.md`.
 
@@ -48,6 +51,7 @@ pub mod log_store;
 mod mem;
 pub mod meta;
 pub mod node;
+mod node_id;
 pub mod open;
 pub mod reader;
 #[cfg(feature = "rocksdb")]
@@ -71,13 +75,14 @@ pub use log_store::{LogStore, LogUsage};
 pub use mem::MemStore;
 pub use meta::RetainedRoot;
 pub use node::{Node, NodeObject, NodeType};
+pub use node_id::NodeId;
 pub use open::{open, open_with, Access, NewStore, OpenOptions, Opened};
 pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksStore;
-pub use store::{Batch, NodeSink, NodeStore, Op};
+pub use store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, NodeStoreExt, Op};
 pub use sync::{
     add_known_node, add_root_node, copy_root, missing_nodes, wire_blob, AddOutcome, CopyReport,
-    NodeId, SyncSession,
+    SyncSession,
 };
 pub use verify::{verify_all, VerifyReport};

@@ -12,7 +12,7 @@ use shamap::Hash256;
 
 use crate::error::StoreError;
 use crate::node::Node;
-use crate::store::{Batch, NodeStore};
+use crate::store::{Batch, NodeStore, NodeStoreExt};
 
 /// Name of the format-version record.
 pub const FORMAT_VERSION: &str = "format_version";

@@ -5,14 +5,13 @@
 
 use shamap::xrpl::wire;
 use shamap::xrpl::LedgerHeader;
-use shamap::{Hash256, Key, MapKind, ProofPath};
+use shamap::{Hash256, Key, MapKind, Nibble, ProofPath};
 
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode, Place};
+use crate::fetch::{fetch_required, MapNode};
 use crate::node::{Node, NodeType};
-use crate::store::NodeStore;
-
-pub use crate::fetch::nibble_path;
+use crate::node_id::NodeId;
+use crate::store::{NodeStore, NodeStoreExt};
 
 /// What a retained or given hash names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,7 +79,7 @@ impl<'s> StoredMap<'s> {
         let root_children = if root.is_zero() {
             None
         } else {
-            match fetch_required(store, &root, &Place::root(kind))?.node {
+            match fetch_required(store, &root, kind, &NodeId::ROOT)?.node {
                 MapNode::Inner(c) => Some(c),
                 MapNode::Leaf { .. } => unreachable!("the fetch refuses a leaf as the root"),
             }
@@ -103,9 +102,9 @@ impl<'s> StoredMap<'s> {
         self.kind
     }
 
-    /// Loads and checks the node under `hash` at `key`'s path to `depth`.
-    fn node_at(&self, hash: &Hash256, key: &Key, depth: usize) -> Result<MapNode, StoreError> {
-        Ok(fetch_required(self.store, hash, &Place::new(self.kind, key, depth))?.node)
+    /// Loads and checks the node under `hash` at `id`.
+    fn node_at(&self, hash: &Hash256, id: &NodeId) -> Result<MapNode, StoreError> {
+        Ok(fetch_required(self.store, hash, self.kind, id)?.node)
     }
 
     /// The data under `key`, walking from the root (one verified load per
@@ -120,7 +119,7 @@ impl<'s> StoredMap<'s> {
             if h.is_zero() {
                 return Ok(None);
             }
-            match self.node_at(&h, key, depth + 1)? {
+            match self.node_at(&h, &NodeId::on_path(key, depth + 1))? {
                 MapNode::Inner(c) => children = c,
                 MapNode::Leaf { key: k, data } => return Ok((k == *key).then_some(data)),
             }
@@ -143,7 +142,7 @@ impl<'s> StoredMap<'s> {
                 if h.is_zero() {
                     break;
                 }
-                match self.node_at(&h, key, depth + 1)? {
+                match self.node_at(&h, &NodeId::on_path(key, depth + 1))? {
                     MapNode::Inner(c) => {
                         nodes.push(wire::encode_inner(&c));
                         children = c;
@@ -175,38 +174,30 @@ impl<'s> StoredMap<'s> {
                 .root_children
                 .as_ref()
                 .map(|c| Frame {
+                    id: NodeId::ROOT,
                     children: c.clone(),
                     next: 0,
                 })
                 .into_iter()
                 .collect(),
-            path: Key::ZERO,
             done: false,
         }
     }
 }
 
+/// An inner node on the iterator's path: where it sits, its children,
+/// and the first branch not yet visited.
 struct Frame {
+    id: NodeId,
     children: Box<[Hash256; 16]>,
-    next: u8,
+    next: usize,
 }
 
 /// Iterator over a [`StoredMap`] in key order.
 pub struct StoredIter<'m, 's> {
     map: &'m StoredMap<'s>,
     stack: Vec<Frame>,
-    /// Nibbles of the path to the top frame's node.
-    path: Key,
     done: bool,
-}
-
-fn set_nibble(key: &mut Key, depth: usize, nibble: u8) {
-    let b = &mut key.0[depth / 2];
-    if depth.is_multiple_of(2) {
-        *b = (*b & 0x0F) | (nibble << 4);
-    } else {
-        *b = (*b & 0xF0) | nibble;
-    }
 }
 
 impl Iterator for StoredIter<'_, '_> {
@@ -221,22 +212,27 @@ impl Iterator for StoredIter<'_, '_> {
                 self.done = true;
                 return None;
             }
-            let depth = self.stack.len() - 1;
             let top = self.stack.last_mut()?;
-            let Some(b) = (top.next..16).find(|&b| !top.children[usize::from(b)].is_zero()) else {
+            let Some(b) = Nibble::all()
+                .skip(top.next)
+                .find(|b| !top.children[usize::from(b.get())].is_zero())
+            else {
                 self.stack.pop();
                 continue;
             };
-            top.next = b + 1;
-            let h = top.children[usize::from(b)];
-            set_nibble(&mut self.path, depth, b);
-            let path = self.path.masked(depth + 1);
-            match self.map.node_at(&h, &path, depth + 1) {
+            top.next = usize::from(b.get()) + 1;
+            let h = top.children[usize::from(b.get())];
+            let id = top.id.child(b);
+            match self.map.node_at(&h, &id) {
                 Err(e) => {
                     self.done = true;
                     return Some(Err(e));
                 }
-                Ok(MapNode::Inner(children)) => self.stack.push(Frame { children, next: 0 }),
+                Ok(MapNode::Inner(children)) => self.stack.push(Frame {
+                    id,
+                    children,
+                    next: 0,
+                }),
                 Ok(MapNode::Leaf { key, data }) => return Some(Ok((key, data))),
             }
         }

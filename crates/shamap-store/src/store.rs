@@ -1,12 +1,23 @@
-//! The node-store trait: the few operations every backend provides.
+//! The node-store traits. [`NodeStore`] is what a backend implements: a
+//! key-value store of nodes under their hashes plus a few metadata
+//! records, raw (bytes in, bytes out), seven operations and a few
+//! overridable fast paths. What is written with those operations lives
+//! outside it: [`NodeStoreExt`] (verified reads, one-line writes, for every
+//! store, so a backend cannot forget verification) and [`BulkIngest`] (a
+//! bulk import; [`BatchedIngest`] for any store, a backend's own through
+//! [`NodeStore::bulk_ingest`]).
 //!
-//! Like redb's `StorageBackend`, the trait is small and raw (bytes in,
-//! bytes out); verification lives in the provided methods, so a backend
-//! cannot forget it. Writes go through a [`Batch`] that the backend applies
-//! atomically (fjall, RocksDB, memory: after a crash either all of a batch
-//! is there or none of it) or, where the store has no transactions over
-//! many keys (Cassandra), in an order that is just as safe for readers:
-//! nodes first, metadata last (see [`NodeStore::write`]).
+//! The trait is at the level of rippled's NodeStore `Backend` (fetch by
+//! key, store a batch, visit every object, sync), not of redb's
+//! `StorageBackend`, which is a file of bytes (read and write at offsets,
+//! set the length, sync) under redb's own B-tree: each backend here is a
+//! whole key-value store (fjall, RocksDB, Cassandra, the node log).
+//!
+//! Writes go through a [`Batch`] that the backend applies atomically
+//! (fjall, RocksDB, memory: after a crash either all of a batch is there
+//! or none of it) or, where the store has no transactions over many keys
+//! (Cassandra), in an order that is just as safe for readers: nodes first,
+//! metadata last (see [`NodeStore::write`]).
 
 use std::ops::ControlFlow;
 
@@ -107,49 +118,31 @@ impl Batch {
     }
 }
 
-/// Where the nodes of a bulk write go
-/// ([`NodeStore::ingest_unordered`]): called once per node, with its hash
-/// and its value.
-pub type NodeSink<'a> = dyn FnMut(&Hash256, &[u8]) + 'a;
-
-/// Nodes per write batch of the default bulk writes (and of an import
-/// into a store that has nodes already).
+/// Nodes per write batch of the default bulk writes ([`BatchedIngest`])
+/// and of an import into a store that has nodes already.
 pub const WRITE_BATCH_NODES: usize = 4096;
 
 /// A key-value store of nodes (hash → value) plus a few named metadata
-/// records. Implementations: [`crate::MemStore`], [`crate::FjallStore`],
-/// with the `rocksdb` feature `RocksStore`, with the `cassandra` feature
+/// records: what every backend implements. Implementations:
+/// [`crate::MemStore`], [`crate::LogStore`], [`crate::FjallStore`], with
+/// the `rocksdb` feature `RocksStore`, with the `cassandra` feature
 /// `CassandraStore`.
 ///
-/// Backends implement the raw methods; callers use the provided ones
-/// ([`NodeStore::get`] verifies every value against its key).
+/// A backend implements the seven raw operations (read a value, apply a
+/// batch, iterate the values, read a metadata record, disk bytes, sync,
+/// location). The five provided methods have correct defaults (written
+/// with those seven; 0 for [`NodeStore::resident_bytes`]), and a backend
+/// overrides one only where it has a faster way to the same answer, or
+/// memory to report. Callers use [`NodeStoreExt`] (implemented for
+/// every store), whose [`NodeStoreExt::get`] verifies every value against
+/// its key, and [`NodeStore::bulk_ingest`] with [`BatchedIngest`] for a
+/// bulk import.
 pub trait NodeStore: Send + Sync {
     /// Where the store lives, for messages (a directory, or `<memory>`).
     fn location(&self) -> String;
 
-    /// The raw value under `hash`, unverified. Prefer [`NodeStore::get`].
+    /// The raw value under `hash`, unverified. Prefer [`NodeStoreExt::get`].
     fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError>;
-
-    /// The raw values under `hashes`, in order, unverified: what a walk
-    /// that knows its next nodes reads in one go. Backends where a read is
-    /// a network round trip (Cassandra) issue them concurrently; the
-    /// default reads one after another.
-    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        hashes.iter().map(|h| self.read_value(h)).collect()
-    }
-
-    /// True when a value is stored under `hash` (not verified).
-    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
-        Ok(self.read_value(hash)?.is_some())
-    }
-
-    /// [`NodeStore::contains`] of each of `hashes`, in order: what a writer
-    /// skipping stored nodes asks for a whole batch. Concurrent where a
-    /// read is a network round trip (Cassandra); one after another by
-    /// default.
-    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
-        hashes.iter().map(|h| self.contains(h)).collect()
-    }
 
     /// Applies every change of `batch`. What every backend guarantees, and
     /// what callers rely on: when `write` returns `Ok`, all of the batch is
@@ -187,71 +180,31 @@ pub trait NodeStore: Send + Sync {
     /// are already durable against a process crash when `write` returns).
     fn sync(&self) -> Result<(), StoreError>;
 
+    /// True when a value is stored under `hash` (not verified). The
+    /// default reads the value; fjall, the node log, memory and Cassandra
+    /// override it to look at the key alone (the node log answers from its
+    /// index in memory, without a disk read).
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        Ok(self.read_value(hash)?.is_some())
+    }
+
+    /// The raw values under `hashes`, in order, unverified: what a walk
+    /// that knows its next nodes reads in one go. The default reads one
+    /// after another; Cassandra, where a read is a network round trip,
+    /// overrides it to issue them concurrently, which is what makes a walk
+    /// over a remote store fast.
+    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        hashes.iter().map(|h| self.read_value(h)).collect()
+    }
+
     /// Applies `batch` like [`NodeStore::write`] and returns only once it,
     /// and everything written before it, is on stable storage (fsync):
-    /// the write of every commit point (a root record). Backends with a
-    /// cheaper way to say the same (fjall: one batch persisted with
-    /// `SyncAll`) override it.
+    /// the write of every commit point (a root record). The default writes,
+    /// then syncs; fjall (one batch persisted with `SyncAll`) and the node
+    /// log (one append and one fsync) override it to do both in one step.
     fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
         self.write(batch)?;
         self.sync()
-    }
-
-    /// Stores `nodes`, given in strictly increasing hash order, and returns
-    /// once they are on stable storage: the bulk path of an import into a
-    /// store that has no nodes yet. Not atomic (a crash may keep some of
-    /// them), which is safe because nothing names the nodes until a root
-    /// record is written after this returns. The default writes them in
-    /// batches and syncs; fjall builds table files directly (its
-    /// ingestion), skipping the journal and the write buffer.
-    fn ingest_sorted(
-        &self,
-        nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
-    ) -> Result<(), StoreError> {
-        let mut batch = Batch::new();
-        for (hash, value) in nodes {
-            batch.bytes += 32 + value.len();
-            batch.ops.push(Op::PutNode { hash, value });
-            if batch.ops.len() >= WRITE_BATCH_NODES {
-                self.write(std::mem::take(&mut batch))?;
-            }
-        }
-        self.write(batch)?;
-        self.sync()
-    }
-
-    /// Stores the nodes `feed` gives (it calls its argument once per node,
-    /// with the node's hash and value, in any order): the bulk path of an
-    /// import into a store that has no nodes yet and takes them in any
-    /// order ([`NodeStore::wants_hash_ordered_import`] false). Not atomic
-    /// and not synced, which is safe: nothing names the nodes until a root
-    /// record is written after this returns, with
-    /// [`NodeStore::write_durably`], which makes them durable too. After a
-    /// failure `feed` still runs to its end, its nodes ignored. The default
-    /// writes batches of [`WRITE_BATCH_NODES`] nodes; the
-    /// node log encodes on the calling thread while another writes.
-    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
-        let mut batch = Batch::new();
-        let mut failure = None;
-        feed(&mut |hash, value| {
-            if failure.is_some() {
-                return;
-            }
-            batch.bytes += 32 + value.len();
-            batch.ops.push(Op::PutNode {
-                hash: *hash,
-                value: value.to_vec(),
-            });
-            if batch.ops.len() >= WRITE_BATCH_NODES {
-                if let Err(e) = self.write(std::mem::take(&mut batch)) {
-                    failure = Some(e);
-                }
-            }
-        });
-        match failure {
-            Some(e) => Err(e),
-            None => self.write(batch),
-        }
     }
 
     /// Bytes of memory the store holds that grow with what it stores (the
@@ -262,25 +215,19 @@ pub trait NodeStore: Send + Sync {
         0
     }
 
-    /// True when a bulk import into this store, empty, should hand it every
-    /// node in hash order ([`NodeStore::ingest_sorted`], which costs the
-    /// import a pass per hash range and a sort): stores that keep keys in
-    /// order (fjall, RocksDB) then build their files directly. A store that
-    /// appends in any order (the node log) says `false` and is written in
-    /// tree order, in batches, the commit's fsync covering them.
-    fn wants_hash_ordered_import(&self) -> bool {
-        true
+    /// The store's own bulk-import paths, if it has any (fjall: table
+    /// files built directly; the node log: encoding on one thread while
+    /// another writes). `None` by default: an import then writes batches
+    /// through [`NodeStore::write`] ([`BatchedIngest`]).
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        None
     }
+}
 
-    /// Called once after a bulk write ([`NodeStore::ingest_sorted`]) and
-    /// before a root naming its nodes is recorded: lays the nodes out for
-    /// the reads and writes that follow, durably. The default does nothing;
-    /// fjall moves the ingested run into its last level here (see
-    /// [`crate::FjallStore`]).
-    fn finish_bulk(&self) -> Result<(), StoreError> {
-        Ok(())
-    }
-
+/// What callers use a [`NodeStore`] through: verified reads and one-line
+/// writes, written with the trait's methods, for every store (a boxed or
+/// borrowed `dyn NodeStore` too).
+pub trait NodeStoreExt: NodeStore {
     /// The node under `hash`, verified: a value that does not decode or
     /// does not hash to `hash` is [`StoreError::Corrupt`], never data.
     fn get(&self, hash: &Hash256) -> Result<Option<NodeObject>, StoreError> {
@@ -312,8 +259,110 @@ pub trait NodeStore: Send + Sync {
     }
 }
 
+impl<S: NodeStore + ?Sized> NodeStoreExt for S {}
+
+/// Where the nodes of a bulk write go
+/// ([`BulkIngest::ingest_unordered`]): called once per node, with its hash
+/// and its value.
+pub type NodeSink<'a> = dyn FnMut(&Hash256, &[u8]) + 'a;
+
+/// A bulk import into a store that has no nodes yet: the paths a backend
+/// with a faster way than batches of writes provides (through
+/// [`NodeStore::bulk_ingest`]), and [`BatchedIngest`], the one every
+/// store takes. The import ([`crate::write_snapshot`]) asks
+/// [`BulkIngest::wants_hash_ordered_import`], hands every node to
+/// [`BulkIngest::ingest_sorted`] or [`BulkIngest::ingest_unordered`], then
+/// calls [`BulkIngest::finish_bulk`] before it records the root.
+pub trait BulkIngest {
+    /// True when the import should hand the store every node in hash order
+    /// ([`BulkIngest::ingest_sorted`], which costs the import a pass per
+    /// hash range and a sort): stores that keep keys in order (fjall,
+    /// RocksDB) then build their files directly. A store that appends in
+    /// any order (the node log) says `false` and is written in tree order
+    /// ([`BulkIngest::ingest_unordered`]), the commit's fsync covering it.
+    fn wants_hash_ordered_import(&self) -> bool {
+        true
+    }
+
+    /// Stores `nodes`, given in strictly increasing hash order, and returns
+    /// once they are on stable storage. Not atomic (a crash may keep some
+    /// of them), which is safe because nothing names the nodes until a root
+    /// record is written after this returns. fjall builds table files
+    /// directly (its ingestion), skipping the journal and the write buffer.
+    fn ingest_sorted(
+        &self,
+        nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
+    ) -> Result<(), StoreError>;
+
+    /// Stores the nodes `feed` gives (it calls its argument once per node,
+    /// with the node's hash and value, in any order). Not atomic and not
+    /// synced, which is safe: nothing names the nodes until a root record
+    /// is written after this returns, with [`NodeStore::write_durably`],
+    /// which makes them durable too. After a failure `feed` still runs to
+    /// its end, its nodes ignored. The node log encodes on the calling
+    /// thread while another writes.
+    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError>;
+
+    /// Called once after [`BulkIngest::ingest_sorted`] and before a root
+    /// naming its nodes is recorded: lays the nodes out for the reads and
+    /// writes that follow, durably. The default does nothing; fjall moves
+    /// the ingested run into its last level here (see
+    /// [`crate::FjallStore`]).
+    fn finish_bulk(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+}
+
+/// The bulk import every store takes: batches of [`WRITE_BATCH_NODES`]
+/// nodes through [`NodeStore::write`]. What an import uses for a store
+/// whose [`NodeStore::bulk_ingest`] is `None`, and a backend's
+/// [`BulkIngest`] for the path it does not speed up.
+pub struct BatchedIngest<'a, S: ?Sized>(pub &'a S);
+
+impl<S: NodeStore + ?Sized> BatchedIngest<'_, S> {
+    /// Appends a node to `batch`, writing the batch once it is full.
+    fn push(&self, batch: &mut Batch, hash: Hash256, value: Vec<u8>) -> Result<(), StoreError> {
+        batch.bytes += 32 + value.len();
+        batch.ops.push(Op::PutNode { hash, value });
+        if batch.ops.len() >= WRITE_BATCH_NODES {
+            self.0.write(std::mem::take(batch))?;
+        }
+        Ok(())
+    }
+}
+
+impl<S: NodeStore + ?Sized> BulkIngest for BatchedIngest<'_, S> {
+    /// Writes batches, then syncs.
+    fn ingest_sorted(
+        &self,
+        nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
+    ) -> Result<(), StoreError> {
+        let mut batch = Batch::new();
+        for (hash, value) in nodes {
+            self.push(&mut batch, hash, value)?;
+        }
+        self.0.write(batch)?;
+        self.0.sync()
+    }
+
+    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
+        let mut batch = Batch::new();
+        let mut failure = None;
+        feed(&mut |hash, value| {
+            if failure.is_none() {
+                failure = self.push(&mut batch, *hash, value.to_vec()).err();
+            }
+        });
+        match failure {
+            Some(e) => Err(e),
+            None => self.0.write(batch),
+        }
+    }
+}
+
 /// A boxed store is a store: what opens "whichever backend a URL or
-/// directory names" returns (`Box<dyn NodeStore>`) is used like any other.
+/// directory names" returns (`Box<dyn NodeStore>`) is used like any other,
+/// with the backend's own fast paths.
 impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
     fn location(&self) -> String {
         (**self).location()
@@ -321,18 +370,6 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
         (**self).read_value(hash)
-    }
-
-    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
-        (**self).contains(hash)
-    }
-
-    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
-        (**self).read_values(hashes)
-    }
-
-    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
-        (**self).contains_many(hashes)
     }
 
     fn write(&self, batch: Batch) -> Result<(), StoreError> {
@@ -358,46 +395,23 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
         (**self).sync()
     }
 
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        (**self).contains(hash)
+    }
+
+    fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+        (**self).read_values(hashes)
+    }
+
     fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
         (**self).write_durably(batch)
-    }
-
-    fn ingest_sorted(
-        &self,
-        nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
-    ) -> Result<(), StoreError> {
-        (**self).ingest_sorted(nodes)
-    }
-
-    fn wants_hash_ordered_import(&self) -> bool {
-        (**self).wants_hash_ordered_import()
     }
 
     fn resident_bytes(&self) -> u64 {
         (**self).resident_bytes()
     }
 
-    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
-        (**self).ingest_unordered(feed)
-    }
-
-    fn finish_bulk(&self) -> Result<(), StoreError> {
-        (**self).finish_bulk()
-    }
-
-    fn get(&self, hash: &Hash256) -> Result<Option<NodeObject>, StoreError> {
-        (**self).get(hash)
-    }
-
-    fn load(&self, hash: &Hash256) -> Result<NodeObject, StoreError> {
-        (**self).load(hash)
-    }
-
-    fn put_meta(&self, name: &str, value: Vec<u8>) -> Result<(), StoreError> {
-        (**self).put_meta(name, value)
-    }
-
-    fn delete(&self, hashes: &[Hash256]) -> Result<(), StoreError> {
-        (**self).delete(hashes)
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        (**self).bulk_ingest()
     }
 }

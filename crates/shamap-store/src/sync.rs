@@ -9,87 +9,14 @@
 //! same checks of type and place.
 
 use hashbrown::{HashMap, HashSet};
-use shamap::{Hash256, Key, MapKind};
+use shamap::{Hash256, MapKind, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{check_node, fetch_node, MapNode, Place};
+use crate::fetch::{check_node, fetch_node, MapNode};
 use crate::node::NodeObject;
+use crate::node_id::NodeId;
 use crate::reader::{root_kind, RootKind};
-use crate::store::{Batch, NodeStore};
-
-/// A node's position on the wire: the key masked to `depth` nibbles, and
-/// the depth (rippled's 33-byte `SHAMapNodeID`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct NodeId {
-    key: Key,
-    depth: u8,
-}
-
-impl NodeId {
-    /// The root's ID.
-    pub const ROOT: NodeId = NodeId {
-        key: Key::ZERO,
-        depth: 0,
-    };
-
-    /// The ID of the node at `depth` (≤ 64) on `key`'s path.
-    pub fn new(key: &Key, depth: u8) -> Option<NodeId> {
-        (depth <= 64).then(|| NodeId {
-            key: key.masked(usize::from(depth)),
-            depth,
-        })
-    }
-
-    /// The masked key.
-    pub fn key(&self) -> &Key {
-        &self.key
-    }
-
-    /// The depth.
-    pub fn depth(&self) -> u8 {
-        self.depth
-    }
-
-    /// The child ID on branch `nibble` (< 16) of this (inner) node.
-    pub fn child(&self, nibble: u8) -> NodeId {
-        let mut key = self.key;
-        let d = usize::from(self.depth);
-        let b = &mut key.0[d / 2];
-        if d.is_multiple_of(2) {
-            *b |= nibble << 4;
-        } else {
-            *b |= nibble & 0x0F;
-        }
-        NodeId {
-            key,
-            depth: self.depth + 1,
-        }
-    }
-
-    /// The place of this node in a map of kind `kind`.
-    fn place(&self, kind: MapKind) -> Place {
-        Place::new(kind, &self.key, usize::from(self.depth))
-    }
-
-    /// The 33 wire bytes: masked key ‖ depth.
-    pub fn to_bytes(&self) -> [u8; 33] {
-        let mut out = [0u8; 33];
-        out[..32].copy_from_slice(&self.key.0);
-        out[32] = self.depth;
-        out
-    }
-
-    /// Parses 33 wire bytes; `None` unless the depth is ≤ 64 and the key
-    /// has no bits below it.
-    pub fn from_bytes(b: &[u8]) -> Option<NodeId> {
-        if b.len() != 33 || b[32] > 64 {
-            return None;
-        }
-        let key = Key::from_slice(&b[..32])?;
-        let id = NodeId::new(&key, b[32])?;
-        (id.key == key).then_some(id)
-    }
-}
+use crate::store::{Batch, NodeStore, NodeStoreExt};
 
 /// What became of a blob offered to the store.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -171,7 +98,7 @@ impl<'s> SyncSession<'s> {
         }
         let children = match self.incomplete.remove(&hash) {
             Some(c) => c,
-            None => match fetch_node(self.store, &hash, &id.place(self.kind))? {
+            None => match fetch_node(self.store, &hash, self.kind, &id)? {
                 None => {
                     out.push((id, hash));
                     return Ok(false);
@@ -186,8 +113,8 @@ impl<'s> SyncSession<'s> {
             },
         };
         let mut complete = true;
-        for b in 0..16u8 {
-            let c = children[usize::from(b)];
+        for b in Nibble::all() {
+            let c = children[usize::from(b.get())];
             if c.is_zero() {
                 continue;
             }
@@ -257,7 +184,7 @@ impl<'s> SyncSession<'s> {
         let mut accepted = Vec::new();
         let mut outcomes = Vec::with_capacity(nodes.len());
         for (id, blob) in nodes {
-            if id.depth == 0 {
+            if id.depth() == 0 {
                 outcomes.push(AddOutcome::Invalid(
                     "node ID names the root: use add_root_node".to_owned(),
                 ));
@@ -300,9 +227,9 @@ impl<'s> SyncSession<'s> {
     /// node there.
     fn expected_from_parent(&self, id: &NodeId) -> Result<Result<Hash256, String>, StoreError> {
         let mut hash = self.root;
-        for d in 0..usize::from(id.depth) {
-            let place = Place::new(self.kind, &id.key, d);
-            let Some(fetched) = fetch_node(self.store, &hash, &place)? else {
+        for d in 0..usize::from(id.depth()) {
+            let at = NodeId::on_path(id.key(), d);
+            let Some(fetched) = fetch_node(self.store, &hash, self.kind, &at)? else {
                 return Ok(Err(format!(
                     "the node at depth {d} on its path is not in the store yet"
                 )));
@@ -310,7 +237,7 @@ impl<'s> SyncSession<'s> {
             let MapNode::Inner(children) = fetched.node else {
                 return Ok(Err(format!("the path ends in a leaf at depth {d}")));
             };
-            hash = children[usize::from(id.key.nibble(d).get())];
+            hash = children[usize::from(id.key().nibble(d).get())];
             if hash.is_zero() {
                 return Ok(Err(format!(
                     "its parent has no child on that branch (depth {d})"
@@ -337,7 +264,7 @@ impl<'s> SyncSession<'s> {
                 obj.hash()
             ));
         }
-        let node = check_node(&obj, &id.place(self.kind)).map_err(|e| e.to_string())?;
+        let node = check_node(&obj, self.kind, &id).map_err(|e| e.to_string())?;
         Ok((obj, node))
     }
 }

@@ -1,11 +1,12 @@
 //! Full verification of everything reachable from a root.
 
-use shamap::{Hash256, MapKind};
+use shamap::{Hash256, MapKind, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{fetched_value, MapNode, Place, ReadAhead};
+use crate::fetch::{fetched_value, MapNode, ReadAhead};
 use crate::node::{Node, NodeType};
-use crate::store::NodeStore;
+use crate::node_id::NodeId;
+use crate::store::{NodeStore, NodeStoreExt};
 
 /// What [`verify_all`] checked.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -81,21 +82,21 @@ pub fn verify_map(
     if root.is_zero() {
         return Ok(());
     }
-    let mut stack: Vec<(Hash256, Place)> = vec![(*root, Place::root(kind))];
+    let mut stack: Vec<(Hash256, NodeId)> = vec![(*root, NodeId::ROOT)];
     let mut ahead = ReadAhead::default();
-    while let Some((hash, place)) = stack.pop() {
+    while let Some((hash, id)) = stack.pop() {
         let value = ahead
             .take(store, &hash, stack.iter().rev().map(|(h, _)| *h))
-            .map_err(|e| e.at(hash, &place.nibbles()))?;
-        let fetched = fetched_value(&hash, value, &place)?;
+            .map_err(|e| e.at(hash, &id.nibbles()))?;
+        let fetched = fetched_value(&hash, value, kind, &id)?;
         report.bytes += fetched.value_len as u64;
         match fetched.node {
             MapNode::Inner(children) => {
                 report.inner += 1;
-                for b in (0..16u8).rev() {
-                    let c = children[usize::from(b)];
+                for b in Nibble::all().rev() {
+                    let c = children[usize::from(b.get())];
                     if !c.is_zero() {
-                        stack.push((c, place.child(b)));
+                        stack.push((c, id.child(b)));
                     }
                 }
             }

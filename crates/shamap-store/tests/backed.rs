@@ -9,7 +9,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
-    import_ledger, meta, verify_all, BackedMap, BackedOptions, MemStore, NodeStore, StoreError,
+    import_ledger, meta, verify_all, BackedMap, BackedOptions, MemStore, NodeStore, NodeStoreExt,
+    StoreError,
 };
 
 use crate::support::{random_map, seed};

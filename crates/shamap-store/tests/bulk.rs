@@ -4,7 +4,7 @@
 
 use shamap::{Hash256, MapKind};
 use shamap_store::{
-    import_ledger, verify_all, write_snapshot, FjallStore, MemStore, NodeStore, StoredMap,
+    import_ledger, verify_all, write_snapshot, BulkIngest, FjallStore, MemStore, StoredMap,
 };
 
 use crate::support::{random_map, seed};

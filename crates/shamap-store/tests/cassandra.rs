@@ -13,7 +13,7 @@ use shamap::{Hash256, Key, MapKind};
 use shamap_store::cassandra::{CassandraOptions, Opening};
 use shamap_store::{
     copy_root, gc, import_ledger, meta, verify_all, CassandraStore, FjallStore, NodeObject,
-    NodeStore, NodeType, StoreError, StoredMap,
+    NodeStore, NodeStoreExt, NodeType, StoreError, StoredMap,
 };
 
 use crate::backed::random_ops_against_oracles;
@@ -452,9 +452,6 @@ impl NodeStore for KillOnWrite<'_> {
     }
     fn read_values(&self, hashes: &[Hash256]) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
         self.inner.read_values(hashes)
-    }
-    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
-        self.inner.contains_many(hashes)
     }
     fn write(&self, batch: shamap_store::Batch) -> Result<(), StoreError> {
         let killer = self

@@ -15,7 +15,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use shamap::MapKind;
-use shamap_store::{import_ledger, meta, verify_all, FjallStore, NodeStore, StoredMap};
+use shamap_store::{
+    import_ledger, meta, verify_all, FjallStore, NodeStore, NodeStoreExt, StoredMap,
+};
 
 use crate::support::random_map;
 use crate::tmpfs::Tmpfs;

@@ -5,8 +5,8 @@ use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind, ShaMap, Snapshot};
 use shamap_ledger::dump;
 use shamap_store::{
-    compact, import_ledger, meta, root_kind, verify_all, MemStore, Node, NodeStore, NodeType,
-    RootKind, StoredMap,
+    compact, import_ledger, meta, root_kind, verify_all, MemStore, Node, NodeStore, NodeStoreExt,
+    NodeType, RootKind, StoredMap,
 };
 
 use crate::support::data;

@@ -13,8 +13,8 @@ use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::log_store::format::BatchEncoder;
 use shamap_store::log_store::{checkpoint, LOG_FILE};
 use shamap_store::{
-    gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore, StoreError,
-    StoredMap,
+    gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore,
+    NodeStoreExt, StoreError, StoredMap,
 };
 
 use crate::backed::{contents, random_ops_against_oracles};

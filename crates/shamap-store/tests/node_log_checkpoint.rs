@@ -9,7 +9,7 @@ use std::path::Path;
 
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::log_store::{checkpoint, format, LogStore, LogUsage};
-use shamap_store::{gc, verify_all, NodeStore, StoredMap};
+use shamap_store::{gc, verify_all, NodeStore, NodeStoreExt, StoredMap};
 
 use crate::node_log::{import, items, log_path, names, open_log, without_checkpoint};
 use crate::support::{random_map, seed};

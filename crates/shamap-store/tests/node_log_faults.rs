@@ -32,7 +32,9 @@ use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::ack;
 use shamap_store::log_store::format::{self, BatchEncoder};
 use shamap_store::log_store::LOG_FILE;
-use shamap_store::{gc, verify_all, Batch, LogStore, NodeStore, StoreError, StoredMap};
+use shamap_store::{
+    gc, verify_all, Batch, LogStore, NodeStore, NodeStoreExt, StoreError, StoredMap,
+};
 
 use crate::faults::{every_k, op_commit, op_gc, op_import, op_sync};
 use crate::node_log::{append, import, items, log_path, names, next_seq, open_log};

@@ -18,7 +18,7 @@ use shamap::{Hash256, Key, MapKind};
 use shamap_store::ack;
 use shamap_store::log_store::{checkpoint, format, LogStore, LOG_FILE};
 use shamap_store::node::{NodeObject, NodeType};
-use shamap_store::{verify_all, Batch, NodeStore};
+use shamap_store::{verify_all, Batch, NodeStore, NodeStoreExt};
 
 use crate::node_log::{import, items, log_path, names, open_log, without_checkpoint};
 use crate::support::{random_map, seed};

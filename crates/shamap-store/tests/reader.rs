@@ -3,7 +3,7 @@
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
     import_ledger, meta, verify_all, write_changed, write_snapshot, FjallStore, MemStore,
-    NodeObject, NodeStore, StoreError, StoredMap,
+    NodeObject, NodeStore, NodeStoreExt, StoreError, StoredMap,
 };
 
 use crate::support::{random_map, seed};

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::{
     gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, write_snapshot,
-    BackedMap, BackedOptions, Batch, NodeObject, NodeStore, RocksStore, RootKind, StoreError,
-    StoredMap,
+    BackedMap, BackedOptions, Batch, NodeObject, NodeStore, NodeStoreExt, RocksStore, RootKind,
+    StoreError, StoredMap,
 };
 
 use crate::backed::contents;

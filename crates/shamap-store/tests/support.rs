@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind, ShaMap, Snapshot};
-use shamap_store::{Batch, NodeObject, NodeStore, NodeType};
+use shamap_store::{Batch, NodeObject, NodeStore, NodeStoreExt, NodeType};
 
 /// The RNG seed: `SHAMAP_STORE_SEED` or `default`, printed so a failure can
 /// be replayed.

@@ -4,7 +4,7 @@ use shamap::xrpl::wire;
 use shamap::{Hash256, MapKind};
 use shamap_store::{
     import_ledger, missing_nodes, verify_all, wire_blob, AddOutcome, MemStore, Node, NodeId,
-    NodeStore, StoredMap, SyncSession,
+    NodeStore, NodeStoreExt, StoredMap, SyncSession,
 };
 
 use crate::support::{random_map, seed};

@@ -194,6 +194,18 @@ impl Key {
         })
     }
 
+    /// Sets the branch this key takes at `depth` (< 64) to `nibble`, the
+    /// other nibbles unchanged: the inverse of [`Key::nibble`].
+    #[inline]
+    pub fn set_nibble(&mut self, depth: usize, nibble: Nibble) {
+        let byte = &mut self.0[depth / 2];
+        *byte = if depth.is_multiple_of(2) {
+            (*byte & 0x0F) | (nibble.get() << 4)
+        } else {
+            (*byte & 0xF0) | nibble.get()
+        };
+    }
+
     /// Number of leading nibbles `self` and `other` share (64 when equal).
     #[inline]
     pub fn common_prefix_nibbles(&self, other: &Key) -> usize {
@@ -356,6 +368,27 @@ mod tests {
         assert_eq!(a.common_prefix_nibbles(&b), 7);
         b.0[3] = 0x22;
         assert_eq!(a.common_prefix_nibbles(&b), 6);
+    }
+
+    /// Every value at every depth, on a key and on its complement (so the
+    /// nibbles around it hold ones and zeros): only that nibble changes,
+    /// and [`Key::nibble`] reads it back.
+    #[test]
+    fn set_nibble_changes_that_nibble_alone() {
+        let k = Key::from_hex(&"0123456789ABCDEF".repeat(4)).expect("hex");
+        for key in [k, Key(k.0.map(|b| !b))] {
+            for depth in 0..64 {
+                for v in Nibble::all() {
+                    let mut set = key;
+                    set.set_nibble(depth, v);
+                    let want = |d: usize| if d == depth { v } else { key.nibble(d) };
+                    assert!(
+                        (0..64).all(|d| set.nibble(d) == want(d)),
+                        "{key:?} {depth} {v:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub use hash::{Depth, Hash256, Key, Nibble};
 pub use hashfn::HashFunction;
 pub use kind::MapKind;
 pub use options::{HugePages, MapOptions, SizeClasses};
-pub use ptr::prefetch;
+pub use ptr::{prefetch, BranchMask};
 pub use stats::MemStats;
 pub use tree::{
     Applied, Difference, HashWork, ProofPath, ShaMap, ShapeStats, Snapshot, StoredNode,

@@ -2,7 +2,7 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shamap::{Hash256, HashFunction, Key, MapKind, ShaMap};
+use shamap::{Hash256, HashFunction, Key, MapKind, Nibble, ShaMap};
 use shamap_oracle::OracleKind;
 
 /// A seeded RNG. The seed comes from `SHAMAP_SEED` when set, else from
@@ -53,14 +53,14 @@ pub fn key_sharing(rng: &mut SmallRng, base: &Key, shared: usize) -> Key {
     assert!(shared < 64);
     let mut k = random_key(rng);
     for d in 0..shared {
-        set_nibble(&mut k, d, base.nibble(d).get());
+        k.set_nibble(d, base.nibble(d));
     }
     let theirs = base.nibble(shared).get();
     let mut mine = rng.gen_range(0..15u8);
     if mine >= theirs {
         mine += 1;
     }
-    set_nibble(&mut k, shared, mine);
+    k.set_nibble(shared, Nibble::new(mine).expect("mine < 16"));
     debug_assert_eq!(k.common_prefix_nibbles(base), shared);
     k
 }
@@ -69,15 +69,6 @@ pub fn key_sharing(rng: &mut SmallRng, base: &Key, shared: usize) -> Key {
 pub fn key_near(rng: &mut SmallRng, base: &Key) -> Key {
     let shared = rng.gen_range(0..64);
     key_sharing(rng, base, shared)
-}
-
-pub fn set_nibble(k: &mut Key, d: usize, v: u8) {
-    let byte = &mut k.0[d / 2];
-    if d.is_multiple_of(2) {
-        *byte = (*byte & 0x0F) | (v << 4);
-    } else {
-        *byte = (*byte & 0xF0) | v;
-    }
 }
 
 /// Random data of 0..max bytes.

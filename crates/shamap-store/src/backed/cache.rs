@@ -15,11 +15,12 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use hashbrown::HashMap;
-use shamap::{Hash256, Key, MapKind};
+use shamap::{BranchMask, Hash256, Key, MapKind, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode, Place};
+use crate::fetch::{fetch_required, MapNode};
 use crate::node::NodeType;
+use crate::node_id::NodeId;
 use crate::store::NodeStore;
 
 /// A node as the cache holds it: decoded, verified, compact.
@@ -27,17 +28,19 @@ use crate::store::NodeStore;
 pub(super) enum CleanNode {
     /// An inner node: its branch mask and the hashes of present children in
     /// branch order.
-    Inner { mask: u16, hashes: Box<[Hash256]> },
+    Inner {
+        mask: BranchMask,
+        hashes: Box<[Hash256]>,
+    },
     /// A leaf.
     Leaf { key: Key, data: Box<[u8]> },
 }
 
 impl CleanNode {
-    pub(super) fn child(&self, branch: usize) -> Option<Hash256> {
+    pub(super) fn child(&self, branch: Nibble) -> Option<Hash256> {
         match self {
-            CleanNode::Inner { mask, hashes } if mask & (1 << branch) != 0 => {
-                let below = u32::from(*mask) & ((1u32 << branch) - 1);
-                Some(hashes[below.count_ones() as usize])
+            CleanNode::Inner { mask, hashes } if mask.has(branch) => {
+                Some(hashes[mask.slot(branch)])
             }
             _ => None,
         }
@@ -51,22 +54,20 @@ impl CleanNode {
     }
 
     /// Checks that this node, cached where it was first loaded, may also
-    /// sit at `place` (the place checks of the one fetch: a node's hash
-    /// does not say where it sits, so a parent may name it anywhere).
-    fn check_place(&self, hash: &Hash256, place: &Place) -> Result<(), StoreError> {
+    /// sit at `id` (the place checks of the one fetch: a node's hash does
+    /// not say where it sits, so a parent may name it anywhere).
+    fn check_place(&self, hash: &Hash256, id: &NodeId) -> Result<(), StoreError> {
         match self {
-            CleanNode::Inner { mask, .. } => place.check_inner(*hash, mask.count_ones() as usize),
-            CleanNode::Leaf { key, .. } => place.check_leaf(*hash, key),
+            CleanNode::Inner { mask, .. } => id.check_inner(*hash, mask.count()),
+            CleanNode::Leaf { key, .. } => id.check_leaf(*hash, key),
         }
     }
 
     pub(super) fn from_children(children: &[Hash256; 16]) -> CleanNode {
-        let mut mask = 0u16;
-        for (b, h) in children.iter().enumerate() {
-            if !h.is_zero() {
-                mask |= 1 << b;
-            }
-        }
+        let mask = Nibble::all()
+            .zip(children)
+            .filter(|(_, h)| !h.is_zero())
+            .fold(BranchMask::default(), |m, (b, _)| m.with(b));
         // Allocated at its size (no growth, no shrink on boxing).
         let hashes: Box<[Hash256]> = children.iter().filter(|h| !h.is_zero()).copied().collect();
         CleanNode::Inner { mask, hashes }
@@ -320,23 +321,20 @@ impl<'s> Loader<'s> {
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The node under `hash` at depth `depth` on the path of `path`: from
-    /// the cache, or through the store's one verified fetch
-    /// (`crate::fetch`: hash, type and place; a cache hit is checked
-    /// against the place too). `keep` says whether a loaded node enters
-    /// the cache.
+    /// The node under `hash` at `id`: from the cache, or through the
+    /// store's one verified fetch (`crate::fetch`: hash, type and place; a
+    /// cache hit is checked against the place too). `keep` says whether a
+    /// loaded node enters the cache.
     pub(super) fn fetch(
         &self,
         hash: &Hash256,
-        path: &Key,
-        depth: usize,
+        id: &NodeId,
         keep: Keep,
     ) -> Result<Arc<CleanNode>, StoreError> {
-        let place = Place::new(self.kind, path, depth);
         {
             let mut cache = self.cache();
             if let Some(n) = cache.get(hash) {
-                n.check_place(hash, &place)?;
+                n.check_place(hash, id)?;
                 return Ok(n);
             }
             // Used twice: admitted (a scan, which keeps nothing, reads
@@ -347,14 +345,16 @@ impl<'s> Loader<'s> {
             };
             if let Some(capacity) = capacity {
                 if let Some(n) = cache.take_on_probation(hash) {
-                    n.check_place(hash, &place)?;
+                    n.check_place(hash, id)?;
                     cache.hits += 1;
                     cache.insert(*hash, Arc::clone(&n), capacity);
                     return Ok(n);
                 }
             }
         }
-        let clean = Arc::new(clean_node(fetch_required(self.store, hash, &place)?.node));
+        let clean = Arc::new(clean_node(
+            fetch_required(self.store, hash, self.kind, id)?.node,
+        ));
         let mut cache = self.cache();
         cache.loads += 1;
         match keep {
@@ -371,23 +371,23 @@ impl<'s> Loader<'s> {
         Ok(clean)
     }
 
-    /// [`Loader::fetch`] of many nodes, each a hash and the place it was
+    /// [`Loader::fetch`] of many nodes, each a hash and the position it was
     /// reached at, cached within `capacity`: the ones not cached are read
     /// in one go ([`NodeStore::read_values`]) and verified together (their
     /// hashes in one multi-lane batch), instead of one by one. In order;
     /// the first failure is returned.
     pub(super) fn fetch_many(
         &self,
-        wanted: &[(Hash256, Place)],
+        wanted: &[(Hash256, NodeId)],
         capacity: usize,
     ) -> Result<Vec<Arc<CleanNode>>, StoreError> {
         // Each wanted node: cached, or the index of its read in `missing`.
         let mut found: Vec<Result<Arc<CleanNode>, usize>> = Vec::with_capacity(wanted.len());
-        let mut missing: Vec<(Hash256, Place)> = Vec::new();
+        let mut missing: Vec<(Hash256, NodeId)> = Vec::new();
         let mut reading: HashMap<Hash256, usize> = HashMap::new();
         {
             let mut cache = self.cache();
-            for (hash, place) in wanted {
+            for (hash, id) in wanted {
                 let cached = match cache.get(hash) {
                     Some(n) => Some(n),
                     None => cache.take_on_probation(hash).inspect(|n| {
@@ -398,7 +398,7 @@ impl<'s> Loader<'s> {
                 };
                 match cached {
                     Some(n) => {
-                        n.check_place(hash, place)?;
+                        n.check_place(hash, id)?;
                         found.push(Ok(n));
                     }
                     None => {
@@ -406,10 +406,10 @@ impl<'s> Loader<'s> {
                         // place (a damaged store: a valid node has one),
                         // read and checked again there.
                         let at = match reading.get(hash) {
-                            Some(&at) if missing[at].1 == *place => at,
+                            Some(&at) if missing[at].1 == *id => at,
                             _ => {
                                 reading.insert(*hash, missing.len());
-                                missing.push((*hash, *place));
+                                missing.push((*hash, *id));
                                 missing.len() - 1
                             }
                         };
@@ -422,7 +422,7 @@ impl<'s> Loader<'s> {
         if !missing.is_empty() {
             let hashes: Vec<Hash256> = missing.iter().map(|m| m.0).collect();
             let values = self.store.read_values(&hashes)?;
-            for f in crate::fetch::fetched_values(&missing, values) {
+            for f in crate::fetch::fetched_values(self.kind, &missing, values) {
                 loaded.push(Arc::new(clean_node(f?.node)));
             }
             let mut cache = self.cache();

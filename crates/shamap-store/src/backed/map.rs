@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 use shamap::{Hash256, Key, MapKind};
 
 use crate::error::StoreError;
-use crate::fetch::Place;
+use crate::node_id::NodeId;
 use crate::store::NodeStore;
 
 use super::cache::{CleanNode, Keep, Loader};
@@ -130,7 +130,7 @@ impl<'s> BackedMap<'s> {
             let cap = map.cache_capacity();
             match *map
                 .loader
-                .fetch(&root, &Key::ZERO, 0, Keep::All { capacity: cap })?
+                .fetch(&root, &NodeId::ROOT, Keep::All { capacity: cap })?
             {
                 CleanNode::Inner { .. } => {}
                 CleanNode::Leaf { .. } => unreachable!("fetch refuses a leaf at depth 0"),
@@ -242,36 +242,20 @@ impl<'s> BackedMap<'s> {
     /// The first item whose key is greater than `key` (rippled's
     /// `upper_bound`), walking only the paths that can hold it.
     pub fn next_after(&self, key: &Key) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
-        let keep = Keep::Reused {
-            capacity: self.cache_capacity(),
-        };
-        tree::neighbour(
-            &self.loader,
-            &self.root,
-            Key::ZERO,
-            0,
-            key,
-            true,
-            true,
-            keep,
-        )
+        self.neighbour(key, true)
     }
 
     /// The last item whose key is less than `key`.
     pub fn last_before(&self, key: &Key) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
+        self.neighbour(key, false)
+    }
+
+    /// The nearest item beyond `key`, above it (`up`) or below.
+    fn neighbour(&self, key: &Key, up: bool) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
         let keep = Keep::Reused {
             capacity: self.cache_capacity(),
         };
-        tree::neighbour(
-            &self.loader,
-            &self.root,
-            Key::ZERO,
-            0,
-            key,
-            false,
-            true,
-            keep,
-        )
+        tree::neighbour(&self.loader, &self.root, NodeId::ROOT, key, up, true, keep)
     }
 
     /// Calls `f` with every item in ascending key order until it breaks.
@@ -282,7 +266,7 @@ impl<'s> BackedMap<'s> {
         &self,
         f: &mut dyn FnMut(&Key, &[u8]) -> ControlFlow<()>,
     ) -> Result<(), StoreError> {
-        tree::visit(&self.loader, &self.root, Key::ZERO, 0, f).map(|_| ())
+        tree::visit(&self.loader, &self.root, NodeId::ROOT, f).map(|_| ())
     }
 
     fn charge_dirty(&mut self, bytes: usize) {
@@ -293,7 +277,7 @@ impl<'s> BackedMap<'s> {
     /// Makes the root a dirty inner node (loading it if clean).
     fn root_inner(&mut self) -> Result<(), StoreError> {
         let cap = self.cache_capacity();
-        let added = materialize(&self.loader, &mut self.root, &Key::ZERO, 0, cap)?;
+        let added = materialize(&self.loader, &mut self.root, &NodeId::ROOT, cap)?;
         self.charge_dirty(added);
         if matches!(self.root, Child::Empty) {
             self.root = Child::Dirty(Dirty::Inner(Box::new(Inner::empty())));
@@ -398,14 +382,14 @@ fn prefetch_paths(
 ) -> Result<(), StoreError> {
     // The keys whose walk goes on, and the node each is at.
     let mut walking: Vec<(&Key, Hash256)> = keys.iter().map(|k| (k, root)).collect();
-    let mut wanted: Vec<(Hash256, Place)> = Vec::with_capacity(walking.len());
+    let mut wanted: Vec<(Hash256, NodeId)> = Vec::with_capacity(walking.len());
     let mut depth = 0;
     while !walking.is_empty() {
         wanted.clear();
         wanted.extend(
             walking
                 .iter()
-                .map(|(key, hash)| (*hash, Place::new(loader.kind, key, depth))),
+                .map(|(key, hash)| (*hash, NodeId::on_path(key, depth))),
         );
         let nodes = loader.fetch_many(&wanted, cap)?;
         let mut next = 0;
@@ -416,7 +400,7 @@ fn prefetch_paths(
             if matches!(**node, CleanNode::Leaf { .. }) {
                 continue;
             }
-            if let Some(child) = node.child(tree::branch(key, depth)) {
+            if let Some(child) = node.child(key.nibble(depth)) {
                 walking[next] = (key, child);
                 next += 1;
             }

@@ -5,9 +5,10 @@
 
 use std::ops::ControlFlow;
 
-use shamap::{Hash256, Key};
+use shamap::{Hash256, Key, Nibble};
 
 use crate::error::StoreError;
+use crate::node_id::NodeId;
 
 use super::cache::{CleanNode, Keep, Loader};
 
@@ -71,16 +72,6 @@ impl Inner {
     }
 }
 
-fn set_nibble(key: &mut Key, depth: usize, nibble: usize) {
-    let b = &mut key.0[depth / 2];
-    let n = nibble as u8;
-    if depth.is_multiple_of(2) {
-        *b = (*b & 0x0F) | (n << 4);
-    } else {
-        *b = (*b & 0xF0) | n;
-    }
-}
-
 pub(super) fn branch(key: &Key, depth: usize) -> usize {
     usize::from(key.nibble(depth).get())
 }
@@ -119,12 +110,12 @@ pub(super) fn lookup(
         }
     };
     loop {
-        let node = loader.fetch(&hash, key, depth, keep)?;
+        let node = loader.fetch(&hash, &NodeId::on_path(key, depth), keep)?;
         match &*node {
             CleanNode::Leaf { key: k, data } => {
                 return Ok((k == key).then(|| data.to_vec()));
             }
-            CleanNode::Inner { .. } => match node.child(branch(key, depth)) {
+            CleanNode::Inner { .. } => match node.child(key.nibble(depth)) {
                 None => return Ok(None),
                 Some(h) => {
                     hash = h;
@@ -135,13 +126,12 @@ pub(super) fn lookup(
     }
 }
 
-/// Calls `f` with every item below `child` (at `depth` on `path`) in key
-/// order until it breaks; clean nodes are read without filling the cache.
+/// Calls `f` with every item below `child` (at `id`) in key order until
+/// it breaks; clean nodes are read without filling the cache.
 pub(super) fn visit(
     loader: &Loader<'_>,
     child: &Child,
-    path: Key,
-    depth: usize,
+    id: NodeId,
     f: &mut dyn FnMut(&Key, &[u8]) -> ControlFlow<()>,
 ) -> Result<ControlFlow<()>, StoreError> {
     match child {
@@ -149,10 +139,8 @@ pub(super) fn visit(
         Child::Dirty(d) => match d {
             Dirty::Leaf(l) => Ok(f(&l.key, &l.data)),
             Dirty::Inner(i) => {
-                for (b, c) in i.children.iter().enumerate() {
-                    let mut p = path;
-                    set_nibble(&mut p, depth, b);
-                    if visit(loader, c, p, depth + 1, f)?.is_break() {
+                for (b, c) in Nibble::all().zip(&i.children) {
+                    if visit(loader, c, id.child(b), f)?.is_break() {
                         return Ok(ControlFlow::Break(()));
                     }
                 }
@@ -160,15 +148,13 @@ pub(super) fn visit(
             }
         },
         Child::Clean(h) => {
-            let node = loader.fetch(h, &path, depth, Keep::Nothing)?;
+            let node = loader.fetch(h, &id, Keep::Nothing)?;
             match &*node {
                 CleanNode::Leaf { key, data } => Ok(f(key, data)),
                 CleanNode::Inner { .. } => {
-                    for b in 0..16 {
+                    for b in Nibble::all() {
                         if let Some(ch) = node.child(b) {
-                            let mut p = path;
-                            set_nibble(&mut p, depth, b);
-                            if visit(loader, &Child::Clean(ch), p, depth + 1, f)?.is_break() {
+                            if visit(loader, &Child::Clean(ch), id.child(b), f)?.is_break() {
                                 return Ok(ControlFlow::Break(()));
                             }
                         }
@@ -183,49 +169,43 @@ pub(super) fn visit(
 /// The nearest item beyond `bound` in one direction: the first key
 /// greater than `bound` (`up`) or the last key less than it (`!up`), as a
 /// walk that descends only into the subtrees that can hold such keys and
-/// stops at the first leaf past the bound. `edge` is true while `path`
-/// is a prefix of `bound` (the walk starts there, at the root). Clean
+/// stops at the first leaf past the bound. `edge` is true while `id`'s
+/// path is a prefix of `bound` (the walk starts there, at the root). Clean
 /// nodes are read through the cache with `keep`.
-#[allow(clippy::too_many_arguments)]
 pub(super) fn neighbour(
     loader: &Loader<'_>,
     child: &Child,
-    path: Key,
-    depth: usize,
+    id: NodeId,
     bound: &Key,
     up: bool,
     edge: bool,
     keep: Keep,
 ) -> Result<Option<(Key, Vec<u8>)>, StoreError> {
     let beyond = |key: &Key| if up { key > bound } else { key < bound };
-    // The branches to try at this inner node, nearest to the bound first.
-    let order = |depth: usize| -> Vec<usize> {
-        let (lo, hi) = if !edge {
-            (0, 15)
-        } else if up {
-            (branch(bound, depth), 15)
-        } else {
-            (0, branch(bound, depth))
+    // The branches to try at this inner node, nearest to the bound first
+    // (on the bound's path, only those on its side).
+    let depth = usize::from(id.depth());
+    let order = || -> Vec<Nibble> {
+        let on_side = |b: &Nibble| {
+            !edge || (up && *b >= bound.nibble(depth)) || (!up && *b <= bound.nibble(depth))
         };
+        let range = Nibble::all().filter(on_side);
         if up {
-            (lo..=hi).collect()
+            range.collect()
         } else {
-            (lo..=hi).rev().collect()
+            range.rev().collect()
         }
     };
     match child {
         Child::Empty => Ok(None),
         Child::Dirty(Dirty::Leaf(l)) => Ok(beyond(&l.key).then(|| (l.key, l.data.clone()))),
         Child::Dirty(Dirty::Inner(i)) => {
-            for b in order(depth) {
-                let mut p = path;
-                set_nibble(&mut p, depth, b);
-                let on_edge = edge && b == branch(bound, depth);
+            for b in order() {
+                let on_edge = edge && b == bound.nibble(depth);
                 if let Some(found) = neighbour(
                     loader,
-                    &i.children[b],
-                    p,
-                    depth + 1,
+                    &i.children[usize::from(b.get())],
+                    id.child(b),
                     bound,
                     up,
                     on_edge,
@@ -237,20 +217,17 @@ pub(super) fn neighbour(
             Ok(None)
         }
         Child::Clean(h) => {
-            let node = loader.fetch(h, &path, depth, keep)?;
+            let node = loader.fetch(h, &id, keep)?;
             match &*node {
                 CleanNode::Leaf { key, data } => Ok(beyond(key).then(|| (*key, data.to_vec()))),
                 CleanNode::Inner { .. } => {
-                    for b in order(depth) {
+                    for b in order() {
                         let Some(ch) = node.child(b) else { continue };
-                        let mut p = path;
-                        set_nibble(&mut p, depth, b);
-                        let on_edge = edge && b == branch(bound, depth);
+                        let on_edge = edge && b == bound.nibble(depth);
                         if let Some(found) = neighbour(
                             loader,
                             &Child::Clean(ch),
-                            p,
-                            depth + 1,
+                            id.child(b),
                             bound,
                             up,
                             on_edge,
@@ -271,15 +248,14 @@ pub(super) fn neighbour(
 pub(super) fn materialize(
     loader: &Loader<'_>,
     slot: &mut Child,
-    path: &Key,
-    depth: usize,
+    id: &NodeId,
     cap: usize,
 ) -> Result<usize, StoreError> {
     let Child::Clean(h) = slot else {
         return Ok(0);
     };
     let h = *h;
-    let node = loader.fetch(&h, path, depth, Keep::All { capacity: cap })?;
+    let node = loader.fetch(&h, id, Keep::All { capacity: cap })?;
     Ok(materialize_loaded(slot, h, &node))
 }
 
@@ -288,7 +264,7 @@ fn materialize_loaded(slot: &mut Child, h: Hash256, node: &CleanNode) -> usize {
     let (dirty, bytes) = match node {
         CleanNode::Inner { .. } => {
             let mut inner = Inner::empty();
-            for (b, c) in inner.children.iter_mut().enumerate() {
+            for (b, c) in Nibble::all().zip(inner.children.iter_mut()) {
                 if let Some(ch) = node.child(b) {
                     *c = Child::Clean(ch);
                 }
@@ -352,7 +328,8 @@ pub(super) fn write_in(
     // depend on its depth); anything else clean is loaded.
     if let Child::Clean(h) = slot {
         let h = *h;
-        let node = loader.fetch(&h, key, depth + 1, Keep::All { capacity: cap })?;
+        let id = NodeId::on_path(key, depth + 1);
+        let node = loader.fetch(&h, &id, Keep::All { capacity: cap })?;
         if let CleanNode::Leaf { key: other, .. } = &*node {
             if other != key {
                 let existing = std::mem::replace(slot, Child::Empty);
@@ -405,18 +382,12 @@ pub(super) fn write_in(
     Ok(added)
 }
 
-/// True when the node in `slot` (at `depth` on `path`) is a leaf.
-fn is_leaf(
-    loader: &Loader<'_>,
-    slot: &Child,
-    path: &Key,
-    depth: usize,
-    cap: usize,
-) -> Result<bool, StoreError> {
+/// True when the node in `slot` (at `id`) is a leaf.
+fn is_leaf(loader: &Loader<'_>, slot: &Child, id: &NodeId, cap: usize) -> Result<bool, StoreError> {
     Ok(match slot {
         Child::Empty => false,
         Child::Clean(h) => matches!(
-            *loader.fetch(h, path, depth, Keep::All { capacity: cap })?,
+            *loader.fetch(h, id, Keep::All { capacity: cap })?,
             CleanNode::Leaf { .. }
         ),
         Child::Dirty(d) => matches!(d, Dirty::Leaf(_)),
@@ -434,7 +405,8 @@ pub(super) fn remove_in(
     charged: &mut usize,
 ) -> Result<Removed, StoreError> {
     let b = branch(key, depth);
-    *charged += materialize(loader, &mut inner.children[b], key, depth + 1, cap)?;
+    let id = NodeId::on_path(key, depth + 1);
+    *charged += materialize(loader, &mut inner.children[b], &id, cap)?;
     let target = match &mut inner.children[b] {
         Child::Empty => return Ok(Removed::No),
         Child::Clean(_) => unreachable!("materialized above"),
@@ -451,12 +423,14 @@ pub(super) fn remove_in(
     if target {
         let count = inner.count();
         let single_leaf = if count == 2 {
-            let o = (0..16)
-                .find(|&o| o != b && !matches!(inner.children[o], Child::Empty))
+            let o = Nibble::all()
+                .find(|o| {
+                    let o = usize::from(o.get());
+                    o != b && !matches!(inner.children[o], Child::Empty)
+                })
                 .expect("two children");
-            let mut path = key.masked(depth);
-            set_nibble(&mut path, depth, o);
-            is_leaf(loader, &inner.children[o], &path, depth + 1, cap)?
+            let other = NodeId::on_path(key, depth).child(o);
+            is_leaf(loader, &inner.children[usize::from(o.get())], &other, cap)?
         } else {
             false
         };

@@ -391,16 +391,6 @@ impl NodeStore for CassandraStore {
         self.runtime.block_on(self.has_node(hash))
     }
 
-    /// Concurrently, at most `inflight` lookups at once, results in order.
-    fn contains_many(&self, hashes: &[Hash256]) -> Result<Vec<bool>, StoreError> {
-        self.runtime.block_on(
-            stream::iter(hashes)
-                .map(|hash| self.has_node(hash))
-                .buffered(self.opts.inflight)
-                .try_collect(),
-        )
-    }
-
     /// Not atomic (Cassandra has no multi-partition transactions); in the
     /// order that keeps readers safe instead: every node put, at most
     /// `inflight` at once, all acknowledged; then every node delete, the

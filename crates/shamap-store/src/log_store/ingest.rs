@@ -1,4 +1,4 @@
-//! The node log's bulk write ([`NodeStore::ingest_unordered`]): an import
+//! The node log's bulk write ([`BulkIngest::ingest_unordered`]): an import
 //! into an empty log on two threads. The calling thread encodes the nodes
 //! into batches of about [`INGEST_BATCH_BYTES`]; a second thread writes
 //! each batch at its place in the log and publishes it to the index, while
@@ -11,7 +11,7 @@
 //! ~120–170 ms in all; why two threads, measured against one:
 //! docs/design.md, "Bulk import on two threads".
 //!
-//! [`NodeStore::ingest_unordered`]: crate::NodeStore::ingest_unordered
+//! [`BulkIngest::ingest_unordered`]: crate::BulkIngest::ingest_unordered
 
 use std::os::unix::fs::FileExt;
 use std::sync::mpsc;

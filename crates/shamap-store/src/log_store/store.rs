@@ -16,7 +16,7 @@ use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
 use crate::ack::{self, Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::meta;
-use crate::store::{Batch, NodeSink, NodeStore};
+use crate::store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore};
 
 /// A node store in a directory holding one node log.
 #[derive(Clone)]
@@ -392,22 +392,15 @@ impl NodeStore for LogStore {
         self.append(batch, true)
     }
 
-    /// Appends in any order: an import is written in tree order, with no
-    /// pass per hash range and no sort (1M entries: see docs/design.md).
-    fn wants_hash_ordered_import(&self) -> bool {
-        false
-    }
-
     /// The index (8 bytes a slot) and the metadata records.
     fn resident_bytes(&self) -> u64 {
         let s = self.state();
         (s.index.heap_bytes() + s.meta.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()) as u64
     }
 
-    /// Encodes on the calling thread while another writes and indexes
-    /// (see `log_store/ingest.rs`).
-    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
-        self.ingest(feed)
+    /// Appends in any order, encoding on one thread while another writes.
+    fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
+        Some(self)
     }
 
     fn for_each_value(
@@ -432,6 +425,27 @@ impl NodeStore for LogStore {
         }
         let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
         self.sync_locked(&mut w)
+    }
+}
+
+impl BulkIngest for LogStore {
+    /// Appends in any order: an import is written in tree order, with no
+    /// pass per hash range and no sort (1M entries: see docs/design.md).
+    fn wants_hash_ordered_import(&self) -> bool {
+        false
+    }
+
+    fn ingest_sorted(
+        &self,
+        nodes: &mut dyn Iterator<Item = (Hash256, Vec<u8>)>,
+    ) -> Result<(), StoreError> {
+        BatchedIngest(self).ingest_sorted(nodes)
+    }
+
+    /// Encodes on the calling thread while another writes and indexes
+    /// (see `log_store/ingest.rs`).
+    fn ingest_unordered(&self, feed: &mut dyn FnMut(&mut NodeSink<'_>)) -> Result<(), StoreError> {
+        self.ingest(feed)
     }
 }
 

@@ -6,30 +6,30 @@ use crate::hash::Nibble;
 /// branch `b` has a child. Children are stored densely in branch order, so
 /// the child of branch `b` is at slot `popcount(mask & ((1 << b) - 1))`.
 #[derive(Clone, Copy, PartialEq, Eq, Default, Debug)]
-pub(crate) struct BranchMask(pub(crate) u16);
+pub struct BranchMask(pub(crate) u16);
 
 impl BranchMask {
     /// True when branch `b` is occupied.
     #[inline]
-    pub(crate) fn has(self, b: Nibble) -> bool {
+    pub fn has(self, b: Nibble) -> bool {
         self.0 & (1 << b.get()) != 0
     }
 
     /// Number of occupied branches.
     #[inline]
-    pub(crate) fn count(self) -> usize {
+    pub fn count(self) -> usize {
         pop16(self.0)
     }
 
     /// Dense slot index of branch `b` (whether or not it is occupied).
     #[inline]
-    pub(crate) fn slot(self, b: Nibble) -> usize {
+    pub fn slot(self, b: Nibble) -> usize {
         pop16(self.0 & ((1u16 << b.get()) - 1))
     }
 
     /// The mask with branch `b` set.
     #[inline]
-    pub(crate) fn with(self, b: Nibble) -> BranchMask {
+    pub fn with(self, b: Nibble) -> BranchMask {
         BranchMask(self.0 | (1 << b.get()))
     }
 

@@ -22,6 +22,6 @@ pub(crate) use arena::NodeArena;
 pub(crate) use batch::{
     hash_stale_inner_children, inner_message, rehash_batched, BatchHasher, BatchWork,
 };
-pub(crate) use mask::BranchMask;
+pub use mask::BranchMask;
 pub use node::prefetch;
 pub(crate) use node::NodePtr;
