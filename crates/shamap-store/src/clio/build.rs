@@ -1,7 +1,8 @@
 //! The state at one sequence, read whole and put in key order: the rows
 //! of a state scan ([`super::ClioReader::scan_state`], which come in token
-//! order) written to scratch files by the key's first byte, then read back
-//! a file at a time, each sorted in memory.
+//! order) written to unnamed scratch files (`O_TMPFILE` where the system
+//! has it: nothing to list or remove) by the key's top 6 bits, then read
+//! back a file at a time, each sorted in memory.
 //!
 //! So a first ledger's build and the final audit walk the scanned rows in
 //! key order beside the map (the successor list's walk is a merge of two
@@ -10,7 +11,7 @@
 //! bucket of rows at a time, and the files' write buffers.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 use shamap::Key;
@@ -18,10 +19,14 @@ use shamap::Key;
 use super::reader::StateRow;
 use super::{key_of, ClioError};
 
-/// Scratch files per table: one per first byte of the key.
-const BUCKETS: usize = 256;
+/// Scratch files per table: one per value of the key's top 6 bits.
+const BUCKETS: usize = 64;
 /// Write buffer of each scratch file.
-const WRITE_BUFFER: usize = 8 << 10;
+const WRITE_BUFFER: usize = 16 << 10;
+
+fn bucket(key: &Key) -> usize {
+    usize::from(key.0[0] >> 2)
+}
 
 /// A key's newest `objects` row at or below the scanned sequence.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,9 +53,9 @@ fn scratch_error(dir: &Path, what: &str, e: impl std::fmt::Display) -> ClioError
 }
 
 /// Scratch files being written: the rows of a state scan by table and
-/// first key byte.
+/// the key's top bits.
 pub(super) struct Scratch {
-    dir: tempfile::TempDir,
+    dir: PathBuf,
     objects: Vec<BufWriter<File>>,
     edges: Vec<BufWriter<File>>,
     /// Rows written.
@@ -58,26 +63,17 @@ pub(super) struct Scratch {
 }
 
 impl Scratch {
-    /// Scratch files in a new directory under `parent` (the system's
-    /// temporary directory when `None`), removed when dropped.
+    /// Unnamed scratch files in `parent` (the system's temporary
+    /// directory when `None`), gone when closed.
     pub fn new(parent: Option<&Path>) -> Result<Scratch, ClioError> {
-        let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
-        let dir = tempfile::Builder::new()
-            .prefix("shamap-clio-scan.")
-            .tempdir_in(&parent)
-            .map_err(|e| scratch_error(&parent, "cannot create a directory", e))?;
-        let open = |table: &str, b: usize| {
-            let p = dir.path().join(format!("{table}.{b:02x}"));
-            File::create(&p)
+        let dir = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let open = || {
+            tempfile::tempfile_in(&dir)
                 .map(|f| BufWriter::with_capacity(WRITE_BUFFER, f))
-                .map_err(|e| scratch_error(dir.path(), "cannot create a file", e))
+                .map_err(|e| scratch_error(&dir, "cannot create a file", e))
         };
-        let objects = (0..BUCKETS)
-            .map(|b| open("objects", b))
-            .collect::<Result<_, _>>()?;
-        let edges = (0..BUCKETS)
-            .map(|b| open("successor", b))
-            .collect::<Result<_, _>>()?;
+        let objects = (0..BUCKETS).map(|_| open()).collect::<Result<_, _>>()?;
+        let edges = (0..BUCKETS).map(|_| open()).collect::<Result<_, _>>()?;
         Ok(Scratch {
             dir,
             objects,
@@ -98,53 +94,50 @@ impl Scratch {
         };
         let len = u32::try_from(value.len()).unwrap_or(u32::MAX);
         let value = &value[..len as usize];
-        let f = &mut files[usize::from(key.0[0])];
+        let f = &mut files[bucket(&key)];
         f.write_all(&key.0)
             .and_then(|()| f.write_all(&seq.to_le_bytes()))
             .and_then(|()| f.write_all(&len.to_le_bytes()))
             .and_then(|()| f.write_all(value))
-            .map_err(|e| scratch_error(self.dir.path(), "cannot write", e))?;
+            .map_err(|e| scratch_error(&self.dir, "cannot write", e))?;
         self.rows += 1;
         Ok(())
     }
 
-    /// Flushes the files: ready to be read in key order.
-    pub fn finish(self) -> Result<Sorted, ClioError> {
-        for f in self.objects.into_iter().chain(self.edges) {
-            f.into_inner()
-                .map_err(|e| scratch_error(self.dir.path(), "cannot write", e.error()))?;
-        }
-        Ok(Sorted { dir: self.dir })
-    }
-}
-
-/// Scratch files written whole, read back in key order.
-pub(super) struct Sorted {
-    dir: tempfile::TempDir,
-}
-
-impl Sorted {
-    /// The objects in ascending key order, one per key.
-    pub fn objects(&self) -> Cursor<ObjectRow> {
-        Cursor::new(self.dir.path().to_path_buf(), "objects", |mut rows| {
+    /// Flushes the files: ready to be read in key order, objects and
+    /// successor rows each by a cursor of its own.
+    pub fn finish(self) -> Result<(Cursor<ObjectRow>, Cursor<EdgeRow>), ClioError> {
+        let dir = self.dir;
+        let done = |files: Vec<BufWriter<File>>| {
+            files
+                .into_iter()
+                .map(|f| {
+                    let mut f = f
+                        .into_inner()
+                        .map_err(|e| scratch_error(&dir, "cannot write", e.error()))?;
+                    f.rewind()
+                        .map_err(|e| scratch_error(&dir, "cannot read", e))?;
+                    Ok(f)
+                })
+                .collect::<Result<Vec<File>, ClioError>>()
+        };
+        let objects = Cursor::new(dir.clone(), done(self.objects)?, |mut rows| {
             // One per key: the newest (a scan gives one already).
             rows.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
             rows.dedup_by(|b, a| a.0 == b.0);
             rows.into_iter()
                 .map(|(key, seq, object)| ObjectRow { key, seq, object })
                 .collect()
-        })
-    }
-
-    /// Each key's newest successor row, in ascending key order.
-    pub fn edges(&self) -> Cursor<EdgeRow> {
-        Cursor::new(self.dir.path().to_path_buf(), "successor", |mut rows| {
+        });
+        let edges = Cursor::new(dir.clone(), done(self.edges)?, |mut rows| {
+            // Each key's newest successor row.
             rows.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
             rows.dedup_by(|b, a| a.0 == b.0);
             rows.into_iter()
                 .map(|(key, _, next)| EdgeRow { key, next })
                 .collect()
-        })
+        });
+        Ok((objects, edges))
     }
 }
 
@@ -153,19 +146,19 @@ type Raw = (Key, i64, Vec<u8>);
 /// Rows of one table in ascending key order, a scratch file at a time.
 pub(super) struct Cursor<T> {
     dir: PathBuf,
-    table: &'static str,
-    next_bucket: usize,
+    /// The files still to read, the next one last.
+    files: Vec<File>,
     /// The loaded bucket's rows still to come, the next one last.
     rows: Vec<T>,
     order: fn(Vec<Raw>) -> Vec<T>,
 }
 
 impl<T> Cursor<T> {
-    fn new(dir: PathBuf, table: &'static str, order: fn(Vec<Raw>) -> Vec<T>) -> Cursor<T> {
+    fn new(dir: PathBuf, mut files: Vec<File>, order: fn(Vec<Raw>) -> Vec<T>) -> Cursor<T> {
+        files.reverse();
         Cursor {
             dir,
-            table,
-            next_bucket: 0,
+            files,
             rows: Vec::new(),
             order,
         }
@@ -173,12 +166,9 @@ impl<T> Cursor<T> {
 
     /// Loads buckets until one has rows (or none is left).
     fn fill(&mut self) -> Result<(), ClioError> {
-        while self.rows.is_empty() && self.next_bucket < BUCKETS {
-            let p = self
-                .dir
-                .join(format!("{}.{:02x}", self.table, self.next_bucket));
-            self.next_bucket += 1;
-            let raw = read_bucket(&p).map_err(|e| scratch_error(&self.dir, "cannot read", e))?;
+        while self.rows.is_empty() {
+            let Some(f) = self.files.pop() else { break };
+            let raw = read_bucket(f).map_err(|e| scratch_error(&self.dir, "cannot read", e))?;
             let mut rows = (self.order)(raw);
             rows.reverse();
             self.rows = rows;
@@ -199,8 +189,8 @@ impl<T> Cursor<T> {
     }
 }
 
-fn read_bucket(p: &Path) -> std::io::Result<Vec<Raw>> {
-    let mut r = BufReader::new(File::open(p)?);
+fn read_bucket(f: File) -> std::io::Result<Vec<Raw>> {
+    let mut r = BufReader::new(f);
     let mut out = Vec::new();
     let mut head = [0u8; 44];
     loop {
@@ -247,8 +237,7 @@ mod tests {
             s.push(r).expect("push");
         }
         assert_eq!(s.rows, 7);
-        let sorted = s.finish().expect("finish");
-        let mut o = sorted.objects();
+        let (mut o, mut e) = s.finish().expect("finish");
         let mut got = Vec::new();
         while let Some(r) = o.next_row().expect("read") {
             got.push((r.key.0[0], r.key.0[31], r.seq, r.object));
@@ -261,7 +250,6 @@ mod tests {
                 (9, 1, 5, b"b".to_vec())
             ]
         );
-        let mut e = sorted.edges();
         assert_eq!(e.peek().expect("read").map(|r| r.key.0[0]), Some(0));
         let mut got = Vec::new();
         while let Some(r) = e.next_row().expect("read") {

@@ -110,25 +110,24 @@ pub fn read_verified(store: &dyn NodeStore) -> Result<Option<Verified>, StoreErr
         })
 }
 
-/// Commits `map` under [`STATE_ROOT_NAME`] (nodes and root in one atomic
-/// batch), then, once that is written, records `v` durably with the
+/// Commits `map` under [`STATE_ROOT_NAME`] and records `v`, with the
 /// ledger's header as a node (so the ledger hash names the verified state
-/// map for readers of the store: `get`, `prove --db`). A crash
-/// between the two leaves the previous record, whose nodes the append-only
-/// store still holds: the next run resumes one ledger earlier.
+/// map for readers of the store: `get`, `prove --db`), all in one atomic,
+/// durable batch: after a crash the store holds both or neither. The map's
+/// root must be `v`'s account hash.
 pub fn record_verified(
     map: &mut BackedMap<'_>,
     store: &dyn NodeStore,
     v: &Verified,
     header: &LedgerHeader,
 ) -> Result<(), StoreError> {
-    let root = map.commit(STATE_ROOT_NAME)?;
+    let root = map.root_hash();
     if root != v.account_hash {
         return Err(StoreError::BadMeta {
             location: store.location(),
             name: VERIFIED_RECORD.to_owned(),
             reason: format!(
-                "the committed root {root} is not the verified account_hash {}",
+                "the map's root {root} is not the verified account_hash {}",
                 v.account_hash
             ),
         });
@@ -136,7 +135,8 @@ pub fn record_verified(
     let mut batch = Batch::new();
     batch.put_node(NodeObject::ledger(header));
     batch.put_meta(VERIFIED_RECORD, v.encode());
-    store.write_durably(batch)
+    map.commit_with(STATE_ROOT_NAME, batch)?;
+    Ok(())
 }
 
 /// A disagreement inside Clio's data, at one key.
@@ -442,13 +442,12 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         let Some((seq, _)) = self.prev else {
             return Ok(Vec::new());
         };
-        let sorted = {
+        let (mut rows, _) = {
             let mut scratch = Scratch::new(None)?;
             self.reader
                 .scan_state(seq, true, false, &mut |row| scratch.push(row))?;
             scratch.finish()?
         };
-        let mut rows = sorted.objects();
         let mut findings = Vec::new();
         let stray = |o: ObjectRow, findings: &mut Vec<AuditFinding>| {
             if !o.object.is_empty() {
@@ -523,14 +522,12 @@ impl<'r, 's> ClioVerifier<'r, 's> {
     /// without a successor row, a successor that is not a key or not above
     /// it); when there is no other, each live object the list left out.
     fn build_full(&mut self, seq: u32, problems: &mut Vec<Problem>) -> Result<(), ClioError> {
-        let sorted = {
+        let (mut objects, mut edges) = {
             let mut scratch = Scratch::new(None)?;
             self.reader
                 .scan_state(seq, true, true, &mut |row| scratch.push(row))?;
             scratch.finish()?
         };
-        let mut objects = sorted.objects();
-        let mut edges = sorted.edges();
         // Live objects the walk passed over: the first few, and a count.
         let mut unlisted: Vec<(Key, i64)> = Vec::new();
         let mut more_unlisted = 0u64;
