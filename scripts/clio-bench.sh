@@ -30,9 +30,12 @@ cargo build --release -q -p shamap-cli
 bin=target/release/shamap
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# Runs "$@" and prints its wall time and peak RSS on one line.
+# timed OUT CMD...: runs CMD with its stdout to OUT and prints its wall
+# time and peak RSS on one line.
 timed() {
-  /usr/bin/time -v -o "$work/time" "$@"
+  local out=$1
+  shift
+  /usr/bin/time -v -o "$work/time" "$@" > "$out"
   awk -F': ' '/Elapsed \(wall clock\)/ {w=$2} /Maximum resident set size/ {r=$2}
               END {split(w, p, ":"); s = (length(p) == 3) ? p[1]*3600 + p[2]*60 + p[3] : p[1]*60 + p[2];
                    printf "  %.1f s wall, %.1f MiB peak RSS\n", s, r/1024}' "$work/time"
@@ -41,21 +44,22 @@ timed() {
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD)"
 if [ "${CLIO_BENCH_REUSE:-0}" != 1 ]; then
   echo "== load: $objects objects, $ledgers ledgers of $changes changes"
-  timed "$bin" clio load-test-chain --db "$url" --objects "$objects" --ledgers "$ledgers" --changes "$changes"
+  timed /dev/stdout "$bin" clio load-test-chain --db "$url" --objects "$objects" --ledgers "$ledgers" --changes "$changes"
 fi
 echo "== read floor (same rows, same concurrency, nothing built)"
-timed "$bin" clio read-floor --db "$url"
+timed /dev/stdout "$bin" clio read-floor --db "$url"
 echo "== verify, state in memory"
-timed "$bin" clio verify --db "$url" --no-audit --json > "$work/mem.json"
+timed "$work/mem.json" "$bin" clio verify --db "$url" --no-audit --json
 grep -q '"ok": true' "$work/mem.json" || { echo "clio-bench.sh: the in-memory run did not verify" >&2; exit 1; }
 echo "== verify, --state --cache-mb 64"
-timed "$bin" clio verify --db "$url" --state "$work/state" --cache-mb 64 --no-audit --json > "$work/state.json"
+timed "$work/state.json" "$bin" clio verify --db "$url" --state "$work/state" --cache-mb 64 --no-audit --json
 grep -q '"ok": true' "$work/state.json" || { echo "clio-bench.sh: the --state run did not verify" >&2; exit 1; }
+first=$(sed -n 's/.*"ledger_index": \([0-9]*\),/\1/p' "$work/mem.json" | head -1)
 du -sh "$work/state" | awk '{print "  state on disk: " $1}'
 echo "== the first ledger alone (full build), in memory"
-timed "$bin" clio verify --db "$url" --ledger "$(sed -n 's/.*"ledger_index": \([0-9]*\),/\1/p' "$work/mem.json" | head -1)" --no-audit > /dev/null
+timed /dev/null "$bin" clio verify --db "$url" --ledger "$first" --no-audit
 echo "== the first ledger alone (full build), --state --cache-mb 64"
-timed "$bin" clio verify --db "$url" --ledger "$(sed -n 's/.*"ledger_index": \([0-9]*\),/\1/p' "$work/mem.json" | head -1)" --state "$work/state1" --cache-mb 64 --no-audit > /dev/null
+timed /dev/null "$bin" clio verify --db "$url" --ledger "$first" --state "$work/state1" --cache-mb 64 --no-audit
 echo "== fixed overhead: --state --cache-mb 64 on a one-ledger keyspace of ten objects"
 "$bin" clio load-test-chain --db "cassandra://$host/clio_bench_empty" --objects 10 --ledgers 1 > /dev/null
-timed "$bin" clio verify --db "cassandra://$host/clio_bench_empty" --state "$work/state0" --cache-mb 64 --no-audit > /dev/null
+timed /dev/null "$bin" clio verify --db "cassandra://$host/clio_bench_empty" --state "$work/state0" --cache-mb 64 --no-audit
