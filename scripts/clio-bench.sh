@@ -30,12 +30,16 @@ cargo build --release -q -p shamap-cli
 bin=target/release/shamap
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# timed OUT CMD...: runs CMD with its stdout to OUT and prints its wall
-# time and peak RSS on one line.
+# timed OUT CMD...: runs CMD with its stdout to file OUT (- : this
+# script's stdout) and prints its wall time and peak RSS on one line.
 timed() {
   local out=$1
   shift
-  /usr/bin/time -v -o "$work/time" "$@" > "$out"
+  if [ "$out" = - ]; then
+    /usr/bin/time -v -o "$work/time" "$@"
+  else
+    /usr/bin/time -v -o "$work/time" "$@" > "$out"
+  fi
   awk -F': ' '/Elapsed \(wall clock\)/ {w=$2} /Maximum resident set size/ {r=$2}
               END {split(w, p, ":"); s = (length(p) == 3) ? p[1]*3600 + p[2]*60 + p[3] : p[1]*60 + p[2];
                    printf "  %.1f s wall, %.1f MiB peak RSS\n", s, r/1024}' "$work/time"
@@ -44,10 +48,10 @@ timed() {
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD)"
 if [ "${CLIO_BENCH_REUSE:-0}" != 1 ]; then
   echo "== load: $objects objects, $ledgers ledgers of $changes changes"
-  timed /dev/stdout "$bin" clio load-test-chain --db "$url" --objects "$objects" --ledgers "$ledgers" --changes "$changes"
+  timed - "$bin" clio load-test-chain --db "$url" --objects "$objects" --ledgers "$ledgers" --changes "$changes"
 fi
 echo "== read floor (same rows, same concurrency, nothing built)"
-timed /dev/stdout "$bin" clio read-floor --db "$url"
+timed - "$bin" clio read-floor --db "$url"
 echo "== verify, state in memory"
 timed "$work/mem.json" "$bin" clio verify --db "$url" --no-audit --json
 grep -q '"ok": true' "$work/mem.json" || { echo "clio-bench.sh: the in-memory run did not verify" >&2; exit 1; }
