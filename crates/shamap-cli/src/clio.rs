@@ -50,7 +50,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use shamap_ledger::verify::Checked;
 use shamap_store::clio::{
-    random_chain, AuditFinding, ChainShape, ClioLoader, ClioReader, ClioVerifier, LedgerCheck, Pair,
+    random_chain, read_floor, AuditFinding, ChainShape, ClioLoader, ClioReader, ClioVerifier,
+    LedgerCheck, Pair,
 };
 use shamap_store::{BackedOptions, MemStore, NodeStore};
 
@@ -77,6 +78,11 @@ pub enum ClioCommand {
     /// fresh Clio keyspace (dropped first if it exists), with the rows
     /// Clio's ETL writes. Exit status: 0, or 2.
     LoadTestChain(LoadTestChainArgs),
+    /// For benchmarks: read the rows `clio verify` reads for a range, with
+    /// the same queries and concurrency, building and hashing nothing, and
+    /// print the time (the floor a verification's time is compared with).
+    /// Exit status: 0, or 2.
+    ReadFloor(ReadFloorArgs),
 }
 
 /// Arguments of `shamap clio load-test-chain`.
@@ -139,7 +145,25 @@ pub struct ClioVerifyArgs {
     /// diff rows; it reads as much as a full build).
     #[arg(long)]
     pub no_audit: bool,
-    /// Print one JSON object at the end instead of text.
+    /// Print one JSON object instead of text (its `ledgers` written as
+    /// they are verified).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `shamap clio read-floor`.
+#[derive(Debug, clap::Args)]
+pub struct ReadFloorArgs {
+    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
+    #[arg(long, value_name = "URL")]
+    pub db: String,
+    /// First ledger (default: the start of ledger_range).
+    #[arg(long, value_name = "A")]
+    pub from: Option<u32>,
+    /// Last ledger (default: the end of ledger_range).
+    #[arg(long, value_name = "B")]
+    pub to: Option<u32>,
+    /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -152,6 +176,7 @@ pub fn run(args: &ClioArgs) -> Result<Exit, Failure> {
     match &args.command {
         ClioCommand::Verify(a) => verify(a),
         ClioCommand::LoadTestChain(a) => load_test_chain(a),
+        ClioCommand::ReadFloor(a) => read_floor_cmd(a),
     }
 }
 
@@ -382,6 +407,78 @@ fn wanted(args: &ClioVerifyArgs, range: Option<(u32, u32)>) -> Result<(u32, u32)
     Ok((from, to))
 }
 
+/// `--json` output, written as the run goes: the `ledgers` array a ledger
+/// at a time, then the other fields, so a long run holds no report of its
+/// ledgers in memory.
+#[derive(Default)]
+struct JsonOut {
+    started: bool,
+    checked: usize,
+    mismatches: usize,
+}
+
+impl JsonOut {
+    fn open(&mut self) -> Result<(), Failure> {
+        if !self.started {
+            self.started = true;
+            print_text("{\n  \"ledgers\": [")?;
+        }
+        Ok(())
+    }
+
+    fn ledger(&mut self, c: &LedgerCheck) -> Result<(), Failure> {
+        let first = !self.started;
+        self.open()?;
+        let pairs = [&c.account_hash, &c.transaction_hash, &c.ledger_hash]
+            .into_iter()
+            .chain(c.parent_hash.as_ref());
+        for p in pairs {
+            self.checked += 1;
+            self.mismatches += usize::from(p.0 != p.1);
+        }
+        let body = serde_json::to_string_pretty(&ledger_json(c)).unwrap_or_default();
+        let mut out = String::from(if first { "\n" } else { ",\n" });
+        for (i, line) in body.lines().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str("    ");
+            out.push_str(line);
+        }
+        print_text(&out)
+    }
+
+    /// Closes the array and writes the other fields.
+    fn finish(mut self, rest: Value) -> Result<(), Failure> {
+        let had_ledgers = self.started && self.checked > 0;
+        self.open()?;
+        let mut rest = rest;
+        if let Value::Object(m) = &mut rest {
+            m.insert("checked".into(), json!(self.checked));
+            m.insert("mismatches".into(), json!(self.mismatches));
+        }
+        let body = serde_json::to_string_pretty(&rest).unwrap_or_default();
+        // `{\n  "a": …\n}` without its opening brace, after the array.
+        let tail = body
+            .strip_prefix('{')
+            .unwrap_or(&body)
+            .trim_start_matches('\n');
+        let close = if had_ledgers { "\n  ]" } else { "]" };
+        if tail.starts_with('}') {
+            print_text(&format!("{close}\n}}\n"))
+        } else {
+            print_text(&format!("{close},\n{tail}\n"))
+        }
+    }
+}
+
+/// Set by Ctrl-C during `--follow`: stop after the ledger in progress.
+static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn stop_requested() -> bool {
+    STOP.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
     let reader = ClioReader::open(&args.db).map_err(unusable)?;
     let range = reader.range().map_err(unusable)?;
@@ -427,13 +524,27 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
             ))?;
         }
     }
-    let mut reports = Vec::new();
+    if args.follow {
+        // Ctrl-C: the ledger in progress is finished (and, with --state,
+        // recorded), then the run stops. A handler that cannot be set
+        // leaves Ctrl-C as it is: every ledger verified is recorded anyway.
+        let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::SeqCst));
+    }
+    verifier.prefetch_until(to);
+    let mut json = JsonOut::default();
+    let mut verified = 0u64;
+    let mut last_checked = None;
     let bar = progress(u64::from(to.saturating_sub(start)) + u64::from(start <= to));
     let mut failure = None;
+    let mut stopped = false;
     let mut seq = start;
     let mut to = to;
     loop {
         while seq <= to {
+            if stop_requested() {
+                stopped = true;
+                break;
+            }
             match verifier.verify(seq) {
                 Err(e) => {
                     failure = Some(about_state(unusable(e)));
@@ -441,33 +552,42 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
                 }
                 Ok(check) => {
                     bar.inc(1);
-                    if !args.json {
+                    if args.json {
+                        json.ledger(&check)?;
+                    } else {
                         bar.suspend(|| print_text(&render_text(&check)))?;
                     }
                     let ok = check.is_match();
+                    verified += 1;
+                    last_checked = Some(check.seq);
                     if !ok {
                         failure = Some(Failure::negative(summary(&check)));
-                    }
-                    reports.push(check);
-                    if !ok {
                         break;
                     }
                 }
             }
             seq += 1;
         }
-        if failure.is_some() || !args.follow {
+        if failure.is_some() || !args.follow || stopped {
             break;
         }
-        // --follow: keep only the last report (the run does not end).
-        if reports.len() > 1 {
-            reports.drain(..reports.len() - 1);
+        // --follow: wait for the range to grow, a second at most between
+        // looks at Ctrl-C.
+        let mut waited = std::time::Duration::ZERO;
+        while waited < FOLLOW_POLL && !stop_requested() {
+            let step = std::time::Duration::from_millis(100);
+            std::thread::sleep(step);
+            waited += step;
         }
-        std::thread::sleep(FOLLOW_POLL);
+        if stop_requested() {
+            stopped = true;
+            break;
+        }
         match reader.range() {
             Ok(Some((_, end))) if end > to => {
                 bar.inc_length(u64::from(end - to));
                 to = end;
+                verifier.prefetch_until(to);
             }
             Ok(_) => {}
             Err(e) => {
@@ -477,13 +597,25 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         }
     }
     bar.finish_and_clear();
+    if stopped {
+        let last = verifier.last_verified();
+        print_text(&match (last, persist) {
+            (Some(l), true) => {
+                format!("stopped (Ctrl-C) after ledger {l}: every ledger verified is recorded in the state\n")
+            }
+            (Some(l), false) => format!("stopped (Ctrl-C) after ledger {l}\n"),
+            (None, _) => "stopped (Ctrl-C) before any ledger was verified\n".to_owned(),
+        })?;
+        return Ok(Exit::Done);
+    }
+    let audited_at = last_checked.unwrap_or(to);
     let mut audit = None;
-    if failure.is_none() && !reports.is_empty() && !args.no_audit {
+    if failure.is_none() && verified > 0 && !args.no_audit {
         match verifier.audit() {
             Err(e) => failure = Some(about_state(unusable(e))),
             Ok(found) => {
                 if !args.json {
-                    print_text(&render_audit(to, verifier.map_entries(), &found))?;
+                    print_text(&render_audit(audited_at, verifier.map_entries(), &found))?;
                 }
                 if let Some(f) = found.first() {
                     let more = match found.len() {
@@ -500,33 +632,21 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         }
     }
     if args.json {
-        let pairs: Vec<&Pair> = reports
-            .iter()
-            .flat_map(|c| {
-                [&c.account_hash, &c.transaction_hash, &c.ledger_hash]
-                    .into_iter()
-                    .chain(c.parent_hash.as_ref())
-            })
-            .collect();
-        let mismatches = pairs.iter().filter(|p| p.0 != p.1).count();
         let errors: Vec<&str> = failure.iter().map(|f| f.line.as_str()).collect();
-        print_json(&json!({
+        json.finish(json!({
             "ok": failure.is_none(),
-            "checked": pairs.len(),
-            "mismatches": mismatches,
             "errors": errors,
             "resumed_after": resumed_after,
             "audit": audit.as_ref().map(|found| json!({
-                "ledger_index": to,
+                "ledger_index": audited_at,
                 "findings": found.iter().map(|f| json!({"ledger_index": f.seq, "key": f.key.to_string(), "what": f.what})).collect::<Vec<_>>(),
             })),
-            "ledgers": reports.iter().map(ledger_json).collect::<Vec<_>>(),
         }))?;
     }
     match failure {
         Some(f) => Err(f),
         None => {
-            if reports.is_empty() && !args.json {
+            if verified == 0 && !args.json {
                 print_text(&format!(
                     "nothing to verify: ledgers up to {} are verified in the state\n",
                     resumed_after.unwrap_or(to)
@@ -535,4 +655,49 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
             Ok(Exit::Done)
         }
     }
+}
+
+fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
+    let reader = ClioReader::open(&args.db).map_err(unusable)?;
+    let range = reader.range().map_err(unusable)?;
+    let (from, to) = match (args.from, args.to, range) {
+        (Some(a), Some(b), _) => (a, b),
+        (a, b, Some((r0, r1))) => (a.unwrap_or(r0), b.unwrap_or(r1)),
+        _ => {
+            return Err(Failure::unusable(
+                "table ledger_range is empty: give --from and --to",
+            ))
+        }
+    };
+    if from > to {
+        return Err(Failure::unusable(format!(
+            "--from {from} is after --to {to}"
+        )));
+    }
+    let f = read_floor(&reader, from, to).map_err(unusable)?;
+    let secs = |d: std::time::Duration| d.as_secs_f64();
+    if args.json {
+        print_json(&json!({
+            "from": from,
+            "to": to,
+            "inflight": reader.inflight(),
+            "first_seconds": secs(f.first),
+            "first_rows": f.first_rows,
+            "rest_seconds": secs(f.rest),
+            "rest_rows": f.rest_rows,
+        }))?;
+    } else {
+        print_text(&format!(
+            "read floor of ledgers {from}..{to} (inflight {}):\n\
+             first ledger's state scans: {:.2} s, {} rows\n\
+             following {} ledgers' rows: {:.2} s, {} rows\n",
+            reader.inflight(),
+            secs(f.first),
+            f.first_rows,
+            to - from,
+            secs(f.rest),
+            f.rest_rows
+        ))?;
+    }
+    Ok(Exit::Done)
 }

@@ -627,7 +627,7 @@ fn unusable_databases_are_one_line_and_status_2() {
 }
 
 /// `--follow` verifies ledgers loaded after it started, each as it
-/// appears, and records them in `--state`.
+/// appears, and records them in `--state`; Ctrl-C stops it cleanly.
 #[test]
 fn follow_verifies_new_ledgers_as_they_appear() {
     use std::io::{BufRead, BufReader};
@@ -673,9 +673,26 @@ fn follow_verifies_new_ledgers_as_they_appear() {
         loader.load_next(l).expect("load");
     }
     wait_for("ledger 111 ");
-    child.kill().expect("kill");
-    let status = child.wait().expect("wait");
-    assert!(!status.success());
+    // Ctrl-C (SIGINT): the run stops cleanly, status 0, every ledger
+    // verified recorded.
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(sent.success());
+    wait_for("stopped (Ctrl-C) after ledger 111");
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().expect("kill");
+            panic!("no exit within 30 s of Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
     let store = shamap_store::LogStore::open(&st).expect("state");
     let rec = shamap_store::clio::read_verified(&store)
         .expect("record")

@@ -63,6 +63,7 @@ fn verify_range(reader: &ClioReader, from: u32, to: u32) -> Vec<LedgerCheck> {
         budget_bytes: usize::MAX / 8,
     };
     let mut v = ClioVerifier::new(reader, &store, opts, false).expect("verifier");
+    v.prefetch_until(to);
     (from..=to)
         .map(|s| v.verify(s).expect("verifies"))
         .collect()
@@ -140,6 +141,8 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
         let mut v = ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(1), true)
             .expect("verifier");
         assert_eq!(v.last_verified(), None);
+        // Read ahead past where this run stops: dropped unread.
+        v.prefetch_until(1219);
         for seq in 1000..1100 {
             assert!(v.verify(seq).expect("verifies").is_match());
         }
@@ -259,6 +262,7 @@ fn measure_verify_against_read_floor() {
         false,
     )
     .expect("v");
+    v.prefetch_until(last);
     let c = v.verify(1).expect("first");
     assert!(c.is_match());
     eprintln!("MEASURE first ledger full build (memory) {:?}", t.elapsed());
@@ -279,6 +283,7 @@ fn measure_verify_against_read_floor() {
     let t = std::time::Instant::now();
     let mut v =
         ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(16), true).expect("v");
+    v.prefetch_until(last);
     assert!(v.verify(1).expect("first").is_match());
     eprintln!(
         "MEASURE first ledger full build (--state, 16 MiB) {:?}",
@@ -294,38 +299,7 @@ fn measure_verify_against_read_floor() {
         t2.elapsed()
     );
     // Read floor: the same rows read with the same pipelining, nothing built.
-    let t = std::time::Instant::now();
-    let mut first: Vec<Key> = chain[0].objects.iter().map(|(k, _)| *k).collect();
-    first.sort();
-    let mut prev = shamap_store::clio::FIRST_KEY;
-    for k in &first {
-        let _ = reader.successors(&[prev], 1).expect("s");
-        prev = *k;
-    }
-    for c in first.chunks(512) {
-        let _ = reader.objects(c, 1).expect("o");
-    }
-    eprintln!(
-        "MEASURE floor first ledger (successor walk + objects) {:?}",
-        t.elapsed()
-    );
-    let t = std::time::Instant::now();
-    for s in 2..=last {
-        let (_, d, tx) = reader.ledger_rows(s).expect("rows");
-        let d: Vec<Key> = d
-            .iter()
-            .map(|b| Key(b[..].try_into().expect("32")))
-            .collect();
-        let tx: Vec<Hash256> = tx
-            .iter()
-            .map(|b| Hash256::from_slice(b).expect("h"))
-            .collect();
-        let _ = reader.objects_and_transactions(&d, s, &tx).expect("o");
-        let _ = reader.successors(&d, s).expect("s");
-    }
-    eprintln!(
-        "MEASURE floor following ledgers (header+diff+txs, then objects+txs, then successors) {:?}",
-        t.elapsed()
-    );
+    let f = shamap_store::clio::read_floor(&reader, 1, last).expect("floor");
+    eprintln!("MEASURE floor {f:?}");
     loader.drop_keyspace().expect("drop");
 }

@@ -19,7 +19,8 @@ use super::tree::{Child, Dirty, Inner, Leaf};
 
 /// Writes every dirty node at and below `slot` (the root's) that the store
 /// lacks, plus, when `record` names one, the retained record naming the
-/// root under that name (replacing that name's entry), in one batch; then
+/// root under that name (replacing that name's entry), in one batch that
+/// starts as `batch` (the caller's own changes, written with them); then
 /// pins the root. Returns the root and the number of nodes written. The
 /// nodes stay dirty, now hashed: [`settle_tree`] them once this returns
 /// `Ok`, so a failed write loses nothing.
@@ -28,10 +29,10 @@ pub(super) fn write_dirty(
     pin: &Pin,
     slot: &mut Child,
     record: Option<&str>,
+    mut batch: Batch,
 ) -> Result<(Hash256, u64), StoreError> {
     let kind = loader.kind;
     let node_type = loader.node_type;
-    let mut batch = Batch::new();
     let mut written = 0;
     let root = match slot {
         Child::Empty => Hash256::ZERO,

@@ -9,7 +9,7 @@ use shamap::{Hash256, Key, MapKind};
 
 use crate::error::StoreError;
 use crate::node_id::NodeId;
-use crate::store::NodeStore;
+use crate::store::{Batch, NodeStore};
 
 use super::cache::{CleanNode, Keep, Loader};
 use super::commit;
@@ -340,7 +340,7 @@ impl<'s> BackedMap<'s> {
     fn maybe_spill(&mut self) -> Result<(), StoreError> {
         if self.dirty_bytes > self.loader.budget / DIRTY_SHARE {
             self.spills += 1;
-            self.write_out(None)?;
+            self.write_out(None, Batch::new())?;
         }
         Ok(())
     }
@@ -348,8 +348,9 @@ impl<'s> BackedMap<'s> {
     /// Writes every dirty node, plus (for a commit) the retained record
     /// naming the root, in one batch; then turns the dirty nodes into clean
     /// slots (into the cache). Returns the root.
-    fn write_out(&mut self, record: Option<&str>) -> Result<Hash256, StoreError> {
-        let (root, written) = commit::write_dirty(&self.loader, &self.pin, &mut self.root, record)?;
+    fn write_out(&mut self, record: Option<&str>, batch: Batch) -> Result<Hash256, StoreError> {
+        let (root, written) =
+            commit::write_dirty(&self.loader, &self.pin, &mut self.root, record, batch)?;
         self.nodes_written += written;
         // Written: dirty nodes become clean slots, their content cached.
         self.dirty_bytes = 0;
@@ -363,8 +364,16 @@ impl<'s> BackedMap<'s> {
     /// batch. Returns the root. On an error nothing is lost from memory and
     /// the store keeps its previous committed root.
     pub fn commit(&mut self, name: &str) -> Result<Hash256, StoreError> {
+        self.commit_with(name, Batch::new())
+    }
+
+    /// [`BackedMap::commit`], with `extra` (the caller's own nodes and
+    /// metadata) written in the same atomic, durable batch: a record that
+    /// describes the committed root lands with it or not at all, for one
+    /// sync instead of two.
+    pub fn commit_with(&mut self, name: &str, extra: Batch) -> Result<Hash256, StoreError> {
         crate::meta::check_name(self.loader.store, name)?;
-        let root = self.write_out(Some(name))?;
+        let root = self.write_out(Some(name), extra)?;
         self.committed = root;
         Ok(root)
     }

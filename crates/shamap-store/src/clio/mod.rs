@@ -38,17 +38,20 @@ use shamap::{Hash256, Key};
 use crate::cassandra::CassandraOptions;
 use crate::error::StoreError;
 
+mod build;
 mod chain;
+mod floor;
 mod loader;
 mod reader;
 mod verify;
 
 pub use chain::{random_chain, ChainShape};
+pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};
-pub use reader::{ClioReader, ScanRow, TxRow};
+pub use reader::{ClioReader, LedgerRows, Prefetch, ScanRow, StateRow, TxRow, SCAN_RANGES};
 pub use verify::{
     read_verified, record_verified, AuditFinding, ClioVerifier, LedgerCheck, Pair, Problem,
-    Verified, STATE_ROOT_NAME, VERIFIED_RECORD,
+    Verified, PREFETCH_LEDGERS, STATE_ROOT_NAME, VERIFIED_RECORD,
 };
 
 /// The head of Clio's successor list (`data::firstKey`).
@@ -78,6 +81,14 @@ pub enum ClioError {
         /// The ledger.
         seq: u32,
         /// What is missing or malformed, naming the key or hash.
+        what: String,
+    },
+    /// The scratch files a full build sorts the scanned state through.
+    #[error("scratch files in {dir}: {what}")]
+    Scratch {
+        /// Their directory.
+        dir: String,
+        /// What failed, with the system's error.
         what: String,
     },
     /// The node store holding the verified state (`--state`).

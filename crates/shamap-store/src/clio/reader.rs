@@ -1,13 +1,29 @@
 //! Reading Clio's tables with the queries Clio itself uses
 //! (`src/data/cassandra/Schema.hpp`: `selectObject`, `selectSuccessor`,
 //! `selectDiff`, ...), the per-key ones pipelined: at most the URL's
-//! `inflight` requests at once, results in order.
+//! `inflight` requests at once over everything the reader has in flight
+//! (one semaphore), results in order.
+//!
+//! Two kinds of bulk read besides:
+//! - [`ClioReader::scan_state`]: the whole state at a sequence, for a
+//!   first ledger's build, as token-range scans of `objects` (each key's
+//!   newest row at or below it: Clio's ledger-page query) and `successor`
+//!   (every row at or below it), [`SCAN_RANGES`] ranges per table, a few
+//!   scans of each table in flight;
+//! - [`ClioReader::prefetch`]: a following ledger's rows (header, diff,
+//!   transaction list, then the diff keys' objects and the transactions)
+//!   read in the background on the reader's runtime while the caller works
+//!   on an earlier ledger, taken with [`ClioReader::take`].
+
+use std::sync::Arc;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
+use scylla::client::session::Session;
 use scylla::statement::prepared::PreparedStatement;
 use shamap::{Hash256, Key};
+use tokio::sync::Semaphore;
 
-use super::{ClioError, Conn};
+use super::{key_of, ClioError, Conn};
 
 /// A row of table `transactions`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -23,6 +39,87 @@ pub struct TxRow {
 /// A callback of [`ClioReader::scan_objects`]: key, sequence, object.
 pub type ScanRow<'a> = dyn FnMut(&[u8], i64, &[u8]) + 'a;
 
+/// A row of a state scan ([`ClioReader::scan_state`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StateRow {
+    /// A key's newest `objects` row at or below the sequence: key (as
+    /// stored), its sequence, the object (empty: deleted).
+    Object(Vec<u8>, i64, Vec<u8>),
+    /// A `successor` row at or below the sequence: key (as stored), its
+    /// sequence, `next` (as stored). A key may have several.
+    Successor(Vec<u8>, i64, Vec<u8>),
+}
+
+/// Token ranges each table is split into for a state scan.
+pub const SCAN_RANGES: usize = 256;
+/// Most range scans of one table in flight at once.
+const SCAN_CONCURRENCY: usize = 4;
+
+/// Rows a scan asks for per page.
+const SCAN_PAGE: i32 = 2000;
+
+/// The rows of one ledger, read together ([`ClioReader::fetch`]).
+#[derive(Clone, Debug, Default)]
+pub struct LedgerRows {
+    /// The ledger.
+    pub seq: u32,
+    /// Its `ledgers.header` blob, if there is a row.
+    pub header: Option<Vec<u8>>,
+    /// Its `diff` keys as stored (a key of another length than 32 bytes is
+    /// the caller's to refuse).
+    pub diff: Vec<Vec<u8>>,
+    /// Its `ledger_transactions` hashes as stored.
+    pub tx_hashes: Vec<Vec<u8>>,
+    /// The 32-byte diff keys, sorted, without repeats: the keys of
+    /// `objects` (empty when the fetch read no objects).
+    pub keys: Vec<Key>,
+    /// For each of `keys`, its newest `objects` row at or below the ledger
+    /// (`(sequence, object)`, empty object: deleted), or `None`; empty
+    /// when the fetch read no objects.
+    pub objects: Vec<Option<(i64, Vec<u8>)>>,
+    /// True when `keys` and `objects` were read.
+    pub with_objects: bool,
+    /// For each 32-byte hash of `tx_hashes` (in order, the others left
+    /// out), its `transactions` row, or `None`.
+    pub transactions: Vec<Option<TxRow>>,
+}
+
+impl LedgerRows {
+    /// The 32-byte diff keys, sorted, without repeats.
+    pub fn diff_keys(diff: &[Vec<u8>]) -> Vec<Key> {
+        let mut keys: Vec<Key> = diff.iter().filter_map(|b| key_of(b)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
+    /// The 32-byte transaction hashes, in order.
+    pub fn hashes(raw: &[Vec<u8>]) -> Vec<Hash256> {
+        raw.iter().filter_map(|b| Hash256::from_slice(b)).collect()
+    }
+}
+
+/// A ledger's rows being read in the background ([`ClioReader::prefetch`]).
+#[derive(Debug)]
+pub struct Prefetch {
+    seq: u32,
+    task: tokio::task::JoinHandle<Result<LedgerRows, ClioError>>,
+}
+
+impl Prefetch {
+    /// The ledger.
+    pub fn seq(&self) -> u32 {
+        self.seq
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        // A prefetch not taken (a run that stopped) reads no further.
+        self.task.abort();
+    }
+}
+
 struct Statements {
     range: PreparedStatement,
     header: PreparedStatement,
@@ -32,12 +129,229 @@ struct Statements {
     ledger_txs: PreparedStatement,
     tx: PreparedStatement,
     scan_objects: PreparedStatement,
+    scan_objects_range: PreparedStatement,
+    scan_successors_range: PreparedStatement,
+}
+
+/// What the reader's queries share, also with background reads.
+struct Shared {
+    session: Arc<Session>,
+    st: Statements,
+    location: String,
+    inflight: usize,
+    /// One permit per request in flight, over all the reader's reads.
+    permits: Semaphore,
+}
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl Shared {
+    fn fail(&self, what: &str, e: impl std::fmt::Display) -> ClioError {
+        ClioError::Database {
+            location: self.location.clone(),
+            what: format!("{what}: {}", super::one_line(e)),
+        }
+    }
+
+    /// Runs `st` with `values` as one request (a permit held meanwhile),
+    /// returning its first row.
+    async fn first_row<V, R>(
+        &self,
+        st: &PreparedStatement,
+        values: V,
+    ) -> Result<Option<R>, BoxError>
+    where
+        V: scylla::serialize::row::SerializeRow,
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        let _permit = self.permits.acquire().await?;
+        let r = self.session.execute_unpaged(st, values).await?;
+        Ok(r.into_rows_result()?.maybe_first_row::<R>()?)
+    }
+
+    async fn header(&self, seq: u32) -> Result<Option<Vec<u8>>, ClioError> {
+        self.first_row::<_, (Option<Vec<u8>>,)>(&self.st.header, (seq_i64(seq),))
+            .await
+            .map(|r| r.and_then(|(h,)| h))
+            .map_err(|e| self.fail(&format!("cannot read the header of ledger {seq}"), e))
+    }
+
+    async fn diff(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
+        self.blobs(
+            &self.st.diff,
+            seq,
+            &format!("cannot read the diff of ledger {seq}"),
+        )
+        .await
+    }
+
+    async fn tx_hashes(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
+        self.blobs(
+            &self.st.ledger_txs,
+            seq,
+            &format!("cannot read the transaction list of ledger {seq}"),
+        )
+        .await
+    }
+
+    async fn blobs(
+        &self,
+        st: &PreparedStatement,
+        seq: u32,
+        what: &str,
+    ) -> Result<Vec<Vec<u8>>, ClioError> {
+        async {
+            let _permit = self.permits.acquire().await?;
+            let mut out = Vec::new();
+            let mut pages = self
+                .session
+                .execute_iter(st.clone(), (seq_i64(seq),))
+                .await?
+                .rows_stream::<(Option<Vec<u8>>,)>()?;
+            while let Some(row) = pages.next().await {
+                if let (Some(b),) = row? {
+                    out.push(b);
+                }
+            }
+            Ok::<_, BoxError>(out)
+        }
+        .await
+        .map_err(|e| self.fail(what, e))
+    }
+
+    #[allow(clippy::type_complexity)]
+    async fn objects(
+        &self,
+        keys: &[Key],
+        seq: u32,
+    ) -> Result<Vec<Option<(i64, Vec<u8>)>>, ClioError> {
+        stream::iter(keys.iter().copied())
+            .map(|key: Key| async move {
+                self.first_row::<_, (Option<Vec<u8>>, i64)>(
+                    &self.st.object,
+                    (&key.0[..], seq_i64(seq)),
+                )
+                .await
+                .map(|row| row.map(|(o, s)| (s, o.unwrap_or_default())))
+                .map_err(|e| self.fail(&format!("cannot read object {key} at ledger {seq}"), e))
+            })
+            .buffered(self.inflight)
+            .try_collect()
+            .await
+    }
+
+    async fn successors(&self, keys: &[Key], seq: u32) -> Result<Vec<Option<Vec<u8>>>, ClioError> {
+        stream::iter(keys.iter().copied())
+            .map(|key: Key| async move {
+                self.first_row::<_, (Option<Vec<u8>>,)>(
+                    &self.st.successor,
+                    (&key.0[..], seq_i64(seq)),
+                )
+                .await
+                .map(|row| row.and_then(|(n,)| n))
+                .map_err(|e| {
+                    self.fail(
+                        &format!("cannot read the successor of {key} at ledger {seq}"),
+                        e,
+                    )
+                })
+            })
+            .buffered(self.inflight)
+            .try_collect()
+            .await
+    }
+
+    async fn transactions(&self, hashes: &[Hash256]) -> Result<Vec<Option<TxRow>>, ClioError> {
+        stream::iter(hashes.iter().copied())
+            .map(|hash: Hash256| async move {
+                self.first_row::<_, (Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>)>(
+                    &self.st.tx,
+                    (&hash.0[..],),
+                )
+                .await
+                .map(|row| {
+                    row.map(|(t, m, s)| TxRow {
+                        ledger_sequence: s.unwrap_or(-1),
+                        transaction: t.unwrap_or_default(),
+                        metadata: m.unwrap_or_default(),
+                    })
+                })
+                .map_err(|e| self.fail(&format!("cannot read transaction {hash}"), e))
+            })
+            .buffered(self.inflight)
+            .try_collect()
+            .await
+    }
+
+    /// Ledger `seq`'s header, diff and transaction list together; then,
+    /// together, the diff keys' objects (`with_objects`) and the
+    /// transactions.
+    async fn fetch(&self, seq: u32, with_objects: bool) -> Result<LedgerRows, ClioError> {
+        let (header, diff, tx_hashes) =
+            futures::try_join!(self.header(seq), self.diff(seq), self.tx_hashes(seq))?;
+        let keys = if with_objects {
+            LedgerRows::diff_keys(&diff)
+        } else {
+            Vec::new()
+        };
+        let hashes = LedgerRows::hashes(&tx_hashes);
+        let (objects, transactions) =
+            futures::try_join!(self.objects(&keys, seq), self.transactions(&hashes))?;
+        Ok(LedgerRows {
+            seq,
+            header,
+            diff,
+            tx_hashes,
+            keys,
+            objects,
+            with_objects,
+            transactions,
+        })
+    }
+
+    /// The rows of one token range `(lo, hi]` of a state scan.
+    fn scan_range(
+        self: &Arc<Self>,
+        objects: bool,
+        lo: i64,
+        hi: i64,
+        seq: u32,
+    ) -> futures::stream::BoxStream<'static, Result<StateRow, BoxError>> {
+        let sh = Arc::clone(self);
+        stream::once(async move {
+            let st = if objects {
+                &sh.st.scan_objects_range
+            } else {
+                &sh.st.scan_successors_range
+            };
+            let pager = sh
+                .session
+                .execute_iter(st.clone(), (lo, hi, seq_i64(seq)))
+                .await?;
+            let rows = pager
+                .rows_stream::<(Vec<u8>, i64, Option<Vec<u8>>)>()?
+                .map(move |r| {
+                    r.map(|(k, s, v)| {
+                        let v = v.unwrap_or_default();
+                        if objects {
+                            StateRow::Object(k, s, v)
+                        } else {
+                            StateRow::Successor(k, s, v)
+                        }
+                    })
+                    .map_err(BoxError::from)
+                });
+            Ok::<_, BoxError>(rows)
+        })
+        .try_flatten()
+        .boxed()
+    }
 }
 
 /// A connection to a Clio keyspace, read-only.
 pub struct ClioReader {
     conn: Conn,
-    st: Statements,
+    sh: Arc<Shared>,
 }
 
 impl std::fmt::Debug for ClioReader {
@@ -50,6 +364,25 @@ impl std::fmt::Debug for ClioReader {
 
 fn seq_i64(seq: u32) -> i64 {
     i64::from(seq)
+}
+
+/// `n` contiguous token ranges `(lo, hi]` covering the Murmur3 ring.
+fn token_ranges(n: usize) -> Vec<(i64, i64)> {
+    let n = n.max(1) as i128;
+    let (min, max) = (i128::from(i64::MIN), i128::from(i64::MAX));
+    let span = max - min;
+    (0..n)
+        .map(|i| {
+            let lo = min + span * i / n;
+            let hi = if i + 1 == n {
+                max
+            } else {
+                min + span * (i + 1) / n
+            };
+            // In range: both lie between i64::MIN and i64::MAX.
+            (lo as i64, hi as i64)
+        })
+        .collect()
 }
 
 impl ClioReader {
@@ -70,6 +403,11 @@ impl ClioReader {
                 location: conn.location.clone(),
                 what: format!("not a Clio database: cannot query table '{table}': {e}"),
             })
+        };
+        let scan = |table: &str, cql: String| {
+            let mut s = p(table, cql)?;
+            s.set_page_size(SCAN_PAGE);
+            Ok::<_, ClioError>(s)
         };
         let st = Statements {
             range: p(
@@ -106,15 +444,37 @@ impl ClioReader {
                      WHERE hash = ?"
                 ),
             )?,
-            scan_objects: p(
+            scan_objects: scan(
                 "objects",
                 format!(
                     "SELECT key, sequence, object FROM {ks}.objects WHERE sequence <= ? \
                      PER PARTITION LIMIT 1 ALLOW FILTERING"
                 ),
             )?,
+            scan_objects_range: scan(
+                "objects",
+                format!(
+                    "SELECT key, sequence, object FROM {ks}.objects \
+                     WHERE token(key) > ? AND token(key) <= ? AND sequence <= ? \
+                     PER PARTITION LIMIT 1 ALLOW FILTERING"
+                ),
+            )?,
+            scan_successors_range: scan(
+                "successor",
+                format!(
+                    "SELECT key, seq, next FROM {ks}.successor \
+                     WHERE token(key) > ? AND token(key) <= ? AND seq <= ? ALLOW FILTERING"
+                ),
+            )?,
         };
-        Ok(ClioReader { conn, st })
+        let sh = Arc::new(Shared {
+            session: Arc::clone(&conn.session),
+            st,
+            location: conn.location.clone(),
+            inflight: conn.opts.inflight,
+            permits: Semaphore::new(conn.opts.inflight),
+        });
+        Ok(ClioReader { conn, sh })
     }
 
     /// `cassandra://HOST:PORT/KEYSPACE`.
@@ -127,19 +487,27 @@ impl ClioReader {
         self.conn.keyspace()
     }
 
+    /// Most requests in flight (the URL's `inflight`).
+    pub fn inflight(&self) -> usize {
+        self.sh.inflight
+    }
+
+    fn block_on<T>(&self, f: impl std::future::Future<Output = T>) -> T {
+        self.conn.runtime.block_on(f)
+    }
+
     /// `(first, last)` of table `ledger_range`, or `None` when it is empty.
     pub fn range(&self) -> Result<Option<(u32, u32)>, ClioError> {
         let what = "cannot read table ledger_range";
         let rows: Vec<(Option<bool>, Option<i64>)> = self
-            .conn
-            .runtime
             .block_on(async {
+                let _permit = self.sh.permits.acquire().await?;
                 let r = self
-                    .conn
+                    .sh
                     .session
-                    .execute_unpaged(&self.st.range, ())
+                    .execute_unpaged(&self.sh.st.range, ())
                     .await?;
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
+                Ok::<_, BoxError>(
                     r.into_rows_result()?
                         .rows::<(Option<bool>, Option<i64>)>()?
                         .collect::<Result<Vec<_>, _>>()?,
@@ -173,94 +541,47 @@ impl ClioReader {
 
     /// The header blob of ledger `seq`, if there is a row.
     pub fn header(&self, seq: u32) -> Result<Option<Vec<u8>>, ClioError> {
-        self.conn.runtime.block_on(self.header_async(seq))
-    }
-
-    async fn header_async(&self, seq: u32) -> Result<Option<Vec<u8>>, ClioError> {
-        let what = format!("cannot read the header of ledger {seq}");
-        async {
-            let r = self
-                .conn
-                .session
-                .execute_unpaged(&self.st.header, (seq_i64(seq),))
-                .await?;
-            let row = r
-                .into_rows_result()?
-                .maybe_first_row::<(Option<Vec<u8>>,)>()?;
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(row.and_then(|(h,)| h))
-        }
-        .await
-        .map_err(|e| self.conn.fail(&what, e))
+        self.block_on(self.sh.header(seq))
     }
 
     /// The keys of ledger `seq`'s `diff` rows (as stored: a key of another
     /// length than 32 bytes is the caller's to refuse).
     pub fn diff(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.conn.runtime.block_on(self.diff_async(seq))
-    }
-
-    async fn diff_async(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.blobs(
-            &self.st.diff,
-            seq,
-            &format!("cannot read the diff of ledger {seq}"),
-        )
-        .await
+        self.block_on(self.sh.diff(seq))
     }
 
     /// The transaction hashes of ledger `seq` (`ledger_transactions`).
     pub fn tx_hashes(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.conn.runtime.block_on(self.tx_hashes_async(seq))
+        self.block_on(self.sh.tx_hashes(seq))
     }
 
-    async fn tx_hashes_async(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.blobs(
-            &self.st.ledger_txs,
+    /// Ledger `seq`'s rows: header, diff keys and transaction list
+    /// together, then (`with_objects`) the diff keys' objects and the
+    /// transactions together: two round trips.
+    pub fn fetch(&self, seq: u32, with_objects: bool) -> Result<LedgerRows, ClioError> {
+        self.block_on(self.sh.fetch(seq, with_objects))
+    }
+
+    /// Starts [`ClioReader::fetch`] of ledger `seq` (with objects) in the
+    /// background; its requests share the reader's `inflight` bound.
+    pub fn prefetch(&self, seq: u32) -> Prefetch {
+        let sh = Arc::clone(&self.sh);
+        Prefetch {
             seq,
-            &format!("cannot read the transaction list of ledger {seq}"),
-        )
-        .await
-    }
-
-    /// Ledger `seq`'s header, diff keys and transaction hashes, the three
-    /// queries in flight together.
-    #[allow(clippy::type_complexity)]
-    pub fn ledger_rows(
-        &self,
-        seq: u32,
-    ) -> Result<(Option<Vec<u8>>, Vec<Vec<u8>>, Vec<Vec<u8>>), ClioError> {
-        self.conn.runtime.block_on(async {
-            futures::try_join!(
-                self.header_async(seq),
-                self.diff_async(seq),
-                self.tx_hashes_async(seq)
-            )
-        })
-    }
-
-    async fn blobs(
-        &self,
-        st: &PreparedStatement,
-        seq: u32,
-        what: &str,
-    ) -> Result<Vec<Vec<u8>>, ClioError> {
-        async {
-            let mut out = Vec::new();
-            let mut pages = self
+            task: self
                 .conn
-                .session
-                .execute_iter(st.clone(), (seq_i64(seq),))
-                .await?
-                .rows_stream::<(Option<Vec<u8>>,)>()?;
-            while let Some(row) = pages.next().await {
-                if let (Some(b),) = row? {
-                    out.push(b);
-                }
-            }
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
+                .runtime
+                .spawn(async move { sh.fetch(seq, true).await }),
         }
-        .await
-        .map_err(|e| self.conn.fail(what, e))
+    }
+
+    /// Waits for a prefetch's rows.
+    pub fn take(&self, mut p: Prefetch) -> Result<LedgerRows, ClioError> {
+        let seq = p.seq;
+        self.block_on(&mut p.task).map_err(|e| {
+            self.conn
+                .fail(&format!("reading ledger {seq} in the background failed"), e)
+        })?
     }
 
     /// For each key, its newest `objects` row at or below `seq`:
@@ -271,136 +592,100 @@ impl ClioReader {
         keys: &[Key],
         seq: u32,
     ) -> Result<Vec<Option<(i64, Vec<u8>)>>, ClioError> {
-        self.conn.runtime.block_on(self.objects_async(keys, seq))
-    }
-
-    /// [`ClioReader::objects`] and [`ClioReader::transactions`] together,
-    /// both pipelined at once.
-    #[allow(clippy::type_complexity)]
-    pub fn objects_and_transactions(
-        &self,
-        keys: &[Key],
-        seq: u32,
-        hashes: &[Hash256],
-    ) -> Result<(Vec<Option<(i64, Vec<u8>)>>, Vec<Option<TxRow>>), ClioError> {
-        self.conn.runtime.block_on(async {
-            futures::try_join!(
-                self.objects_async(keys, seq),
-                self.transactions_async(hashes)
-            )
-        })
-    }
-
-    #[allow(clippy::type_complexity)]
-    async fn objects_async(
-        &self,
-        keys: &[Key],
-        seq: u32,
-    ) -> Result<Vec<Option<(i64, Vec<u8>)>>, ClioError> {
-        let st = &self.st.object;
-        stream::iter(keys)
-            .map(|key| async move {
-                let what = || format!("cannot read object {key} at ledger {seq}");
-                let r = self
-                    .conn
-                    .session
-                    .execute_unpaged(st, (&key.0[..], seq_i64(seq)))
-                    .await
-                    .map_err(|e| self.conn.fail(&what(), e))?;
-                let row = r
-                    .into_rows_result()
-                    .map_err(|e| self.conn.fail(&what(), e))?
-                    .maybe_first_row::<(Option<Vec<u8>>, i64)>()
-                    .map_err(|e| self.conn.fail(&what(), e))?;
-                Ok::<_, ClioError>(row.map(|(o, s)| (s, o.unwrap_or_default())))
-            })
-            .buffered(self.conn.opts.inflight)
-            .try_collect()
-            .await
+        self.block_on(self.sh.objects(keys, seq))
     }
 
     /// For each key, `next` of its newest `successor` row at or below
     /// `seq`, or `None`.
     pub fn successors(&self, keys: &[Key], seq: u32) -> Result<Vec<Option<Vec<u8>>>, ClioError> {
-        let st = &self.st.successor;
-        self.conn.runtime.block_on(
-            stream::iter(keys)
-                .map(|key| async move {
-                    let what = || format!("cannot read the successor of {key} at ledger {seq}");
-                    let r = self
-                        .conn
-                        .session
-                        .execute_unpaged(st, (&key.0[..], seq_i64(seq)))
-                        .await
-                        .map_err(|e| self.conn.fail(&what(), e))?;
-                    let row = r
-                        .into_rows_result()
-                        .map_err(|e| self.conn.fail(&what(), e))?
-                        .maybe_first_row::<(Option<Vec<u8>>,)>()
-                        .map_err(|e| self.conn.fail(&what(), e))?;
-                    Ok::<_, ClioError>(row.and_then(|(n,)| n))
-                })
-                .buffered(self.conn.opts.inflight)
-                .try_collect(),
-        )
+        self.block_on(self.sh.successors(keys, seq))
+    }
+
+    /// For each hash, its `transactions` row, or `None`.
+    pub fn transactions(&self, hashes: &[Hash256]) -> Result<Vec<Option<TxRow>>, ClioError> {
+        self.block_on(self.sh.transactions(hashes))
     }
 
     /// Every key's newest `objects` row at or below `seq`, as `f(key,
     /// sequence, object)`, by a paged scan of the whole table (Clio's own
     /// ledger-page query without the token bound): as many rows as keys
-    /// ever written. Used only to name what a full build cannot.
+    /// ever written.
     pub fn scan_objects(&self, seq: u32, f: &mut ScanRow<'_>) -> Result<(), ClioError> {
         let what = format!("cannot scan table objects at ledger {seq}");
-        self.conn
-            .runtime
-            .block_on(async {
-                let mut rows = self
-                    .conn
-                    .session
-                    .execute_iter(self.st.scan_objects.clone(), (seq_i64(seq),))
-                    .await?
-                    .rows_stream::<(Vec<u8>, i64, Option<Vec<u8>>)>()?;
-                while let Some(row) = rows.next().await {
-                    let (key, s, obj) = row?;
-                    f(&key, s, obj.as_deref().unwrap_or_default());
-                }
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
-            })
-            .map_err(|e| self.conn.fail(&what, e))
+        self.block_on(async {
+            let mut rows = self
+                .sh
+                .session
+                .execute_iter(self.sh.st.scan_objects.clone(), (seq_i64(seq),))
+                .await?
+                .rows_stream::<(Vec<u8>, i64, Option<Vec<u8>>)>()?;
+            while let Some(row) = rows.next().await {
+                let (key, s, obj) = row?;
+                f(&key, s, obj.as_deref().unwrap_or_default());
+            }
+            Ok::<_, BoxError>(())
+        })
+        .map_err(|e| self.conn.fail(&what, e))
     }
 
-    /// For each hash, its `transactions` row, or `None`.
-    pub fn transactions(&self, hashes: &[Hash256]) -> Result<Vec<Option<TxRow>>, ClioError> {
-        self.conn.runtime.block_on(self.transactions_async(hashes))
-    }
-
-    async fn transactions_async(
+    /// The state at `seq` as rows, in no particular order, to `f`: every
+    /// key's newest `objects` row at or below `seq` (with `objects`), and
+    /// every `successor` row at or below `seq` (with `successors`). Each
+    /// table is read as [`SCAN_RANGES`] token-range scans, a few at a time
+    /// (the same queries Clio's ledger-page reads use, with a token bound),
+    /// the two tables side by side. `f` returning an error stops the scan
+    /// with it.
+    pub fn scan_state(
         &self,
-        hashes: &[Hash256],
-    ) -> Result<Vec<Option<TxRow>>, ClioError> {
-        let st = &self.st.tx;
-        stream::iter(hashes)
-            .map(|hash| async move {
-                let what = || format!("cannot read transaction {hash}");
-                let r = self
-                    .conn
-                    .session
-                    .execute_unpaged(st, (&hash.0[..],))
-                    .await
-                    .map_err(|e| self.conn.fail(&what(), e))?;
-                let row = r
-                    .into_rows_result()
-                    .map_err(|e| self.conn.fail(&what(), e))?
-                    .maybe_first_row::<(Option<Vec<u8>>, Option<Vec<u8>>, Option<i64>)>()
-                    .map_err(|e| self.conn.fail(&what(), e))?;
-                Ok::<_, ClioError>(row.map(|(t, m, s)| TxRow {
-                    ledger_sequence: s.unwrap_or(-1),
-                    transaction: t.unwrap_or_default(),
-                    metadata: m.unwrap_or_default(),
-                }))
-            })
-            .buffered(self.conn.opts.inflight)
-            .try_collect()
-            .await
+        seq: u32,
+        objects: bool,
+        successors: bool,
+        f: &mut dyn FnMut(StateRow) -> Result<(), ClioError>,
+    ) -> Result<(), ClioError> {
+        let ranges = token_ranges(SCAN_RANGES);
+        let table = |objects: bool| {
+            let sh = Arc::clone(&self.sh);
+            stream::iter(ranges.clone())
+                .map(move |(lo, hi)| sh.scan_range(objects, lo, hi, seq))
+                .flatten_unordered(SCAN_CONCURRENCY)
+                .boxed()
+        };
+        let none = || stream::empty().boxed();
+        let mut rows = stream::select(
+            if objects { table(true) } else { none() },
+            if successors { table(false) } else { none() },
+        );
+        self.block_on(async {
+            while let Some(row) = rows.next().await {
+                match row {
+                    Ok(r) => f(r)?,
+                    Err(e) => {
+                        return Err(self
+                            .conn
+                            .fail(&format!("cannot scan the state at ledger {seq}"), e))
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_ranges_cover_the_ring_without_gaps() {
+        for n in [1, 2, 3, 7, 256] {
+            let r = token_ranges(n);
+            assert_eq!(r.len(), n);
+            assert_eq!(r[0].0, i64::MIN);
+            assert_eq!(r[n - 1].1, i64::MAX);
+            for w in r.windows(2) {
+                assert_eq!(w[0].1, w[1].0);
+                assert!(w[0].0 < w[0].1);
+            }
+        }
     }
 }

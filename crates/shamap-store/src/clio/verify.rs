@@ -1,8 +1,11 @@
 //! Verifying a Clio database ledger by ledger.
 //!
-//! The first ledger of a run is built whole: the successor list at its
-//! sequence is walked from `00…00` to `FF…FF`, and each listed key's newest
-//! object at or below the sequence goes into the state map. Each following
+//! The first ledger of a run is built whole: the state at its sequence is
+//! read by token-range scans of `objects` and `successor` (each key's
+//! newest rows at or below it), put in key order through scratch files
+//! (`build`), and the successor list is walked from `00…00` to `FF…FF` as
+//! a merge of the sorted successor rows with the sorted objects: each
+//! listed key's object goes into the state map, in key order. Each following
 //! ledger applies only its `diff` keys (their objects at that sequence;
 //! empty = removed) and rehashes. The transaction map is built from
 //! `ledger_transactions` and `transactions` (rippled's tx+meta leaves). The
@@ -12,14 +15,24 @@
 //!
 //! Clio's own bookkeeping is checked on the way, each disagreement a
 //! [`Problem`] naming the key: a listed key without a live object, a list
-//! that stops or goes back, a diff key whose newest object is not of that
-//! ledger, and, after each ledger's changes, the successor rows around
-//! every created and deleted key against the next live key in the map.
+//! that stops or goes back, a live object the list leaves out, a diff key
+//! whose newest object is not of that ledger, and, after each ledger's
+//! changes, the successor rows around every created and deleted key
+//! against the next live key in the map.
+//!
+//! Reads are pipelined: given the last ledger of the run
+//! ([`ClioVerifier::prefetch_until`]), the rows of the next
+//! [`PREFETCH_LEDGERS`] ledgers (header, diff, transaction list, the diff
+//! keys' objects, the transactions) are read in the background while a
+//! ledger is applied, hashed and recorded.
 //!
 //! The state map is a [`BackedMap`]: on a node log (`--state`), committed
 //! after each ledger that matched, with [`VERIFIED_RECORD`] naming the
 //! ledger, so a later run resumes after it; or on a [`crate::MemStore`]
 //! with a budget that never spills, in memory only.
+
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
 
 use shamap::xrpl::ledger::LedgerHeader;
 use shamap::xrpl::tx::tx_with_meta_item;
@@ -30,15 +43,19 @@ use crate::error::StoreError;
 use crate::node::NodeObject;
 use crate::store::{Batch, NodeStore};
 
-use super::reader::ClioReader;
+use super::build::{Cursor, ObjectRow, Scratch};
+use super::reader::{ClioReader, LedgerRows, Prefetch};
 use super::{key_of, ClioError, ClioHeader, FIRST_KEY, LAST_KEY};
 
 /// The metadata record of the last verified ledger in a `--state` store.
 pub const VERIFIED_RECORD: &str = "clio_verified";
 /// The retained-root name the verified state is committed under.
 pub const STATE_ROOT_NAME: &str = "clio";
-/// Keys read and inserted per round trip group while walking a list.
-const WALK_CHUNK: usize = 512;
+/// Ledgers whose rows are read ahead of the one being verified.
+pub const PREFETCH_LEDGERS: usize = 4;
+/// Most disagreements of a full build's successor list reported one by
+/// one; the rest are counted in one more.
+const MAX_LIST_PROBLEMS: usize = 1000;
 
 /// The last ledger a `--state` store verified.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,25 +110,24 @@ pub fn read_verified(store: &dyn NodeStore) -> Result<Option<Verified>, StoreErr
         })
 }
 
-/// Commits `map` under [`STATE_ROOT_NAME`] (nodes and root in one atomic
-/// batch), then, once that is written, records `v` durably with the
+/// Commits `map` under [`STATE_ROOT_NAME`] and records `v`, with the
 /// ledger's header as a node (so the ledger hash names the verified state
-/// map for readers of the store: `get`, `prove --db`). A crash
-/// between the two leaves the previous record, whose nodes the append-only
-/// store still holds: the next run resumes one ledger earlier.
+/// map for readers of the store: `get`, `prove --db`), all in one atomic,
+/// durable batch: after a crash the store holds both or neither. The map's
+/// root must be `v`'s account hash.
 pub fn record_verified(
     map: &mut BackedMap<'_>,
     store: &dyn NodeStore,
     v: &Verified,
     header: &LedgerHeader,
 ) -> Result<(), StoreError> {
-    let root = map.commit(STATE_ROOT_NAME)?;
+    let root = map.root_hash();
     if root != v.account_hash {
         return Err(StoreError::BadMeta {
             location: store.location(),
             name: VERIFIED_RECORD.to_owned(),
             reason: format!(
-                "the committed root {root} is not the verified account_hash {}",
+                "the map's root {root} is not the verified account_hash {}",
                 v.account_hash
             ),
         });
@@ -119,7 +135,8 @@ pub fn record_verified(
     let mut batch = Batch::new();
     batch.put_node(NodeObject::ledger(header));
     batch.put_meta(VERIFIED_RECORD, v.encode());
-    store.write_durably(batch)
+    map.commit_with(STATE_ROOT_NAME, batch)?;
+    Ok(())
 }
 
 /// A disagreement inside Clio's data, at one key.
@@ -195,6 +212,10 @@ pub struct ClioVerifier<'r, 's> {
     entries: u64,
     /// Set once a ledger did not match: the map holds unverified changes.
     spent: bool,
+    /// Ledgers being read ahead, in order.
+    ahead: VecDeque<Prefetch>,
+    /// The last ledger to read ahead.
+    horizon: Option<u32>,
 }
 
 impl std::fmt::Debug for ClioVerifier<'_, '_> {
@@ -242,7 +263,52 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             prev: resume.map(|v| (v.seq, v.ledger_hash)),
             entries,
             spent: false,
+            ahead: VecDeque::new(),
+            horizon: None,
         })
+    }
+
+    /// Reads ahead up to ledger `last`: while a ledger is verified, the
+    /// rows of the next [`PREFETCH_LEDGERS`] (at most `last`) are read in
+    /// the background. Raise it as the run grows (`--follow`).
+    pub fn prefetch_until(&mut self, last: u32) {
+        self.horizon = Some(last);
+    }
+
+    /// Ledger `seq`'s rows: read ahead, or read now.
+    fn rows(&mut self, seq: u32, with_objects: bool) -> Result<LedgerRows, ClioError> {
+        while self.ahead.front().is_some_and(|p| p.seq() < seq) {
+            self.ahead.pop_front();
+        }
+        let rows = match self.ahead.pop_front() {
+            Some(p) if p.seq() == seq && with_objects => self.reader.take(p)?,
+            _ => {
+                self.ahead.clear();
+                self.read_ahead(seq);
+                self.reader.fetch(seq, with_objects)?
+            }
+        };
+        self.read_ahead(seq);
+        Ok(rows)
+    }
+
+    /// Starts reading the ledgers after `seq` up to the horizon, keeping
+    /// [`PREFETCH_LEDGERS`] in flight.
+    fn read_ahead(&mut self, seq: u32) {
+        let Some(last) = self.horizon else { return };
+        let mut next = self
+            .ahead
+            .back()
+            .map_or(seq.checked_add(1), |p| p.seq().checked_add(1));
+        while self.ahead.len() < PREFETCH_LEDGERS {
+            match next {
+                Some(n) if n <= last => {
+                    self.ahead.push_back(self.reader.prefetch(n));
+                    next = n.checked_add(1);
+                }
+                _ => break,
+            }
+        }
     }
 
     /// The last ledger verified (in this run, or recorded by an earlier one).
@@ -271,11 +337,9 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                 "the previous ledger did not verify: its successors cannot be checked",
             ));
         }
-        // The header, diff and transaction list together, then the
-        // objects and transactions together: three round trips a ledger
-        // (and the successor checks) instead of six.
-        let (blob, diff_raw, tx_raw) = self.reader.ledger_rows(seq)?;
-        let blob = blob.ok_or_else(|| {
+        let full_build = self.prev.is_none();
+        let rows = self.rows(seq, !full_build)?;
+        let blob = rows.header.ok_or_else(|| {
             ClioError::unusable(
                 seq,
                 "no row in table ledgers (a ledger missing from the range)",
@@ -298,10 +362,9 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             ));
         }
         let mut problems = Vec::new();
-        let full_build = self.prev.is_none();
         let mut hashes = Vec::new();
-        for raw in tx_raw {
-            let h = Hash256::from_slice(&raw).ok_or_else(|| {
+        for raw in &rows.tx_hashes {
+            let h = Hash256::from_slice(raw).ok_or_else(|| {
                 ClioError::unusable(
                     seq,
                     format!("a ledger_transactions hash is {} bytes, not 32", raw.len()),
@@ -309,27 +372,21 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             })?;
             hashes.push(h);
         }
-        let (diff_keys, tx_rows) = match self.prev {
+        let tx_rows = rows.transactions;
+        let diff_keys = match self.prev {
             None => {
-                self.build_from_list(seq, &mut problems)?;
-                (Vec::new(), self.reader.transactions(&hashes)?)
+                self.build_full(seq, &mut problems)?;
+                Vec::new()
             }
-            Some((p, _)) if p + 1 == seq => {
-                let mut keys = Vec::new();
-                for raw in diff_raw {
-                    let key = key_of(&raw).ok_or_else(|| {
-                        ClioError::unusable(
-                            seq,
-                            format!("a diff row's key is {} bytes, not 32", raw.len()),
-                        )
-                    })?;
-                    keys.push(key);
+            Some((p, _)) if p.checked_add(1) == Some(seq) => {
+                if let Some(raw) = rows.diff.iter().find(|raw| key_of(raw).is_none()) {
+                    return Err(ClioError::unusable(
+                        seq,
+                        format!("a diff row's key is {} bytes, not 32", raw.len()),
+                    ));
                 }
-                keys.sort_unstable();
-                keys.dedup();
-                let (objects, rows) = self.reader.objects_and_transactions(&keys, seq, &hashes)?;
-                self.apply_diff(seq, &keys, objects, &mut problems)?;
-                (keys, rows)
+                self.apply_diff(seq, &rows.keys, rows.objects, &mut problems)?;
+                rows.keys
             }
             Some((p, _)) => {
                 return Err(ClioError::unusable(
@@ -340,9 +397,6 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         };
         let (tx_root, transactions) = tx_map(seq, &hashes, tx_rows, &mut problems)?;
         let account_root = self.map.root_hash();
-        if full_build && problems.is_empty() && account_root != h.header.account_hash {
-            self.find_unlisted(seq, &mut problems)?;
-        }
         let check = LedgerCheck {
             seq,
             full_build,
@@ -377,166 +431,209 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         Ok(check)
     }
 
-    /// After the last ledger of a run, re-reads every live key's newest
-    /// object at or below the last verified ledger and compares it with
-    /// the verified state: an object row written without its `diff` row
-    /// (which the ledger-by-ledger pass cannot see, since it reads only
-    /// diff keys) differs here. Each finding names the ledger of the
-    /// stray row and the key. Reads as much as the first ledger's build.
+    /// After the last ledger of a run, reads every key's newest object at
+    /// or below the last verified ledger (a scan of `objects`, as a full
+    /// build's) and compares them, in key order, with the verified state:
+    /// an object row written without its `diff` row (which the
+    /// ledger-by-ledger pass cannot see, since it reads only diff keys)
+    /// differs here, whether its key is in the state or not. Each finding
+    /// names the ledger of the stray row and the key.
     pub fn audit(&self) -> Result<Vec<AuditFinding>, ClioError> {
         let Some((seq, _)) = self.prev else {
             return Ok(Vec::new());
         };
+        let (mut rows, _) = {
+            let mut scratch = Scratch::new(None)?;
+            self.reader
+                .scan_state(seq, true, false, &mut |row| scratch.push(row))?;
+            scratch.finish()?
+        };
         let mut findings = Vec::new();
-        let mut chunk: Vec<(Key, Vec<u8>)> = Vec::with_capacity(WALK_CHUNK);
-        let mut failed = None;
-        let mut check = |chunk: &mut Vec<(Key, Vec<u8>)>| -> Result<(), ClioError> {
-            let keys: Vec<Key> = chunk.iter().map(|(k, _)| *k).collect();
-            for ((key, data), obj) in chunk.iter().zip(self.reader.objects(&keys, seq)?) {
-                let (at, what) = match obj {
-                    Some((s, o)) if o == *data => {
-                        let _ = s;
-                        continue;
-                    }
-                    Some((s, o)) if o.is_empty() => (
-                        s,
-                        format!("a deletion written at ledger {s} that no diff row lists (the verified state at ledger {seq} holds the key)"),
-                    ),
-                    Some((s, _)) => (
-                        s,
-                        format!("an object written at ledger {s} that no diff row lists: it differs from the verified state at ledger {seq}"),
-                    ),
-                    None => (
-                        i64::from(seq),
-                        format!("live in the verified state at ledger {seq} but has no object row"),
-                    ),
-                };
+        let stray = |o: ObjectRow, findings: &mut Vec<AuditFinding>| {
+            if !o.object.is_empty() {
                 findings.push(AuditFinding {
-                    seq: at,
-                    key: *key,
-                    what,
+                    seq: o.seq,
+                    key: o.key,
+                    what: format!(
+                        "an object written at ledger {} that no diff row lists: the key is not live in the verified state at ledger {seq}",
+                        o.seq
+                    ),
                 });
             }
-            chunk.clear();
-            Ok(())
         };
-        self.map.for_each(&mut |k, d| {
-            chunk.push((*k, d.to_vec()));
-            if chunk.len() == WALK_CHUNK {
-                if let Err(e) = check(&mut chunk) {
-                    failed = Some(e);
-                    return std::ops::ControlFlow::Break(());
+        let mut failed = None;
+        let mut compare = |key: &Key, data: &[u8]| -> Result<(), ClioError> {
+            while let Some(o) = rows.peek()? {
+                if o.key >= *key {
+                    break;
+                }
+                if let Some(o) = rows.next_row()? {
+                    stray(o, &mut findings);
                 }
             }
-            std::ops::ControlFlow::Continue(())
+            let row = match rows.peek()? {
+                Some(o) if o.key == *key => rows.next_row()?,
+                _ => None,
+            };
+            let (at, what) = match row {
+                Some(o) if o.object == data => return Ok(()),
+                Some(o) if o.object.is_empty() => (
+                    o.seq,
+                    format!("a deletion written at ledger {} that no diff row lists (the verified state at ledger {seq} holds the key)", o.seq),
+                ),
+                Some(o) => (
+                    o.seq,
+                    format!("an object written at ledger {} that no diff row lists: it differs from the verified state at ledger {seq}", o.seq),
+                ),
+                None => (
+                    i64::from(seq),
+                    format!("live in the verified state at ledger {seq} but has no object row"),
+                ),
+            };
+            findings.push(AuditFinding {
+                seq: at,
+                key: *key,
+                what,
+            });
+            Ok(())
+        };
+        self.map.for_each(&mut |k, d| match compare(k, d) {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => {
+                failed = Some(e);
+                ControlFlow::Break(())
+            }
         })?;
         if let Some(e) = failed {
             return Err(e);
         }
-        check(&mut chunk)?;
+        while let Some(o) = rows.next_row()? {
+            stray(o, &mut findings);
+        }
         findings.sort_by_key(|f| (f.seq, f.key));
         Ok(findings)
     }
 
-    /// Walks the successor list at `seq` and inserts each listed key's
-    /// newest object.
-    fn build_from_list(&mut self, seq: u32, problems: &mut Vec<Problem>) -> Result<(), ClioError> {
+    /// Builds the state at `seq` whole: scans `objects` and `successor`
+    /// (see `build`), then walks the successor list from `00…00` as a merge
+    /// of the sorted successor rows and objects, inserting each listed
+    /// key's object in key order. The problems come in key order: a listed
+    /// key without a live object, then where the walk stopped (a key
+    /// without a successor row, a successor that is not a key or not above
+    /// it); when there is no other, each live object the list left out.
+    fn build_full(&mut self, seq: u32, problems: &mut Vec<Problem>) -> Result<(), ClioError> {
+        let (mut objects, mut edges) = {
+            let mut scratch = Scratch::new(None)?;
+            self.reader
+                .scan_state(seq, true, true, &mut |row| scratch.push(row))?;
+            scratch.finish()?
+        };
+        // Live objects the walk passed over: the first few, and a count.
+        let mut unlisted: Vec<(Key, i64)> = Vec::new();
+        let mut more_unlisted = 0u64;
+        let mut pass_over =
+            |objects: &mut Cursor<ObjectRow>, until: Option<&Key>| -> Result<(), ClioError> {
+                while let Some(o) = objects.peek()? {
+                    if until.is_some_and(|u| o.key >= *u) {
+                        break;
+                    }
+                    if let Some(o) = objects.next_row()? {
+                        if !o.object.is_empty() {
+                            if unlisted.len() < MAX_LIST_PROBLEMS {
+                                unlisted.push((o.key, o.seq));
+                            } else {
+                                more_unlisted += 1;
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            };
+        let mut more = 0u64;
         let mut key = FIRST_KEY;
-        let mut chunk: Vec<Key> = Vec::with_capacity(WALK_CHUNK);
-        // Where the walk stopped early, reported after the keys before it.
-        let mut stop = None;
-        loop {
-            let next = self.reader.successors(&[key], seq)?.pop().flatten();
-            let Some(next) = next else {
-                stop = Some(format!(
-                    "the successor list stops here: no successor row at or below ledger {seq}"
-                ));
-                break;
+        let stop = loop {
+            while edges.peek()?.is_some_and(|e| e.key < key) {
+                edges.next_row()?;
+            }
+            let next = match edges.peek()? {
+                Some(e) if e.key == key => edges.next_row()?.map(|e| e.next).unwrap_or_default(),
+                _ => {
+                    break Some(format!(
+                        "the successor list stops here: no successor row at or below ledger {seq}"
+                    ))
+                }
             };
             let Some(next) = key_of(&next) else {
-                stop = Some(format!("its successor is {} bytes, not a key", next.len()));
-                break;
+                break Some(format!("its successor is {} bytes, not a key", next.len()));
             };
             if next <= key {
-                stop = Some(format!(
+                break Some(format!(
                     "the successor list is out of order: its successor {next} is not above it"
                 ));
-                break;
             }
             if next == LAST_KEY {
-                break;
+                break None;
             }
-            chunk.push(next);
+            pass_over(&mut objects, Some(&next))?;
+            let row = match objects.peek()? {
+                Some(o) if o.key == next => objects.next_row()?,
+                _ => None,
+            };
+            let what = match row {
+                Some(o) if !o.object.is_empty() => {
+                    self.map.upsert(next, &o.object)?;
+                    self.entries += 1;
+                    None
+                }
+                Some(o) => Some(format!(
+                    "in the successor list at ledger {seq} but deleted (at ledger {})",
+                    o.seq
+                )),
+                None => Some(format!(
+                    "in the successor list at ledger {seq} but has no object at or below it"
+                )),
+            };
+            if let Some(what) = what {
+                if problems.len() < MAX_LIST_PROBLEMS {
+                    problems.push(Problem { key: next, what });
+                } else {
+                    more += 1;
+                }
+            }
             key = next;
-            if chunk.len() == WALK_CHUNK {
-                self.insert_listed(&chunk, seq, problems)?;
-                chunk.clear();
-            }
-        }
-        self.insert_listed(&chunk, seq, problems)?;
-        if let Some(what) = stop {
-            problems.push(Problem { key, what });
-        }
-        Ok(())
-    }
-
-    /// After a full build whose state does not match: the keys live at
-    /// `seq` in `objects` that the successor list left out, by a scan of
-    /// the table.
-    fn find_unlisted(&self, seq: u32, problems: &mut Vec<Problem>) -> Result<(), ClioError> {
-        let mut found = Vec::new();
-        let mut failed = None;
-        self.reader.scan_objects(seq, &mut |raw, s, obj| {
-            if obj.is_empty() || failed.is_some() {
-                return;
-            }
-            let Some(key) = key_of(raw) else { return };
-            match self.map.contains(&key) {
-                Ok(true) => {}
-                Ok(false) => found.push((key, s)),
-                Err(e) => failed = Some(e),
-            }
-        })?;
-        if let Some(e) = failed {
-            return Err(e.into());
-        }
-        found.sort_unstable();
-        for (key, s) in found {
+        };
+        if more > 0 {
             problems.push(Problem {
                 key,
                 what: format!(
-                    "live at ledger {seq} (its object is of ledger {s}) but missing from the successor list"
+                    "and {more} more listed keys at ledger {seq} without a live object, not named here"
                 ),
             });
         }
-        Ok(())
-    }
-
-    fn insert_listed(
-        &mut self,
-        keys: &[Key],
-        seq: u32,
-        problems: &mut Vec<Problem>,
-    ) -> Result<(), ClioError> {
-        let objects = self.reader.objects(keys, seq)?;
-        for (key, obj) in keys.iter().zip(objects) {
-            match obj {
-                Some((_, data)) if !data.is_empty() => {
-                    self.map.upsert(*key, &data)?;
-                    self.entries += 1;
+        if let Some(what) = stop {
+            problems.push(Problem { key, what });
+        }
+        pass_over(&mut objects, None)?;
+        // A walk that stopped leaves out what follows: only a whole list
+        // is judged on what it leaves out.
+        if problems.is_empty() {
+            for (key, s) in &unlisted {
+                problems.push(Problem {
+                    key: *key,
+                    what: format!(
+                        "live at ledger {seq} (its object is of ledger {s}) but missing from the successor list"
+                    ),
+                });
+            }
+            if more_unlisted > 0 {
+                if let Some((key, _)) = unlisted.last() {
+                    problems.push(Problem {
+                        key: *key,
+                        what: format!(
+                            "and {more_unlisted} more live keys after it missing from the successor list, not named here"
+                        ),
+                    });
                 }
-                Some((s, _)) => problems.push(Problem {
-                    key: *key,
-                    what: format!(
-                        "in the successor list at ledger {seq} but deleted (at ledger {s})"
-                    ),
-                }),
-                None => problems.push(Problem {
-                    key: *key,
-                    what: format!(
-                        "in the successor list at ledger {seq} but has no object at or below it"
-                    ),
-                }),
             }
         }
         Ok(())
