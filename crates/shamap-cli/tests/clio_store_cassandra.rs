@@ -12,7 +12,7 @@ use shamap_ledger::dump;
 use shamap_store::clio::{random_chain, ChainShape, ClioLedger, ClioLoader};
 
 use crate::store_cassandra::cluster;
-use crate::support::{data, shamap, shamap_within, Run};
+use crate::support::{data, one_error_line, shamap, shamap_within, Run};
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
 const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
@@ -62,19 +62,6 @@ fn verify(args: &[&str]) -> Run {
 }
 
 /// Exit `status`, one `error:` line on stderr (returned), no panic.
-fn one_error_line(r: &Run, status: i32) -> String {
-    assert_eq!(
-        r.code,
-        Some(status),
-        "stdout: {} stderr: {}",
-        r.stdout,
-        r.stderr
-    );
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
-    assert!(r.stderr.starts_with("error: "), "{}", r.stderr);
-    r.stderr.clone()
-}
 
 #[test]
 fn ledger_38129_verifies_in_text_and_json() {
