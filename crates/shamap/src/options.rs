@@ -177,6 +177,14 @@ impl LeafHashes {
     pub const fn stored(self) -> bool {
         matches!(self, LeafHashes::Stored)
     }
+
+    /// `"stored"` or `"recomputed"` (as reports print it).
+    pub const fn name(self) -> &'static str {
+        match self {
+            LeafHashes::Stored => "stored",
+            LeafHashes::Recomputed => "recomputed",
+        }
+    }
 }
 
 /// Node bytes beyond which the default policy takes blocks from huge-page
