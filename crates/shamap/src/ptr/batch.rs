@@ -388,18 +388,33 @@ fn fill_inner_input_hashing_leaves(
         fill_inner_input(node, buf);
         return;
     }
-    let leaves = node.inner().expect("an inner node").children();
+    let mut out = [[0u8; 32]; 16];
+    let (n, bytes) = hash_leaf_children(node, lh.kind, hasher, &mut out);
+    work.leaves += n as u64;
+    work.leaf_bytes += bytes as u64;
+    fill_inner_input_with(node, buf, &out[..n]);
+}
+
+/// Hashes the leaf children of the inner node `node`, in one call to
+/// `hasher`, into `out` in branch order; returns how many there are and the
+/// bytes of their messages (for a compact-mode node, whose leaves keep no
+/// hash).
+pub(crate) fn hash_leaf_children(
+    node: &NodePtr,
+    kind: MapKind,
+    hasher: BatchHasher,
+    out: &mut [[u8; 32]; 16],
+) -> (usize, usize) {
     let mut bytes = Vec::new();
     let mut ends = [0usize; 16];
     let mut n = 0;
-    for c in leaves {
+    for c in node.inner().expect("an inner node").children() {
         if let Some(l) = c.leaf() {
-            node_hash::append_leaf_message(&mut bytes, lh.kind, l.key(), l.data());
+            node_hash::append_leaf_message(&mut bytes, kind, l.key(), l.data());
             ends[n] = bytes.len();
             n += 1;
         }
     }
-    let mut out = [[0u8; 32]; 16];
     if n > 0 {
         let mut msgs: Vec<&[u8]> = Vec::with_capacity(n);
         let mut start = 0;
@@ -408,10 +423,8 @@ fn fill_inner_input_hashing_leaves(
             start = e;
         }
         hasher(&msgs, &mut out[..n]);
-        work.leaves += n as u64;
-        work.leaf_bytes += bytes.len() as u64;
     }
-    fill_inner_input_with(node, buf, &out[..n]);
+    (n, bytes.len())
 }
 
 /// Writes the hash message of an inner node whose inner children are

@@ -6,7 +6,7 @@ use crate::hash::{Hash256, Key};
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::node_hash;
-use crate::ptr::NodePtr;
+use crate::ptr::{hash_leaf_children, NodePtr};
 use crate::xrpl::wire::{encode_inner, encode_leaf};
 
 use super::map::ShaMap;
@@ -95,8 +95,23 @@ fn node_hash_of(tree: TreeRef<'_>, h: Hashing, node: &NodePtr) -> Hash256 {
 fn child_hashes(tree: TreeRef<'_>, h: Hashing, node: &NodePtr) -> [Hash256; 16] {
     let inner = node.inner().expect("inner node");
     let mut out = [Hash256::ZERO; 16];
+    if tree.leaf_hashes.stored() {
+        for (c, b) in inner.children().iter().zip(inner.mask().branches()) {
+            out[usize::from(b.get())] = *c.hash();
+        }
+        return out;
+    }
+    // Compact mode: the leaf children are hashed together, in one call to
+    // the multi-lane hasher.
+    let mut leaves = [[0u8; 32]; 16];
+    hash_leaf_children(node, h.kind, h.f.batch(), &mut leaves);
+    let mut next = leaves.iter();
     for (c, b) in inner.children().iter().zip(inner.mask().branches()) {
-        out[usize::from(b.get())] = node_hash_of(tree, h, c);
+        out[usize::from(b.get())] = if c.is_leaf() {
+            Hash256(*next.next().expect("a hash for each leaf child"))
+        } else {
+            *c.hash()
+        };
     }
     out
 }
