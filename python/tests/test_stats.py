@@ -6,7 +6,7 @@ import shamap
 from conftest import DATA
 
 TOP = {
-    "input", "kind", "classes", "root_hash", "hash_function", "entries", "leaf_nodes",
+    "input", "kind", "classes", "root_hash", "hash_function", "leaf_hashes", "entries", "leaf_nodes",
     "inner_nodes", "mean_leaf_depth", "slots_per_inner", "child_histogram",
     "depth_histogram", "inner_depth_histogram", "data", "bytes", "models", "advisor", "timing",
 }
@@ -30,6 +30,7 @@ def test_fields_of_a_ledger_state_map():
     assert s["kind"] == "state"
     assert s["classes"] == [2, 3, 4, 6, 9, 12, 16]
     assert s["hash_function"] == "sha512half"
+    assert s["leaf_hashes"] == "stored"
     assert s["root_hash"] == led.header["account_hash"]
     assert s["entries"] == s["leaf_nodes"] == 261
     assert s["inner_nodes"] == sum(s["child_histogram"])

@@ -47,6 +47,11 @@ pub(crate) struct Args {
     /// `blake3-lanes`).
     #[arg(long, default_value = "sha512half")]
     pub(crate) hash: HashFunction,
+    /// Our maps in the compact mode (`MapOptions::compact`: leaves keep no
+    /// hash and are hashed again whenever their parent is), to price it
+    /// beside a run without.
+    #[arg(long)]
+    pub(crate) compact: bool,
     /// Fixed operation counts instead of time limits, no warm-up, no floors,
     /// one thread: repeatable instruction counts for `scripts/callgrind.sh`.
     /// Runs build (+ root), the same build from sorted keys (+ root), one
@@ -121,12 +126,17 @@ pub(crate) enum HugeMode {
 }
 
 impl Args {
-    /// Options for our maps: the `--huge-pages` policy and the `--hash`
-    /// function.
+    /// Options for our maps: the `--huge-pages` policy, the `--hash`
+    /// function and `--compact`.
     pub(crate) fn map_options(&self) -> MapOptions {
-        MapOptions::default()
+        let o = MapOptions::default()
             .with_huge_pages_policy(self.huge_pages.policy())
-            .with_hash(self.hash)
+            .with_hash(self.hash);
+        if self.compact {
+            o.compact()
+        } else {
+            o
+        }
     }
 }
 

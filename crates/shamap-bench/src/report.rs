@@ -81,15 +81,24 @@ pub struct Report {
     seed: u64,
     rows: Vec<Row>,
     hash: shamap::HashFunction,
+    /// Leaf hashes stored or recomputed (`--compact`).
+    leaf_hashes: shamap::LeafHashes,
 }
 
 impl Report {
-    pub fn new(entries: &usize, data_len: usize, seed: u64, hash: shamap::HashFunction) -> Report {
+    pub fn new(
+        entries: &usize,
+        data_len: usize,
+        seed: u64,
+        hash: shamap::HashFunction,
+        leaf_hashes: shamap::LeafHashes,
+    ) -> Report {
         Report {
             entries: *entries,
             data_len,
             seed,
             hash,
+            leaf_hashes,
             rows: Vec::new(),
         }
     }
@@ -101,11 +110,12 @@ impl Report {
 
     pub fn markdown(&self) -> String {
         let mut s = format!(
-            "entries {}, data {} B, seed {}, {}, rayon threads available {}\n\n",
+            "entries {}, data {} B, seed {}, {}, leaf hashes {}, rayon threads available {}\n\n",
             self.entries,
             self.data_len,
             self.seed,
             self.hash,
+            self.leaf_hashes.name(),
             rayon::current_num_threads()
         );
         // The one-message-at-a-time floor: `sha2`, or the `blake3` crate.
@@ -167,6 +177,7 @@ impl Report {
             "data_len": self.data_len,
             "seed": self.seed,
             "hash": self.hash.to_string(),
+            "leaf_hashes": self.leaf_hashes.name(),
             "rows": rows,
         })
     }

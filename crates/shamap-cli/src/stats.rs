@@ -85,6 +85,11 @@ pub struct StatsArgs {
     /// ledger's.
     #[arg(long, value_name = "FN", default_value = "sha512half")]
     pub hash: HashFunction,
+    /// Build the map in the compact mode: leaves keep no hash (32 bytes
+    /// less per entry), which is computed again whenever a parent is
+    /// rehashed. The root is the same.
+    #[arg(long)]
+    pub compact: bool,
 }
 
 /// Parses `2,4,10,16` into size classes.
@@ -309,9 +314,12 @@ fn finish(bar: Option<ProgressBar>) {
 /// Builds the map and gathers the report.
 pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
     let classes = args.classes.unwrap_or_default();
-    let options = MapOptions::default()
+    let mut options = MapOptions::default()
         .with_size_classes(classes)
         .with_hash(args.hash);
+    if args.compact {
+        options = options.compact();
+    }
     let (mut map, input, build_seconds) = build(args, options)?;
     let spinner = phases(map.len());
     phase(spinner.as_ref(), "hashing the root");

@@ -165,3 +165,54 @@ fn blake3_changes_the_root_and_nothing_else_of_the_tree() {
         "{v}"
     );
 }
+
+#[test]
+fn compact_keeps_the_root_and_drops_the_leaf_hashes() {
+    let full = random_json(&["--random", "3000", "--seed", "9", "--no-timing"]);
+    let compact = random_json(&[
+        "--random",
+        "3000",
+        "--seed",
+        "9",
+        "--no-timing",
+        "--compact",
+    ]);
+    assert_eq!(full["leaf_hashes"], "stored");
+    assert_eq!(compact["leaf_hashes"], "recomputed");
+    for field in [
+        "root_hash",
+        "entries",
+        "child_histogram",
+        "depth_histogram",
+        "data",
+    ] {
+        assert_eq!(full[field], compact[field], "{field}");
+    }
+    let bytes = |v: &Value, f: &str| v["bytes"][f].as_i64().expect("a byte count");
+    assert_eq!(bytes(&full, "leaf_hashes"), 32 * 3000);
+    assert_eq!(bytes(&compact, "leaf_hashes"), 0);
+    for f in [
+        "inner_hashes",
+        "child_slots_used",
+        "child_slots_unused",
+        "leaf_keys",
+        "leaf_data",
+    ] {
+        assert_eq!(bytes(&full, f), bytes(&compact, f), "{f}");
+    }
+    // About 32 bytes an entry less in all (padding and slack move a little
+    // with the chunk sizes).
+    let per = |v: &Value| v["bytes"]["overhead_per_entry"].as_f64().expect("overhead");
+    let saved = per(&full) - per(&compact);
+    assert!((30.0..34.0).contains(&saved), "saved {saved} B/entry");
+    let text = shamap(
+        ["stats", "--random", "300", "--compact", "--no-timing"].map(OsStr::new),
+        None,
+    );
+    assert_eq!(text.code, Some(0), "{}", text.stderr);
+    assert!(
+        text.stdout.contains("compact mode: leaf hashes recomputed"),
+        "{}",
+        text.stdout
+    );
+}

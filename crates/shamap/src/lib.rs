@@ -51,7 +51,7 @@ pub use error::{CheckError, MapError, ParseHexError, SizeClassError};
 pub use hash::{Depth, Hash256, Key, Nibble};
 pub use hashfn::HashFunction;
 pub use kind::MapKind;
-pub use options::{HugePages, MapOptions, SizeClasses};
+pub use options::{HugePages, LeafHashes, MapOptions, SizeClasses};
 pub use ptr::{prefetch, BranchMask};
 pub use stats::MemStats;
 pub use tree::{

@@ -144,6 +144,47 @@ pub struct MapOptions {
     /// XRP Ledger's; [`HashFunction::Blake3`] gives maps that are faster to
     /// hash but have no XRPL meaning.
     pub hash: HashFunction,
+    /// Whether leaves keep their hash. Default: [`LeafHashes::Stored`];
+    /// [`LeafHashes::Recomputed`] is the compact mode (32 bytes less per
+    /// entry, leaf hashes computed again whenever their parent is).
+    pub leaf_hashes: LeafHashes,
+}
+
+/// Whether a map stores each leaf's hash in the leaf, or recomputes it when
+/// it is needed: the compact mode's trade of hashing time for 32 bytes per
+/// entry.
+///
+/// With [`LeafHashes::Recomputed`] a leaf chunk holds only its key and data.
+/// When an inner node is rehashed, the hashes of all its leaf children (not
+/// only the changed ones) are computed again, in the same multi-lane
+/// batches as the changed nodes; a proof or a node-store walk hashes the
+/// leaves it serializes or whose hashes it lists. Roots, proofs, snapshots,
+/// diffs and `check()` are the same in both modes (`docs/design.md`, "The
+/// compact mode", has the layout and the measured costs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LeafHashes {
+    /// Every leaf keeps its 32-byte hash (the default).
+    #[default]
+    Stored,
+    /// Leaves keep no hash; it is computed when a parent, a proof or a walk
+    /// needs it.
+    Recomputed,
+}
+
+impl LeafHashes {
+    /// True for [`LeafHashes::Stored`].
+    #[inline]
+    pub const fn stored(self) -> bool {
+        matches!(self, LeafHashes::Stored)
+    }
+
+    /// `"stored"` or `"recomputed"` (as reports print it).
+    pub const fn name(self) -> &'static str {
+        match self {
+            LeafHashes::Stored => "stored",
+            LeafHashes::Recomputed => "recomputed",
+        }
+    }
 }
 
 /// Node bytes beyond which the default policy takes blocks from huge-page
@@ -185,6 +226,7 @@ impl Default for MapOptions {
             parallel_hashing: true,
             huge_pages: HugePages::default(),
             hash: HashFunction::Sha512Half,
+            leaf_hashes: LeafHashes::Stored,
         }
     }
 }
@@ -223,6 +265,17 @@ impl MapOptions {
     pub fn with_size_classes(mut self, classes: SizeClasses) -> Self {
         self.size_classes = classes;
         self
+    }
+
+    /// Options whose leaves keep their hash or not; see [`LeafHashes`].
+    pub fn with_leaf_hashes(mut self, leaf_hashes: LeafHashes) -> Self {
+        self.leaf_hashes = leaf_hashes;
+        self
+    }
+
+    /// The compact mode: options with [`LeafHashes::Recomputed`].
+    pub fn compact(self) -> Self {
+        self.with_leaf_hashes(LeafHashes::Recomputed)
     }
 }
 

@@ -41,14 +41,15 @@ pub struct ByteBreakdown {
     pub child_slots_used: usize,
     /// Allocated, unoccupied child slots (size-class rounding).
     pub child_slots_unused: usize,
-    /// Stored hashes of leaves (32 each).
+    /// Stored hashes of leaves (32 each; none in the compact mode).
     pub leaf_hashes: usize,
     /// Item keys (32 each).
     pub leaf_keys: usize,
     /// Item data.
     pub leaf_data: usize,
-    /// Leaf chunk bytes beyond hash, key and data: padding to 8 and the
-    /// length word of leaves of 64 KiB or more.
+    /// Leaf chunk bytes beyond hash, key and data: padding to 8, the
+    /// length word of leaves of 64 KiB or more, and in the compact mode
+    /// the unused hash room of leaves too large for a pool.
     pub leaf_padding: usize,
     /// Touched pool bytes not in live chunks: block headers, freed chunks,
     /// and the rest of the last touched page of each block.
@@ -71,6 +72,8 @@ pub struct ByteBreakdown {
 pub struct MemStats {
     /// Items.
     pub entries: usize,
+    /// Whether leaves keep their hash (else the compact mode).
+    pub leaf_hashes: crate::LeafHashes,
     /// Inner nodes, the root included.
     pub inner_nodes: usize,
     /// Leaf nodes (equal to `entries`).
@@ -171,10 +174,11 @@ fn mem_stats_of(arena: &crate::ptr::NodeArena, entries: usize) -> MemStats {
             live_chunk_bytes += p.live_chunks * p.chunk_size;
             leaf_chunk_bytes += p.live_chunks * p.chunk_size;
         }
-        b.leaf_hashes = 32 * c.leaves;
+        let stored = arena.leaf_hashes().stored();
+        b.leaf_hashes = if stored { 32 * c.leaves } else { 0 };
         b.leaf_keys = 32 * c.leaves;
         b.leaf_data = c.leaf_data_bytes;
-        b.leaf_padding = leaf_chunk_bytes - 64 * c.leaves - c.leaf_data_bytes;
+        b.leaf_padding = leaf_chunk_bytes - b.leaf_hashes - b.leaf_keys - c.leaf_data_bytes;
         b.pool_slack = touched_bytes - live_chunk_bytes;
         b.pool_untouched = pool_bytes - touched_bytes;
         b.other =
@@ -194,6 +198,7 @@ fn mem_stats_of(arena: &crate::ptr::NodeArena, entries: usize) -> MemStats {
         b.total -= c.large_leaf_bytes;
         MemStats {
             entries,
+            leaf_hashes: arena.leaf_hashes(),
             inner_nodes: inner_classes.iter().map(|c| c.nodes).sum(),
             leaf_nodes: c.leaves,
             inner_classes,

@@ -5,6 +5,7 @@ mod batched_writes;
 mod blake3_maps;
 mod bulk_build;
 mod common;
+mod compact;
 mod compaction;
 mod diffs;
 mod iteration;

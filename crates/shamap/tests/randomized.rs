@@ -265,10 +265,46 @@ fn random_ops_on_txset_maps_with_other_size_classes_match_both_oracles() {
     );
 }
 
+/// The compact mode (leaf hashes recomputed, never stored) on every kind
+/// and on BLAKE3 maps: the same operations, the same oracles.
+#[test]
+fn random_ops_in_the_compact_mode_match_both_oracles() {
+    let opts = MapOptions::default().compact();
+    run(MapKind::AccountState, opts, 71, 4000, 400, "compact_state");
+    run(
+        MapKind::TransactionWithMeta,
+        opts,
+        72,
+        2000,
+        300,
+        "compact_tx",
+    );
+    run(
+        MapKind::TransactionNoMeta,
+        opts.with_hash(HashFunction::Blake3)
+            .with_size_classes(SizeClasses::RIPPLED),
+        73,
+        2000,
+        300,
+        "compact_txset_blake3",
+    );
+}
+
 #[test]
 fn tens_of_thousands_of_random_entries_match_the_oracle() {
-    let mut r = rng("large", 6);
-    let mut map = ShaMap::new(MapKind::AccountState);
+    large_random_map(MapOptions::default(), "large");
+}
+
+#[test]
+fn tens_of_thousands_of_random_entries_match_the_oracle_in_the_compact_mode() {
+    large_random_map(MapOptions::default().compact(), "large_compact");
+}
+
+/// 30k random inserts, then a tenth changed and a tenth removed: large
+/// enough for the split (and parallel) rehash.
+fn large_random_map(options: MapOptions, test: &str) {
+    let mut r = rng(test, 6);
+    let mut map = ShaMap::with_options(MapKind::AccountState, options);
     let mut model = BTreeMap::new();
     for _ in 0..30_000 {
         let k = random_key(&mut r);

@@ -27,7 +27,13 @@ use crate::report::Report;
 /// Runs the workloads `args.workloads` names on one map and prints the
 /// report (markdown, or JSON with `--json`).
 pub(crate) fn run(args: &Args) {
-    let mut report = Report::new(&args.entries, args.data_len, args.seed, args.hash);
+    let mut report = Report::new(
+        &args.entries,
+        args.data_len,
+        args.seed,
+        args.hash,
+        args.map_options().leaf_hashes,
+    );
     let wanted: Vec<&str> = args.workloads.split(',').map(str::trim).collect();
     let mut rng = SmallRng::seed_from_u64(args.seed);
     let (mut map, mut keys) = build_map(args, &mut rng, &mut report, wanted.contains(&"build"));

@@ -129,10 +129,15 @@ pub fn render(r: &Report) -> String {
         }
     };
     out.push_str(&format!(
-        "{} map of {} entries from {from}\nsize classes {}\nroot_hash {}{}\n",
+        "{} map of {} entries from {from}\nsize classes {}{}\nroot_hash {}{}\n",
         kind_name(r.stats.kind),
         int(n),
         classes(r.stats.classes.capacities()),
+        if r.stats.mem.leaf_hashes.stored() {
+            ""
+        } else {
+            "; compact mode: leaf hashes recomputed, not stored"
+        },
         r.stats.root_hash,
         if r.stats.hash.is_xrpl() {
             String::new()

@@ -89,6 +89,7 @@ impl MapStats {
             "classes": r.classes.capacities(),
             "root_hash": r.root_hash.to_hex(),
             "hash_function": r.hash.name(),
+            "leaf_hashes": r.mem.leaf_hashes.name(),
             "entries": entries,
             "leaf_nodes": r.mem.leaf_nodes,
             "inner_nodes": r.mem.inner_nodes,

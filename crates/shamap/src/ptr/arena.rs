@@ -8,14 +8,14 @@
 use super::mask::BranchMask;
 use super::node::{
     inner_chunk_size, leaf_chunk_size, NodePtr, CHILDREN_OFFSET, DATA_OFFSET, HASH_OFFSET,
-    KEY_OFFSET, LONG_DATA_OFFSET, LONG_LEAF, LONG_LEN_OFFSET,
+    KEY_OFFSET, LEAF_HASH_ROOM, LONG_DATA_OFFSET, LONG_LEAF, LONG_LEN_OFFSET,
 };
 use super::tagged::Tagged;
 use crate::alloc::{BlockSource, PoolStats, SlabPool};
 #[cfg(test)]
 use crate::hash::Hash256;
 use crate::hash::{Key, Nibble};
-use crate::options::{HugePages, SizeClasses};
+use crate::options::{HugePages, LeafHashes, SizeClasses};
 #[cfg(test)]
 use std::ptr::NonNull;
 
@@ -57,6 +57,8 @@ pub(crate) struct ArenaCounters {
 /// When nothing is shared the table is empty and costs one branch per step.
 pub(crate) struct NodeArena {
     classes: SizeClasses,
+    /// Whether leaf chunks hold a hash (the compact mode's do not).
+    leaf_hashes: LeafHashes,
     /// The huge-page policy the arena was made with.
     policy: HugePages,
     /// Where new blocks come from now (`Pages` until a `Beyond` policy's
@@ -77,12 +79,16 @@ impl NodeArena {
     /// An arena whose inner nodes use `classes`.
     #[cfg(test)]
     pub(crate) fn new(classes: SizeClasses) -> NodeArena {
-        NodeArena::with_policy(classes, HugePages::Never)
+        NodeArena::with_policy(classes, HugePages::Never, LeafHashes::Stored)
     }
 
-    /// An arena whose inner nodes use `classes` and whose pools take their
-    /// blocks as `policy` says.
-    pub(crate) fn with_policy(classes: SizeClasses, policy: HugePages) -> NodeArena {
+    /// An arena whose inner nodes use `classes`, whose pools take their
+    /// blocks as `policy` says, and whose leaves keep their hash or not.
+    pub(crate) fn with_policy(
+        classes: SizeClasses,
+        policy: HugePages,
+        leaf_hashes: LeafHashes,
+    ) -> NodeArena {
         let source = match policy {
             HugePages::Always => BlockSource::Huge,
             HugePages::Never | HugePages::Beyond(_) => BlockSource::Pages,
@@ -92,6 +98,7 @@ impl NodeArena {
             .collect();
         NodeArena {
             classes,
+            leaf_hashes,
             policy,
             source,
             shared: hashbrown::HashMap::new(),
@@ -115,6 +122,22 @@ impl NodeArena {
     /// The huge-page policy the arena was made with.
     pub(crate) fn policy(&self) -> HugePages {
         self.policy
+    }
+
+    /// Whether leaf chunks hold their hash.
+    pub(crate) fn leaf_hashes(&self) -> LeafHashes {
+        self.leaf_hashes
+    }
+
+    /// Bytes a pooled leaf chunk with a full layout of `chunk` bytes takes
+    /// here: the compact mode leaves out the hash.
+    #[inline]
+    fn pooled_leaf_size(&self, chunk: usize) -> usize {
+        if self.leaf_hashes.stored() {
+            chunk
+        } else {
+            chunk - LEAF_HASH_ROOM
+        }
     }
 
     /// Under a `Beyond` policy, moves new blocks to huge-page regions once
@@ -201,22 +224,40 @@ impl NodeArena {
     pub(crate) fn new_leaf(&mut self, key: &Key, data: &[u8]) -> NodePtr {
         let len = data.len();
         let chunk = leaf_chunk_size(len);
-        let p = if chunk <= MAX_POOLED_CHUNK {
-            self.leaf_pool(chunk).alloc()
+        let (p, hashless) = if chunk <= MAX_POOLED_CHUNK {
+            let size = self.pooled_leaf_size(chunk);
+            let hashless = size != chunk;
+            let c = self.leaf_pool(size).alloc();
+            // A compact leaf's word names the chunk minus the hash room (see
+            // `node.rs`): still inside the block, which starts with a
+            // 64-byte header before its first chunk.
+            let p = if hashless {
+                c.map_addr(|a| {
+                    std::num::NonZeroUsize::new(a.get() - LEAF_HASH_ROOM)
+                        .expect("a chunk lies 64 bytes or more into its block")
+                })
+            } else {
+                c
+            };
+            (p, hashless)
         } else {
             let (p, footprint) = crate::alloc::alloc_large(chunk);
             self.large_leaves += 1;
             self.large_leaf_bytes += footprint;
-            p
+            (p, false)
         };
         let long = len >= usize::from(LONG_LEAF);
         let data_off = if long { LONG_DATA_OFFSET } else { DATA_OFFSET };
-        // SAFETY: `p` is a fresh chunk of `leaf_chunk_size(len)` bytes, so
-        // hash, key, optional length and `len` data bytes all fit; source and
-        // destination cannot overlap (the chunk is new).
+        // SAFETY: `p` is a fresh chunk of `leaf_chunk_size(len)` bytes, or
+        // (compact mode) a fresh chunk of 32 bytes less whose address is
+        // `p + 32`, `p` lying inside the same block; so the hash (when the
+        // chunk has one), key, optional length and `len` data bytes all fit;
+        // source and destination cannot overlap (the chunk is new).
         unsafe {
             let b = p.as_ptr();
-            b.add(HASH_OFFSET).write_bytes(0, 32);
+            if !hashless {
+                b.add(HASH_OFFSET).write_bytes(0, 32);
+            }
             b.add(KEY_OFFSET)
                 .copy_from_nonoverlapping(key.0.as_ptr(), 32);
             if long {
@@ -300,7 +341,9 @@ impl NodeArena {
             }
             self.leaf_data_bytes = self.leaf_data_bytes - old_len + data.len();
             leaf.0.set_stamp(data.len() as u16);
-            leaf.clear_hash();
+            if self.leaf_hashes.stored() {
+                leaf.clear_hash();
+            }
             return;
         }
         let key = *leaf.leaf().expect("set_leaf_data on a leaf").key();
@@ -452,12 +495,18 @@ impl NodeArena {
             self.leaves -= 1;
             self.leaf_data_bytes -= len;
             if chunk <= MAX_POOLED_CHUNK {
-                let pool = self.leaf[chunk / 8]
+                let size = self.pooled_leaf_size(chunk);
+                let addr = node.base().map_addr(|a| {
+                    std::num::NonZeroUsize::new(a.get() + (chunk - size))
+                        .expect("no overflow below 2^48")
+                });
+                let pool = self.leaf[size / 8]
                     .as_mut()
                     .expect("a pooled leaf's pool exists");
-                // SAFETY: the leaf was allocated from this pool (same chunk
-                // size) and, being consumed here, is not used again.
-                unsafe { pool.free(node.base()) };
+                // SAFETY: `addr` is the chunk the leaf was allocated as from
+                // this pool (same size; a compact leaf's word names it minus
+                // the hash room) and, being consumed here, is not used again.
+                unsafe { pool.free(addr) };
             } else {
                 self.large_leaves -= 1;
                 // SAFETY: the leaf came from `alloc_large(chunk)` and is live.
@@ -479,8 +528,9 @@ impl NodeArena {
         }
     }
 
-    /// A deep copy, into this arena, of a tree from any arena (stored hashes
-    /// included). Children are copied before their parent and each inner
+    /// A deep copy, into this arena, of a tree from any arena whose leaves
+    /// keep their hash or not as this one's do (stored hashes included:
+    /// the tree's stale marks carry over). Children are copied before their parent and each inner
     /// node is made once in its final size class, so the copy is laid out as
     /// [`ShaMap::from_sorted`](crate::ShaMap::from_sorted) lays out a map: the
     /// leaves in key order, each class pool's inner nodes in key order
@@ -525,7 +575,9 @@ impl NodeArena {
             frames[depth] = children;
             out
         };
-        out.set_hash(*src.hash());
+        if !out.is_leaf() || self.leaf_hashes.stored() {
+            out.set_hash(*src.hash());
+        }
         out
     }
 
@@ -610,7 +662,9 @@ impl NodeArena {
         }
         let copy = if let Some(leaf) = slot.leaf() {
             let mut c = self.new_leaf(leaf.key(), leaf.data());
-            c.set_hash(*slot.hash());
+            if self.leaf_hashes.stored() {
+                c.set_hash(*slot.hash());
+            }
             c
         } else {
             let class = slot.class_index();
@@ -691,6 +745,57 @@ mod tests {
         a.audit().expect("pools consistent");
     }
 
+    /// Compact-mode leaves: key and data read back at every length class,
+    /// pooled chunks 32 bytes smaller (no hash), neighbours untouched by
+    /// writes, and every chunk returned to its pool.
+    #[test]
+    fn compact_leaves_hold_key_and_data_without_a_hash() {
+        let mut a = NodeArena::with_policy(
+            SizeClasses::DEFAULT,
+            HugePages::Never,
+            LeafHashes::Recomputed,
+        );
+        let lens = [0usize, 1, 7, 8, 9, 167, 952, 953, 960, 961, 4033, 70_000];
+        let mut leaves = Vec::new();
+        for (i, &len) in lens.iter().enumerate() {
+            let data: Vec<u8> = (0..len).map(|j| (j * 31 + i) as u8).collect();
+            // Two leaves of each size, side by side in their pool.
+            for k in 0..2u8 {
+                let key = Key([len as u8 ^ k; 32]);
+                leaves.push((key, data.clone(), a.new_leaf(&key, &data)));
+            }
+        }
+        let c = a.counters();
+        let pooled: usize = c
+            .leaf_pools
+            .iter()
+            .map(|p| p.live_chunks * p.chunk_size)
+            .sum();
+        let want: usize = lens
+            .iter()
+            .map(|&l| leaf_chunk_size(l))
+            .filter(|&c| c <= MAX_POOLED_CHUNK)
+            .map(|c| 2 * (c - LEAF_HASH_ROOM))
+            .sum();
+        assert_eq!(pooled, want, "pooled compact leaves are 32 bytes smaller");
+        for (_, data, leaf) in &mut leaves {
+            let half = data[..data.len() / 2].to_vec();
+            a.set_leaf_data(leaf, &half);
+            *data = half;
+        }
+        for (key, data, leaf) in &leaves {
+            let l = leaf.leaf().expect("leaf");
+            assert_eq!((l.key(), l.data()), (key, &data[..]));
+        }
+        for (_, _, leaf) in leaves {
+            a.free_node(leaf);
+        }
+        let c = a.counters();
+        assert_eq!((c.leaves, c.leaf_data_bytes, c.large_leaves), (0, 0, 0));
+        assert!(c.leaf_pools.is_empty(), "every chunk went back");
+        a.audit().expect("pools consistent");
+    }
+
     #[test]
     fn children_grow_and_shrink_through_every_class() {
         let mut a = NodeArena::new(SizeClasses::DEFAULT);
@@ -755,7 +860,11 @@ mod tests {
 
     #[test]
     fn a_beyond_policy_moves_new_blocks_to_huge_regions_past_its_threshold() {
-        let mut a = NodeArena::with_policy(SizeClasses::DEFAULT, HugePages::Beyond(1 << 20));
+        let mut a = NodeArena::with_policy(
+            SizeClasses::DEFAULT,
+            HugePages::Beyond(1 << 20),
+            LeafHashes::Stored,
+        );
         assert_eq!(a.source(), BlockSource::Pages);
         let mut leaves = Vec::new();
         for i in 0..40_000u32 {
@@ -764,7 +873,8 @@ mod tests {
             leaves.push(a.new_leaf(&Key(k), &[7u8; 64]));
         }
         assert_eq!(a.source(), BlockSource::Huge, "switched past 1 MiB");
-        let never = NodeArena::with_policy(SizeClasses::DEFAULT, HugePages::Never);
+        let never =
+            NodeArena::with_policy(SizeClasses::DEFAULT, HugePages::Never, LeafHashes::Stored);
         assert_eq!(never.source(), BlockSource::Pages);
         for leaf in leaves {
             a.free_node(leaf);

@@ -8,7 +8,9 @@
 //! the maps made from them share one arena, which each keeps alive while it
 //! holds words into it); and a chunk is written only through a word that no
 //! other version can reach (writers call `NodeArena::make_mut` first, and
-//! hashing writes only stale nodes, which are never shared).
+//! hashing writes only stale nodes, which are never shared); and a leaf's
+//! hash is read or written only in a map that stores leaf hashes (in the
+//! compact mode the leaf chunk has no hash field: `node.rs`).
 
 #![allow(unsafe_code)]
 
@@ -20,7 +22,8 @@ mod tagged;
 
 pub(crate) use arena::NodeArena;
 pub(crate) use batch::{
-    hash_stale_inner_children, inner_message, rehash_batched, BatchHasher, BatchWork,
+    hash_leaf_children, hash_stale_inner_children, inner_message, rehash_batched, BatchHasher,
+    BatchWork, LeafHashing,
 };
 pub use mask::BranchMask;
 pub use node::prefetch;

@@ -137,9 +137,10 @@ impl ShaMap {
         // one run, a few hundred KiB at most.
         let mut rec = SCRATCH
             .with(std::cell::Cell::take)
-            .unwrap_or_else(|| Records::new(self.kind, self.hash_fn));
+            .unwrap_or_else(|| Records::new(self.kind, self.hash_fn, self.leaf_hashes.stored()));
         rec.kind = self.kind;
         rec.hash_fn = self.hash_fn;
+        rec.leaf_hashes_stored = self.leaf_hashes.stored();
         let log = self.undo.active();
         for run in ops.chunks(APPLY_RUN) {
             let mut arena = lock(&self.arena);
@@ -307,6 +308,10 @@ thread_local! {
 struct Records {
     kind: MapKind,
     hash_fn: HashFunction,
+    /// Leaves keep their hash; else (compact mode) every leaf child of a
+    /// changed inner node gets a record, changed or not, and no leaf's
+    /// hash is stored.
+    leaf_hashes_stored: bool,
     leaf_bytes: Vec<u8>,
     leaf_ends: Vec<usize>,
     leaf_parents: Vec<Parent>,
@@ -315,10 +320,11 @@ struct Records {
 }
 
 impl Records {
-    fn new(kind: MapKind, hash_fn: HashFunction) -> Records {
+    fn new(kind: MapKind, hash_fn: HashFunction, leaf_hashes_stored: bool) -> Records {
         Records {
             kind,
             hash_fn,
+            leaf_hashes_stored,
             leaf_bytes: Vec::new(),
             leaf_ends: Vec::new(),
             leaf_parents: Vec::new(),
@@ -391,23 +397,44 @@ impl Records {
         // overwritten once they are hashed, and copying all of them takes no
         // branch on which is which (measured: 0.95x an `apply` block). Empty
         // branches get zeros (the buffer holds an earlier run's message).
-        for (child, b) in inner.children().iter().zip(mask.branches()) {
-            debug_assert!(
-                stale_mask & (1 << b.get()) != 0 || !child.hash().is_zero(),
-                "unchanged child is hashed"
-            );
-            node_hash::set_child(msg, b, &child.hash().0);
+        let me = |branch: Nibble| Parent {
+            depth: u8::try_from(depth).expect("depth < 64"),
+            idx,
+            branch,
+        };
+        if self.leaf_hashes_stored {
+            for (child, b) in inner.children().iter().zip(mask.branches()) {
+                debug_assert!(
+                    stale_mask & (1 << b.get()) != 0 || !child.hash().is_zero(),
+                    "unchanged child is hashed"
+                );
+                node_hash::set_child(msg, b, &child.hash().0);
+            }
+        } else {
+            // Compact mode: unchanged leaves have no stored hash; each gets
+            // a record now (its slot is written once it is hashed).
+            for (child, b) in inner.children().iter().zip(mask.branches()) {
+                if let Some(leaf) = child.leaf() {
+                    if stale_mask & (1 << b.get()) == 0 {
+                        node_hash::append_leaf_message(
+                            &mut self.leaf_bytes,
+                            self.kind,
+                            leaf.key(),
+                            leaf.data(),
+                        );
+                        self.leaf_ends.push(self.leaf_bytes.len());
+                        self.leaf_parents.push(me(b));
+                    }
+                } else {
+                    node_hash::set_child(msg, b, &child.hash().0);
+                }
+            }
         }
         for b in crate::ptr::BranchMask(!mask.0).branches() {
             node_hash::clear_child(msg, b);
         }
         level.parents.push(NO_PARENT);
         level.stale.push(stale_mask);
-        let me = |branch: Nibble| Parent {
-            depth: u8::try_from(depth).expect("depth < 64"),
-            idx,
-            branch,
-        };
         for &(b, r) in stale {
             match r {
                 Rec::Leaf(i) => self.leaf_parents[i as usize] = me(b),
@@ -462,7 +489,7 @@ impl Records {
         let mut next: Vec<usize> = self.levels.iter().map(|l| l.hashes.len()).collect();
         self.store(root, 0, &mut next_leaf, &mut next);
         assert!(
-            next_leaf == 0 && next.iter().all(|&n| n == 0),
+            (next_leaf == 0 || !self.leaf_hashes_stored) && next.iter().all(|&n| n == 0),
             "every record matched a changed node"
         );
     }
@@ -472,6 +499,9 @@ impl Records {
     /// highest branch down.
     fn store(&self, node: &mut NodePtr, depth: usize, next_leaf: &mut usize, next: &mut [usize]) {
         if node.is_leaf() {
+            if !self.leaf_hashes_stored {
+                return;
+            }
             *next_leaf -= 1;
             node.set_hash(Hash256(self.leaf_hashes[*next_leaf]));
             return;
@@ -551,9 +581,14 @@ impl Pass<'_> {
                 children[mask.slot(b)].prefetch_chunk();
             }
         }
+        let stored = self.rec.leaf_hashes_stored;
         for (c, b) in children.iter().zip(mask.branches()) {
             if wanted & (1 << b.get()) == 0 {
-                c.prefetch_hash();
+                if stored || !c.is_leaf() {
+                    c.prefetch_hash();
+                } else {
+                    c.prefetch_chunk();
+                }
             }
         }
         let mut stale = [(Nibble::ZERO, Rec::Leaf(0)); 16];

@@ -104,6 +104,12 @@ impl ShaMap {
             path: path_string(path),
             reason,
         };
+        // A compact-mode leaf has no stored hash: nothing to compare, and
+        // never stale.
+        let has_hash = !node.is_leaf() || self.leaf_hashes.stored();
+        if !has_hash {
+            return self.check_leaf(node, path, tally);
+        }
         let stored = *node.hash();
         if parent_clean && stored.is_zero() {
             return Err(fail(
@@ -119,19 +125,8 @@ impl ShaMap {
         if stored.is_zero() && !empty_root && arena.is_shared(node) {
             return Err(fail(path, "stale node shared with another version".into()));
         }
-        let computed = if let Some(leaf) = node.leaf() {
-            if path.is_empty() {
-                return Err(fail(path, "the root is a leaf".into()));
-            }
-            if !key_has_prefix(leaf.key(), path) {
-                return Err(fail(
-                    path,
-                    format!("leaf key {} is off its path", leaf.key()),
-                ));
-            }
-            tally.leaves += 1;
-            tally.data_bytes += leaf.data().len();
-            node_hash::hash_leaf(self.hash_fn, self.kind, leaf.key(), leaf.data())
+        let computed = if node.is_leaf() {
+            self.check_leaf(node, path, tally)?
         } else {
             let inner = node.inner().expect("not a leaf");
             let mask = inner.mask();
@@ -182,6 +177,37 @@ impl ShaMap {
             });
         }
         Ok(computed)
+    }
+}
+
+impl ShaMap {
+    /// Checks a leaf's place (not the root, key on its path), counts it,
+    /// and returns its computed hash.
+    fn check_leaf(
+        &self,
+        node: &NodePtr,
+        path: &[u8],
+        tally: &mut Tally,
+    ) -> Result<Hash256, CheckError> {
+        let fail = |reason: String| CheckError::Structure {
+            path: path_string(path),
+            reason,
+        };
+        let leaf = node.leaf().expect("a leaf");
+        if path.is_empty() {
+            return Err(fail("the root is a leaf".into()));
+        }
+        if !key_has_prefix(leaf.key(), path) {
+            return Err(fail(format!("leaf key {} is off its path", leaf.key())));
+        }
+        tally.leaves += 1;
+        tally.data_bytes += leaf.data().len();
+        Ok(node_hash::hash_leaf(
+            self.hash_fn,
+            self.kind,
+            leaf.key(),
+            leaf.data(),
+        ))
     }
 }
 

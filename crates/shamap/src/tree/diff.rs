@@ -1,6 +1,7 @@
 //! Differences between two versions, skipping equal subtrees.
 
 use crate::hash::Key;
+use crate::options::LeafHashes;
 use crate::ptr::NodePtr;
 
 use super::map::ShaMap;
@@ -63,6 +64,7 @@ pub(crate) fn diff_trees<'a>(
     let mut d = Differ {
         out: Vec::new(),
         max,
+        leaf_hashes: a.leaf_hashes.stored() && b.leaf_hashes.stored(),
     };
     d.nodes(Some(a.root), Some(b.root))?;
     Ok(d.out)
@@ -71,6 +73,9 @@ pub(crate) fn diff_trees<'a>(
 struct Differ<'a> {
     out: Vec<Difference<'a>>,
     max: usize,
+    /// Both trees' leaves keep their hash (else leaves are compared by
+    /// key and data).
+    leaf_hashes: bool,
 }
 
 impl<'a> Differ<'a> {
@@ -96,7 +101,10 @@ impl<'a> Differ<'a> {
         match (a, b) {
             (None, None) => Ok(()),
             (Some(x), Some(y))
-                if x.same_chunk(y) || (!x.hash().is_zero() && x.hash() == y.hash()) =>
+                if x.same_chunk(y)
+                    || ((self.leaf_hashes || !(x.is_leaf() || y.is_leaf()))
+                        && !x.hash().is_zero()
+                        && x.hash() == y.hash()) =>
             {
                 Ok(())
             }
@@ -138,7 +146,13 @@ impl<'a> Differ<'a> {
 
     /// Every item of `node` exists on one side only.
     fn one_side(&mut self, node: &'a NodePtr, left: bool) -> Result<(), TooManyDifferences> {
-        for (k, v) in (TreeRef { root: node, len: 0 }).subtree_items() {
+        for (k, v) in (TreeRef {
+            root: node,
+            len: 0,
+            leaf_hashes: LeafHashes::Recomputed,
+        })
+        .subtree_items()
+        {
             if left {
                 self.push(*k, Some(v), None)?;
             } else {
@@ -158,7 +172,13 @@ impl<'a> Differ<'a> {
     ) -> Result<(), TooManyDifferences> {
         let l = leaf.leaf().expect("leaf");
         let mut pending = Some((l.key(), l.data()));
-        for (k, v) in (TreeRef { root: tree, len: 0 }).subtree_items() {
+        for (k, v) in (TreeRef {
+            root: tree,
+            len: 0,
+            leaf_hashes: LeafHashes::Recomputed,
+        })
+        .subtree_items()
+        {
             if let Some((lk, lv)) = pending {
                 if lk < k {
                     self.side(*lk, lv, leaf_is_left)?;

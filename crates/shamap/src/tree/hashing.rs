@@ -12,10 +12,10 @@ use std::sync::Mutex;
 
 use crate::hash::Hash256;
 use crate::hashfn::HashFunction;
-use crate::kind::MapKind;
 use crate::node_hash;
 use crate::ptr::{
-    hash_stale_inner_children, inner_message, rehash_batched, BatchWork, NodeArena, NodePtr,
+    hash_stale_inner_children, inner_message, rehash_batched, BatchWork, LeafHashing, NodeArena,
+    NodePtr,
 };
 
 use super::map::ShaMap;
@@ -59,6 +59,14 @@ impl WorkCounter {
 }
 
 impl ShaMap {
+    /// How this map's leaves are hashed (kind, and whether they keep it).
+    pub(crate) fn leaf_hashing(&self) -> LeafHashing {
+        LeafHashing {
+            kind: self.kind,
+            stored: self.leaf_hashes.stored(),
+        }
+    }
+
     /// Like [`ShaMap::root_hash`], also reporting how many nodes and bytes
     /// were hashed (the input of a hashing-floor benchmark).
     pub fn root_hash_with_work(&mut self) -> (Hash256, HashWork) {
@@ -87,7 +95,7 @@ impl ShaMap {
         }
         if large {
             rehash_split(
-                (self.kind, self.hash_fn),
+                (self.leaf_hashing(), self.hash_fn),
                 &self.arena,
                 &mut self.root,
                 0,
@@ -95,7 +103,12 @@ impl ShaMap {
                 work,
             )
         } else {
-            rehash((self.kind, self.hash_fn), &self.arena, &mut self.root, work)
+            rehash(
+                (self.leaf_hashing(), self.hash_fn),
+                &self.arena,
+                &mut self.root,
+                work,
+            )
         }
     }
 
@@ -109,7 +122,7 @@ impl ShaMap {
         let work = WorkCounter::default();
         if large {
             rehash_split(
-                (self.kind, self.hash_fn),
+                (self.leaf_hashing(), self.hash_fn),
                 &self.arena,
                 &mut self.root,
                 0,
@@ -118,7 +131,7 @@ impl ShaMap {
             )
         } else {
             rehash(
-                (self.kind, self.hash_fn),
+                (self.leaf_hashing(), self.hash_fn),
                 &self.arena,
                 &mut self.root,
                 &work,
@@ -131,18 +144,18 @@ impl ShaMap {
 /// and returns it: stale leaves first, then stale inner nodes level by level,
 /// many messages per call to the multi-lane SHA-512.
 fn rehash(
-    (kind, f): (MapKind, HashFunction),
+    (lh, f): (LeafHashing, HashFunction),
     arena: &Mutex<NodeArena>,
     node: &mut NodePtr,
     work: &WorkCounter,
 ) -> Hash256 {
-    rehash_batch((kind, f), arena, node, work, false)
+    rehash_batch((lh, f), arena, node, work, false)
 }
 
 /// [`rehash`], leaving a stale inner `node` itself unhashed when
 /// `skip_root` (its parent hashes it together with its siblings).
 fn rehash_batch(
-    (kind, f): (MapKind, HashFunction),
+    (lh, f): (LeafHashing, HashFunction),
     arena: &Mutex<NodeArena>,
     node: &mut NodePtr,
     work: &WorkCounter,
@@ -155,11 +168,15 @@ fn rehash_batch(
         "stale shared node"
     );
     let mut w = BatchWork::default();
-    let h = rehash_batched(kind, node, f.batch(), &mut w, skip_root);
+    let h = rehash_batched(lh, node, f.batch(), &mut w, skip_root);
+    add_work(work, &w);
+    h
+}
+
+fn add_work(work: &WorkCounter, w: &BatchWork) {
     work.leaves.fetch_add(w.leaves, Ordering::Relaxed);
     work.leaf_bytes.fetch_add(w.leaf_bytes, Ordering::Relaxed);
     work.inner.fetch_add(w.inner, Ordering::Relaxed);
-    h
 }
 
 /// Like [`rehash`], for many stale nodes: the stale subtrees below
@@ -171,18 +188,21 @@ fn rehash_batch(
 /// stale children of a node in one batch: alone, each would be a call with
 /// one message (273 of them for a 10k-write block).
 fn rehash_split(
-    (kind, f): (MapKind, HashFunction),
+    (lh, f): (LeafHashing, HashFunction),
     arena: &Mutex<NodeArena>,
     node: &mut NodePtr,
     depth: usize,
     parallel: bool,
     work: &WorkCounter,
 ) -> Hash256 {
-    if depth >= PARALLEL_DEPTH || node.is_leaf() || !node.hash().is_zero() {
-        return rehash((kind, f), arena, node, work);
+    debug_assert!(!node.is_leaf(), "the split starts at the root");
+    if depth >= PARALLEL_DEPTH || !node.hash().is_zero() {
+        return rehash((lh, f), arena, node, work);
     }
-    split_below((kind, f), arena, node, depth, parallel, work);
-    let buf = inner_message(node);
+    split_below((lh, f), arena, node, depth, parallel, work);
+    let mut w = BatchWork::default();
+    let buf = inner_message(node, lh, f.batch(), &mut w);
+    add_work(work, &w);
     work.inner.fetch_add(1, Ordering::Relaxed);
     let h = node_hash::hash_inner_message(f, &buf);
     node.set_hash(h);
@@ -192,7 +212,7 @@ fn rehash_split(
 /// Brings every stale hash strictly below the stale inner `node` (at
 /// `depth < PARALLEL_DEPTH`) up to date, leaving `node`'s own.
 fn split_below(
-    (kind, f): (MapKind, HashFunction),
+    (lh, f): (LeafHashing, HashFunction),
     arena: &Mutex<NodeArena>,
     node: &mut NodePtr,
     depth: usize,
@@ -202,15 +222,26 @@ fn split_below(
     debug_assert!(!lock(arena).is_shared(node), "stale shared node");
     let children = node.inner_mut().expect("not a leaf").into_children();
     let one = |c: &mut NodePtr| {
+        if c.is_leaf() {
+            // A stale leaf is hashed on its own here (a compact-mode leaf
+            // keeps no hash: its parent hashes it).
+            if lh.stored && c.hash().is_zero() {
+                let leaf = c.leaf().expect("a leaf");
+                let h = node_hash::hash_leaf(f, lh.kind, leaf.key(), leaf.data());
+                let bytes = node_hash::leaf_message_len(lh.kind, leaf.data().len());
+                c.set_hash(h);
+                work.leaves.fetch_add(1, Ordering::Relaxed);
+                work.leaf_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
+            }
+            return;
+        }
         if !c.hash().is_zero() {
             return;
         }
-        if c.is_leaf() {
-            rehash((kind, f), arena, c, work);
-        } else if depth + 1 >= PARALLEL_DEPTH {
-            rehash_batch((kind, f), arena, c, work, true);
+        if depth + 1 >= PARALLEL_DEPTH {
+            rehash_batch((lh, f), arena, c, work, true);
         } else {
-            split_below((kind, f), arena, c, depth + 1, parallel, work);
+            split_below((lh, f), arena, c, depth + 1, parallel, work);
         }
     };
     if parallel {
@@ -218,6 +249,7 @@ fn split_below(
     } else {
         children.iter_mut().for_each(one);
     }
-    let n = hash_stale_inner_children(node, f.batch());
-    work.inner.fetch_add(n, Ordering::Relaxed);
+    let mut w = BatchWork::default();
+    hash_stale_inner_children(node, lh, f.batch(), &mut w);
+    add_work(work, &w);
 }

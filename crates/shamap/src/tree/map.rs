@@ -7,7 +7,7 @@ use crate::error::MapError;
 use crate::hash::{Hash256, Key};
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
-use crate::options::MapOptions;
+use crate::options::{LeafHashes, MapOptions};
 use crate::ptr::{NodeArena, NodePtr};
 
 use super::shared_arena::{drop_tree, lock, SharedArena};
@@ -40,6 +40,8 @@ pub struct ShaMap {
     pub(crate) parallel_hashing: bool,
     /// The node hash function, fixed at creation.
     pub(crate) hash_fn: HashFunction,
+    /// Whether leaves keep their hash (the arena's layout), fixed at creation.
+    pub(crate) leaf_hashes: LeafHashes,
     /// Undo records of open sessions.
     pub(crate) undo: UndoLog,
 }
@@ -67,7 +69,11 @@ impl ShaMap {
 
     /// An empty map of `kind` with the given options.
     pub fn with_options(kind: MapKind, options: MapOptions) -> ShaMap {
-        let mut arena = NodeArena::with_policy(options.size_classes, options.huge_pages);
+        let mut arena = NodeArena::with_policy(
+            options.size_classes,
+            options.huge_pages,
+            options.leaf_hashes,
+        );
         let root = arena.new_inner();
         ShaMap {
             kind,
@@ -77,6 +83,7 @@ impl ShaMap {
             pending_writes: 0,
             parallel_hashing: options.parallel_hashing,
             hash_fn: options.hash,
+            leaf_hashes: options.leaf_hashes,
             undo: UndoLog::default(),
         }
     }
@@ -94,6 +101,7 @@ impl ShaMap {
             .with_parallel_hashing(self.parallel_hashing)
             .with_huge_pages_policy(arena.policy())
             .with_hash(self.hash_fn)
+            .with_leaf_hashes(self.leaf_hashes)
     }
 
     /// The node hash function, fixed at creation.
@@ -106,6 +114,7 @@ impl ShaMap {
         TreeRef {
             root: &self.root,
             len: self.len,
+            leaf_hashes: self.leaf_hashes,
         }
     }
 
@@ -206,7 +215,7 @@ impl ShaMap {
     /// An empty arena with this map's size classes and huge-page policy.
     fn fresh_arena(&self) -> NodeArena {
         let a = lock(&self.arena);
-        NodeArena::with_policy(*a.classes(), a.policy())
+        NodeArena::with_policy(*a.classes(), a.policy(), a.leaf_hashes())
     }
 
     /// Moves the map to `arena` with `root` (a tree in it), letting the old
@@ -383,6 +392,7 @@ impl Clone for ShaMap {
             pending_writes: self.pending_writes,
             parallel_hashing: self.parallel_hashing,
             hash_fn: self.hash_fn,
+            leaf_hashes: self.leaf_hashes,
             undo: UndoLog::default(),
         }
     }

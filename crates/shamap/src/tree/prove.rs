@@ -3,9 +3,10 @@
 //! Verification of untrusted proofs is in the `verify` module.
 
 use crate::hash::{Hash256, Key};
+use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::node_hash;
-use crate::ptr::NodePtr;
+use crate::ptr::{hash_leaf_children, NodePtr};
 use crate::xrpl::wire::{encode_inner, encode_leaf};
 
 use super::map::ShaMap;
@@ -33,14 +34,21 @@ pub struct ProofPath {
 impl Snapshot {
     /// The proof path for `key` (inclusion or non-inclusion).
     pub fn proof_path(&self, key: &Key) -> ProofPath {
-        proof_path(self.tree(), self.kind, self.hash, key)
+        proof_path(self.tree(), self.hashing(), self.hash, key)
     }
 
     /// The union of the proof paths of `keys`, each node once, root first
     /// (depth-first, branch order). Smaller than the sum of single proofs
     /// whenever paths share nodes (verification: the `verify` module).
     pub fn multi_proof(&self, keys: &[Key]) -> Vec<Vec<u8>> {
-        multi_proof(self.tree(), self.kind, keys)
+        multi_proof(self.tree(), self.hashing(), keys)
+    }
+
+    fn hashing(&self) -> Hashing {
+        Hashing {
+            kind: self.kind,
+            f: self.hash_fn,
+        }
     }
 }
 
@@ -48,41 +56,82 @@ impl ShaMap {
     /// The proof path for `key` (hashes the map first).
     pub fn proof_path(&mut self, key: &Key) -> ProofPath {
         let root = self.root_hash();
-        proof_path(self.tree(), self.kind, root, key)
+        proof_path(self.tree(), self.hashing(), root, key)
     }
 
     /// The union of the proof paths of `keys` (hashes the map first); see
     /// [`Snapshot::multi_proof`].
     pub fn multi_proof(&mut self, keys: &[Key]) -> Vec<Vec<u8>> {
         self.root_hash();
-        multi_proof(self.tree(), self.kind, keys)
+        multi_proof(self.tree(), self.hashing(), keys)
+    }
+
+    fn hashing(&self) -> Hashing {
+        Hashing {
+            kind: self.kind,
+            f: self.hash_fn,
+        }
     }
 }
 
-fn child_hashes(node: &NodePtr) -> [Hash256; 16] {
+/// What hashing a leaf takes: the map's kind and hash function.
+#[derive(Clone, Copy)]
+struct Hashing {
+    kind: MapKind,
+    f: HashFunction,
+}
+
+/// A current node's hash: the stored one, or for a leaf of a tree whose
+/// leaves keep none (compact mode), computed.
+fn node_hash_of(tree: TreeRef<'_>, h: Hashing, node: &NodePtr) -> Hash256 {
+    match node.leaf() {
+        Some(l) if !tree.leaf_hashes.stored() => {
+            node_hash::hash_leaf(h.f, h.kind, l.key(), l.data())
+        }
+        _ => *node.hash(),
+    }
+}
+
+fn child_hashes(tree: TreeRef<'_>, h: Hashing, node: &NodePtr) -> [Hash256; 16] {
     let inner = node.inner().expect("inner node");
     let mut out = [Hash256::ZERO; 16];
+    if tree.leaf_hashes.stored() {
+        for (c, b) in inner.children().iter().zip(inner.mask().branches()) {
+            out[usize::from(b.get())] = *c.hash();
+        }
+        return out;
+    }
+    // Compact mode: the leaf children are hashed together, in one call to
+    // the multi-lane hasher.
+    let mut leaves = [[0u8; 32]; 16];
+    hash_leaf_children(node, h.kind, h.f.batch(), &mut leaves);
+    let mut next = leaves.iter();
     for (c, b) in inner.children().iter().zip(inner.mask().branches()) {
-        out[usize::from(b.get())] = *c.hash();
+        out[usize::from(b.get())] = if c.is_leaf() {
+            Hash256(*next.next().expect("a hash for each leaf child"))
+        } else {
+            *c.hash()
+        };
     }
     out
 }
 
-fn node_blob(kind: MapKind, node: &NodePtr) -> Vec<u8> {
+fn node_blob(tree: TreeRef<'_>, h: Hashing, node: &NodePtr) -> Vec<u8> {
     match node.leaf() {
-        Some(l) => encode_leaf(kind, l.key(), l.data()),
-        None => encode_inner(&child_hashes(node)),
+        Some(l) => encode_leaf(h.kind, l.key(), l.data()),
+        None => encode_inner(&child_hashes(tree, h, node)),
     }
 }
 
-fn proof_path(tree: TreeRef<'_>, kind: MapKind, root: Hash256, key: &Key) -> ProofPath {
+fn proof_path(tree: TreeRef<'_>, h: Hashing, root: Hash256, key: &Key) -> ProofPath {
+    let kind = h.kind;
     let mut nodes = Vec::new();
     let mut included = false;
     if tree.len > 0 {
         let mut node = tree.root;
         let mut depth = 0;
         loop {
-            nodes.push(node_blob(kind, node));
+            nodes.push(node_blob(tree, h, node));
             if let Some(leaf) = node.leaf() {
                 included = leaf.key() == key;
                 break;
@@ -106,7 +155,7 @@ fn proof_path(tree: TreeRef<'_>, kind: MapKind, root: Hash256, key: &Key) -> Pro
     }
 }
 
-fn multi_proof(tree: TreeRef<'_>, kind: MapKind, keys: &[Key]) -> Vec<Vec<u8>> {
+fn multi_proof(tree: TreeRef<'_>, h: Hashing, keys: &[Key]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     if tree.len == 0 || keys.is_empty() {
         return out;
@@ -114,21 +163,28 @@ fn multi_proof(tree: TreeRef<'_>, kind: MapKind, keys: &[Key]) -> Vec<Vec<u8>> {
     let mut sorted: Vec<Key> = keys.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    collect(tree.root, 0, &sorted, kind, &mut out);
+    collect(tree, h, tree.root, 0, &sorted, &mut out);
     out
 }
 
 /// Emits `node` and, for each branch some of `keys` take, that child's
 /// subtree; `keys` all share the path to `node`.
-fn collect(node: &NodePtr, depth: usize, keys: &[Key], kind: MapKind, out: &mut Vec<Vec<u8>>) {
-    out.push(node_blob(kind, node));
+fn collect(
+    tree: TreeRef<'_>,
+    h: Hashing,
+    node: &NodePtr,
+    depth: usize,
+    keys: &[Key],
+    out: &mut Vec<Vec<u8>>,
+) {
+    out.push(node_blob(tree, h, node));
     let Some(inner) = node.inner() else { return };
     let mut rest = keys;
     while let Some(first) = rest.first() {
         let b = first.nibble(depth);
         let n = rest.iter().take_while(|k| k.nibble(depth) == b).count();
         if let Some(child) = inner.child(b) {
-            collect(child, depth + 1, &rest[..n], kind, out);
+            collect(tree, h, child, depth + 1, &rest[..n], out);
         }
         rest = &rest[n..];
     }
@@ -169,29 +225,33 @@ impl Snapshot {
         mut f: impl FnMut(StoredNode),
     ) {
         if self.len > 0 {
-            visit(&self.root, 0, self.kind, &mut select, &mut f);
+            let h = self.hashing();
+            visit(self.tree(), h, &self.root, 0, &mut select, &mut f);
         }
     }
 }
 
 fn visit(
+    tree: TreeRef<'_>,
+    h: Hashing,
     node: &NodePtr,
     depth: u8,
-    kind: MapKind,
     select: &mut impl FnMut(&Hash256, usize) -> bool,
     f: &mut impl FnMut(StoredNode),
 ) {
+    let kind = h.kind;
     let len = match node.leaf() {
         Some(l) => node_hash::leaf_message_len(kind, l.data().len()),
         None => node_hash::INNER_MESSAGE_LEN,
     };
-    if select(node.hash(), len) {
+    let hash = node_hash_of(tree, h, node);
+    if select(&hash, len) {
         let bytes = match node.leaf() {
             Some(l) => node_hash::leaf_message(kind, l.key(), l.data()),
-            None => node_hash::inner_message(&child_hashes(node)).to_vec(),
+            None => node_hash::inner_message(&child_hashes(tree, h, node)).to_vec(),
         };
         f(StoredNode {
-            hash: *node.hash(),
+            hash,
             depth,
             is_leaf: node.is_leaf(),
             prefix_bytes: bytes,
@@ -199,7 +259,7 @@ fn visit(
     }
     if let Some(inner) = node.inner() {
         for c in inner.children() {
-            visit(c, depth + 1, kind, select, f);
+            visit(tree, h, c, depth + 1, select, f);
         }
     }
 }

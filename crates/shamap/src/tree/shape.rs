@@ -78,7 +78,7 @@ impl ShaMap {
     /// result is the same root.
     pub fn invalidate_hashes(&mut self) {
         let mut arena = lock(&self.arena);
-        invalidate(&mut arena, &mut self.root);
+        invalidate(&mut arena, &mut self.root, self.leaf_hashes.stored());
         self.pending_writes = self.len;
     }
 }
@@ -96,12 +96,17 @@ fn walk(node: &NodePtr, depth: usize, s: &mut ShapeStats) {
     }
 }
 
-fn invalidate(arena: &mut NodeArena, node: &mut NodePtr) {
+/// Marks `node` and everything below it stale (leaves only when they keep
+/// a hash: a compact-mode leaf has none).
+fn invalidate(arena: &mut NodeArena, node: &mut NodePtr, leaf_hashes: bool) {
+    if node.is_leaf() && !leaf_hashes {
+        return;
+    }
     arena.make_mut(node);
     node.clear_hash();
     if let Some(inner) = node.inner_mut() {
         for c in inner.into_children() {
-            invalidate(arena, c);
+            invalidate(arena, c, leaf_hashes);
         }
     }
 }

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use crate::hash::Hash256;
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
+use crate::options::LeafHashes;
 use crate::ptr::NodePtr;
 
 use super::map::ShaMap;
@@ -29,6 +30,8 @@ pub struct Snapshot {
     pub(crate) len: usize,
     pub(crate) hash: Hash256,
     pub(crate) hash_fn: HashFunction,
+    /// Whether leaves keep their hash.
+    pub(crate) leaf_hashes: LeafHashes,
     /// The map's `parallel_hashing` option, kept for `to_map`.
     pub(crate) parallel_hashing: bool,
 }
@@ -47,6 +50,7 @@ impl ShaMap {
             len: self.len,
             hash,
             hash_fn: self.hash_fn,
+            leaf_hashes: self.leaf_hashes,
             parallel_hashing: self.parallel_hashing,
         }
     }
@@ -63,6 +67,7 @@ impl ShaMap {
             pending_writes: 0,
             parallel_hashing: snapshot.parallel_hashing,
             hash_fn: snapshot.hash_fn,
+            leaf_hashes: snapshot.leaf_hashes,
             undo: UndoLog::default(),
         }
     }
@@ -94,6 +99,7 @@ impl Snapshot {
         TreeRef {
             root: &self.root,
             len: self.len,
+            leaf_hashes: self.leaf_hashes,
         }
     }
 
@@ -114,6 +120,7 @@ impl Clone for Snapshot {
             len: self.len,
             hash: self.hash,
             hash_fn: self.hash_fn,
+            leaf_hashes: self.leaf_hashes,
             parallel_hashing: self.parallel_hashing,
         }
     }

@@ -1,6 +1,7 @@
 //! `TreeRef`: the read-only view of one tree that maps and snapshots hand
 //! to every read operation.
 
+use crate::options::LeafHashes;
 use crate::ptr::NodePtr;
 
 /// A read-only view of one tree (a map's or a snapshot's): every read
@@ -14,4 +15,6 @@ pub(crate) struct TreeRef<'a> {
     pub(crate) root: &'a NodePtr,
     /// Number of items in the tree (unused by `subtree_items`).
     pub(crate) len: usize,
+    /// Whether the tree's leaves keep their hash (else none may be read).
+    pub(crate) leaf_hashes: LeafHashes,
 }
