@@ -1,6 +1,6 @@
 //! The shipped real ledgers verify, in text and JSON, from files and stdin.
 
-use crate::support::{ledger_38129, shamap, testnet_42089779};
+use crate::support::{ledger_38129, ok, shamap, testnet_42089779};
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
 const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
@@ -16,13 +16,7 @@ fn lines(s: &str) -> Vec<&str> {
 fn mainnet_38129_matches_all_three_hashes() {
     let path = ledger_38129();
     let run = shamap([std::ffi::OsStr::new("verify"), path.as_os_str()], None);
-    assert_eq!(
-        run.code,
-        Some(0),
-        "stdout: {}\nstderr: {}",
-        run.stdout,
-        run.stderr
-    );
+    ok(&run);
     assert!(run.stderr.is_empty(), "{}", run.stderr);
     let out = lines(&run.stdout);
     assert_eq!(out.len(), 4, "{}", run.stdout);
@@ -41,13 +35,7 @@ fn mainnet_38129_matches_all_three_hashes() {
 fn testnet_42089779_matches_transactions_and_ledger_hash() {
     let path = testnet_42089779();
     let run = shamap([std::ffi::OsStr::new("verify"), path.as_os_str()], None);
-    assert_eq!(
-        run.code,
-        Some(0),
-        "stdout: {}\nstderr: {}",
-        run.stdout,
-        run.stderr
-    );
+    ok(&run);
     let out = lines(&run.stdout);
     assert!(out[0].starts_with("ledger 42089779 from "), "{}", out[0]);
     assert_eq!(out[1], "account_hash not computed (no state entries)");

@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{assert_input_error, ledger_38129_json, shamap, temp_file};
+use crate::support::{assert_input_error, ledger_38129_json, ok, shamap, temp_file};
 
 /// Splits 38129's state into `ledger_data`-style pages (binary entries,
 /// page-level `ledger_index`/`ledger_hash`, header fields in `ledger`).
@@ -52,13 +52,7 @@ fn pages_of_one_ledger_verify_together() {
     // Order of pages does not matter to the root hash.
     args.extend(paths.iter().rev().map(|p| p.clone().into_os_string()));
     let run = shamap(&args, None);
-    assert_eq!(
-        run.code,
-        Some(0),
-        "stdout: {}\nstderr: {}",
-        run.stdout,
-        run.stderr
-    );
+    ok(&run);
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert_eq!(lines.len(), 4, "{}", run.stdout);
     assert!(

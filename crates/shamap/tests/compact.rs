@@ -195,30 +195,20 @@ fn twins(kind: MapKind, f: HashFunction, seed: u64, rounds: usize, test: &str) {
         // from an old compact snapshot goes on like one made from the full.
         let pair = (full.snapshot(), compact.snapshot());
         if let Some((of, oc)) = kept.last() {
-            let df: Vec<_> = of
-                .diff(&pair.0, usize::MAX)
-                .expect("no limit")
-                .into_iter()
-                .map(|d| {
-                    (
-                        d.key,
-                        d.left.map(<[u8]>::to_vec),
-                        d.right.map(<[u8]>::to_vec),
-                    )
-                })
-                .collect();
-            let dc: Vec<_> = oc
-                .diff(&pair.1, usize::MAX)
-                .expect("no limit")
-                .into_iter()
-                .map(|d| {
-                    (
-                        d.key,
-                        d.left.map(<[u8]>::to_vec),
-                        d.right.map(<[u8]>::to_vec),
-                    )
-                })
-                .collect();
+            let owned = |a: &Snapshot, b: &Snapshot| -> Vec<_> {
+                a.diff(b, usize::MAX)
+                    .expect("no limit")
+                    .into_iter()
+                    .map(|d| {
+                        (
+                            d.key,
+                            d.left.map(<[u8]>::to_vec),
+                            d.right.map(<[u8]>::to_vec),
+                        )
+                    })
+                    .collect()
+            };
+            let (df, dc) = (owned(of, &pair.0), owned(oc, &pair.1));
             assert_eq!(dc, df, "round {round}: diffs between versions");
             let (mut mf, mut mc) = (of.to_map(), oc.to_map());
             let k = random_key(&mut r);

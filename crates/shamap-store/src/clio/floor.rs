@@ -36,7 +36,7 @@ pub struct ReadFloor {
     pub rest_rows: u64,
 }
 
-/// Reads what verifying `from..=to` reads (see the [module docs](self)).
+/// Reads what verifying `from..=to` reads (see this module's doc).
 pub fn read_floor(reader: &ClioReader, from: u32, to: u32) -> Result<ReadFloor, ClioError> {
     let mut out = ReadFloor::default();
     let t = Instant::now();
