@@ -2,7 +2,13 @@
 //! hosts, keyspace, consistency level, replication factor and requests in
 //! flight.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use scylla::client::execution_profile::ExecutionProfile;
+use scylla::client::session::Session;
+use scylla::client::session_builder::SessionBuilder;
+use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 
 /// The CQL port when a URL names none.
 pub const DEFAULT_PORT: u16 = 9042;
@@ -187,6 +193,52 @@ impl CassandraOptions {
             self.hosts.join(","),
             self.keyspace
         )
+    }
+}
+
+impl CassandraOptions {
+    /// A runtime (two worker threads named `thread_name`) and a session on
+    /// these hosts with these timeouts and consistency: the one way the
+    /// node store and the Clio reader connect. The whole attempt is bounded
+    /// (`connect_timeout * 3 + request_timeout`) on top of the driver's own
+    /// timeouts. Errors: `cannot start the driver's runtime: …` or `cannot
+    /// connect to HOSTS: …` (the driver's error may span lines).
+    pub(crate) fn connect(
+        &self,
+        thread_name: &str,
+    ) -> Result<(tokio::runtime::Runtime, Session), String> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name(thread_name)
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the driver's runtime: {e}"))?;
+        let profile = ExecutionProfile::builder()
+            .consistency(self.consistency.driver())
+            .request_timeout(Some(self.request_timeout))
+            .build();
+        let builder = SessionBuilder::new()
+            .known_nodes(&self.hosts)
+            .connection_timeout(self.connect_timeout)
+            .hostname_resolution_timeout(Some(self.connect_timeout))
+            .metadata_request_serverside_timeout(self.request_timeout)
+            .metadata_request_clientside_timeout(self.request_timeout)
+            .schema_agreement_timeout(Duration::from_secs(60))
+            .timestamp_generator(Arc::new(MonotonicTimestampGenerator::new()))
+            .keyspaces_to_fetch([self.keyspace.clone()])
+            .default_execution_profile_handle(profile.into_handle());
+        let limit = self.connect_timeout * 3 + self.request_timeout;
+        let hosts = self.hosts.join(",");
+        let session = runtime
+            .block_on(async { tokio::time::timeout(limit, builder.build()).await })
+            .map_err(|_| {
+                format!(
+                    "cannot connect to {hosts}: no answer in {} s",
+                    limit.as_secs()
+                )
+            })?
+            .map_err(|e| format!("cannot connect to {hosts}: {e}"))?;
+        Ok((runtime, session))
     }
 }
 

@@ -4,13 +4,9 @@
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
-use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
-use scylla::client::session_builder::SessionBuilder;
-use scylla::policies::timestamp_generator::MonotonicTimestampGenerator;
 use scylla::response::{PagingState, PagingStateResponse};
 use scylla::statement::prepared::PreparedStatement;
 use shamap::Hash256;
@@ -105,37 +101,9 @@ impl CassandraStore {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             StoreError::backend(location.clone(), one_line(format!("{what}: {e}")))
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("shamap-cassandra")
-            .enable_all()
-            .build()
-            .map_err(|e| fail("cannot start the driver's runtime", &e))?;
-        let profile = ExecutionProfile::builder()
-            .consistency(opts.consistency.driver())
-            .request_timeout(Some(opts.request_timeout))
-            .build();
-        let builder = SessionBuilder::new()
-            .known_nodes(&opts.hosts)
-            .connection_timeout(opts.connect_timeout)
-            .hostname_resolution_timeout(Some(opts.connect_timeout))
-            .metadata_request_serverside_timeout(opts.request_timeout)
-            .metadata_request_clientside_timeout(opts.request_timeout)
-            .schema_agreement_timeout(Duration::from_secs(60))
-            .timestamp_generator(Arc::new(MonotonicTimestampGenerator::new()))
-            .keyspaces_to_fetch([opts.keyspace.clone()])
-            .default_execution_profile_handle(profile.into_handle());
-        // The driver's own timeouts bound each attempt; this bounds them all.
-        let limit = opts.connect_timeout * 3 + opts.request_timeout;
-        let session = runtime
-            .block_on(async { tokio::time::timeout(limit, builder.build()).await })
-            .map_err(|_| {
-                fail(
-                    &format!("cannot connect to {}", opts.hosts.join(",")),
-                    &format!("no answer in {} s", limit.as_secs()),
-                )
-            })?
-            .map_err(|e| fail(&format!("cannot connect to {}", opts.hosts.join(",")), &e))?;
+        let (runtime, session) = opts
+            .connect("shamap-cassandra")
+            .map_err(|e| StoreError::backend(location.clone(), one_line(e)))?;
         let session = Arc::new(session);
         let ks = opts.keyspace.clone();
         let statements = runtime.block_on(async {

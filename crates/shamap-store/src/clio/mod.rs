@@ -26,11 +26,8 @@
 //! and, where there is one, the key.
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use scylla::client::execution_profile::ExecutionProfile;
 use scylla::client::session::Session;
-use scylla::client::session_builder::SessionBuilder;
 use scylla::statement::prepared::PreparedStatement;
 use shamap::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
 use shamap::{Hash256, Key};
@@ -170,36 +167,7 @@ impl Conn {
             location: location.clone(),
             what,
         };
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .thread_name("shamap-clio")
-            .enable_all()
-            .build()
-            .map_err(|e| fail(format!("cannot start the driver's runtime: {e}")))?;
-        let profile = ExecutionProfile::builder()
-            .consistency(opts.consistency.driver())
-            .request_timeout(Some(opts.request_timeout))
-            .build();
-        let builder = SessionBuilder::new()
-            .known_nodes(&opts.hosts)
-            .connection_timeout(opts.connect_timeout)
-            .hostname_resolution_timeout(Some(opts.connect_timeout))
-            .metadata_request_serverside_timeout(opts.request_timeout)
-            .metadata_request_clientside_timeout(opts.request_timeout)
-            .schema_agreement_timeout(Duration::from_secs(60))
-            .keyspaces_to_fetch([opts.keyspace.clone()])
-            .default_execution_profile_handle(profile.into_handle());
-        let limit = opts.connect_timeout * 3 + opts.request_timeout;
-        let hosts = opts.hosts.join(",");
-        let session = runtime
-            .block_on(async { tokio::time::timeout(limit, builder.build()).await })
-            .map_err(|_| {
-                fail(format!(
-                    "cannot connect to {hosts}: no answer in {} s",
-                    limit.as_secs()
-                ))
-            })?
-            .map_err(|e| fail(format!("cannot connect to {hosts}: {}", one_line(e))))?;
+        let (runtime, session) = opts.connect("shamap-clio").map_err(|e| fail(one_line(e)))?;
         Ok(Conn {
             opts,
             location,
