@@ -129,8 +129,16 @@ pub struct ClioVerifyArgs {
     pub to: Option<u32>,
     /// Keep the verified state in this node-log directory: committed after
     /// each ledger that matched; a later run resumes after the last one.
+    /// It holds the last verified ledger (its header and state map, for
+    /// `get`/`prove --db`): each commit deletes the nodes it replaced, so
+    /// the store and its index in memory stay the size of one state.
     #[arg(long, value_name = "DIR")]
     pub state: Option<PathBuf>,
+    /// With --state: keep every verified ledger's header and state map
+    /// instead of the last one's (each ledger's changed nodes stay: the
+    /// store, and the node log's index in memory, grow with the range).
+    #[arg(long, requires = "state")]
+    pub keep_history: bool,
     /// With --state: memory budget of the state's node cache, MiB.
     #[arg(long, value_name = "MB", default_value_t = 64, requires = "state",
           value_parser = clap::value_parser!(u64).range(1..=1_048_576))]
@@ -488,13 +496,20 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
     let (store, opts, persist): (&dyn NodeStore, BackedOptions, bool) = match &args.state {
         Some(dir) => {
             log = crate::input::open_or_create(dir).map_err(|f| f.about_store(dir))?;
-            (&*log, BackedOptions::with_budget_mb(args.cache_mb), true)
+            let opts = BackedOptions::with_budget_mb(args.cache_mb);
+            let opts = if args.keep_history {
+                opts
+            } else {
+                opts.pruning()
+            };
+            (&*log, opts, true)
         }
         None => {
             mem = MemStore::new();
             // In memory: a budget that never spills to the store.
             let opts = BackedOptions {
                 budget_bytes: usize::MAX / 8,
+                ..BackedOptions::default()
             };
             (&mem, opts, false)
         }

@@ -99,6 +99,7 @@ fn main() {
     ] {
         let opts = BackedOptions {
             budget_bytes: budget,
+            ..BackedOptions::default()
         };
         let mut map =
             BackedMap::open(&store, snap.root_hash(), MapKind::AccountState, opts).expect("open");

@@ -56,7 +56,7 @@ pub enum StoreError {
     /// The store was written by a format this build does not read.
     #[error("store {location}: format version {found} is not supported (this build reads version {supported})")]
     UnknownVersion {
-        /// The store (directory or `<memory>`).
+        /// The store (directory or `<memory N>`).
         location: String,
         /// The version recorded in the store (as text, since it may not
         /// even be a number).

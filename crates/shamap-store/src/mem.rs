@@ -16,11 +16,27 @@ struct Inner {
     meta: BTreeMap<String, Vec<u8>>,
 }
 
+/// Numbers the stores of this process, so that each has a location of its
+/// own (writers register under the location: see `writers`).
+static NEXT_STORE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// A node store in a `BTreeMap` behind a lock. Cloning shares the store.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct MemStore {
     inner: Arc<RwLock<Inner>>,
+    /// Its number in the process (clones share it).
+    id: u64,
     fail_writes: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Default for MemStore {
+    fn default() -> Self {
+        MemStore {
+            inner: Arc::default(),
+            id: NEXT_STORE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            fail_writes: Arc::default(),
+        }
+    }
 }
 
 impl MemStore {
@@ -64,7 +80,7 @@ impl MemStore {
 
 impl NodeStore for MemStore {
     fn location(&self) -> String {
-        "<memory>".to_owned()
+        format!("<memory {}>", self.id)
     }
 
     fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {

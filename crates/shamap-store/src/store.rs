@@ -138,7 +138,7 @@ pub const WRITE_BATCH_NODES: usize = 4096;
 /// its key, and [`NodeStore::bulk_ingest`] with [`BatchedIngest`] for a
 /// bulk import.
 pub trait NodeStore: Send + Sync {
-    /// Where the store lives, for messages (a directory, or `<memory>`).
+    /// Where the store lives, for messages (a directory, or `<memory N>`).
     fn location(&self) -> String;
 
     /// The raw value under `hash`, unverified. Prefer [`NodeStoreExt::get`].

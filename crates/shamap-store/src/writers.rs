@@ -10,10 +10,12 @@
 //! exclusively: a collection marks from the retained roots *and* the pins,
 //! and no writer adds nodes between its mark and its sweep.
 //!
-//! Stores are told apart by [`NodeStore::location`]. Stores that share a
-//! location (every `MemStore` says `<memory>`) share the lock and see each
-//! other's pins, which costs contention, not correctness: `gc` marks from a
-//! pin only what the store holds.
+//! Stores are told apart by [`NodeStore::location`] (each `MemStore` has
+//! one of its own, `<memory N>`). Stores that share a location (two opens
+//! of one Cassandra keyspace) share the lock and see each other's pins,
+//! which costs contention, not correctness: `gc` marks from a pin only
+//! what the store holds, and a pruning backed map that sees another pin
+//! deletes nothing.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,6 +65,12 @@ impl Pin {
     /// Moves the pin to `root` (after a spill or commit).
     pub(crate) fn set(&self, root: Hash256) {
         guard(&self.writers.pins).insert(self.id, root);
+    }
+
+    /// True when no other writer of the store is registered in this
+    /// process.
+    pub(crate) fn is_only_writer(&self) -> bool {
+        guard(&self.writers.pins).len() == 1
     }
 
     /// Holds off collections while a write is under way.

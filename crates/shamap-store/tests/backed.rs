@@ -64,6 +64,7 @@ pub(crate) fn random_ops_against_oracles(
     import_ledger(store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
     let opts = BackedOptions {
         budget_bytes: budget,
+        ..BackedOptions::default()
     };
     let mut backed = BackedMap::open(store, snap.root_hash(), kind, opts).expect("open");
     let mut rng = SmallRng::seed_from_u64(s ^ 0xBAC);
@@ -146,6 +147,7 @@ fn spills_and_evictions_keep_memory_within_budget() {
         MapKind::AccountState,
         BackedOptions {
             budget_bytes: budget,
+            ..BackedOptions::default()
         },
     );
     let mut mem = ShaMap::new(MapKind::AccountState);
@@ -340,6 +342,7 @@ fn gc_beside_a_spilling_writer_keeps_what_the_writer_needs() {
     // nothing holds an unretained root, and gc may rightly sweep it.
     let opts = BackedOptions {
         budget_bytes: 32 << 10,
+        ..BackedOptions::default()
     };
     let mut backed =
         BackedMap::open(&store, snap.root_hash(), MapKind::AccountState, opts).expect("open");
@@ -418,6 +421,7 @@ fn prefetch_loads_the_paths_so_the_block_that_follows_loads_nothing() {
     let (mut shadow, model, store, root) = imported_random_map(4000, s);
     let opts = BackedOptions {
         budget_bytes: 8 << 20,
+        ..BackedOptions::default()
     };
     let mut map = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
     let mut rng = SmallRng::seed_from_u64(s);
@@ -480,6 +484,7 @@ fn a_lookups_leaf_is_cached_from_its_second_use_and_loaded_once_for_read_modify_
     let (mut shadow, model, store, root) = imported_random_map(3000, s);
     let opts = BackedOptions {
         budget_bytes: 8 << 20,
+        ..BackedOptions::default()
     };
     let keys: Vec<Key> = model.keys().copied().collect();
     let get = |map: &BackedMap<'_>, k: &Key| {
@@ -584,6 +589,7 @@ fn neighbours_match_an_ordered_model() {
         MapKind::AccountState,
         BackedOptions {
             budget_bytes: 64 << 10,
+            ..BackedOptions::default()
         },
     )
     .expect("open");
@@ -678,6 +684,7 @@ fn every_root_matches_the_engines_apply_on_the_same_random_blocks() {
         import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
         let opts = BackedOptions {
             budget_bytes: budget,
+            ..BackedOptions::default()
         };
         let mut backed = BackedMap::open(&store, snap.root_hash(), kind, opts).expect("open");
         drop(snap);

@@ -11,7 +11,7 @@ use shamap_store::clio::{
     random_chain, read_verified, ChainShape, ClioLedger, ClioLoader, ClioReader, ClioVerifier,
     LedgerCheck,
 };
-use shamap_store::{BackedOptions, LogStore, MemStore};
+use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::cassandra::cluster;
 use crate::support::{data, seed};
@@ -61,6 +61,7 @@ fn verify_range(reader: &ClioReader, from: u32, to: u32) -> Vec<LedgerCheck> {
     let store = MemStore::new();
     let opts = BackedOptions {
         budget_bytes: usize::MAX / 8,
+        ..BackedOptions::default()
     };
     let mut v = ClioVerifier::new(reader, &store, opts, false).expect("verifier");
     v.prefetch_until(to);
@@ -138,8 +139,8 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
     let dir = tempfile::tempdir().expect("temp dir");
     {
         let store = LogStore::open(dir.path()).expect("open state");
-        let mut v = ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(1), true)
-            .expect("verifier");
+        let opts = BackedOptions::with_budget_mb(1).pruning();
+        let mut v = ClioVerifier::new(&reader, &store, opts, true).expect("verifier");
         assert_eq!(v.last_verified(), None);
         // Read ahead past where this run stops: dropped unread.
         v.prefetch_until(1219);
@@ -153,8 +154,13 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
         assert_eq!(rec.seq, 1099);
         assert_eq!(rec.account_hash, chain[99].header.expect("h").account_hash);
         assert_eq!(rec.entries, all[99].state_entries);
-        let mut v = ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(1), true)
-            .expect("verifier");
+        // Pruned as it went: the last state's nodes and its header, no more.
+        let mut marked = hashbrown::HashSet::new();
+        shamap_store::gc::mark(&store, &rec.account_hash, &mut marked).expect("whole");
+        assert_eq!(store.usage().nodes, marked.len() as u64 + 1);
+        assert!(store.contains(&rec.ledger_hash).expect("read"));
+        let opts = BackedOptions::with_budget_mb(1).pruning();
+        let mut v = ClioVerifier::new(&reader, &store, opts, true).expect("verifier");
         assert_eq!(v.last_verified(), Some(1099));
         let c = v.verify(1100).expect("verifies");
         assert!(c.is_match() && !c.full_build, "{c:?}");
@@ -192,6 +198,7 @@ fn state_after_a_chain_is_the_engines_map() {
         &store,
         BackedOptions {
             budget_bytes: usize::MAX / 8,
+            ..BackedOptions::default()
         },
         false,
     )
@@ -258,6 +265,7 @@ fn measure_verify_against_read_floor() {
         &store,
         BackedOptions {
             budget_bytes: usize::MAX / 8,
+            ..BackedOptions::default()
         },
         false,
     )

@@ -213,6 +213,7 @@ pub(crate) fn backed_child<S: NodeStore>(env: &str, open: fn(&Path) -> S) {
         .find(|r| r.name == "head");
     let opts = BackedOptions {
         budget_bytes: 192 << 10,
+        ..BackedOptions::default()
     };
     let mut map = match &head {
         Some(r) => BackedMap::open(&store, r.hash, MapKind::AccountState, opts).expect("open head"),

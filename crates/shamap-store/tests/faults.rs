@@ -91,6 +91,7 @@ pub(crate) fn op_commit<S>(
     // A budget small enough that dirty nodes spill before the commit.
     let opts = BackedOptions {
         budget_bytes: 16 << 10,
+        ..BackedOptions::default()
     };
     let mut b = BackedMap::open(store, c.base, MapKind::AccountState, opts)?;
     for (k, v) in change(&mut m) {

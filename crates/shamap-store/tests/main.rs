@@ -16,6 +16,7 @@ mod node_log_checkpoint;
 mod node_log_faults;
 mod node_log_integrity;
 mod placement;
+mod prune;
 mod reader;
 mod readers;
 #[cfg(feature = "rocksdb")]

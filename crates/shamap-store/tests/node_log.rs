@@ -150,6 +150,7 @@ fn a_backed_maps_budget_covers_the_node_logs_index() {
     let budget = 4 * index as usize;
     let opts = BackedOptions {
         budget_bytes: budget,
+        ..BackedOptions::default()
     };
     let map = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
     for (k, v) in &model {

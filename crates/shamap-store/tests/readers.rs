@@ -41,6 +41,7 @@ fn readers_beside_a_writer(store: &dyn NodeStore, s: u64) {
         MapKind::AccountState,
         BackedOptions {
             budget_bytes: 256 << 10,
+            ..BackedOptions::default()
         },
     );
     for (k, v) in &model {

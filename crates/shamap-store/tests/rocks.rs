@@ -436,6 +436,7 @@ fn backed_on_rocks_against_oracles(kind: MapKind, budget: usize, s: u64) {
     assert_eq!(r.leaves as usize, model.len(), "seed {s}");
     let opts = BackedOptions {
         budget_bytes: budget,
+        ..BackedOptions::default()
     };
     let m = BackedMap::open(&store, head, kind, opts).expect("open head");
     assert_eq!(contents(&m), model, "seed {s}: after reopening");

@@ -815,6 +815,7 @@ fn worker_commit(store: &dyn NodeStore, rng: &mut SmallRng) -> WorkerResult {
     let contents = read_map(store, base).map_err(fail)?;
     let opts = BackedOptions {
         budget_bytes: BACKED_BUDGET,
+        ..BackedOptions::default()
     };
     let mut map = if base.is_zero() {
         BackedMap::new(store, MapKind::AccountState, opts)

@@ -15,22 +15,46 @@ use crate::store::Batch;
 use crate::writers::Pin;
 
 use super::cache::{CleanNode, Loader, NodeCache};
-use super::tree::{Child, Dirty, Inner, Leaf};
+use super::tree::{holds, Child, Dirty, Inner, Leaf, Replaced};
+
+/// What [`write_dirty`] wrote.
+pub(super) struct Written {
+    /// The root.
+    pub(super) root: Hash256,
+    /// Nodes written.
+    pub(super) nodes: u64,
+    /// Replaced nodes deleted.
+    pub(super) pruned: u64,
+    /// True when replaced nodes were left in the store (the list
+    /// overflowed, or the store holds other roots or writers).
+    pub(super) prune_skipped: bool,
+}
 
 /// Writes every dirty node at and below `slot` (the root's) that the store
 /// lacks, plus, when `record` names one, the retained record naming the
 /// root under that name (replacing that name's entry), in one batch that
 /// starts as `batch` (the caller's own changes, written with them); then
-/// pins the root. Returns the root and the number of nodes written. The
-/// nodes stay dirty, now hashed: [`settle_tree`] them once this returns
-/// `Ok`, so a failed write loses nothing.
+/// pins the root. The nodes stay dirty, now hashed: [`settle_tree`] them
+/// once this returns `Ok`, so a failed write loses nothing.
+///
+/// With `replaced` on, the same batch deletes the replaced nodes that the
+/// new tree does not hold, when nothing else can need them: at a commit,
+/// when the retained list holds no root but `record`'s and this map is
+/// the store's only writer in the process (the nodes of the previous
+/// version are then garbage by [`crate::gc()`]'s rule, deleted in the
+/// batch that makes them so); at a spill, only while nothing is committed
+/// and nothing retained (before the first commit, what a spill replaces
+/// is its own garbage). Otherwise a spill keeps the list for the commit,
+/// and a commit leaves them for `gc`.
 pub(super) fn write_dirty(
     loader: &Loader<'_>,
     pin: &Pin,
     slot: &mut Child,
     record: Option<&str>,
     mut batch: Batch,
-) -> Result<(Hash256, u64), StoreError> {
+    replaced: &mut Replaced,
+    nothing_committed: bool,
+) -> Result<Written, StoreError> {
     let kind = loader.kind;
     let node_type = loader.node_type;
     let mut written = 0;
@@ -45,8 +69,38 @@ pub(super) fn write_dirty(
             }
         },
     };
+    let tracking = replaced.on && (!replaced.nodes.is_empty() || replaced.overflowed);
+    let roots = if record.is_some() || tracking {
+        meta::retained(loader.store)?
+    } else {
+        Vec::new()
+    };
+    let mut pruned = 0;
+    let mut prune_skipped = false;
+    let mut done_with_list = record.is_some();
+    if tracking {
+        let alone = pin.is_only_writer();
+        let prune = match record {
+            Some(name) => alone && roots.iter().all(|r| r.name == name),
+            None => alone && nothing_committed && roots.is_empty(),
+        };
+        done_with_list |= prune;
+        if prune && !replaced.overflowed {
+            replaced.nodes.sort_unstable_by_key(|n| n.hash());
+            replaced.nodes.dedup_by_key(|n| n.hash());
+            let tree: &Child = slot;
+            for node in &replaced.nodes {
+                if !holds(loader, tree, node)? {
+                    batch.delete_node(node.hash());
+                    pruned += 1;
+                }
+            }
+        } else if prune || record.is_some() {
+            prune_skipped = true;
+        }
+    }
     if let Some(name) = record {
-        let mut roots = meta::retained(loader.store)?;
+        let mut roots = roots;
         let entry = RetainedRoot {
             name: name.to_owned(),
             hash: root,
@@ -68,7 +122,19 @@ pub(super) fn write_dirty(
         }
         pin.set(root);
     }
-    Ok((root, written))
+    // Written: the list is done with when its nodes were dealt with, or at
+    // a commit (what it left is for gc); a spill that could not delete
+    // keeps it for the commit.
+    if done_with_list {
+        replaced.nodes.clear();
+        replaced.overflowed = false;
+    }
+    Ok(Written {
+        root,
+        nodes: written,
+        pruned,
+        prune_skipped,
+    })
 }
 
 /// After [`write_dirty`] wrote the tree under `slot` as `root`: every

@@ -14,7 +14,8 @@ use crate::store::{Batch, NodeStore};
 use super::cache::{CleanNode, Keep, Loader};
 use super::commit;
 use super::tree::{
-    self, materialize, remove_in, write_in, Child, Dirty, Inner, Removed, DIRTY_INNER_BYTES,
+    self, materialize, remove_in, write_in, Child, Dirty, Effects, Inner, Removed, Replaced,
+    DIRTY_INNER_BYTES, REPLACED_NODE_BYTES,
 };
 
 /// Options of a [`BackedMap`].
@@ -26,12 +27,26 @@ pub struct BackedOptions {
     /// index). Default 64 MiB. Caches and buffers of a fixed size of the
     /// store's own (fjall's block cache and write buffers) are outside it.
     pub budget_bytes: usize,
+    /// Delete, in the batch of each commit, the stored nodes the map's
+    /// changes replaced, so that the store keeps one version of the map (its
+    /// last commit) instead of every version: a store that follows a
+    /// changing state stays the size of the state, and so does the node
+    /// log's index in memory. Done only when nothing else can need them:
+    /// the retained list holds no root but the one the commit names, and
+    /// no other backed map of this process writes the store (for a store
+    /// that other processes write, such as a shared Cassandra keyspace,
+    /// leave it off). Otherwise, and when the list of replaced nodes
+    /// outgrows an eighth of the budget, they stay for [`crate::gc()`]
+    /// ([`BackedStats::prune_skipped`]). Default off: every committed
+    /// version stays readable until `gc`.
+    pub prune_replaced: bool,
 }
 
 impl Default for BackedOptions {
     fn default() -> Self {
         BackedOptions {
             budget_bytes: 64 << 20,
+            prune_replaced: false,
         }
     }
 }
@@ -41,9 +56,22 @@ impl BackedOptions {
     pub fn with_budget_mb(mb: u64) -> BackedOptions {
         BackedOptions {
             budget_bytes: usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
+            ..BackedOptions::default()
+        }
+    }
+
+    /// These options with [`BackedOptions::prune_replaced`] on.
+    pub fn pruning(self) -> BackedOptions {
+        BackedOptions {
+            prune_replaced: true,
+            ..self
         }
     }
 }
+
+/// The list of replaced nodes may hold an eighth of the budget, and at
+/// least this many (66 KiB).
+const MIN_REPLACED_LIST: usize = 1024;
 
 /// Dirty nodes are spilled once they exceed `budget / DIRTY_SHARE`.
 const DIRTY_SHARE: usize = 4;
@@ -78,6 +106,11 @@ pub struct BackedStats {
     pub spills: u64,
     /// Nodes written (spills and commits).
     pub nodes_written: u64,
+    /// Replaced nodes deleted ([`BackedOptions::prune_replaced`]).
+    pub nodes_pruned: u64,
+    /// Commits (and spills before the first one) that left replaced nodes
+    /// in the store for `gc`: other roots or writers, or too many to list.
+    pub prune_skipped: u64,
 }
 
 /// A SHAMap backed by a [`NodeStore`]; see the [module docs](crate::backed).
@@ -91,6 +124,10 @@ pub struct BackedMap<'s> {
     dirty_peak: usize,
     spills: u64,
     nodes_written: u64,
+    /// Stored nodes replaced since the last write-out (when pruning).
+    replaced: Replaced,
+    nodes_pruned: u64,
+    prune_skipped: u64,
 }
 
 impl std::fmt::Debug for BackedMap<'_> {
@@ -125,6 +162,13 @@ impl<'s> BackedMap<'s> {
             dirty_peak: 0,
             spills: 0,
             nodes_written: 0,
+            replaced: Replaced {
+                on: opts.prune_replaced,
+                limit: (opts.budget_bytes / 8 / REPLACED_NODE_BYTES).max(MIN_REPLACED_LIST),
+                ..Replaced::default()
+            },
+            nodes_pruned: 0,
+            prune_skipped: 0,
         };
         if !root.is_zero() {
             let cap = map.cache_capacity();
@@ -178,6 +222,7 @@ impl<'s> BackedMap<'s> {
         self.loader
             .budget
             .saturating_sub(self.dirty_bytes)
+            .saturating_sub(self.replaced.heap_bytes())
             .saturating_sub(store)
             .max(self.loader.budget / 8)
     }
@@ -223,6 +268,8 @@ impl<'s> BackedMap<'s> {
             evictions: c.evictions,
             spills: self.spills,
             nodes_written: self.nodes_written,
+            nodes_pruned: self.nodes_pruned,
+            prune_skipped: self.prune_skipped,
         }
     }
 
@@ -291,16 +338,22 @@ impl<'s> BackedMap<'s> {
     /// if needed.
     fn change_root<T>(
         &mut self,
-        change: impl FnOnce(&Loader<'s>, &mut Inner, usize, &mut usize) -> Result<T, StoreError>,
+        change: impl FnOnce(&Loader<'s>, &mut Inner, &mut Effects<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         self.root_inner()?;
         let cap = self.cache_capacity();
         let Child::Dirty(Dirty::Inner(root)) = &mut self.root else {
             unreachable!("root_inner made the root a dirty inner node")
         };
-        let mut charged = 0;
-        let out = change(&self.loader, root, cap, &mut charged)?;
+        let mut fx = Effects {
+            cap,
+            charged: 0,
+            replaced: &mut self.replaced,
+        };
+        let out = change(&self.loader, root, &mut fx);
+        let charged = fx.charged;
         self.charge_dirty(charged);
+        let out = out?;
         self.maybe_spill()?;
         Ok(out)
     }
@@ -308,9 +361,7 @@ impl<'s> BackedMap<'s> {
     /// Sets `key` to `data`; true when the key was new. On an error (a
     /// node on the path missing or bad) the map is unchanged.
     pub fn upsert(&mut self, key: Key, data: &[u8]) -> Result<bool, StoreError> {
-        self.change_root(|loader, root, cap, charged| {
-            write_in(loader, root, 0, &key, data, cap, charged)
-        })
+        self.change_root(|loader, root, fx| write_in(loader, root, 0, &key, data, fx))
     }
 
     /// Removes `key`; true when it was present. On an error the map is
@@ -319,9 +370,7 @@ impl<'s> BackedMap<'s> {
         if !self.contains(key)? {
             return Ok(false);
         }
-        let r = self.change_root(|loader, root, cap, charged| {
-            remove_in(loader, root, 0, key, cap, charged)
-        })?;
+        let r = self.change_root(|loader, root, fx| remove_in(loader, root, 0, key, fx))?;
         Ok(matches!(r, Removed::Yes { .. }))
     }
 
@@ -349,9 +398,19 @@ impl<'s> BackedMap<'s> {
     /// naming the root, in one batch; then turns the dirty nodes into clean
     /// slots (into the cache). Returns the root.
     fn write_out(&mut self, record: Option<&str>, batch: Batch) -> Result<Hash256, StoreError> {
-        let (root, written) =
-            commit::write_dirty(&self.loader, &self.pin, &mut self.root, record, batch)?;
-        self.nodes_written += written;
+        let w = commit::write_dirty(
+            &self.loader,
+            &self.pin,
+            &mut self.root,
+            record,
+            batch,
+            &mut self.replaced,
+            self.committed.is_zero(),
+        )?;
+        let root = w.root;
+        self.nodes_written += w.nodes;
+        self.nodes_pruned += w.pruned;
+        self.prune_skipped += u64::from(w.prune_skipped);
         // Written: dirty nodes become clean slots, their content cached.
         self.dirty_bytes = 0;
         let cap = self.cache_capacity();

@@ -66,9 +66,81 @@ impl Inner {
             .count()
     }
 
-    fn touch(&mut self) {
+    /// Marks the node changed (at `id`): its hash unknown, not in the
+    /// store; the stored node it was is noted in `replaced`.
+    fn touch(&mut self, id: NodeId, replaced: &mut Replaced) {
+        if self.stored {
+            if let Some(hash) = self.hash {
+                replaced.note(ReplacedNode::Inner { hash, id });
+            }
+        }
         self.hash = None;
         self.stored = false;
+    }
+}
+
+/// A stored node that a change replaced or removed: it may be garbage
+/// once the change is written (see [`Replaced`]). Where it stood, so that
+/// the check for a node that came back looks in one place: an inner
+/// node's hash fixes its position (its hash fixes its leaves and their
+/// arrangement by nibble, hence its depth and prefix); a leaf's fixes its
+/// key, and it stands somewhere on the key's path.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum ReplacedNode {
+    Inner { hash: Hash256, id: NodeId },
+    Leaf { hash: Hash256, key: Key },
+}
+
+impl ReplacedNode {
+    pub(super) fn hash(&self) -> Hash256 {
+        match self {
+            ReplacedNode::Inner { hash, .. } | ReplacedNode::Leaf { hash, .. } => *hash,
+        }
+    }
+}
+
+/// The stored nodes replaced since the last write-out, when the map
+/// prunes ([`super::BackedOptions::prune_replaced`]). Bounded: past
+/// `limit` entries the list is given up for the round (`overflowed`) and
+/// those nodes stay in the store, unreferenced, for `gc`.
+#[derive(Debug, Default)]
+pub(super) struct Replaced {
+    pub(super) on: bool,
+    pub(super) nodes: Vec<ReplacedNode>,
+    pub(super) limit: usize,
+    pub(super) overflowed: bool,
+}
+
+/// Bytes one [`ReplacedNode`] takes in the list.
+pub(super) const REPLACED_NODE_BYTES: usize = std::mem::size_of::<ReplacedNode>();
+
+impl Replaced {
+    fn note(&mut self, node: ReplacedNode) {
+        if !self.on || self.overflowed {
+            return;
+        }
+        if self.nodes.len() >= self.limit {
+            self.overflowed = true;
+            self.nodes = Vec::new();
+            return;
+        }
+        self.nodes.push(node);
+    }
+
+    fn note_leaf(&mut self, leaf: &Leaf) {
+        if leaf.stored {
+            if let Some(hash) = leaf.hash {
+                self.note(ReplacedNode::Leaf {
+                    hash,
+                    key: leaf.key,
+                });
+            }
+        }
+    }
+
+    /// Bytes the list holds.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * REPLACED_NODE_BYTES
     }
 }
 
@@ -312,6 +384,15 @@ fn split(depth: usize, a: Child, a_key: &Key, b: Child, b_key: &Key, charged: &m
     Child::Dirty(Dirty::Inner(Box::new(inner)))
 }
 
+/// What a mutation works with besides the tree: the cache capacity for
+/// the nodes it loads, the bytes it adds to the dirty nodes (`charged`),
+/// and the list of the stored nodes it replaces.
+pub(super) struct Effects<'r> {
+    pub(super) cap: usize,
+    pub(super) charged: usize,
+    pub(super) replaced: &'r mut Replaced,
+}
+
 /// Writes `key` below `inner` (at `depth`); true when the key was new.
 pub(super) fn write_in(
     loader: &Loader<'_>,
@@ -319,9 +400,9 @@ pub(super) fn write_in(
     depth: usize,
     key: &Key,
     data: &[u8],
-    cap: usize,
-    charged: &mut usize,
+    fx: &mut Effects<'_>,
 ) -> Result<bool, StoreError> {
+    let cap = fx.cap;
     let b = branch(key, depth);
     let slot = &mut inner.children[b];
     // A clean leaf that is not ours moves down unchanged (its hash does not
@@ -337,25 +418,26 @@ pub(super) fn write_in(
                     depth + 1,
                     existing,
                     other,
-                    new_leaf(*key, data, charged),
+                    new_leaf(*key, data, &mut fx.charged),
                     key,
-                    charged,
+                    &mut fx.charged,
                 );
-                inner.touch();
+                inner.touch(NodeId::on_path(key, depth), fx.replaced);
                 return Ok(true);
             }
         }
-        *charged += materialize_loaded(slot, h, &node);
+        fx.charged += materialize_loaded(slot, h, &node);
     }
     let added = match slot {
         Child::Empty => {
-            *slot = new_leaf(*key, data, charged);
+            *slot = new_leaf(*key, data, &mut fx.charged);
             true
         }
         Child::Clean(_) => unreachable!("materialized above"),
         Child::Dirty(d) => match d {
             Dirty::Leaf(l) if l.key == *key => {
-                *charged += data.len().saturating_sub(l.data.len());
+                fx.replaced.note_leaf(l);
+                fx.charged += data.len().saturating_sub(l.data.len());
                 l.data.clear();
                 l.data.extend_from_slice(data);
                 l.hash = None;
@@ -369,16 +451,16 @@ pub(super) fn write_in(
                     depth + 1,
                     existing,
                     &other,
-                    new_leaf(*key, data, charged),
+                    new_leaf(*key, data, &mut fx.charged),
                     key,
-                    charged,
+                    &mut fx.charged,
                 );
                 true
             }
-            Dirty::Inner(child) => write_in(loader, child, depth + 1, key, data, cap, charged)?,
+            Dirty::Inner(child) => write_in(loader, child, depth + 1, key, data, fx)?,
         },
     };
-    inner.touch();
+    inner.touch(NodeId::on_path(key, depth), fx.replaced);
     Ok(added)
 }
 
@@ -401,12 +483,12 @@ pub(super) fn remove_in(
     inner: &mut Inner,
     depth: usize,
     key: &Key,
-    cap: usize,
-    charged: &mut usize,
+    fx: &mut Effects<'_>,
 ) -> Result<Removed, StoreError> {
+    let cap = fx.cap;
     let b = branch(key, depth);
     let id = NodeId::on_path(key, depth + 1);
-    *charged += materialize(loader, &mut inner.children[b], &id, cap)?;
+    fx.charged += materialize(loader, &mut inner.children[b], &id, cap)?;
     let target = match &mut inner.children[b] {
         Child::Empty => return Ok(Removed::No),
         Child::Clean(_) => unreachable!("materialized above"),
@@ -434,8 +516,11 @@ pub(super) fn remove_in(
         } else {
             false
         };
+        if let Child::Dirty(Dirty::Leaf(l)) = &inner.children[b] {
+            fx.replaced.note_leaf(l);
+        }
         inner.children[b] = Child::Empty;
-        inner.touch();
+        inner.touch(NodeId::on_path(key, depth), fx.replaced);
         return Ok(Removed::Yes { single_leaf });
     }
     let Child::Dirty(d) = &mut inner.children[b] else {
@@ -444,7 +529,7 @@ pub(super) fn remove_in(
     let Dirty::Inner(child) = d else {
         unreachable!("checked above")
     };
-    match remove_in(loader, child, depth + 1, key, cap, charged)? {
+    match remove_in(loader, child, depth + 1, key, fx)? {
         Removed::No => Ok(Removed::No),
         Removed::Yes { single_leaf } => {
             if single_leaf {
@@ -456,10 +541,63 @@ pub(super) fn remove_in(
                     .expect("one child");
                 inner.children[b] = only;
             }
-            inner.touch();
+            inner.touch(NodeId::on_path(key, depth), fx.replaced);
             Ok(Removed::Yes {
                 single_leaf: single_leaf && inner.count() == 1,
             })
+        }
+    }
+}
+
+/// True when `node`, replaced since the last write-out, stands in the
+/// tree under `root` again (a change undone, or a leaf's data set back).
+/// Every dirty node must be hashed. Walks the one path where it can stand,
+/// reading clean nodes on the way without filling the cache.
+pub(super) fn holds(
+    loader: &Loader<'_>,
+    root: &Child,
+    node: &ReplacedNode,
+) -> Result<bool, StoreError> {
+    let (want, key, last_depth) = match node {
+        ReplacedNode::Inner { hash, id } => (*hash, *id.key(), usize::from(id.depth())),
+        ReplacedNode::Leaf { hash, key } => (*hash, *key, 64),
+    };
+    let mut depth = 0;
+    let mut at = root;
+    let mut hash = loop {
+        match at {
+            Child::Empty => return Ok(false),
+            Child::Clean(h) => break *h,
+            Child::Dirty(Dirty::Leaf(l)) => return Ok(l.hash == Some(want)),
+            Child::Dirty(Dirty::Inner(i)) => {
+                if i.hash == Some(want) {
+                    return Ok(true);
+                }
+                if depth >= last_depth {
+                    return Ok(false);
+                }
+                at = &i.children[branch(&key, depth)];
+                depth += 1;
+            }
+        }
+    };
+    loop {
+        if hash == want {
+            return Ok(true);
+        }
+        if depth >= last_depth {
+            return Ok(false);
+        }
+        let found = loader.fetch(&hash, &NodeId::on_path(&key, depth), Keep::Nothing)?;
+        match &*found {
+            CleanNode::Leaf { .. } => return Ok(false),
+            CleanNode::Inner { .. } => match found.child(key.nibble(depth)) {
+                None => return Ok(false),
+                Some(h) => {
+                    hash = h;
+                    depth += 1;
+                }
+            },
         }
     }
 }

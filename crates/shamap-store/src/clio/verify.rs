@@ -114,12 +114,15 @@ pub fn read_verified(store: &dyn NodeStore) -> Result<Option<Verified>, StoreErr
 /// ledger's header as a node (so the ledger hash names the verified state
 /// map for readers of the store: `get`, `prove --db`), all in one atomic,
 /// durable batch: after a crash the store holds both or neither. The map's
-/// root must be `v`'s account hash.
+/// root must be `v`'s account hash. `replaced_header`: the previous
+/// ledger's header, deleted in the same batch, for a map that prunes
+/// ([`BackedOptions::prune_replaced`]: the state it names is gone).
 pub fn record_verified(
     map: &mut BackedMap<'_>,
     store: &dyn NodeStore,
     v: &Verified,
     header: &LedgerHeader,
+    replaced_header: Option<Hash256>,
 ) -> Result<(), StoreError> {
     let root = map.root_hash();
     if root != v.account_hash {
@@ -133,6 +136,9 @@ pub fn record_verified(
         });
     }
     let mut batch = Batch::new();
+    if let Some(old) = replaced_header {
+        batch.delete_node(old);
+    }
     batch.put_node(NodeObject::ledger(header));
     batch.put_meta(VERIFIED_RECORD, v.encode());
     map.commit_with(STATE_ROOT_NAME, batch)?;
@@ -207,6 +213,8 @@ pub struct ClioVerifier<'r, 's> {
     store: &'s dyn NodeStore,
     map: BackedMap<'s>,
     persist: bool,
+    /// The store keeps the last verified ledger only (the map prunes).
+    last_only: bool,
     /// The last ledger that matched: sequence and hash.
     prev: Option<(u32, Hash256)>,
     entries: u64,
@@ -232,7 +240,9 @@ impl<'r, 's> ClioVerifier<'r, 's> {
     /// `persist`, it resumes after the ledger [`VERIFIED_RECORD`] names
     /// (refusing a record of another keyspace) and records each ledger
     /// that matches; without, the map stays in memory (give a
-    /// [`crate::MemStore`] and a budget that never spills).
+    /// [`crate::MemStore`] and a budget that never spills). With `opts`
+    /// pruning ([`BackedOptions::prune_replaced`]), the store keeps only
+    /// the last verified ledger: its state and its header.
     pub fn new(
         reader: &'r ClioReader,
         store: &'s dyn NodeStore,
@@ -260,6 +270,7 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             store,
             map,
             persist,
+            last_only: opts.prune_replaced,
             prev: resume.map(|v| (v.seq, v.ledger_hash)),
             entries,
             spent: false,
@@ -422,6 +433,7 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                         keyspace: self.reader.keyspace().to_owned(),
                     },
                     &h.header,
+                    self.prev.filter(|_| self.last_only).map(|(_, hash)| hash),
                 )?;
             }
             self.prev = Some((seq, h.stored_hash));
