@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The fault run of the Cassandra backend on a 3-node local cluster
 # (replication 3, quorum reads and writes): SIGKILL a node in the middle of
-# an import and in the middle of a commit, restart it, verify every root.
+# an import and in the middle of a commit, restart it, verify every root;
+# then SIGKILL a node in the middle of a `clio verify --state` run (it
+# completes through the other replicas or stops with an error; the state
+# records only verified ledgers, and a resumed run finishes).
 # The cluster has its own state directory (default
 # ~/.cache/shamap-cassandra/faults; Cassandra itself is shared with
 # scripts/cassandra.sh) and is wiped before and after; a single node left
@@ -20,3 +23,4 @@ scripts/cassandra.sh wipe
 scripts/cassandra.sh start --nodes 3
 export SHAMAP_CASSANDRA_CLUSTER=127.0.0.1:9042,127.0.0.2:9042,127.0.0.3:9042
 cargo test -p shamap-store --features cassandra --test main cassandra::faults_on_three_nodes -- --ignored --nocapture
+cargo test -p shamap-store --features cassandra --test main clio_cassandra::clio_verify_through_a_node_kill -- --ignored --nocapture

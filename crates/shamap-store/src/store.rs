@@ -92,6 +92,12 @@ impl Batch {
         self.ops.push(Op::DeleteMeta(name.to_owned()));
     }
 
+    /// Adds `other`'s changes after these.
+    pub fn append(&mut self, other: Batch) {
+        self.bytes += other.bytes;
+        self.ops.extend(other.ops);
+    }
+
     /// Number of changes.
     pub fn len(&self) -> usize {
         self.ops.len()

@@ -267,7 +267,7 @@ fn an_unreachable_cluster_is_one_line_in_bounded_time() {
 
 /// `scripts/cassandra.sh` with `args` (the cluster's state directory comes
 /// from the environment, as the fault run sets it).
-fn cluster_script(args: &[&str]) {
+pub(crate) fn cluster_script(args: &[&str]) {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/cassandra.sh");
     let status = std::process::Command::new(script)
         .args(args)

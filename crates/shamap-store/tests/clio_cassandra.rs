@@ -311,3 +311,108 @@ fn measure_verify_against_read_floor() {
     eprintln!("MEASURE floor {f:?}");
     loader.drop_keyspace().expect("drop");
 }
+
+/// A Clio keyspace on three nodes (replication 3, quorum) verified into a
+/// `--state` store while node 1, the driver's first contact point, is
+/// SIGKILLed part way: the run completes through the other replicas with
+/// every ledger matching, or stops at a ledger with an error (unusable
+/// data, never a mismatch); either way the state records only ledgers
+/// that verified, and once the node is back a resumed run verifies the
+/// rest. Run by `scripts/cassandra-faults.sh`.
+#[test]
+#[ignore = "needs a 3-node cluster: scripts/cassandra-faults.sh"]
+fn clio_verify_through_a_node_kill() {
+    let Ok(hosts) = std::env::var("SHAMAP_CASSANDRA_CLUSTER") else {
+        eprintln!(
+            "SKIPPED clio_verify_through_a_node_kill: SHAMAP_CASSANDRA_CLUSTER is not set \
+             (run scripts/cassandra-faults.sh)"
+        );
+        return;
+    };
+    let s = seed(2031);
+    let shape = ChainShape {
+        first_seq: 5000,
+        ledgers: 400,
+        initial_objects: 3000,
+        changes: 40,
+        max_transactions: 3,
+    };
+    let chain = random_chain(s, shape);
+    let u = format!(
+        "cassandra://{hosts}/clio_faults_{}?replication=3&consistency=quorum",
+        std::process::id()
+    );
+    // The cluster may still be settling after a restart: a coordinator
+    // that has not yet seen every node refuses quorum for a few seconds.
+    let start = std::time::Instant::now();
+    let loader = loop {
+        match std::panic::catch_unwind(|| load(&u, &chain)) {
+            Ok(l) => break l,
+            Err(_) if start.elapsed() < std::time::Duration::from_secs(90) => {
+                std::thread::sleep(std::time::Duration::from_secs(3));
+            }
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    };
+    let last = 5000 + 399;
+    let reader = ClioReader::open(&u).expect("open");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kill_at = 5000 + 150;
+    let mut stopped = None;
+    let mut killer = None;
+    {
+        let store = LogStore::open(dir.path()).expect("open state");
+        let opts = BackedOptions::with_budget_mb(4).pruning();
+        let mut v = ClioVerifier::new(&reader, &store, opts, true).expect("verifier");
+        v.prefetch_until(last);
+        for seq in 5000..=last {
+            if seq == kill_at {
+                killer = Some(std::thread::spawn(|| {
+                    crate::cassandra::cluster_script(&["kill", "1"]);
+                }));
+            }
+            match v.verify(seq) {
+                Ok(c) => assert!(
+                    c.is_match(),
+                    "seed {s}: ledger {seq} with node 1 killed: {c:?}"
+                ),
+                Err(e) => {
+                    eprintln!("FAULTS clio verify stopped at ledger {seq}: {e}");
+                    stopped = Some(seq);
+                    break;
+                }
+            }
+        }
+        killer.take().expect("killed").join().expect("killer");
+        let rec = read_verified(&store).expect("record").expect("a record");
+        let verified_to = stopped.map_or(last, |k| k - 1);
+        assert_eq!(
+            rec.seq, verified_to,
+            "seed {s}: the state records what verified"
+        );
+        let h = chain[(verified_to - 5000) as usize].header.expect("header");
+        assert_eq!(rec.account_hash, h.account_hash, "seed {s}");
+        eprintln!(
+            "FAULTS clio verify with node 1 SIGKILLed at ledger {kill_at}: {}",
+            match stopped {
+                None => format!("completed through the other replicas, {last} verified"),
+                Some(k) => format!("stopped at {k} with an error, {} recorded", k - 1),
+            }
+        );
+    }
+    crate::cassandra::cluster_script(&["start", "--nodes", "3"]);
+    if stopped.is_some() {
+        let reader = ClioReader::open(&u).expect("reopen");
+        let store = LogStore::open(dir.path()).expect("reopen state");
+        let opts = BackedOptions::with_budget_mb(4).pruning();
+        let mut v = ClioVerifier::new(&reader, &store, opts, true).expect("verifier");
+        let from = v.last_verified().expect("resumes") + 1;
+        v.prefetch_until(last);
+        for seq in from..=last {
+            let c = v.verify(seq).expect("verifies once node 1 is back");
+            assert!(c.is_match(), "seed {s}: {c:?}");
+        }
+        eprintln!("FAULTS clio verify resumed at {from} after the restart: {last} verified");
+    }
+    loader.drop_keyspace().expect("drop");
+}

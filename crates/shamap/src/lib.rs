@@ -47,6 +47,7 @@ pub mod tree;
 pub mod verify;
 pub mod xrpl;
 
+pub use alloc::release_free_heap;
 pub use error::{CheckError, MapError, ParseHexError, SizeClassError};
 pub use hash::{Depth, Hash256, Key, Nibble};
 pub use hashfn::HashFunction;

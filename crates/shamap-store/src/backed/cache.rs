@@ -76,7 +76,9 @@ impl CleanNode {
 
 pub(super) struct Slot {
     node: Arc<CleanNode>,
-    charge: usize,
+    /// Bytes charged ([`entry_charge`]: a node's value is at most a few
+    /// KiB, far below `u32`).
+    charge: u32,
     referenced: bool,
 }
 
@@ -235,11 +237,24 @@ impl NodeCache {
         if self.map.contains_key(&hash) {
             return;
         }
+        // hashbrown grows into a new table of twice the buckets (both held
+        // while it moves the entries) once its spare room is used up, by
+        // entries or by the tombstones evictions leave, while it is more
+        // than half full; at most half full it rehashes in place. Growing
+        // only when the grown table fits the capacity beside the entries
+        // (and otherwise evicting down to half full) keeps the growth
+        // inside the budget: letting it grow and shrink back put peaks of
+        // three tables' bytes (45 MB at a 64 MiB budget) over the budget.
+        if self.map.len() + 1 > self.map.capacity() / 2
+            && self.bytes + self.probation_bytes + charge + 2 * self.table_bytes() > capacity
+        {
+            while self.map.len() + 1 > self.map.capacity() / 2 && self.evict_one() {}
+        }
         self.map.insert(
             hash,
             Slot {
                 node,
-                charge,
+                charge: u32::try_from(charge).unwrap_or(u32::MAX),
                 referenced: false,
             },
         );
@@ -252,10 +267,26 @@ impl NodeCache {
     /// CLOCK: a referenced entry gets a second chance; the first one that
     /// is not is evicted.
     fn shrink_to(&mut self, capacity: usize) {
-        while self.held_bytes() > capacity {
-            let Some(h) = self.clock.pop_front() else {
-                break;
-            };
+        while self.held_bytes() > capacity && self.evict_one() {}
+        // Tables four times larger than their contents give the memory back, to
+        // twice what they hold: a cache that shrinks for a block's dirty
+        // nodes and grows back after the commit must not rehash both ways
+        // every block. Tables that alone exceed a small budget give theirs
+        // back too, so the budget holds whatever its size.
+        if (self.map.len() < self.map.capacity() / 4 && self.map.capacity() > 1024)
+            || self.held_bytes() > capacity
+        {
+            self.map.shrink_to(self.map.len() * 2);
+            self.clock.shrink_to(self.clock.len() * 2);
+        }
+    }
+}
+
+impl NodeCache {
+    /// CLOCK: a referenced entry gets a second chance; the first one that
+    /// is not is evicted. False when nothing is left to evict.
+    fn evict_one(&mut self) -> bool {
+        while let Some(h) = self.clock.pop_front() {
             let Some(slot) = self.map.get_mut(&h) else {
                 continue;
             };
@@ -264,21 +295,12 @@ impl NodeCache {
                 self.clock.push_back(h);
             } else {
                 let slot = self.map.remove(&h).expect("present");
-                self.bytes -= slot.charge;
+                self.bytes -= slot.charge as usize;
                 self.evictions += 1;
+                return true;
             }
         }
-        // Tables far larger than their contents give the memory back, to
-        // twice what they hold: a cache that shrinks for a block's dirty
-        // nodes and grows back after the commit must not rehash both ways
-        // every block. Tables that alone exceed a small budget give theirs
-        // back too, so the budget holds whatever its size.
-        if (self.map.len() < self.map.capacity() / 8 && self.map.capacity() > 1024)
-            || self.held_bytes() > capacity
-        {
-            self.map.shrink_to(self.map.len() * 2);
-            self.clock.shrink_to(self.clock.len() * 2);
-        }
+        false
     }
 }
 

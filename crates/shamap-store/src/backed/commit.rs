@@ -58,6 +58,9 @@ pub(super) fn write_dirty(
     let kind = loader.kind;
     let node_type = loader.node_type;
     let mut written = 0;
+    // Collections wait for this write-out (its pieces and its final batch)
+    // and see the new pin after it.
+    let _writing = pin.write_lock();
     let root = match slot {
         Child::Empty => Hash256::ZERO,
         Child::Clean(h) => *h,
@@ -65,7 +68,15 @@ pub(super) fn write_dirty(
             Dirty::Inner(i) if i.count() == 0 => Hash256::ZERO,
             _ => {
                 hash_batched(kind, slot);
-                collect(kind, node_type, slot, &mut batch, &mut written)
+                // Written in pieces ahead of the final batch: nothing
+                // names them until it lands.
+                let mut pieces = Pieces {
+                    store: loader.store,
+                    batch: Batch::new(),
+                };
+                let root = collect(kind, node_type, slot, &mut pieces, &mut written)?;
+                batch.append(std::mem::take(&mut pieces.batch));
+                root
             }
         },
     };
@@ -112,16 +123,16 @@ pub(super) fn write_dirty(
         meta::put_retained(&mut batch, &roots);
     }
     if !batch.is_empty() {
-        // Collections wait for this write and see the new pin after it.
-        let _writing = pin.write_lock();
         if record.is_some() {
             // A commit: on stable storage before it reports success.
             loader.store.write_durably(batch)?;
         } else {
             loader.store.write(batch)?;
         }
-        pin.set(root);
     }
+    // Every piece is written too (a spill's last piece may have emptied
+    // the final batch): the pin moves to the new root.
+    pin.set(root);
     // Written: the list is done with when its nodes were dealt with, or at
     // a commit (what it left is for gc); a spill that could not delete
     // keeps it for the commit.
@@ -330,27 +341,49 @@ fn known_hash(c: &Child) -> Option<Hash256> {
     }
 }
 
+/// Node bytes a write-out gathers before writing them: a spill or commit
+/// of many dirty nodes writes them in pieces of this size, so its batch
+/// (and the backend's encoding of it) stays small beside the dirty nodes.
+const PIECE_BYTES: usize = 2 << 20;
+
+/// The nodes of a write-out being gathered, written ahead (without a sync)
+/// a piece at a time; the last piece goes into the final batch.
+struct Pieces<'s> {
+    store: &'s dyn crate::store::NodeStore,
+    batch: Batch,
+}
+
+impl Pieces<'_> {
+    fn put(&mut self, node: NodeObject) -> Result<(), StoreError> {
+        self.batch.put_node(node);
+        if self.batch.payload_bytes() >= PIECE_BYTES {
+            self.store.write(std::mem::take(&mut self.batch))?;
+        }
+        Ok(())
+    }
+}
+
 /// Adds every dirty node below and at `slot` that the store lacks to
-/// `batch`; returns the slot's hash. Every hash is known
+/// `pieces`; returns the slot's hash. Every hash is known
 /// ([`hash_batched`] ran). Nodes stay dirty (see [`settle`]).
 fn collect(
     kind: MapKind,
     node_type: NodeType,
     slot: &mut Child,
-    batch: &mut Batch,
+    pieces: &mut Pieces<'_>,
     written: &mut u64,
-) -> Hash256 {
+) -> Result<Hash256, StoreError> {
     let d = match slot {
-        Child::Empty => return Hash256::ZERO,
-        Child::Clean(h) => return *h,
+        Child::Empty => return Ok(Hash256::ZERO),
+        Child::Clean(h) => return Ok(*h),
         Child::Dirty(d) => d,
     };
-    match d {
+    Ok(match d {
         Dirty::Leaf(l) => {
             let h = l.hash.expect("hashed by hash_batched");
             if !l.stored {
                 let message = node_hash::leaf_message(kind, &l.key, &l.data);
-                batch.put_node(NodeObject::hashed_by_engine(node_type, h, &message));
+                pieces.put(NodeObject::hashed_by_engine(node_type, h, &message))?;
                 *written += 1;
             }
             h
@@ -360,15 +393,15 @@ fn collect(
             if !i.stored {
                 let mut hashes = [Hash256::ZERO; 16];
                 for (ch, c) in hashes.iter_mut().zip(i.children.iter_mut()) {
-                    *ch = collect(kind, node_type, c, batch, written);
+                    *ch = collect(kind, node_type, c, pieces, written)?;
                 }
                 let message = node_hash::inner_message(&hashes);
-                batch.put_node(NodeObject::hashed_by_engine(node_type, h, &message));
+                pieces.put(NodeObject::hashed_by_engine(node_type, h, &message))?;
                 *written += 1;
             }
             h
         }
-    }
+    })
 }
 
 /// After a write: every dirty node becomes a clean slot, its content moved

@@ -411,10 +411,14 @@ impl<'s> BackedMap<'s> {
         self.nodes_written += w.nodes;
         self.nodes_pruned += w.pruned;
         self.prune_skipped += u64::from(w.prune_skipped);
-        // Written: dirty nodes become clean slots, their content cached.
-        self.dirty_bytes = 0;
+        // Written: dirty nodes become clean slots, their content cached,
+        // within what the cache had beside them (they are freed only as
+        // they move).
         let cap = self.cache_capacity();
         commit::settle_tree(&self.loader, &mut self.root, root, cap);
+        self.dirty_bytes = 0;
+        // The dirty nodes, the batch and the evicted entries are free now.
+        shamap::release_free_heap();
         Ok(root)
     }
 

@@ -15,11 +15,25 @@ use super::writer::Writer;
 use super::{checkpoint, files, LogStore, COMPACT_FILE, LOG_FILE};
 use crate::error::StoreError;
 
-/// A batch larger than this is written in pieces by a compaction.
-const COMPACT_BATCH_BYTES: usize = 32 << 20;
+/// A compaction writes the live records in batches of about this many
+/// bytes (its buffer, beside the new index and the list of offsets).
+const COMPACT_BATCH_BYTES: usize = 4 << 20;
 /// Compaction starts when dead bytes exceed live bytes and are at least
 /// this many: a gc's rewrite costs at most about twice what it freed.
 const COMPACT_MIN_DEAD: u64 = 4 << 20;
+
+/// Bytes a compaction of a log with `live_nodes` nodes allocates while it
+/// runs, beside the index in use: the sorted list of offsets, the new
+/// index, and the batch buffer.
+pub(super) fn compaction_bytes(live_nodes: usize) -> usize {
+    live_nodes * 8 + Index::with_capacity(live_nodes).heap_bytes() + COMPACT_BATCH_BYTES
+}
+
+/// True when dead bytes are past half the way to starting a compaction.
+pub(super) fn compaction_near(end: u64, live: u64) -> bool {
+    let dead = end - live;
+    dead >= COMPACT_MIN_DEAD / 2 && dead * 2 > live
+}
 
 impl LogStore {
     /// Copies the live records to a new log when most of the log is dead.

@@ -141,6 +141,18 @@ impl Index {
         self.slots.len() * 8
     }
 
+    /// Bytes the table's next growth allocates (a table twice the size,
+    /// held beside this one while the entries move) once the table is
+    /// within an eighth of growing; 0 before that.
+    pub fn growth_bytes_ahead(&self) -> usize {
+        let grows_at = self.slots.len() * 7 / 8;
+        if self.bits < TAG_BITS && self.len * 8 >= grows_at * 7 {
+            2 * self.heap_bytes()
+        } else {
+            0
+        }
+    }
+
     fn mask(&self) -> usize {
         self.slots.len() - 1
     }

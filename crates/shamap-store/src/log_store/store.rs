@@ -12,7 +12,7 @@ use super::format::{self, FILE_HEADER_LEN};
 use super::recovery::{check_below, scan, Damage, Scan, Scanned};
 use super::state::{next_file_id, State};
 use super::writer::Writer;
-use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
+use super::{checkpoint, compact, COMPACT_FILE, LOCK_FILE, LOG_FILE};
 use crate::ack::{self, Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::meta;
@@ -393,9 +393,20 @@ impl NodeStore for LogStore {
     }
 
     /// The index (8 bytes a slot) and the metadata records.
+    /// The index and the metadata, and, ahead of time, what the index's
+    /// next growth or the next compaction will allocate beside them (once
+    /// either is near), so that a budget that counts this (a backed map's)
+    /// makes room before the peak instead of passing it.
     fn resident_bytes(&self) -> u64 {
         let s = self.state();
-        (s.index.heap_bytes() + s.meta.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>()) as u64
+        let meta: usize = s.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
+        let compaction = if compact::compaction_near(s.end, s.live_bytes) {
+            compact::compaction_bytes(s.index.len())
+        } else {
+            0
+        };
+        let ahead = s.index.growth_bytes_ahead().max(compaction);
+        (s.index.heap_bytes() + meta + ahead) as u64
     }
 
     /// Appends in any order, encoding on one thread while another writes.

@@ -16,6 +16,10 @@ use crate::ack::{Ack, AckFile, ACK_FILE};
 use crate::error::StoreError;
 use crate::store::{Batch, Op};
 
+/// The encoder's buffer is kept between writes up to this capacity (a
+/// larger batch's is given back: it would stay in the process's memory).
+const ENCODER_KEEP_BYTES: usize = 8 << 20;
+
 /// Once this many bytes written without a sync have gathered at the log's
 /// end, a sync is started on another thread ([`WriteOut`]): a
 /// bulk import's final sync then waits for the last few MiB instead of all
@@ -329,7 +333,7 @@ impl LogStore {
         if let Err(err) = file.write_all_at(e.bytes(), start) {
             return Err(self.undo_failed_write(w, &file, start, err));
         }
-        e.shrink(64 << 20);
+        e.shrink(ENCODER_KEEP_BYTES);
         w.next_seq += 1;
         if durable {
             self.sync_file(w, &file)?;

@@ -8,6 +8,8 @@
 
 mod block;
 mod pool;
+mod trim;
 
 pub(crate) use block::{alloc_large, free_large, large_footprint, BlockSource, BLOCK_SIZE};
 pub(crate) use pool::{PoolStats, SlabPool};
+pub use trim::release_free_heap;
