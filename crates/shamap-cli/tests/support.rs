@@ -167,3 +167,11 @@ pub fn ok(r: &Run) -> &str {
     assert_eq!(r.code, Some(0), "stdout: {} stderr: {}", r.stdout, r.stderr);
     &r.stdout
 }
+
+/// The `ledger …` heading lines of a verify report.
+pub fn ledger_headings(report: &str) -> Vec<&str> {
+    report
+        .lines()
+        .filter(|l| l.starts_with("ledger "))
+        .collect()
+}

@@ -1,6 +1,6 @@
 //! The shipped real ledgers verify, in text and JSON, from files and stdin.
 
-use crate::support::{ledger_38129, ok, shamap, testnet_42089779};
+use crate::support::{ledger_38129, ledger_headings, ok, shamap, testnet_42089779};
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
 const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
@@ -51,12 +51,7 @@ fn several_files_give_one_section_each() {
         None,
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let headings = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("ledger "))
-        .count();
-    assert_eq!(headings, 2, "{}", run.stdout);
+    assert_eq!(ledger_headings(&run.stdout).len(), 2, "{}", run.stdout);
 }
 
 #[test]
