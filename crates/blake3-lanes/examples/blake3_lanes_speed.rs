@@ -15,10 +15,7 @@ use blake3_lanes::{backend, hash_batch, hash_batch_with, Backend};
 
 #[path = "../../sha512-lanes/examples/support/speed.rs"]
 mod speed;
-use speed::{
-    assert_backends_agree, messages, print_leftover_costs, print_rows, time_in_two_groups, variant,
-    Timed, ROUNDS, WINDOW,
-};
+use speed::{messages, print_rows, time_in_two_groups, variant, LaneCrate, Timed, ROUNDS, WINDOW};
 
 fn lane_label(b: Backend) -> &'static str {
     match b {
@@ -41,36 +38,22 @@ fn run(count: usize, len: usize) {
 
     println!("== {count} x {len}-byte messages per call ==");
 
+    let lanes = LaneCrate::new(
+        [Backend::Scalar, Backend::Avx2x8, Backend::Avx512x16],
+        Backend::is_supported,
+        hash_batch_with,
+        |b| format!("hash_batch_with {}", lane_label(b)),
+    );
     // Every variant must compute the same digests as blake3::hash.
-    let mut want = vec![[0u8; 32]; count];
-    blake3_one_by_one(msgs, &mut want);
-    let supported: Vec<Backend> = [Backend::Scalar, Backend::Avx2x8, Backend::Avx512x16]
-        .into_iter()
-        .filter(|b| b.is_supported())
-        .collect();
-    assert_backends_agree(msgs, &supported, hash_batch_with, &want, "blake3::hash");
+    lanes.assert_agree(msgs, (blake3_one_by_one, "blake3::hash"));
 
     // The variants that run 512-bit AVX-512 code are timed apart.
-    let uses_avx512 = |b: Backend| b == Backend::Avx512x16;
-    let mut variants: Vec<Timed<'_>> = supported
-        .iter()
-        .map(|&b| Timed {
-            label: format!("hash_batch_with {}", lane_label(b)),
-            avx512: uses_avx512(b),
-            run: variant(msgs, move |m, o| hash_batch_with(b, m, o)),
-        })
-        .collect();
+    let in_use = format!("hash_batch (backend() = {})", backend());
+    let mut variants = lanes.variants(msgs, in_use, (hash_batch, backend()));
+    let sha = sha512_lanes::backend();
     variants.push(Timed {
-        label: format!("hash_batch (backend() = {})", backend()),
-        avx512: uses_avx512(backend()),
-        run: variant(msgs, hash_batch),
-    });
-    variants.push(Timed {
-        label: format!(
-            "sha512_lanes::sha512_half_batch ({})",
-            sha512_lanes::backend()
-        ),
-        avx512: sha512_lanes::backend() == sha512_lanes::Backend::Avx512x8,
+        label: format!("sha512_lanes::sha512_half_batch ({sha})"),
+        avx512: sha == sha512_lanes::Backend::Avx512x8,
         run: variant(msgs, sha512_lanes::sha512_half_batch),
     });
     let labels = [
@@ -78,22 +61,10 @@ fn run(count: usize, len: usize) {
         "blake3::hash, interleaved w/ AVX-512",
     ];
     let rows = time_in_two_groups(count, labels, || variant(msgs, blake3_one_by_one), variants);
-    let unsupported: Vec<String> = [Backend::Avx2x8, Backend::Avx512x16]
-        .into_iter()
-        .filter(|b| !b.is_supported())
-        .map(|b| format!("hash_batch_with {}", lane_label(b)))
-        .collect();
-    print_rows(&rows, len, "vs blake3", &unsupported, (46, 9, 13));
+    print_rows(&rows, len, "vs blake3", &lanes.unsupported(), (46, 9, 13));
 
-    print_leftover_costs(
-        msgs,
-        len,
-        16.min(count),
-        &supported,
-        hash_batch_with,
-        |b| lane_label(b).to_string(),
-        (30, 6),
-    );
+    let label = |b| lane_label(b).to_string();
+    lanes.print_leftover_costs(msgs, len, 16.min(count), label, (30, 6));
     println!();
 }
 

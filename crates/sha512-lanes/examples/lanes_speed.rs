@@ -19,10 +19,7 @@ use sha512_lanes::{backend, sha512_half_batch, sha512_half_batch_with, Backend};
 
 #[path = "support/speed.rs"]
 mod speed;
-use speed::{
-    assert_backends_agree, messages, print_leftover_costs, print_rows, time_in_two_groups, variant,
-    Timed, ROUNDS, WINDOW,
-};
+use speed::{messages, print_rows, time_in_two_groups, variant, LaneCrate, ROUNDS, WINDOW};
 
 fn lane_label(b: Backend) -> &'static str {
     match b {
@@ -57,48 +54,23 @@ fn main() {
         WINDOW.as_micros()
     );
 
+    let lanes = LaneCrate::new(
+        [Backend::Scalar, Backend::Avx2x4, Backend::Avx512x8],
+        Backend::is_supported,
+        sha512_half_batch_with,
+        |b| format!("sha512-lanes {}", lane_label(b)),
+    );
     // Every variant must compute the same digests as sha2.
-    let mut want = vec![[0u8; 32]; count];
-    sha2_half(msgs, &mut want);
-    let simd: Vec<Backend> = [Backend::Scalar, Backend::Avx2x4, Backend::Avx512x8]
-        .into_iter()
-        .filter(|b| b.is_supported())
-        .collect();
-    assert_backends_agree(msgs, &simd, sha512_half_batch_with, &want, "sha2");
+    lanes.assert_agree(msgs, (sha2_half, "sha2"));
 
-    let uses_avx512 = |b: Backend| b == Backend::Avx512x8;
-    let mut variants: Vec<Timed<'_>> = simd
-        .iter()
-        .map(|&b| Timed {
-            label: format!("sha512-lanes {}", lane_label(b)),
-            avx512: uses_avx512(b),
-            run: variant(msgs, move |m, o| sha512_half_batch_with(b, m, o)),
-        })
-        .collect();
-    variants.push(Timed {
-        label: format!("sha512_half_batch (backend() = {})", backend()),
-        avx512: uses_avx512(backend()),
-        run: variant(msgs, sha512_half_batch),
-    });
+    let in_use = format!("sha512_half_batch (backend() = {})", backend());
+    let variants = lanes.variants(msgs, in_use, (sha512_half_batch, backend()));
     let labels = [
         "sha2 single-stream",
         "sha2 single-stream, interleaved w/ AVX-512",
     ];
     let rows = time_in_two_groups(count, labels, || variant(msgs, sha2_half), variants);
-    let unsupported: Vec<String> = [Backend::Avx2x4, Backend::Avx512x8]
-        .into_iter()
-        .filter(|b| !b.is_supported())
-        .map(|b| format!("sha512-lanes {}", lane_label(b)))
-        .collect();
-    print_rows(&rows, len, "vs sha2", &unsupported, (44, 10, 9));
+    print_rows(&rows, len, "vs sha2", &lanes.unsupported(), (44, 10, 9));
 
-    print_leftover_costs(
-        msgs,
-        len,
-        8,
-        &simd,
-        sha512_half_batch_with,
-        |b| format!("sha512-lanes {}", lane_label(b)),
-        (40, 7),
-    );
+    lanes.print_leftover_costs(msgs, len, 8, lanes.label, (40, 7));
 }

@@ -20,6 +20,9 @@ pub type Variant<'a> = Box<dyn FnMut() + 'a>;
 /// A batch hash with an explicit backend: `(backend, messages, digests)`.
 pub type BatchWith<B> = fn(B, &[&[u8]], &mut [[u8; 32]]);
 
+/// A batch hash: `(messages, digests)`.
+pub type Batch = fn(&[&[u8]], &mut [[u8; 32]]);
+
 /// Best ns per call of each variant, timed round-robin.
 pub fn time_round_robin(variants: &mut [Variant<'_>]) -> Vec<f64> {
     let mut best = vec![f64::INFINITY; variants.len()];
@@ -71,22 +74,6 @@ pub fn variant<'a>(
         hash(black_box(msgs), &mut out);
         black_box(&mut out);
     })
-}
-
-/// Each of `backends` computes `want`, the digests of `msgs` by
-/// `reference` (named in a failure), with `batch`.
-pub fn assert_backends_agree<B: Copy + Display>(
-    msgs: &[&[u8]],
-    backends: &[B],
-    batch: BatchWith<B>,
-    want: &[[u8; 32]],
-    reference: &str,
-) {
-    for &b in backends {
-        let mut out = vec![[0u8; 32]; msgs.len()];
-        batch(b, msgs, &mut out);
-        assert_eq!(out, want, "{b} disagrees with {reference}");
-    }
 }
 
 /// A variant to time: its label, whether it runs AVX-512 code, the call.
@@ -167,33 +154,111 @@ pub fn print_rows(
     }
 }
 
-/// Cost of one call with r messages (r = 1..=`max_r`): how small a leftover
-/// is still worth a partly filled SIMD batch (see MIN_FILL_* in lib.rs). A
-/// row per backend, labelled by `label`; `widths`: of the label column and
-/// of the others.
-pub fn print_leftover_costs<B: Copy>(
-    msgs: &[&[u8]],
-    len: usize,
-    max_r: usize,
-    backends: &[B],
-    batch: BatchWith<B>,
-    label: impl Fn(B) -> String,
-    (label_width, col): (usize, usize),
-) {
-    println!("\nns per call hashing r messages of {len} bytes (leftover handling):");
-    print!("{:<label_width$}", "r =");
-    for r in 1..=max_r {
-        print!("{r:>col$}");
+/// One lanes crate as its speed example compares it.
+pub struct LaneCrate<B> {
+    /// The backends, narrowest first: scalar, AVX2, AVX-512.
+    pub all: [B; 3],
+    /// The backends this CPU supports, narrowest first.
+    pub supported: Vec<B>,
+    /// The batch hash with an explicit backend.
+    pub batch_with: BatchWith<B>,
+    /// A backend's row label.
+    pub label: fn(B) -> String,
+}
+
+impl<B: Copy + PartialEq + Display + 'static> LaneCrate<B> {
+    /// The crate of backends `all` (narrowest first), of which this CPU
+    /// runs those `is_supported` accepts.
+    pub fn new(
+        all: [B; 3],
+        is_supported: fn(B) -> bool,
+        batch_with: BatchWith<B>,
+        label: fn(B) -> String,
+    ) -> LaneCrate<B> {
+        let supported = all.into_iter().filter(|&b| is_supported(b)).collect();
+        LaneCrate {
+            all,
+            supported,
+            batch_with,
+            label,
+        }
     }
-    println!();
-    for &b in backends {
-        let mut variants: Vec<Variant<'_>> = (1..=max_r.min(msgs.len()))
-            .map(|r| variant(&msgs[..r], move |m, o| batch(b, m, o)))
+
+    /// The labels of the SIMD backends this CPU does not support.
+    pub fn unsupported(&self) -> Vec<String> {
+        self.all[1..]
+            .iter()
+            .filter(|b| !self.supported.contains(b))
+            .map(|&b| (self.label)(b))
+            .collect()
+    }
+
+    /// Each supported backend computes the digests of `msgs` that
+    /// `reference` (named in a failure) does.
+    pub fn assert_agree(&self, msgs: &[&[u8]], reference: (Batch, &str)) {
+        let mut want = vec![[0u8; 32]; msgs.len()];
+        (reference.0)(msgs, &mut want);
+        for &b in &self.supported {
+            let mut out = vec![[0u8; 32]; msgs.len()];
+            (self.batch_with)(b, msgs, &mut out);
+            assert_eq!(out, want, "{b} disagrees with {}", reference.1);
+        }
+    }
+
+    /// A variant per supported backend, then the crate's batch hash with
+    /// the backend in use, `batch` on `backend` (row `batch_label`).
+    pub fn variants<'a>(
+        &self,
+        msgs: &'a [&'a [u8]],
+        batch_label: String,
+        (batch, backend): (Batch, B),
+    ) -> Vec<Timed<'a>> {
+        let batch_with = self.batch_with;
+        let mut v: Vec<Timed<'a>> = self
+            .supported
+            .iter()
+            .map(|&b| Timed {
+                label: (self.label)(b),
+                avx512: b == self.all[2],
+                run: variant(msgs, move |m, o| batch_with(b, m, o)),
+            })
             .collect();
-        print!("{:<label_width$}", label(b));
-        for t in time_round_robin(&mut variants) {
-            print!("{t:>col$.0}");
+        v.push(Timed {
+            label: batch_label,
+            avx512: backend == self.all[2],
+            run: variant(msgs, batch),
+        });
+        v
+    }
+
+    /// Cost of one call with r messages (r = 1..=`max_r`): how small a
+    /// leftover is still worth a partly filled SIMD batch (see MIN_FILL_* in
+    /// lib.rs). A row per supported backend, labelled by `label`; `widths`:
+    /// of the label column and of the others.
+    pub fn print_leftover_costs(
+        &self,
+        msgs: &[&[u8]],
+        len: usize,
+        max_r: usize,
+        label: impl Fn(B) -> String,
+        (label_width, col): (usize, usize),
+    ) {
+        println!("\nns per call hashing r messages of {len} bytes (leftover handling):");
+        print!("{:<label_width$}", "r =");
+        for r in 1..=max_r {
+            print!("{r:>col$}");
         }
         println!();
+        let batch_with = self.batch_with;
+        for &b in &self.supported {
+            let mut variants: Vec<Variant<'_>> = (1..=max_r.min(msgs.len()))
+                .map(|r| variant(&msgs[..r], move |m, o| batch_with(b, m, o)))
+                .collect();
+            print!("{:<label_width$}", label(b));
+            for t in time_round_robin(&mut variants) {
+                print!("{t:>col$.0}");
+            }
+            println!();
+        }
     }
 }
