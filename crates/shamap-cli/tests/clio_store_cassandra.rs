@@ -12,11 +12,10 @@ use shamap::Key;
 use shamap_store::clio::{random_chain, ChainShape, ClioLedger, ClioLoader};
 
 use crate::cassandra_cluster::{cluster, ledger_38129, load};
-use crate::support::{data, ledger_headings, one_error_line, shamap, shamap_within, Run};
-
-const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
-const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+use crate::support::{
+    assert_contains, assert_starts_with, data, ledger_headings, one_error_line, shamap,
+    shamap_within, Run, ACCOUNT_38129, LEDGER_38129, TX_38129,
+};
 
 fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/cli_clio_{name}_{}", std::process::id())
@@ -105,10 +104,7 @@ fn ledger_38129_verifies_in_text_and_json() {
     assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
     // Outside the range: unusable.
     let e = one_error_line(&verify(&["--db", &u, "--ledger", "38130"]), 2);
-    assert!(
-        e.contains("not all within ledger_range 38129..38129"),
-        "{e}"
-    );
+    assert_contains(&e, "not all within ledger_range 38129..38129");
     loader.drop_keyspace().expect("drop");
 }
 
@@ -156,11 +152,7 @@ fn chain_verifies_from_start_middle_and_resumes_with_state() {
     assert_eq!(ledger_headings(&r.stdout).len(), 100);
     let r = verify(&["--db", &u, "--state", st, "--cache-mb", "1"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(
-        r.stdout.starts_with("resuming after ledger 599"),
-        "{}",
-        r.stdout
-    );
+    assert_starts_with(&r.stdout, "resuming after ledger 599");
     assert!(r.stdout.contains("\nledger 600 ("), "{}", r.stdout);
     assert!(!r.stdout.contains("full build"), "resumed, not rebuilt");
     assert_eq!(ledger_headings(&r.stdout).len(), 110);
@@ -484,10 +476,7 @@ fn unusable_databases_are_one_line_and_status_2() {
     // No such keyspace.
     let r = verify(&["--db", &format!("cassandra://{host}/no_such_clio_ks")]);
     let e = one_error_line(&r, 2);
-    assert!(
-        e.contains("keyspace 'no_such_clio_ks' does not exist"),
-        "{e}"
-    );
+    assert_contains(&e, "keyspace 'no_such_clio_ks' does not exist");
     // A keyspace without Clio's tables.
     let u = url(&host, "empty");
     let loader = ClioLoader::create_fresh(&u).expect("create");
@@ -496,10 +485,7 @@ fn unusable_databases_are_one_line_and_status_2() {
         .execute(&format!("DROP TABLE {ks}.successor"))
         .expect("drop a table");
     let e = one_error_line(&verify(&["--db", &u]), 2);
-    assert!(
-        e.contains("not a Clio database: cannot query table 'successor'"),
-        "{e}"
-    );
+    assert_contains(&e, "not a Clio database: cannot query table 'successor'");
     loader.drop_keyspace().expect("drop");
     // An empty range.
     let loader = ClioLoader::create_fresh(&u).expect("create");

@@ -3,13 +3,12 @@
 
 use std::path::Path;
 
-use crate::support::{ledger_38129, one_error_line, shamap, testnet_42089779, Run};
+use crate::support::{
+    assert_contains, ledger_38129, one_error_line, shamap, testnet_42089779, Run, ACCOUNT_38129,
+    KEY_38129, LEDGER_38129, TX_TESTNET,
+};
 
-const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-const ACCOUNT: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TX_TESTNET: &str = "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A0DCB3EBEE1";
-/// A state key of ledger 38129 and the start of its data.
-const KEY: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6726D20C89BA69";
+/// The start of the data of `KEY_38129`.
 const DATA_START: &str = "1100612200000000240000000125";
 
 fn run(args: &[&str]) -> Run {
@@ -28,16 +27,8 @@ fn import(db: &Path) {
         db,
     ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(
-        r.stdout.contains(&format!("account_hash {ACCOUNT} stored")),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains(&format!("ledger_hash {LEDGER} stored")),
-        "{}",
-        r.stdout
-    );
+    assert_contains(&r.stdout, &format!("account_hash {ACCOUNT_38129} stored"));
+    assert_contains(&r.stdout, &format!("ledger_hash {LEDGER_38129} stored"));
     assert!(r
         .stdout
         .contains(&format!("transaction_hash {TX_TESTNET} stored")));
@@ -51,10 +42,10 @@ fn import_get_info_verify_sync_and_gc_work_together() {
     import(&db);
 
     // The default root is the newest imported state map.
-    let r = run(&["get", "--db", dbs, KEY]);
+    let r = run(&["get", "--db", dbs, KEY_38129]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.starts_with(DATA_START), "{}", r.stdout);
-    let r = run(&["get", "--db", dbs, "--root", LEDGER, KEY]);
+    let r = run(&["get", "--db", dbs, "--root", LEDGER_38129, KEY_38129]);
     assert!(r.stdout.starts_with(DATA_START));
     let absent = "1".repeat(64);
     one_error_line(&run(&["get", "--db", dbs, &absent]), 1);
@@ -78,30 +69,39 @@ fn import_get_info_verify_sync_and_gc_work_together() {
         "{}",
         r.stdout
     );
-    let r = run(&["verify", "--db", dbs, "--root", LEDGER]);
+    let r = run(&["verify", "--db", dbs, "--root", LEDGER_38129]);
     assert!(r.stdout.contains("409 nodes"), "{}", r.stdout);
 
     let copy = dir.path().join("copy");
     let cs = copy.to_str().expect("utf-8");
-    let r = run(&["sync", "--from", dbs, "--to", cs, "--root", LEDGER]);
+    let r = run(&["sync", "--from", dbs, "--to", cs, "--root", LEDGER_38129]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("408 nodes copied"), "{}", r.stdout);
-    let r = run(&["get", "--db", cs, KEY]);
+    let r = run(&["get", "--db", cs, KEY_38129]);
     assert!(r.stdout.starts_with(DATA_START), "{}", r.stderr);
     assert_eq!(run(&["verify", "--db", cs]).code, Some(0));
 
     let r = run(&["gc", "--db", dbs, "--keep", TX_TESTNET]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("deleted 409 of 420"), "{}", r.stdout);
-    one_error_line(&run(&["verify", "--db", dbs, "--root", LEDGER]), 2);
+    one_error_line(&run(&["verify", "--db", dbs, "--root", LEDGER_38129]), 2);
     assert_eq!(run(&["verify", "--db", dbs]).code, Some(0));
     // A kept root that is not there: refused, nothing deleted.
     let e = one_error_line(
-        &run(&["gc", "--db", cs, "--keep", &format!("{LEDGER},{absent}")]),
+        &run(&[
+            "gc",
+            "--db",
+            cs,
+            "--keep",
+            &format!("{LEDGER_38129},{absent}"),
+        ]),
         2,
     );
     assert!(e.contains("nothing deleted"), "{e}");
-    assert_eq!(run(&["verify", "--db", cs, "--root", LEDGER]).code, Some(0));
+    assert_eq!(
+        run(&["verify", "--db", cs, "--root", LEDGER_38129]).code,
+        Some(0)
+    );
 }
 
 #[test]
@@ -111,8 +111,8 @@ fn verify_keeps_reading_files_and_refuses_mixed_use() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let r = run(&["verify", "--db", "x", a.to_str().expect("path")]);
     one_error_line(&r, 2);
-    one_error_line(&run(&["verify", "--root", LEDGER]), 2);
-    let e = one_error_line(&run(&["get", "--db", "/nonexistent/store", KEY]), 2);
+    one_error_line(&run(&["verify", "--root", LEDGER_38129]), 2);
+    let e = one_error_line(&run(&["get", "--db", "/nonexistent/store", KEY_38129]), 2);
     assert!(e.contains("/nonexistent/store"), "{e}");
 }
 
@@ -143,9 +143,9 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
     std::fs::remove_file(&checkpoint).expect("a checkpoint was left");
     for args in [
         vec!["verify", "--db", dbs],
-        vec!["get", "--db", dbs, KEY],
+        vec!["get", "--db", dbs, KEY_38129],
         vec!["info", "--db", dbs],
-        vec!["gc", "--db", dbs, "--keep", LEDGER],
+        vec!["gc", "--db", dbs, "--keep", LEDGER_38129],
     ] {
         let e = one_error_line(&run(&args), 2);
         assert!(e.contains(dbs), "{e}");
@@ -206,7 +206,7 @@ fn apply_and_scan_match_an_in_memory_map() {
         "--db",
         dbs,
         "--root",
-        ACCOUNT,
+        ACCOUNT_38129,
         "--cache-mb",
         "0",
         "--name",
@@ -347,7 +347,7 @@ fn scan_and_apply_stay_within_the_budget_on_a_state_far_larger() {
         "--db",
         tiny.to_str().expect("utf-8"),
         "--root",
-        ACCOUNT,
+        ACCOUNT_38129,
         "--cache-mb",
         "1",
         "--json",

@@ -9,12 +9,8 @@ use std::time::Duration;
 use shamap::Hash256;
 use shamap_store::{LogStore, Node, NodeObject, NodeStore};
 
-use crate::support::{ledger_38129, ok, shamap_within, Run};
+use crate::support::{ledger_38129, ok, shamap_within, Run, KEY_38129, LEDGER_38129};
 use crate::tmpfs::Tmpfs;
-
-/// Ledger 38129's hash and a state key of it.
-const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-const KEY: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6726D20C89BA69";
 
 /// Runs `shamap`, failing the test if it has not ended after `secs`.
 fn bounded(args: &[&str], stdin: Option<&[u8]>, secs: u64) -> Run {
@@ -157,7 +153,7 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
     // Space again: what was committed is still there and verifies.
     fs.remount("size=512m");
     let out = ok(&run(&["verify", "--db", s(&db)])).to_owned();
-    assert!(out.contains(LEDGER), "{out}");
+    assert!(out.contains(LEDGER_38129), "{out}");
 }
 
 #[test]
@@ -165,16 +161,16 @@ fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     store_with_38129(&db);
-    let ledger = Hash256::from_hex(LEDGER).expect("hex");
+    let ledger = Hash256::from_hex(LEDGER_38129).expect("hex");
     let inner = an_inner_node(&db, &[ledger, account_hash()]).to_hex();
     let info_before = contents(&db);
 
     let line = fails_in_one_line(&run(&["gc", "--db", s(&db), "--keep", &inner]));
     assert!(line.contains("not a root"), "{line}");
-    let line = fails_in_one_line(&run(&["get", "--db", s(&db), "--root", &inner, KEY]));
+    let line = fails_in_one_line(&run(&["get", "--db", s(&db), "--root", &inner, KEY_38129]));
     assert!(line.contains("not a root"), "{line}");
     let changes = dir.path().join("c.txt");
-    std::fs::write(&changes, format!("set {KEY} {}\n", "CD".repeat(20))).expect("write");
+    std::fs::write(&changes, format!("set {KEY_38129} {}\n", "CD".repeat(20))).expect("write");
     let line = fails_in_one_line(&run(&[
         "apply",
         "--db",
@@ -220,7 +216,7 @@ fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
         s(&db),
         "--root",
         &account_hash().to_hex(),
-        KEY,
+        KEY_38129,
     ]));
 }
 
@@ -249,7 +245,7 @@ fn the_empty_map_is_a_state_every_store_command_handles() {
     let db = dir.path().join("db");
     // One key, then deleted: the committed root is the empty map.
     let one = dir.path().join("one.txt");
-    std::fs::write(&one, format!("set {KEY} {}\n", "AB".repeat(20))).expect("write");
+    std::fs::write(&one, format!("set {KEY_38129} {}\n", "AB".repeat(20))).expect("write");
     let empty = "0".repeat(64);
     ok(&run(&["import", s(&ledger_38129()), "--db", s(&db)]));
     ok(&run(&[
@@ -263,7 +259,7 @@ fn the_empty_map_is_a_state_every_store_command_handles() {
         s(&one),
     ]));
     let del = dir.path().join("del.txt");
-    std::fs::write(&del, format!("del {KEY}\n")).expect("write");
+    std::fs::write(&del, format!("del {KEY_38129}\n")).expect("write");
     let out = ok(&run(&["apply", "--db", s(&db), "--name", "head", s(&del)])).to_owned();
     assert!(out.contains(&format!("root {empty} committed")), "{out}");
 
@@ -274,7 +270,7 @@ fn the_empty_map_is_a_state_every_store_command_handles() {
     assert!(!out.contains("unreadable"), "{out}");
     let out = ok(&run(&["scan", "--db", s(&db)])).to_owned();
     assert!(out.contains(" 0 "), "no items: {out}");
-    let r = run(&["get", "--db", s(&db), KEY]);
+    let r = run(&["get", "--db", s(&db), KEY_38129]);
     assert_eq!(r.code, Some(1), "absent from the empty map: {}", r.stderr);
     ok(&run(&["apply", "--db", s(&db), "--name", "head", s(&one)]));
     // gc keeping only the empty map empties the store, and it still verifies.
@@ -288,7 +284,7 @@ fn an_overlong_root_name_is_refused_not_cut() {
     let db = dir.path().join("db");
     store_with_38129(&db);
     let changes = dir.path().join("c.txt");
-    std::fs::write(&changes, format!("set {KEY} {}\n", "CD".repeat(20))).expect("write");
+    std::fs::write(&changes, format!("set {KEY_38129} {}\n", "CD".repeat(20))).expect("write");
     let long = "n".repeat(300);
     let before = contents(&db);
     let line = fails_in_one_line(&run(&[
@@ -311,13 +307,13 @@ fn a_store_on_a_read_only_file_system_can_be_read() {
     let db = fs.path.join("db");
     store_with_38129(&db);
     fs.remount("ro");
-    let out = ok(&run(&["get", "--db", s(&db), KEY])).to_owned();
+    let out = ok(&run(&["get", "--db", s(&db), KEY_38129])).to_owned();
     assert!(out.starts_with("1100612200000000240000000125"), "{out}");
     ok(&run(&["scan", "--db", s(&db)]));
     ok(&run(&["info", "--db", s(&db)]));
     ok(&run(&["verify", "--db", s(&db)]));
     let changes = tempfile::NamedTempFile::new().expect("temp");
-    std::fs::write(changes.path(), format!("del {KEY}\n")).expect("write");
+    std::fs::write(changes.path(), format!("del {KEY_38129}\n")).expect("write");
     let line = fails_in_one_line(&run(&["apply", "--db", s(&db), s(changes.path())]));
     assert!(line.contains(s(&db)), "{line}");
 }
@@ -330,7 +326,7 @@ fn a_store_locked_by_a_writer_is_named_and_said_so() {
     let _writer = LogStore::open(&db).expect("this process holds the store");
     for args in [
         vec!["import", s(&ledger_38129()), "--db", s(&db)],
-        vec!["gc", "--db", s(&db), "--keep", LEDGER],
+        vec!["gc", "--db", s(&db), "--keep", LEDGER_38129],
     ] {
         let line = fails_in_one_line(&run(&args));
         assert!(line.contains("locked by another process"), "{line}");
