@@ -3,7 +3,7 @@
 
 use std::ffi::OsStr;
 
-use crate::support::{assert_starts_with, ledger_38129, shamap, ACCOUNT_38129};
+use crate::support::{assert_starts_with, import, ledger_38129, shamap, ACCOUNT_38129};
 
 #[test]
 fn apply_reads_changes_from_standard_input() {
@@ -11,16 +11,7 @@ fn apply_reads_changes_from_standard_input() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("db");
     let ledger = ledger_38129();
-    let run = shamap(
-        [
-            OsStr::new("import"),
-            ledger.as_os_str(),
-            OsStr::new("--db"),
-            db.as_os_str(),
-        ],
-        None,
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    import(&[&ledger], &db);
 
     let d = shamap_ledger::dump::parse(&std::fs::read(&ledger).expect("data")).expect("parses");
     let mut mem = ShaMap::new(MapKind::AccountState);

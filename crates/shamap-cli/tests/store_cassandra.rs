@@ -10,8 +10,8 @@ use shamap_store::CassandraStore;
 
 use crate::cassandra_cluster::cluster;
 use crate::support::{
-    assert_contains, ledger_38129, ok, one_error_line, shamap, shamap_within, testnet_42089779,
-    Run, ACCOUNT_38129, KEY_38129, LEDGER_38129, TX_TESTNET,
+    import_both, ok, one_error_line, shamap, shamap_within, Run, KEY_38129, LEDGER_38129,
+    TX_TESTNET,
 };
 
 /// The start of the data of `KEY_38129`.
@@ -42,19 +42,7 @@ fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
         return;
     };
     let url = fresh_url(&host, "main");
-    let a = ledger_38129();
-    let b = testnet_42089779();
-    let out = run(&[
-        "import",
-        a.to_str().expect("path"),
-        b.to_str().expect("path"),
-        "--db",
-        &url,
-    ]);
-    let out = ok(&out);
-    assert_contains(out, &format!("account_hash {ACCOUNT_38129} stored"));
-    assert_contains(out, &format!("ledger_hash {LEDGER_38129} stored"));
-    assert_contains(out, &format!("transaction_hash {TX_TESTNET} stored"));
+    import_both(&url);
 
     let r = run(&["verify", "--db", &url]);
     assert_eq!(ok(&r).lines().count(), 2, "{}", r.stdout);

@@ -4,8 +4,8 @@
 use std::path::Path;
 
 use crate::support::{
-    assert_contains, ledger_38129, one_error_line, shamap, testnet_42089779, Run, ACCOUNT_38129,
-    KEY_38129, LEDGER_38129, TX_TESTNET,
+    import_both, ledger_38129, one_error_line, shamap, Run, ACCOUNT_38129, KEY_38129, LEDGER_38129,
+    TX_TESTNET,
 };
 
 /// The start of the data of `KEY_38129`.
@@ -15,31 +15,12 @@ fn run(args: &[&str]) -> Run {
     shamap(args, None)
 }
 
-fn import(db: &Path) {
-    let db = db.to_str().expect("utf-8 path");
-    let a = ledger_38129();
-    let b = testnet_42089779();
-    let r = run(&[
-        "import",
-        a.to_str().expect("path"),
-        b.to_str().expect("path"),
-        "--db",
-        db,
-    ]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_contains(&r.stdout, &format!("account_hash {ACCOUNT_38129} stored"));
-    assert_contains(&r.stdout, &format!("ledger_hash {LEDGER_38129} stored"));
-    assert!(r
-        .stdout
-        .contains(&format!("transaction_hash {TX_TESTNET} stored")));
-}
-
 #[test]
 fn import_get_info_verify_sync_and_gc_work_together() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     let dbs = db.to_str().expect("utf-8");
-    import(&db);
+    import_both(&db);
 
     // The default root is the newest imported state map.
     let r = run(&["get", "--db", dbs, KEY_38129]);
@@ -121,7 +102,7 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     let dbs = db.to_str().expect("utf-8");
-    import(&db);
+    import_both(&db);
     // Flip one byte in the middle of the node log.
     let journal = db.join(shamap_store::log_store::LOG_FILE);
     let good = std::fs::read(&journal).expect("read");
@@ -166,7 +147,7 @@ fn apply_and_scan_match_an_in_memory_map() {
     use shamap::{Key, MapKind, ShaMap};
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
-    import(&db);
+    import_both(&db);
     let dbs = db.to_str().expect("utf-8");
 
     let d =
@@ -341,7 +322,7 @@ fn scan_and_apply_stay_within_the_budget_on_a_state_far_larger() {
     use shamap_store::NodeStore;
     let dir = tempfile::tempdir().expect("tempdir");
     let tiny = dir.path().join("tiny");
-    import(&tiny);
+    import_both(&tiny);
     let r = run(&[
         "scan",
         "--db",

@@ -9,7 +9,9 @@ use std::time::Duration;
 use shamap::Hash256;
 use shamap_store::{LogStore, Node, NodeObject, NodeStore};
 
-use crate::support::{ledger_38129, ok, shamap_within, Run, KEY_38129, LEDGER_38129};
+use crate::support::{
+    ledger_38129, ok, one_error_line, shamap_within, Run, KEY_38129, LEDGER_38129,
+};
 use crate::tmpfs::Tmpfs;
 
 /// Runs `shamap`, failing the test if it has not ended after `secs`.
@@ -23,14 +25,6 @@ fn run(args: &[&str]) -> Run {
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
-}
-
-/// Exit 2, one line on stderr, no panic; the line.
-fn fails_in_one_line(r: &Run) -> String {
-    assert_eq!(r.code, Some(2), "stdout: {} stderr: {}", r.stdout, r.stderr);
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
-    r.stderr.clone()
 }
 
 /// `info`'s report without its last line (bytes on disk, which any opening
@@ -104,7 +98,7 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
     store_with_38129(&db);
 
     // import
-    let line = fails_in_one_line(&bounded(&["import", s(&dump), "--db", s(&db)], None, 60));
+    let line = one_error_line(&bounded(&["import", s(&dump), "--db", s(&db)], None, 60), 2);
     assert!(line.contains("No space left on device"), "{line}");
     assert!(line.contains(s(&db)), "names the store: {line}");
 
@@ -121,7 +115,7 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
         None,
         60,
     );
-    let line = fails_in_one_line(&r);
+    let line = one_error_line(&r, 2);
     assert!(line.contains("No space left on device"), "apply: {line}");
 
     // sync, from a store elsewhere into the full one
@@ -147,7 +141,7 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
         None,
         60,
     );
-    let line = fails_in_one_line(&r);
+    let line = one_error_line(&r, 2);
     assert!(line.contains("No space left on device"), "sync: {line}");
 
     // Space again: what was committed is still there and verifies.
@@ -165,36 +159,31 @@ fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
     let inner = an_inner_node(&db, &[ledger, account_hash()]).to_hex();
     let info_before = contents(&db);
 
-    let line = fails_in_one_line(&run(&["gc", "--db", s(&db), "--keep", &inner]));
+    let line = one_error_line(&run(&["gc", "--db", s(&db), "--keep", &inner]), 2);
     assert!(line.contains("not a root"), "{line}");
-    let line = fails_in_one_line(&run(&["get", "--db", s(&db), "--root", &inner, KEY_38129]));
+    let line = one_error_line(
+        &run(&["get", "--db", s(&db), "--root", &inner, KEY_38129]),
+        2,
+    );
     assert!(line.contains("not a root"), "{line}");
     let changes = dir.path().join("c.txt");
     std::fs::write(&changes, format!("set {KEY_38129} {}\n", "CD".repeat(20))).expect("write");
-    let line = fails_in_one_line(&run(&[
-        "apply",
-        "--db",
-        s(&db),
-        "--root",
-        &inner,
-        s(&changes),
-    ]));
+    let line = one_error_line(
+        &run(&["apply", "--db", s(&db), "--root", &inner, s(&changes)]),
+        2,
+    );
     assert!(line.contains("not a root"), "{line}");
-    let line = fails_in_one_line(&run(&["scan", "--db", s(&db), "--root", &inner]));
+    let line = one_error_line(&run(&["scan", "--db", s(&db), "--root", &inner]), 2);
     assert!(line.contains("not a root"), "{line}");
-    let line = fails_in_one_line(&run(&["verify", "--db", s(&db), "--root", &inner]));
+    let line = one_error_line(&run(&["verify", "--db", s(&db), "--root", &inner]), 2);
     assert!(line.contains("not a root"), "{line}");
 
     // Names that would break `info`'s lines, and the key no reader accepts.
     for name in ["", "two\nlines", "tab\there"] {
-        let line = fails_in_one_line(&run(&[
-            "apply",
-            "--db",
-            s(&db),
-            "--name",
-            name,
-            s(&changes),
-        ]));
+        let line = one_error_line(
+            &run(&["apply", "--db", s(&db), "--name", name, s(&changes)]),
+            2,
+        );
         assert!(line.contains("root name"), "{name:?}: {line}");
     }
     let zero_key = dir.path().join("zero.txt");
@@ -203,7 +192,7 @@ fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
         format!("set {} {}\n", "0".repeat(64), "CD".repeat(20)),
     )
     .expect("write");
-    let line = fails_in_one_line(&run(&["apply", "--db", s(&db), s(&zero_key)]));
+    let line = one_error_line(&run(&["apply", "--db", s(&db), s(&zero_key)]), 2);
     assert!(line.contains("all-zero key"), "{line}");
 
     // Nothing deleted, nothing committed.
@@ -226,15 +215,18 @@ fn sync_with_an_unknown_root_leaves_no_target_behind() {
     let db = dir.path().join("db");
     store_with_38129(&db);
     let to = dir.path().join("target");
-    let line = fails_in_one_line(&run(&[
-        "sync",
-        "--from",
-        s(&db),
-        "--to",
-        s(&to),
-        "--root",
-        &"77".repeat(32),
-    ]));
+    let line = one_error_line(
+        &run(&[
+            "sync",
+            "--from",
+            s(&db),
+            "--to",
+            s(&to),
+            "--root",
+            &"77".repeat(32),
+        ]),
+        2,
+    );
     assert!(line.contains("not a root"), "{line}");
     assert!(!to.exists(), "no empty target store left behind");
 }
@@ -287,14 +279,10 @@ fn an_overlong_root_name_is_refused_not_cut() {
     std::fs::write(&changes, format!("set {KEY_38129} {}\n", "CD".repeat(20))).expect("write");
     let long = "n".repeat(300);
     let before = contents(&db);
-    let line = fails_in_one_line(&run(&[
-        "apply",
-        "--db",
-        s(&db),
-        "--name",
-        &long,
-        s(&changes),
-    ]));
+    let line = one_error_line(
+        &run(&["apply", "--db", s(&db), "--name", &long, s(&changes)]),
+        2,
+    );
     assert!(line.contains("at most 255"), "{line}");
     assert_eq!(contents(&db), before);
 }
@@ -314,7 +302,7 @@ fn a_store_on_a_read_only_file_system_can_be_read() {
     ok(&run(&["verify", "--db", s(&db)]));
     let changes = tempfile::NamedTempFile::new().expect("temp");
     std::fs::write(changes.path(), format!("del {KEY_38129}\n")).expect("write");
-    let line = fails_in_one_line(&run(&["apply", "--db", s(&db), s(changes.path())]));
+    let line = one_error_line(&run(&["apply", "--db", s(&db), s(changes.path())]), 2);
     assert!(line.contains(s(&db)), "{line}");
 }
 
@@ -328,7 +316,7 @@ fn a_store_locked_by_a_writer_is_named_and_said_so() {
         vec!["import", s(&ledger_38129()), "--db", s(&db)],
         vec!["gc", "--db", s(&db), "--keep", LEDGER_38129],
     ] {
-        let line = fails_in_one_line(&run(&args));
+        let line = one_error_line(&run(&args), 2);
         assert!(line.contains("locked by another process"), "{line}");
         assert!(line.contains(s(&db)), "{line}");
     }
@@ -341,11 +329,14 @@ fn a_store_locked_by_a_writer_is_named_and_said_so() {
 fn import_does_not_create_a_store_inside_an_unrelated_directory() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("thesis.tex"), "mine").expect("write");
-    let line = fails_in_one_line(&run(&["import", s(&ledger_38129()), "--db", s(dir.path())]));
+    let line = one_error_line(
+        &run(&["import", s(&ledger_38129()), "--db", s(dir.path())]),
+        2,
+    );
     assert!(line.contains("not a store"), "{line}");
     assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 1);
     // A file given as the directory.
     let file = dir.path().join("thesis.tex");
-    let line = fails_in_one_line(&run(&["import", s(&ledger_38129()), "--db", s(&file)]));
+    let line = one_error_line(&run(&["import", s(&ledger_38129()), "--db", s(&file)]), 2);
     assert!(line.contains("not a directory"), "{line}");
 }

@@ -173,6 +173,23 @@ pub fn one_error_line(r: &Run, status: i32) -> String {
     r.stderr.clone()
 }
 
+/// `shamap import FILES --db DB`, which must succeed: its stdout.
+pub fn import<F: AsRef<std::ffi::OsStr>>(files: &[F], db: impl AsRef<std::ffi::OsStr>) -> String {
+    let mut args = vec![std::ffi::OsStr::new("import")];
+    args.extend(files.iter().map(AsRef::as_ref));
+    args.extend([std::ffi::OsStr::new("--db"), db.as_ref()]);
+    ok(&shamap(args, None)).to_owned()
+}
+
+/// Imports ledger 38129 and testnet ledger 42089779 into `db`; the report
+/// names their roots as stored.
+pub fn import_both(db: impl AsRef<std::ffi::OsStr>) {
+    let out = import(&[ledger_38129(), testnet_42089779()], db);
+    assert_contains(&out, &format!("account_hash {ACCOUNT_38129} stored"));
+    assert_contains(&out, &format!("ledger_hash {LEDGER_38129} stored"));
+    assert_contains(&out, &format!("transaction_hash {TX_TESTNET} stored"));
+}
+
 /// `r` succeeded: its stdout.
 pub fn ok(r: &Run) -> &str {
     assert_eq!(r.code, Some(0), "stdout: {} stderr: {}", r.stdout, r.stderr);

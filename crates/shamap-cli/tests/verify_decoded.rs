@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::support::{
-    assert_contains, assert_input_error, data, ledger_38129, ledger_38129_json, shamap, Run,
-    ACCOUNT_38129, LEDGER_38129, TX_38129,
+    assert_contains, assert_input_error, data, import, ledger_38129, ledger_38129_json, shamap,
+    Run, ACCOUNT_38129, LEDGER_38129, TX_38129,
 };
 
 const TX_ID: &str = "3B1A4E1C9BB6A7208EB146BCDB86ECEA6068ED01466D933528CA2B4C64F753EF";
@@ -369,16 +369,7 @@ fn every_command_reads_decoded_json() {
 
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("db");
-    let run = shamap(
-        [
-            OsStr::new("import"),
-            dec.as_os_str(),
-            OsStr::new("--db"),
-            db.as_os_str(),
-        ],
-        None,
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    import(&[&dec], &db);
     let run = shamap(
         [
             OsStr::new("verify"),
