@@ -1,7 +1,7 @@
 //! The store subcommands: import, get, info, verify --db, sync, gc, and
 //! what a damaged store does to them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::support::{
     import_both, ledger_38129, one_error_line, shamap, Run, ACCOUNT_38129, KEY_38129, LEDGER_38129,
@@ -11,16 +11,23 @@ use crate::support::{
 /// The start of the data of `KEY_38129`.
 const DATA_START: &str = "1100612200000000240000000125";
 
+/// A temporary directory (removed on drop) with a store `db` holding
+/// ledger 38129 and testnet ledger 42089779, and the store's path.
+fn store_with_both() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    import_both(&db);
+    (dir, db)
+}
+
 fn run(args: &[&str]) -> Run {
     shamap(args, None)
 }
 
 #[test]
 fn import_get_info_verify_sync_and_gc_work_together() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
+    let (dir, db) = store_with_both();
     let dbs = db.to_str().expect("utf-8");
-    import_both(&db);
 
     // The default root is the newest imported state map.
     let r = run(&["get", "--db", dbs, KEY_38129]);
@@ -99,10 +106,8 @@ fn verify_keeps_reading_files_and_refuses_mixed_use() {
 
 #[test]
 fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
+    let (_dir, db) = store_with_both();
     let dbs = db.to_str().expect("utf-8");
-    import_both(&db);
     // Flip one byte in the middle of the node log.
     let journal = db.join(shamap_store::log_store::LOG_FILE);
     let good = std::fs::read(&journal).expect("read");
@@ -145,9 +150,7 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
 #[test]
 fn apply_and_scan_match_an_in_memory_map() {
     use shamap::{Key, MapKind, ShaMap};
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    import_both(&db);
+    let (dir, db) = store_with_both();
     let dbs = db.to_str().expect("utf-8");
 
     let d =
@@ -200,34 +203,16 @@ fn apply_and_scan_match_an_in_memory_map() {
     assert_eq!(v["root"], expected.to_string(), "{}", r.stdout);
     assert!(v["cache"]["loads"].as_u64().expect("loads") > 0);
 
-    let r = run(&[
-        "scan",
-        "--db",
-        dbs,
-        "--root",
-        &expected.to_string(),
-        "--json",
-    ]);
+    // `CMD --db DB --root EXPECTED LAST`.
+    let root = expected.to_string();
+    let at_expected = |cmd: &str, last: &str| run(&[cmd, "--db", dbs, "--root", &root, last]);
+    let r = at_expected("scan", "--json");
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
     assert_eq!(v["items"].as_u64(), Some(mem.len() as u64));
-    let r = run(&[
-        "get",
-        "--db",
-        dbs,
-        "--root",
-        &expected.to_string(),
-        &fresh.to_string(),
-    ]);
+    let r = at_expected("get", &fresh.to_string());
     assert_eq!(r.stdout.trim(), "ABCDEF", "{}", r.stderr);
-    let r = run(&[
-        "get",
-        "--db",
-        dbs,
-        "--root",
-        &expected.to_string(),
-        &keys[0].to_string(),
-    ]);
+    let r = at_expected("get", &keys[0].to_string());
     assert_eq!(r.code, Some(1), "deleted key: {}", r.stdout);
 
     // A bad line: one error naming file and line, nothing committed.
@@ -267,44 +252,29 @@ fn budget_key(i: u32) -> shamap::Key {
     shamap::Key::from(shamap::xrpl::sha512_half(&[b"budget", &i.to_be_bytes()]))
 }
 
+/// `CMD --db DB --root ROOT --cache-mb 1 --json [EXTRA]`, which must
+/// succeed: its peak RSS and its report.
+fn with_1mib_budget(cmd: &str, db: &str, root: &str, extra: &[&str]) -> (u64, serde_json::Value) {
+    let mut args = vec![cmd, "--db", db, "--root", root, "--cache-mb", "1", "--json"];
+    args.extend_from_slice(extra);
+    let r = run(&args);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let peak = v["peak_rss_bytes"].as_u64().expect("Linux reports VmHWM");
+    (peak, v)
+}
+
 /// Peak RSS of `scan` and of `apply` (10,000 updates) with a 1 MiB budget.
 fn scan_and_apply_rss(db: &Path, root: &str, n: u32, work: &Path) -> (u64, u64) {
     let db = db.to_str().expect("utf-8");
-    let peak = |r: &Run| -> (u64, serde_json::Value) {
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
-        (
-            v["peak_rss_bytes"].as_u64().expect("Linux reports VmHWM"),
-            v,
-        )
-    };
-    let (scan, v) = peak(&run(&[
-        "scan",
-        "--db",
-        db,
-        "--root",
-        root,
-        "--cache-mb",
-        "1",
-        "--json",
-    ]));
+    let (scan, v) = with_1mib_budget("scan", db, root, &[]);
     assert_eq!(v["items"].as_u64(), Some(u64::from(n)));
     let changes: String = (0..10_000u32)
         .map(|i| format!("set {} {:08X}\n", budget_key(i * 7 % n), i))
         .collect();
     let file = work.join(format!("changes-{n}.txt"));
     std::fs::write(&file, changes).expect("write");
-    let (apply, v) = peak(&run(&[
-        "apply",
-        "--db",
-        db,
-        "--root",
-        root,
-        "--cache-mb",
-        "1",
-        "--json",
-        file.to_str().expect("path"),
-    ]));
+    let (apply, v) = with_1mib_budget("apply", db, root, &[file.to_str().expect("path")]);
     assert!(v["cache"]["spills"].as_u64().expect("spills") > 0, "{v}");
     assert!(
         v["cache"]["cache_peak_bytes"].as_u64().expect("peak") <= 1 << 20,
@@ -320,21 +290,9 @@ fn scan_and_apply_rss(db: &Path, root: &str, n: u32, work: &Path) -> (u64, u64) 
 #[test]
 fn scan_and_apply_stay_within_the_budget_on_a_state_far_larger() {
     use shamap_store::NodeStore;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let tiny = dir.path().join("tiny");
-    import_both(&tiny);
-    let r = run(&[
-        "scan",
-        "--db",
-        tiny.to_str().expect("utf-8"),
-        "--root",
-        ACCOUNT_38129,
-        "--cache-mb",
-        "1",
-        "--json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
-    let tiny_rss = v["peak_rss_bytes"].as_u64().expect("VmHWM");
+    let (dir, tiny) = store_with_both();
+    let tiny = tiny.to_str().expect("utf-8");
+    let (tiny_rss, _) = with_1mib_budget("scan", tiny, ACCOUNT_38129, &[]);
 
     let mut rows = Vec::new();
     for n in [40_000u32, 160_000] {

@@ -43,6 +43,15 @@ fn store_with_38129(db: &Path) {
     ok(&run(&["import", s(&ledger_38129()), "--db", s(db)]));
 }
 
+/// A temporary directory (removed on drop) with a store `db` holding
+/// ledger 38129, and the store's path.
+fn temp_store_with_38129() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    store_with_38129(&db);
+    (dir, db)
+}
+
 /// A `ledger_data`-shaped dump of `n` random-looking state entries.
 fn big_dump(dir: &Path, n: u32) -> PathBuf {
     let mut state = String::from("{\"state\":[");
@@ -152,9 +161,7 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
 
 #[test]
 fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    store_with_38129(&db);
+    let (dir, db) = temp_store_with_38129();
     let ledger = Hash256::from_hex(LEDGER_38129).expect("hex");
     let inner = an_inner_node(&db, &[ledger, account_hash()]).to_hex();
     let info_before = contents(&db);
@@ -211,9 +218,7 @@ fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
 
 #[test]
 fn sync_with_an_unknown_root_leaves_no_target_behind() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    store_with_38129(&db);
+    let (dir, db) = temp_store_with_38129();
     let to = dir.path().join("target");
     let line = one_error_line(
         &run(&[
@@ -272,9 +277,7 @@ fn the_empty_map_is_a_state_every_store_command_handles() {
 
 #[test]
 fn an_overlong_root_name_is_refused_not_cut() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    store_with_38129(&db);
+    let (dir, db) = temp_store_with_38129();
     let changes = dir.path().join("c.txt");
     std::fs::write(&changes, format!("set {KEY_38129} {}\n", "CD".repeat(20))).expect("write");
     let long = "n".repeat(300);
@@ -308,9 +311,7 @@ fn a_store_on_a_read_only_file_system_can_be_read() {
 
 #[test]
 fn a_store_locked_by_a_writer_is_named_and_said_so() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    store_with_38129(&db);
+    let (_dir, db) = temp_store_with_38129();
     let _writer = LogStore::open(&db).expect("this process holds the store");
     for args in [
         vec!["import", s(&ledger_38129()), "--db", s(&db)],
