@@ -43,22 +43,23 @@ def items_for(n: int, data_len: int, seed: int):
     return [(rng.randbytes(32), rng.randbytes(data_len)) for _ in range(n)]
 
 
+def time_build(new_map, items):
+    """One build of `items` into `new_map()` (one insert per entry from a
+    Python loop), then its first root; the times and the root."""
+    t0 = time.perf_counter()
+    m = new_map()
+    insert = m.insert
+    for k, d in items:
+        insert(k, d)
+    t1 = time.perf_counter()
+    root = m.root_hash()
+    t2 = time.perf_counter()
+    return {"build_s": t1 - t0, "root_s": t2 - t1, "total_s": t2 - t0, "root": root}
+
+
 def time_shamap(items, reps: int):
-    best = None
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        m = shamap.ShaMap("state")
-        insert = m.insert
-        for k, d in items:
-            insert(k, d)
-        t1 = time.perf_counter()
-        root = m.root_hash()
-        t2 = time.perf_counter()
-        run = {"build_s": t1 - t0, "root_s": t2 - t1, "total_s": t2 - t0, "root": root}
-        if best is None or run["total_s"] < best["total_s"]:
-            best = run
-        del m
-    return best
+    runs = [time_build(lambda: shamap.ShaMap("state"), items) for _ in range(reps)]
+    return min(runs, key=lambda run: run["total_s"])
 
 
 def time_updates(new_map, items, blocks: int, block: int, seed: int):
@@ -83,15 +84,7 @@ def time_updates(new_map, items, blocks: int, block: int, seed: int):
 
 
 def time_pure(items):
-    t0 = time.perf_counter()
-    m = RefMap("state")
-    insert = m.insert
-    for k, d in items:
-        insert(k, d)
-    t1 = time.perf_counter()
-    root = m.root_hash()
-    t2 = time.perf_counter()
-    return {"build_s": t1 - t0, "root_s": t2 - t1, "total_s": t2 - t0, "root": root}
+    return time_build(lambda: RefMap("state"), items)
 
 
 def time_xrpljs(n: int, data_len: int):

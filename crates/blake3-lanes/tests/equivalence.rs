@@ -8,17 +8,17 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, RngCore, SeedableRng};
 
+#[path = "../../sha512-lanes/tests/support/lanes.rs"]
+mod lanes;
+
 /// Longest message tested: past one chunk (1024 bytes), so the
 /// `blake3::hash` fallback for multi-chunk messages is covered too.
 const MAX_LEN: usize = 1100;
 
+lanes::lane_backend!(Backend);
+
 fn supported() -> Vec<Backend> {
-    let b: Vec<Backend> = Backend::ALL
-        .into_iter()
-        .filter(|b| b.is_supported())
-        .collect();
-    eprintln!("backends under test: {b:?}");
-    b
+    lanes::supported()
 }
 
 fn reference(msg: &[u8]) -> [u8; 32] {
@@ -165,20 +165,12 @@ fn backends_agree_with_each_other_and_default() {
     let mut rng = SmallRng::seed_from_u64(seed);
     let owned: Vec<Vec<u8>> = (0..77).map(|i| bytes(&mut rng, (i * 37) % 1100)).collect();
     let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-    let outputs: Vec<Vec<[u8; 32]>> = supported()
-        .into_iter()
-        .map(|b| {
-            let mut out = vec![[0u8; 32]; msgs.len()];
-            hash_batch_with(b, &msgs, &mut out);
-            out
-        })
-        .collect();
-    for o in &outputs[1..] {
-        assert_eq!(o, &outputs[0], "seed {seed:#x}");
-    }
-    let mut out = vec![[0u8; 32]; msgs.len()];
-    hash_batch(&msgs, &mut out);
-    assert_eq!(out, outputs[0], "seed {seed:#x}");
+    lanes::backends_agree(
+        &msgs,
+        hash_batch_with,
+        hash_batch,
+        &format!("seed {seed:#x}"),
+    );
 }
 
 #[test]
@@ -222,29 +214,10 @@ fn length_mismatch_panics_with_backend() {
 
 #[test]
 fn backend_selection() {
-    assert_eq!(Backend::from_name("AVX512"), Some(Backend::Avx512x16));
-    assert_eq!(Backend::from_name(" avx2 "), Some(Backend::Avx2x8));
-    assert_eq!(Backend::from_name("scalar"), Some(Backend::Scalar));
-    assert_eq!(Backend::from_name("sse"), None);
-    assert_eq!(Backend::Avx512x16.to_string(), "avx512");
+    lanes::backend_selection([Backend::Avx512x16, Backend::Avx2x8, Backend::Scalar]);
     assert_eq!(
         Backend::ALL.map(Backend::lanes),
         [16, 8, 1],
         "lanes per backend"
     );
-    assert!(Backend::Scalar.is_supported());
-    assert_eq!(Backend::choose(None), Backend::detect());
-    assert_eq!(Backend::choose(Some("bogus")), Backend::detect());
-    assert_eq!(Backend::choose(Some("scalar")), Backend::Scalar);
-    for b in Backend::ALL {
-        let want = if b.is_supported() {
-            b
-        } else {
-            Backend::detect()
-        };
-        assert_eq!(Backend::choose(Some(b.name())), want);
-    }
-    assert!(Backend::detect().is_supported());
-    #[cfg(not(target_arch = "x86_64"))]
-    assert_eq!(Backend::detect(), Backend::Scalar);
 }

@@ -300,8 +300,8 @@ fn simd_prefix<const D: usize>(
     while n - k >= min_fill {
         let take = (n - k).min(lanes);
         let done = match backend {
-            Backend::Avx512x8 => lanes_x8(&mut x8, k, take, at, msgs, out),
-            _ => lanes_x4(&mut x4, k, take, at, msgs, out),
+            Backend::Avx512x8 => lanes_call(avx512::hash, &mut x8, (k, take), at, msgs, out),
+            _ => lanes_call(avx2::hash, &mut x4, (k, take), at, msgs, out),
         };
         if !done {
             break;
@@ -311,46 +311,24 @@ fn simd_prefix<const D: usize>(
     k
 }
 
-/// Hashes `take` (1..=8) messages `at(k)..` in one 8-lane call; `false` if
-/// the CPU cannot (nothing written).
+/// Hashes `take` (1..=`L`) messages `at(k)..` in one `L`-lane call of
+/// `hash` (the AVX-512 or AVX2 kernel); `false` if the CPU cannot (nothing
+/// written).
 #[cfg(target_arch = "x86_64")]
-fn lanes_x8<'a, const D: usize>(
-    buf: &mut Option<LaneBlocks<'a, 8>>,
-    k: usize,
-    take: usize,
+#[inline]
+fn lanes_call<'a, const L: usize, const D: usize>(
+    hash: impl Fn(&LaneBlocks<'a, L>) -> Option<[[u64; 8]; L]>,
+    buf: &mut Option<LaneBlocks<'a, L>>,
+    (k, take): (usize, usize),
     at: &impl Fn(usize) -> usize,
     msgs: &[&'a [u8]],
     out: &mut [[u8; D]],
 ) -> bool {
     let first = msgs[at(k)];
-    let lanes: [&[u8]; 8] =
+    let lanes: [&[u8]; L] =
         core::array::from_fn(|j| if j < take { msgs[at(k + j)] } else { first });
     let src = LaneBlocks::reuse(buf, lanes);
-    let Some(states) = avx512::hash(src) else {
-        return false;
-    };
-    for (j, state) in states.iter().enumerate().take(take) {
-        write_digest(state, &mut out[at(k + j)]);
-    }
-    true
-}
-
-/// Hashes `take` (1..=4) messages `at(k)..` in one 4-lane call; `false` if
-/// the CPU cannot (nothing written).
-#[cfg(target_arch = "x86_64")]
-fn lanes_x4<'a, const D: usize>(
-    buf: &mut Option<LaneBlocks<'a, 4>>,
-    k: usize,
-    take: usize,
-    at: &impl Fn(usize) -> usize,
-    msgs: &[&'a [u8]],
-    out: &mut [[u8; D]],
-) -> bool {
-    let first = msgs[at(k)];
-    let lanes: [&[u8]; 4] =
-        core::array::from_fn(|j| if j < take { msgs[at(k + j)] } else { first });
-    let src = LaneBlocks::reuse(buf, lanes);
-    let Some(states) = avx2::hash(src) else {
+    let Some(states) = hash(src) else {
         return false;
     };
     for (j, state) in states.iter().enumerate().take(take) {

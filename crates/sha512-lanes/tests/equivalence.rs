@@ -6,6 +6,9 @@ use sha512_lanes::{
     Backend,
 };
 
+#[path = "support/lanes.rs"]
+mod lanes;
+
 /// Small deterministic PRNG (SplitMix64), so failures are reproducible.
 struct Rng(u64);
 
@@ -25,13 +28,10 @@ impl Rng {
     }
 }
 
+lanes::lane_backend!(Backend);
+
 fn supported() -> Vec<Backend> {
-    let b: Vec<Backend> = Backend::ALL
-        .into_iter()
-        .filter(|b| b.is_supported())
-        .collect();
-    eprintln!("backends under test: {b:?}");
-    b
+    lanes::supported()
 }
 
 fn reference(msg: &[u8]) -> [u8; 64] {
@@ -179,21 +179,12 @@ fn backends_agree_with_each_other() {
     let mut rng = Rng(5);
     let owned: Vec<Vec<u8>> = (0..37).map(|i| rng.bytes((i * 37) % 600)).collect();
     let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-    let outputs: Vec<Vec<[u8; 32]>> = supported()
-        .into_iter()
-        .map(|b| {
-            let mut out = vec![[0u8; 32]; msgs.len()];
-            sha512_half_batch_with(b, &msgs, &mut out);
-            out
-        })
-        .collect();
-    for o in &outputs[1..] {
-        assert_eq!(o, &outputs[0]);
-    }
-    // And the default (detected or forced) backend agrees too.
-    let mut out = vec![[0u8; 32]; msgs.len()];
-    sha512_half_batch(&msgs, &mut out);
-    assert_eq!(out, outputs[0]);
+    lanes::backends_agree(
+        &msgs,
+        sha512_half_batch_with,
+        sha512_half_batch,
+        "37 messages",
+    );
 }
 
 #[test]
@@ -253,23 +244,5 @@ fn length_mismatch_panics() {
 
 #[test]
 fn backend_selection() {
-    assert_eq!(Backend::from_name("AVX512"), Some(Backend::Avx512x8));
-    assert_eq!(Backend::from_name(" avx2 "), Some(Backend::Avx2x4));
-    assert_eq!(Backend::from_name("scalar"), Some(Backend::Scalar));
-    assert_eq!(Backend::from_name("sse"), None);
-    assert!(Backend::Scalar.is_supported());
-    assert_eq!(Backend::choose(None), Backend::detect());
-    assert_eq!(Backend::choose(Some("bogus")), Backend::detect());
-    assert_eq!(Backend::choose(Some("scalar")), Backend::Scalar);
-    for b in Backend::ALL {
-        let want = if b.is_supported() {
-            b
-        } else {
-            Backend::detect()
-        };
-        assert_eq!(Backend::choose(Some(b.name())), want);
-    }
-    assert!(Backend::detect().is_supported());
-    #[cfg(not(target_arch = "x86_64"))]
-    assert_eq!(Backend::detect(), Backend::Scalar);
+    lanes::backend_selection([Backend::Avx512x8, Backend::Avx2x4, Backend::Scalar]);
 }

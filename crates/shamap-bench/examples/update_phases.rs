@@ -11,6 +11,10 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind, MapOptions, ShaMap};
 
+#[path = "../src/workloads/blocks.rs"]
+mod blocks;
+use blocks::{apply_block, gen_block, one_thread, write_block};
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let entries: usize = args
@@ -26,43 +30,19 @@ fn main() {
         map.upsert(*k, &data).expect("upsert");
     }
     map.root_hash_serial();
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
-        .build()
-        .expect("pool");
+    let pool = one_thread();
     let (mut w, mut h) = (Duration::ZERO, Duration::ZERO);
     let (mut leaves, mut inner) = (0u64, 0u64);
     for _ in 0..blocks {
-        let mut block = Vec::with_capacity(10_000);
-        for _ in 0..10_000 {
-            let roll = rng.gen_range(0..10);
-            if roll < 6 {
-                block.push((keys[rng.gen_range(0..keys.len())], true));
-            } else if roll < 8 {
-                let k = Key(rng.gen());
-                block.push((k, true));
-                keys.push(k);
-            } else {
-                let i = rng.gen_range(0..keys.len());
-                block.push((keys.swap_remove(i), false));
-            }
-        }
+        let block = gen_block(&mut rng, &mut keys, 10_000);
         if use_apply {
             let t = Instant::now();
-            let ops = block.iter().map(|&(k, set)| (k, set.then_some(&data[..])));
-            let done = pool.install(|| map.apply(ops)).expect("apply");
-            std::hint::black_box(done);
+            std::hint::black_box(apply_block(&pool, &mut map, &block, &data));
             h += t.elapsed();
             continue;
         }
         let t = Instant::now();
-        for &(k, set) in &block {
-            if set {
-                map.upsert(k, &data).expect("upsert");
-            } else {
-                map.remove(&k).expect("present");
-            }
-        }
+        write_block(&mut map, &block, &data);
         let t1 = Instant::now();
         let (_, work) = pool.install(|| map.root_hash_with_work());
         let t2 = Instant::now();

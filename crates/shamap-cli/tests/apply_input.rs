@@ -3,9 +3,7 @@
 
 use std::ffi::OsStr;
 
-use crate::support::{ledger_38129, shamap};
-
-const ACCOUNT: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
+use crate::support::{assert_starts_with, import, ledger_38129, shamap, ACCOUNT_38129};
 
 #[test]
 fn apply_reads_changes_from_standard_input() {
@@ -13,16 +11,7 @@ fn apply_reads_changes_from_standard_input() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("db");
     let ledger = ledger_38129();
-    let run = shamap(
-        [
-            OsStr::new("import"),
-            ledger.as_os_str(),
-            OsStr::new("--db"),
-            db.as_os_str(),
-        ],
-        None,
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    import(&[&ledger], &db);
 
     let d = shamap_ledger::dump::parse(&std::fs::read(&ledger).expect("data")).expect("parses");
     let mut mem = ShaMap::new(MapKind::AccountState);
@@ -40,7 +29,7 @@ fn apply_reads_changes_from_standard_input() {
                 OsStr::new("--db"),
                 db.as_os_str(),
                 OsStr::new("--root"),
-                OsStr::new(ACCOUNT),
+                OsStr::new(ACCOUNT_38129),
                 OsStr::new("--name"),
                 OsStr::new("from-stdin"),
                 OsStr::new("-"),
@@ -57,11 +46,7 @@ fn apply_reads_changes_from_standard_input() {
     let run = apply(format!("set {fresh} 0G\n").as_bytes());
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
-    assert!(
-        run.stderr.starts_with("error: <stdin>:1: "),
-        "{}",
-        run.stderr
-    );
+    assert_starts_with(&run.stderr, "error: <stdin>:1: ");
     let run = apply(b"\xFF\xFE");
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);

@@ -5,54 +5,38 @@
 //! client of the cluster could. Without a cluster each test says it skips.
 
 use std::collections::BTreeSet;
+use std::ops::Bound::{Excluded, Unbounded};
 use std::time::Duration;
 
 use shamap::Key;
-use shamap_ledger::dump;
 use shamap_store::clio::{random_chain, ChainShape, ClioLedger, ClioLoader};
 
-use crate::store_cassandra::cluster;
-use crate::support::{data, one_error_line, shamap, shamap_within, Run};
-
-const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
-const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+use crate::cassandra_cluster::{cluster, ledger_38129, load};
+use crate::support::{
+    assert_contains, assert_starts_with, data, ledger_headings, one_error_line, shamap,
+    shamap_within, Run, ACCOUNT_38129, LEDGER_38129, TX_38129,
+};
 
 fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/cli_clio_{name}_{}", std::process::id())
 }
 
-fn ledger_38129() -> ClioLedger {
-    let bytes = std::fs::read(data("ledger-full-38129.json")).expect("read");
-    let d = dump::parse(&bytes).expect("parse");
-    ClioLedger {
-        header: d.header.complete_header(),
-        objects: d
-            .state
-            .expect("state")
-            .into_iter()
-            .map(|e| (e.key, e.data))
-            .collect(),
-        transactions: d
-            .transactions
-            .expect("txs")
-            .into_iter()
-            .map(|t| (t.tx, t.meta))
-            .collect(),
-    }
-}
-
-fn load(url: &str, chain: &[ClioLedger]) -> ClioLoader {
-    let mut l = ClioLoader::create_fresh(url).expect("create the keyspace");
-    l.load_initial(&chain[0]).expect("first ledger");
-    for x in &chain[1..] {
-        l.load_next(x).expect("next ledger");
-    }
-    l
-}
-
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Keyspace `name` (its URL) with the chain of `seed` and `shape` (also
+/// returned) loaded.
+fn chain_in(
+    host: &str,
+    name: &str,
+    seed: u64,
+    shape: ChainShape,
+) -> (String, Vec<ClioLedger>, ClioLoader) {
+    let u = url(host, name);
+    let chain = random_chain(seed, shape);
+    let loader = load(&u, &chain);
+    (u, chain, loader)
 }
 
 fn verify(args: &[&str]) -> Run {
@@ -61,11 +45,9 @@ fn verify(args: &[&str]) -> Run {
     shamap(all, None)
 }
 
-/// Exit `status`, one `error:` line on stderr (returned), no panic.
-
 #[test]
 fn ledger_38129_verifies_in_text_and_json() {
-    let Some(host) = cluster("ledger_38129_verifies_in_text_and_json") else {
+    let Some(host) = cluster() else {
         return;
     };
     let u = url(&host, "l38129");
@@ -122,10 +104,7 @@ fn ledger_38129_verifies_in_text_and_json() {
     assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
     // Outside the range: unusable.
     let e = one_error_line(&verify(&["--db", &u, "--ledger", "38130"]), 2);
-    assert!(
-        e.contains("not all within ledger_range 38129..38129"),
-        "{e}"
-    );
+    assert_contains(&e, "not all within ledger_range 38129..38129");
     loader.drop_keyspace().expect("drop");
 }
 
@@ -139,20 +118,13 @@ const SHAPE: ChainShape = ChainShape {
 
 #[test]
 fn chain_verifies_from_start_middle_and_resumes_with_state() {
-    let Some(host) = cluster("chain_verifies_from_start_middle_and_resumes_with_state") else {
+    let Some(host) = cluster() else {
         return;
     };
-    let u = url(&host, "chain");
-    let chain = random_chain(31, SHAPE);
-    let loader = load(&u, &chain);
+    let (u, _, loader) = chain_in(&host, "chain", 31, SHAPE);
     let r = verify(&["--db", &u]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let headings = r
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("ledger "))
-        .count();
-    assert_eq!(headings, 210);
+    assert_eq!(ledger_headings(&r.stdout).len(), 210);
     assert_eq!(r.stdout.matches(" match\n").count(), 630 + 1);
     assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
     assert!(!r.stdout.contains("MISMATCH"));
@@ -177,29 +149,13 @@ fn chain_verifies_from_start_middle_and_resumes_with_state() {
     let st = state.to_str().expect("path");
     let r = verify(&["--db", &u, "--to", "599", "--state", st, "--cache-mb", "1"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(
-        r.stdout
-            .lines()
-            .filter(|l| l.starts_with("ledger "))
-            .count(),
-        100
-    );
+    assert_eq!(ledger_headings(&r.stdout).len(), 100);
     let r = verify(&["--db", &u, "--state", st, "--cache-mb", "1"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(
-        r.stdout.starts_with("resuming after ledger 599"),
-        "{}",
-        r.stdout
-    );
+    assert_starts_with(&r.stdout, "resuming after ledger 599");
     assert!(r.stdout.contains("\nledger 600 ("), "{}", r.stdout);
     assert!(!r.stdout.contains("full build"), "resumed, not rebuilt");
-    assert_eq!(
-        r.stdout
-            .lines()
-            .filter(|l| l.starts_with("ledger "))
-            .count(),
-        110
-    );
+    assert_eq!(ledger_headings(&r.stdout).len(), 110);
     let r = verify(&["--db", &u, "--state", st]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("nothing to verify"), "{}", r.stdout);
@@ -249,269 +205,222 @@ const FAULT_SHAPE: ChainShape = ChainShape {
     max_transactions: 3,
 };
 
-/// A ledger after the first with a created key, a modified key, a
-/// deletion-free neighbourhood and a transaction, from seed 5's chain.
-fn fault_ledger(chain: &[ClioLedger]) -> u32 {
-    for l in &chain[3..] {
-        let seq = l.header.expect("h").seq;
-        let c = changes_at(chain, seq);
-        if !c.created.is_empty() && !c.modified.is_empty() && !l.transactions.is_empty() {
-            return seq;
-        }
-    }
-    panic!("seed 5's chain has no ledger with a create, a modify and a transaction");
+/// Seed 5's chain, the ledger k its faults are made at (one after the first
+/// with a created key, a modified key and a transaction), and what k did.
+struct Target {
+    chain: Vec<ClioLedger>,
+    k: u32,
+    changes: Changes,
 }
 
-/// Loads seed 5's chain into its own keyspace, damages it with `cql`
-/// (given the chain, the ledger k and the keyspace), and runs verify.
-fn faulted(
-    host: &str,
-    name: &str,
-    damage: impl FnOnce(&[ClioLedger], u32, &str) -> Vec<String>,
-) -> (Run, u32, Vec<ClioLedger>, ClioLoader, tempfile::TempDir) {
-    let u = url(host, name);
-    let chain = random_chain(5, FAULT_SHAPE);
-    let k = fault_ledger(&chain);
-    let loader = load(&u, &chain);
-    let ks = u.rsplit('/').next().expect("keyspace").to_owned();
-    for cql in damage(&chain, k, &ks) {
-        loader.execute(&cql).expect("damage");
+impl Target {
+    fn new() -> Target {
+        let chain = random_chain(5, FAULT_SHAPE);
+        for l in &chain[3..] {
+            let k = l.header.expect("h").seq;
+            let changes = changes_at(&chain, k);
+            if !changes.created.is_empty()
+                && !changes.modified.is_empty()
+                && !l.transactions.is_empty()
+            {
+                return Target { chain, k, changes };
+            }
+        }
+        panic!("seed 5's chain has no ledger with a create, a modify and a transaction");
     }
+
+    /// Ledger k.
+    fn ledger(&self) -> &ClioLedger {
+        &self.chain[(self.k - FAULT_SHAPE.first_seq) as usize]
+    }
+}
+
+/// A `clio verify --state` run over a damaged copy of a [`Target`].
+struct Faulted {
+    run: Run,
+    k: u32,
+    loader: ClioLoader,
+    dir: tempfile::TempDir,
+}
+
+/// Loads `t`'s chain into keyspace `name`, damages it with the CQL `damage`
+/// makes (given the keyspace), and runs verify with `--state`.
+fn faulted(host: &str, t: &Target, name: &str, damage: impl FnOnce(&str) -> String) -> Faulted {
+    let u = url(host, name);
+    let loader = load(&u, &t.chain);
+    let ks = u.rsplit('/').next().expect("keyspace");
+    loader.execute(&damage(ks)).expect("damage");
     let dir = tempfile::tempdir().expect("temp dir");
     let st = dir.path().join("s");
-    let r = shamap_within(
-        [
-            "clio",
-            "verify",
-            "--db",
-            &u,
-            "--state",
-            st.to_str().expect("path"),
-        ],
-        None,
-        Duration::from_secs(120),
-    );
-    (r, k, chain, loader, dir)
+    let st = st.to_str().expect("path");
+    let args = ["clio", "verify", "--db", &u, "--state", st];
+    let run = shamap_within(args, None, Duration::from_secs(120));
+    Faulted {
+        run,
+        k: t.k,
+        loader,
+        dir,
+    }
 }
 
-/// `--state` recorded ledger k-1 (the last good one), not k.
-fn state_stopped_before(dir: &tempfile::TempDir, k: u32) {
-    let store = shamap_store::LogStore::open(dir.path().join("s")).expect("state");
+/// The last ledger the `--state` store in `dir` records as verified.
+fn verified_through(dir: &std::path::Path) -> u32 {
+    let store = shamap_store::LogStore::open(dir).expect("state");
     let rec = shamap_store::clio::read_verified(&store)
         .expect("record")
         .expect("some ledgers verified");
-    assert_eq!(rec.seq, k - 1);
+    rec.seq
+}
+
+impl Faulted {
+    /// The run's one error line, after exit `status`.
+    fn error(&self, status: i32) -> String {
+        one_error_line(&self.run, status)
+    }
+
+    /// `--state` recorded ledger `last` (the last good one), not the
+    /// ledger after it; then the keyspace is dropped.
+    fn stopped_at(self, last: u32) {
+        assert_eq!(verified_through(&self.dir.path().join("s")), last);
+        self.loader.drop_keyspace().expect("drop");
+    }
+
+    /// Exit `status`, an error line starting with `prefix`, and `--state`
+    /// stopped at ledger k-1.
+    fn caught_at_k(self, status: i32, prefix: &str) {
+        let e = self.error(status);
+        assert!(e.starts_with(prefix), "{e}");
+        let k = self.k;
+        self.stopped_at(k - 1);
+    }
 }
 
 #[test]
 fn each_fault_is_caught_at_its_ledger() {
-    let Some(host) = cluster("each_fault_is_caught_at_its_ledger") else {
+    let Some(host) = cluster() else {
         return;
     };
+    let t = Target::new();
+    let (k, c) = (t.k, &t.changes);
+
     // A flipped byte in an object modified at k.
-    let (r, k, chain, l, dir) = faulted(&host, "flip", |chain, k, ks| {
-        let c = changes_at(chain, k);
-        let key = c.modified[0];
-        let l = &chain[(k - 100) as usize];
-        let mut v = l
-            .objects
-            .iter()
-            .find(|(x, _)| *x == key)
-            .expect("object")
-            .1
-            .clone();
-        v[5] ^= 0x40;
-        vec![format!(
-            "UPDATE {ks}.objects SET object = 0x{} WHERE key = 0x{} AND sequence = {k}",
-            hex(&v),
-            hex(&key.0)
-        )]
+    let key = c.modified[0];
+    let (_, object) = t
+        .ledger()
+        .objects
+        .iter()
+        .find(|(x, _)| *x == key)
+        .expect("object");
+    let mut v = object.clone();
+    v[5] ^= 0x40;
+    let (v, hex_key) = (hex(&v), hex(&key.0));
+    let f = faulted(&host, &t, "flip", |ks| {
+        format!("UPDATE {ks}.objects SET object = 0x{v} WHERE key = 0x{hex_key} AND sequence = {k}")
     });
-    let e = one_error_line(&r, 1);
-    let key = changes_at(&chain, k).modified[0];
+    let e = f.error(1);
     assert!(e.contains(&format!("ledger {k}: account_hash ")), "{e}");
     assert!(e.contains(&key.to_string()), "{e}");
-    assert!(r.stdout.contains(&format!("ledger {k} (")), "{}", r.stdout);
-    assert!(!r.stdout.contains(&format!("ledger {} (", k + 1)));
-    state_stopped_before(&dir, k);
-    l.drop_keyspace().expect("drop");
+    let out = &f.run.stdout;
+    assert!(out.contains(&format!("ledger {k} (")), "{out}");
+    assert!(!out.contains(&format!("ledger {} (", k + 1)));
+    f.stopped_at(k - 1);
 
     // A diff row missing (of a key modified at k).
-    let (r, k, _chain, l, dir) = faulted(&host, "nodiff", |chain, k, ks| {
-        let key = changes_at(chain, k).modified[0];
-        vec![format!(
-            "DELETE FROM {ks}.diff WHERE seq = {k} AND key = 0x{}",
-            hex(&key.0)
-        )]
+    let f = faulted(&host, &t, "nodiff", |ks| {
+        format!("DELETE FROM {ks}.diff WHERE seq = {k} AND key = 0x{hex_key}")
     });
-    let e = one_error_line(&r, 1);
-    assert!(
-        e.starts_with(&format!("error: ledger {k}: account_hash ")),
-        "{e}"
-    );
-    state_stopped_before(&dir, k);
-    l.drop_keyspace().expect("drop");
+    f.caught_at_k(1, &format!("error: ledger {k}: account_hash "));
 
     // An object written at k without its diff row (a key live, unchanged
     // at k): the ledger-by-ledger pass reads only diff keys, so every
     // ledger matches; the final audit finds the row, at k.
-    let stray = |chain: &[ClioLedger], k: u32| {
-        let changed: BTreeSet<Key> = chain[(k - 100) as usize]
-            .objects
-            .iter()
-            .map(|(x, _)| *x)
-            .collect();
-        let last: BTreeSet<Key> = chain[(k - 100) as usize + 1..]
-            .iter()
+    let keys_of = |ls: &[ClioLedger]| -> BTreeSet<Key> {
+        ls.iter()
             .flat_map(|l| l.objects.iter().map(|(x, _)| *x))
-            .collect();
-        *changes_at(chain, k)
-            .live_before
-            .iter()
-            .find(|x| !changed.contains(x) && !last.contains(x))
-            .expect("a key unchanged from k on")
+            .collect()
     };
-    let (r, k, chain, l, dir) = faulted(&host, "nodiffobj", |chain, k, ks| {
-        vec![format!(
-            "INSERT INTO {ks}.objects (key, sequence, object) VALUES (0x{}, {k}, 0x{})",
-            hex(&stray(chain, k).0),
-            hex(&[7u8; 30])
-        )]
+    let from_k = keys_of(&t.chain[(k - FAULT_SHAPE.first_seq) as usize..]);
+    let stray = *c
+        .live_before
+        .iter()
+        .find(|x| !from_k.contains(x))
+        .expect("a key unchanged from k on");
+    let (hex_stray, object) = (hex(&stray.0), hex(&[7u8; 30]));
+    let f = faulted(&host, &t, "nodiffobj", |ks| {
+        format!("INSERT INTO {ks}.objects (key, sequence, object) VALUES (0x{hex_stray}, {k}, 0x{object})")
     });
-    let e = one_error_line(&r, 1);
-    assert!(
-        e.starts_with(&format!(
-            "error: ledger {k}: key {}: an object written at ledger {k} that no diff row lists",
-            stray(&chain, k)
-        )),
-        "{e}"
+    let e = f.error(1);
+    let want = format!(
+        "error: ledger {k}: key {stray}: an object written at ledger {k} that no diff row lists"
     );
-    assert!(
-        r.stdout.contains("audit of the state at ledger 111: "),
-        "{}",
-        r.stdout
-    );
-    state_stopped_before(&dir, 112);
-    l.drop_keyspace().expect("drop");
+    assert!(e.starts_with(&want), "{e}");
+    let out = &f.run.stdout;
+    assert!(out.contains("audit of the state at ledger 111: "), "{out}");
+    f.stopped_at(111);
 
     // A successor record removed (of a key created at k).
-    let (r, k, chain, l, dir) = faulted(&host, "nosucc", |chain, k, ks| {
-        let key = changes_at(chain, k).created[0];
-        vec![format!(
-            "DELETE FROM {ks}.successor WHERE key = 0x{} AND seq = {k}",
-            hex(&key.0)
-        )]
+    let key = c.created[0];
+    let hex_key = hex(&key.0);
+    let f = faulted(&host, &t, "nosucc", |ks| {
+        format!("DELETE FROM {ks}.successor WHERE key = 0x{hex_key} AND seq = {k}")
     });
-    let e = one_error_line(&r, 1);
-    let key = changes_at(&chain, k).created[0];
-    assert!(
-        e.starts_with(&format!("error: ledger {k}: key {key}: no successor row")),
-        "{e}"
+    f.caught_at_k(
+        1,
+        &format!("error: ledger {k}: key {key}: no successor row"),
     );
-    state_stopped_before(&dir, k);
-    l.drop_keyspace().expect("drop");
 
     // A successor record pointing past a key (the predecessor of a key
     // created at k skips it).
-    let (r, k, chain, l, dir) = faulted(&host, "pastsucc", |chain, k, ks| {
-        let c = changes_at(chain, k);
-        let key = c.created[0];
-        let pred = c
-            .live_after
-            .range(..key)
-            .next_back()
-            .copied()
-            .unwrap_or(Key([0; 32]));
-        let after = c
-            .live_after
-            .range((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded))
-            .next()
-            .copied()
-            .unwrap_or(Key([0xFF; 32]));
-        vec![format!(
-            "UPDATE {ks}.successor SET next = 0x{} WHERE key = 0x{} AND seq = {k}",
-            hex(&after.0),
-            hex(&pred.0)
-        )]
+    let live = &c.live_after;
+    let pred = live.range(..key).next_back().copied();
+    let pred = pred.unwrap_or(Key([0; 32]));
+    let after = live.range((Excluded(key), Unbounded)).next().copied();
+    let after = after.unwrap_or(Key([0xFF; 32]));
+    let (hex_pred, hex_after) = (hex(&pred.0), hex(&after.0));
+    let f = faulted(&host, &t, "pastsucc", |ks| {
+        format!(
+            "UPDATE {ks}.successor SET next = 0x{hex_after} WHERE key = 0x{hex_pred} AND seq = {k}"
+        )
     });
-    let e = one_error_line(&r, 1);
-    let c = changes_at(&chain, k);
-    let key = c.created[0];
-    let pred = c
-        .live_after
-        .range(..key)
-        .next_back()
-        .copied()
-        .unwrap_or(Key([0; 32]));
-    assert!(
-        e.starts_with(&format!(
-            "error: ledger {k}: key {pred}: its successor at ledger {k} is "
-        )) && e.contains(&format!("but the next live key is {key}")),
-        "{e}"
-    );
-    state_stopped_before(&dir, k);
-    l.drop_keyspace().expect("drop");
+    let e = f.error(1);
+    let want = format!("error: ledger {k}: key {pred}: its successor at ledger {k} is ");
+    let names = format!("but the next live key is {key}");
+    assert!(e.starts_with(&want) && e.contains(&names), "{e}");
+    f.stopped_at(k - 1);
 
     // A header whose stored hash differs from its fields.
-    let (r, k, _chain, l, dir) = faulted(&host, "hdr", |chain, k, ks| {
-        let h = chain[(k - 100) as usize].header.expect("h");
-        let mut blob = h.serialize().to_vec();
-        let mut wrong = h.hash().0;
-        wrong[0] ^= 1;
-        blob.extend_from_slice(&wrong);
-        vec![format!(
-            "UPDATE {ks}.ledgers SET header = 0x{} WHERE sequence = {k}",
-            hex(&blob)
-        )]
+    let h = t.ledger().header.expect("h");
+    let mut blob = h.serialize().to_vec();
+    let mut wrong = h.hash().0;
+    wrong[0] ^= 1;
+    blob.extend_from_slice(&wrong);
+    let blob = hex(&blob);
+    let f = faulted(&host, &t, "hdr", |ks| {
+        format!("UPDATE {ks}.ledgers SET header = 0x{blob} WHERE sequence = {k}")
     });
-    let e = one_error_line(&r, 1);
-    assert!(
-        e.starts_with(&format!("error: ledger {k}: the stored ledger hash ")),
-        "{e}"
-    );
-    state_stopped_before(&dir, k);
-    l.drop_keyspace().expect("drop");
+    f.caught_at_k(1, &format!("error: ledger {k}: the stored ledger hash "));
 
     // A ledger missing from the range.
-    let (r, k, _chain, l, dir) = faulted(&host, "noledger", |_, k, ks| {
-        vec![format!("DELETE FROM {ks}.ledgers WHERE sequence = {k}")]
+    let f = faulted(&host, &t, "noledger", |ks| {
+        format!("DELETE FROM {ks}.ledgers WHERE sequence = {k}")
     });
-    let e = one_error_line(&r, 2);
-    assert!(
-        e.starts_with(&format!("error: ledger {k}: no row in table ledgers")),
-        "{e}"
-    );
-    state_stopped_before(&dir, k);
-    l.drop_keyspace().expect("drop");
+    f.caught_at_k(2, &format!("error: ledger {k}: no row in table ledgers"));
 
     // A transaction row missing.
-    let (r, k, chain, l, dir) = faulted(&host, "notx", |chain, k, ks| {
-        let (tx, _) = &chain[(k - 100) as usize].transactions[0];
-        let id = shamap::xrpl::tx::transaction_id(tx);
-        vec![format!(
-            "DELETE FROM {ks}.transactions WHERE hash = 0x{}",
-            hex(&id.0)
-        )]
+    let id = shamap::xrpl::tx::transaction_id(&t.ledger().transactions[0].0);
+    let hex_id = hex(&id.0);
+    let f = faulted(&host, &t, "notx", |ks| {
+        format!("DELETE FROM {ks}.transactions WHERE hash = 0x{hex_id}")
     });
-    let e = one_error_line(&r, 2);
-    let id = shamap::xrpl::tx::transaction_id(&chain[(k - 100) as usize].transactions[0].0);
-    assert!(
-        e.starts_with(&format!("error: ledger {k}: transaction {id}: ")),
-        "{e}"
-    );
-    state_stopped_before(&dir, k);
-    l.drop_keyspace().expect("drop");
+    f.caught_at_k(2, &format!("error: ledger {k}: transaction {id}: "));
 }
 
 #[test]
 fn the_first_ledgers_successor_list_is_checked() {
-    let Some(host) = cluster("the_first_ledgers_successor_list_is_checked") else {
+    let Some(host) = cluster() else {
         return;
     };
-    // The list at the first ledger skips a key.
-    let u = url(&host, "firstlist");
-    let chain = random_chain(9, FAULT_SHAPE);
-    let loader = load(&u, &chain);
+    let (u, chain, loader) = chain_in(&host, "firstlist", 9, FAULT_SHAPE);
     let ks = u.rsplit('/').next().expect("ks");
     let keys: Vec<Key> = chain[0]
         .objects
@@ -520,15 +429,20 @@ fn the_first_ledgers_successor_list_is_checked() {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    loader
-        .execute(&format!(
-            "UPDATE {ks}.successor SET next = 0x{} WHERE key = 0x{} AND seq = 100",
-            hex(&keys[6].0),
-            hex(&keys[4].0)
-        ))
-        .expect("damage");
-    let r = verify(&["--db", &u, "--ledger", "100"]);
-    let e = one_error_line(&r, 1);
+    let hex_key = |i: usize| hex(&keys[i].0);
+    // Damages the keyspace with `cql`, then verifies ledger 100: the run and
+    // its one error line (exit 1).
+    let damaged = |cql: String| {
+        loader.execute(&cql).expect("damage");
+        let r = verify(&["--db", &u, "--ledger", "100"]);
+        let e = one_error_line(&r, 1);
+        (r, e)
+    };
+    // The list at the first ledger skips a key.
+    let (a, b) = (hex_key(6), hex_key(4));
+    let (r, e) = damaged(format!(
+        "UPDATE {ks}.successor SET next = 0x{a} WHERE key = 0x{b} AND seq = 100"
+    ));
     // The state misses a key: a scan of objects names it.
     assert_eq!(
         e,
@@ -539,52 +453,30 @@ fn the_first_ledgers_successor_list_is_checked() {
     );
     assert!(r.stdout.contains(" MISMATCH expected "), "{}", r.stdout);
     // A key whose successor row is gone: the list stops there.
-    loader
-        .execute(&format!(
-            "DELETE FROM {ks}.successor WHERE key = 0x{} AND seq = 100",
-            hex(&keys[6].0)
-        ))
-        .expect("damage");
-    let r = verify(&["--db", &u, "--ledger", "100"]);
-    let e = one_error_line(&r, 1);
-    assert!(
-        e.starts_with(&format!(
-            "error: ledger 100: key {}: the successor list stops here",
-            keys[6]
-        )),
-        "{e}"
+    let (_, e) = damaged(format!(
+        "DELETE FROM {ks}.successor WHERE key = 0x{a} AND seq = 100"
+    ));
+    let want = format!(
+        "error: ledger 100: key {}: the successor list stops here",
+        keys[6]
     );
+    assert!(e.starts_with(&want), "{e}");
     // A listed key without an object.
-    loader
-        .execute(&format!(
-            "DELETE FROM {ks}.objects WHERE key = 0x{}",
-            hex(&keys[4].0)
-        ))
-        .expect("damage");
-    let r = verify(&["--db", &u, "--ledger", "100"]);
-    let e = one_error_line(&r, 1);
-    assert!(
-        e.starts_with(&format!(
-            "error: ledger 100: key {}: in the successor list",
-            keys[4]
-        )),
-        "{e}"
-    );
+    let (_, e) = damaged(format!("DELETE FROM {ks}.objects WHERE key = 0x{b}"));
+    let want = format!("error: ledger 100: key {}: in the successor list", keys[4]);
+    assert!(e.starts_with(&want), "{e}");
     loader.drop_keyspace().expect("drop");
 }
 
 #[test]
 fn unusable_databases_are_one_line_and_status_2() {
-    let Some(host) = cluster("unusable_databases_are_one_line_and_status_2") else {
+    let Some(host) = cluster() else {
         return;
     };
     // No such keyspace.
     let r = verify(&["--db", &format!("cassandra://{host}/no_such_clio_ks")]);
     let e = one_error_line(&r, 2);
-    assert!(
-        e.contains("keyspace 'no_such_clio_ks' does not exist"),
-        "{e}"
-    );
+    assert_contains(&e, "keyspace 'no_such_clio_ks' does not exist");
     // A keyspace without Clio's tables.
     let u = url(&host, "empty");
     let loader = ClioLoader::create_fresh(&u).expect("create");
@@ -593,10 +485,7 @@ fn unusable_databases_are_one_line_and_status_2() {
         .execute(&format!("DROP TABLE {ks}.successor"))
         .expect("drop a table");
     let e = one_error_line(&verify(&["--db", &u]), 2);
-    assert!(
-        e.contains("not a Clio database: cannot query table 'successor'"),
-        "{e}"
-    );
+    assert_contains(&e, "not a Clio database: cannot query table 'successor'");
     loader.drop_keyspace().expect("drop");
     // An empty range.
     let loader = ClioLoader::create_fresh(&u).expect("create");
@@ -619,7 +508,7 @@ fn unusable_databases_are_one_line_and_status_2() {
 fn follow_verifies_new_ledgers_as_they_appear() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
-    let Some(host) = cluster("follow_verifies_new_ledgers_as_they_appear") else {
+    let Some(host) = cluster() else {
         return;
     };
     let u = url(&host, "follow");
@@ -680,11 +569,6 @@ fn follow_verifies_new_ledgers_as_they_appear() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status:?}");
-    let store = shamap_store::LogStore::open(&st).expect("state");
-    let rec = shamap_store::clio::read_verified(&store)
-        .expect("record")
-        .expect("recorded");
-    assert_eq!(rec.seq, 111);
-    drop(store);
+    assert_eq!(verified_through(&st), 111);
     loader.drop_keyspace().expect("drop");
 }

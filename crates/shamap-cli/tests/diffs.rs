@@ -1,7 +1,8 @@
 //! `shamap diff` between the shipped ledger and altered copies of it.
 
 use crate::support::{
-    assert_input_error, ledger_38129, ledger_38129_json, shamap, string_at, temp_file,
+    assert_ends_with, assert_input_error, ledger_38129, ledger_38129_json, shamap, string_at,
+    temp_file,
 };
 
 /// A copy of 38129 with entry 100's data changed and entry 5 removed;
@@ -159,9 +160,9 @@ fn bad_input_is_status_two() {
         None,
     );
     let line = assert_input_error(&run, &no_tx.display().to_string());
-    assert!(
-        line.ends_with("no transaction list to build the transaction map from"),
-        "{line}"
+    assert_ends_with(
+        &line,
+        "no transaction list to build the transaction map from",
     );
     let run = shamap(["diff", "-", "-"], Some(b"{}"));
     assert_eq!(run.code, Some(2));

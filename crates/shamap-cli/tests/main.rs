@@ -2,6 +2,8 @@
 //! Each module runs the built binary on real or deliberately broken input.
 
 mod apply_input;
+#[path = "../../shamap-store/tests/cassandra_cluster.rs"]
+mod cassandra_cluster;
 mod clio_store_cassandra;
 mod diffs;
 mod proofs;

@@ -5,10 +5,11 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use crate::support::{assert_input_error, ledger_38129, shamap, temp_file, testnet_42089779, Run};
+use crate::support::{
+    assert_contains, assert_ends_with, assert_input_error, assert_starts_with, ledger_38129,
+    shamap, temp_file, testnet_42089779, Run, ACCOUNT_38129, TX_38129,
+};
 
-const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TX_ROOT_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
 const STATE_KEY: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD";
 /// A key absent from 38129's state map.
 const ABSENT_KEY: &str = "02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDE";
@@ -99,10 +100,10 @@ fn the_transaction_proof_round_trips() {
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let v = json(&run);
     assert_eq!(v["kind"], "tx");
-    assert_eq!(v["root"], TX_ROOT_38129);
+    assert_eq!(v["root"], TX_38129);
     assert_eq!(v["included"], true);
     let proof = temp_file(&dir, "tx.json", run.stdout.as_bytes());
-    let ok = check(TX_ROOT_38129, &id, &proof, &[]);
+    let ok = check(TX_38129, &id, &proof, &[]);
     assert_eq!(
         (ok.code, ok.stdout.as_str()),
         (Some(0), "included\n"),
@@ -112,11 +113,7 @@ fn the_transaction_proof_round_trips() {
     // Against the state root it is invalid.
     let bad = check(ACCOUNT_38129, &id, &proof, &[]);
     assert_eq!(bad.code, Some(1));
-    assert!(
-        bad.stdout.starts_with("invalid: the proof is for root "),
-        "{}",
-        bad.stdout
-    );
+    assert_starts_with(&bad.stdout, "invalid: the proof is for root ");
 }
 
 #[test]
@@ -136,10 +133,7 @@ fn every_testnet_transaction_round_trips() {
     // The testnet file has no state list.
     let run = prove(&testnet_42089779(), STATE_KEY, &[]);
     let line = assert_input_error(&run, &testnet_42089779().display().to_string());
-    assert!(
-        line.ends_with("no state list to build the state map from"),
-        "{line}"
-    );
+    assert_ends_with(&line, "no state list to build the state map from");
 }
 
 #[test]
@@ -177,20 +171,12 @@ fn a_tampered_proof_is_invalid() {
     let proof = temp_file(&dir, "long.json", v.to_string().as_bytes());
     let bad = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
     assert_eq!(bad.code, Some(1));
-    assert!(
-        bad.stdout.contains("follow the end of the path"),
-        "{}",
-        bad.stdout
-    );
+    assert_contains(&bad.stdout, "follow the end of the path");
     // The inclusion proof presented for another (absent) key.
     let proof = temp_file(&dir, "good.json", run.stdout.as_bytes());
     let bad = check(ACCOUNT_38129, ABSENT_KEY, &proof, &[]);
     assert_eq!(bad.code, Some(1));
-    assert!(
-        bad.stdout.starts_with("invalid: the proof is for key "),
-        "{}",
-        bad.stdout
-    );
+    assert_starts_with(&bad.stdout, "invalid: the proof is for key ");
 }
 
 #[test]
@@ -227,11 +213,7 @@ fn garbage_is_unreadable_input() {
     let path = temp_file(&dir, "junk", br#"["0102030405"]"#);
     let run = check(ACCOUNT_38129, STATE_KEY, &path, &[]);
     assert_eq!(run.code, Some(1));
-    assert!(
-        run.stdout.starts_with("invalid: node 0: "),
-        "{}",
-        run.stdout
-    );
+    assert_starts_with(&run.stdout, "invalid: node 0: ");
     // prove: garbage ledger file, bad key.
     let garbage = temp_file(&dir, "garbage.json", b"{\"ledger\": ");
     assert_input_error(
@@ -250,11 +232,7 @@ fn an_absent_key_fails_unless_absent_ok_then_proves_absence() {
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     assert_eq!(run.stderr.lines().count(), 1);
-    assert!(
-        run.stderr.contains("is not in the state map"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "is not in the state map");
 
     let run = prove(&ledger_38129(), ABSENT_KEY, &["--absent-ok"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);

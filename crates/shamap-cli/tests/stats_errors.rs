@@ -2,7 +2,8 @@
 //! on stdout, never a panic.
 
 use crate::support::{
-    assert_input_error, ledger_38129, shamap, shamap_limited, testnet_42089779, Run,
+    assert_ends_with, assert_input_error, ledger_38129, shamap, shamap_limited, testnet_42089779,
+    Run,
 };
 
 fn assert_one_line_usage_error(run: &Run, args: &[&str]) -> String {
@@ -68,10 +69,7 @@ fn unusable_input_names_the_file() {
     let name = testnet.to_str().expect("UTF-8 path");
     let run = shamap(["stats", name, "--kind", "state"], None);
     let line = assert_input_error(&run, name);
-    assert!(
-        line.ends_with("no state entries in the input (try --kind tx)"),
-        "{line}"
-    );
+    assert_ends_with(&line, "no state entries in the input (try --kind tx)");
 
     let run = shamap(["stats", "-"], Some(b"{not json"));
     assert_input_error(&run, "<stdin>");

@@ -5,10 +5,10 @@ use std::ffi::OsStr;
 
 use serde_json::Value;
 
-use crate::support::{ledger_38129, ledger_38129_json, shamap, testnet_42089779, Run};
-
-const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TX_TESTNET: &str = "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A0DCB3EBEE1";
+use crate::support::{
+    assert_contains, assert_starts_with, ledger_38129, ledger_38129_json, shamap, testnet_42089779,
+    Run, ACCOUNT_38129, TX_TESTNET,
+};
 
 /// Runs `shamap stats ARGS...` and asserts a clean success.
 fn stats(args: &[&OsStr]) -> Run {
@@ -138,14 +138,8 @@ fn ledger_38129_json_has_the_documented_fields() {
 fn ledger_38129_text_report_has_every_section() {
     let path = ledger_38129();
     let out = stats(&[path.as_os_str()]).stdout;
-    assert!(
-        out.starts_with("account-state map of 261 entries from "),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("\nroot_hash {ACCOUNT_38129}\n")),
-        "{out}"
-    );
+    assert_starts_with(&out, "account-state map of 261 entries from ");
+    assert_contains(&out, &format!("\nroot_hash {ACCOUNT_38129}\n"));
     for heading in [
         "\nNodes (counted)\n",
         "\nChildren per inner node (counted)\n",

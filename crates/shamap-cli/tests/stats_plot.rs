@@ -2,7 +2,7 @@
 
 use std::ffi::OsStr;
 
-use crate::support::{ledger_38129, shamap};
+use crate::support::{ledger_38129, shamap, Run};
 
 const CHARTS: [&str; 4] = ["children.svg", "depth.svg", "savings.svg", "memory.svg"];
 
@@ -23,21 +23,20 @@ fn assert_charts(dir: &std::path::Path) {
     }
 }
 
+/// `shamap stats ARGS --plot DIR`.
+fn plot(args: &[&OsStr], dir: &std::path::Path) -> Run {
+    let mut all = vec![OsStr::new("stats")];
+    all.extend_from_slice(args);
+    all.extend([OsStr::new("--plot"), dir.as_os_str()]);
+    shamap(all, None)
+}
+
 #[test]
 fn plot_writes_four_svg_charts() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("charts");
     let path = ledger_38129();
-    let run = shamap(
-        [
-            OsStr::new("stats"),
-            path.as_os_str(),
-            OsStr::new("--no-timing"),
-            OsStr::new("--plot"),
-            out.as_os_str(),
-        ],
-        None,
-    );
+    let run = plot(&[path.as_os_str(), OsStr::new("--no-timing")], &out);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_charts(&out);
     let svg = std::fs::read_to_string(out.join("children.svg")).expect("chart");
@@ -47,16 +46,7 @@ fn plot_writes_four_svg_charts() {
 #[test]
 fn plot_of_an_empty_map_still_draws() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let run = shamap(
-        [
-            OsStr::new("stats"),
-            OsStr::new("--random"),
-            OsStr::new("0"),
-            OsStr::new("--plot"),
-            dir.path().as_os_str(),
-        ],
-        None,
-    );
+    let run = plot(&["--random", "0"].map(OsStr::new), dir.path());
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_charts(dir.path());
 }
@@ -66,16 +56,7 @@ fn plot_into_an_unwritable_place_is_one_error_line() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("a-file");
     std::fs::write(&file, b"x").expect("write");
-    let run = shamap(
-        [
-            OsStr::new("stats"),
-            OsStr::new("--random"),
-            OsStr::new("10"),
-            OsStr::new("--plot"),
-            file.as_os_str(),
-        ],
-        None,
-    );
+    let run = plot(&["--random", "10"].map(OsStr::new), &file);
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
     assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
@@ -164,16 +145,9 @@ fn plot_on_a_full_disk_leaves_no_partial_file() {
     std::fs::write(charts.join("children.svg"), old).expect("earlier chart");
     // The four charts take about 80 kB; the first two fit in 40 kB.
     fill_leaving(&mnt, 40 << 10);
-    let run = shamap(
-        [
-            OsStr::new("stats"),
-            OsStr::new("--random"),
-            OsStr::new("1000"),
-            OsStr::new("--no-timing"),
-            OsStr::new("--plot"),
-            charts.as_os_str(),
-        ],
-        None,
+    let run = plot(
+        &["--random", "1000", "--no-timing"].map(OsStr::new),
+        &charts,
     );
     assert_eq!(run.code, Some(2), "{}", run.stderr);
     assert!(run.stdout.is_empty(), "{}", run.stdout);

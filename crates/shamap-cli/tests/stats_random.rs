@@ -5,7 +5,7 @@ use std::ffi::OsStr;
 
 use serde_json::Value;
 
-use crate::support::shamap;
+use crate::support::{assert_contains, shamap};
 
 fn random_json(extra: &[&str]) -> Value {
     let mut args = vec!["stats", "--json"];
@@ -19,15 +19,24 @@ fn random_json(extra: &[&str]) -> Value {
     v
 }
 
+/// [`random_json`] of `entries` random entries from `seed`, without
+/// timings, with the `extra` arguments.
+fn seeded_json(entries: u32, seed: u64, extra: &[&str]) -> Value {
+    let (entries, seed) = (entries.to_string(), seed.to_string());
+    let mut args = vec!["--random", &entries, "--seed", &seed, "--no-timing"];
+    args.extend_from_slice(extra);
+    random_json(&args)
+}
+
 #[test]
 fn same_seed_gives_the_same_report() {
-    let a = random_json(&["--random", "3000", "--seed", "9", "--no-timing"]);
-    let b = random_json(&["--random", "3000", "--seed", "9", "--no-timing"]);
+    let a = seeded_json(3000, 9, &[]);
+    let b = seeded_json(3000, 9, &[]);
     assert_eq!(a, b);
     assert_eq!(a["entries"], 3000);
     assert_eq!(a["input"]["seed"], 9);
     assert_eq!(a["input"]["data"], "mainnet");
-    let c = random_json(&["--random", "3000", "--seed", "10", "--no-timing"]);
+    let c = seeded_json(3000, 10, &[]);
     assert_ne!(a["root_hash"], c["root_hash"]);
     // Mainnet-shaped sizes: a mean in the neighbourhood of 167 bytes.
     let mean = a["data"]["mean_bytes"].as_f64().expect("mean");
@@ -39,16 +48,8 @@ fn same_seed_gives_the_same_report() {
 
 #[test]
 fn data_length_changes_the_data_not_the_tree() {
-    let a = random_json(&["--random", "2000", "--seed", "3", "--no-timing"]);
-    let b = random_json(&[
-        "--random",
-        "2000",
-        "--seed",
-        "3",
-        "--data-len",
-        "32",
-        "--no-timing",
-    ]);
+    let a = seeded_json(2000, 3, &[]);
+    let b = seeded_json(2000, 3, &["--data-len", "32"]);
     assert_eq!(a["child_histogram"], b["child_histogram"]);
     assert_eq!(a["depth_histogram"], b["depth_histogram"]);
     assert_eq!(b["data"]["mean_bytes"], 32.0);
@@ -58,7 +59,7 @@ fn data_length_changes_the_data_not_the_tree() {
 
 #[test]
 fn advised_classes_allocate_the_predicted_slots() {
-    let a = random_json(&["--random", "4000", "--seed", "5", "--no-timing"]);
+    let a = seeded_json(4000, 5, &[]);
     let plan = &a["advisor"]["best"][2];
     let caps: Vec<String> = plan["classes"]
         .as_array()
@@ -67,15 +68,7 @@ fn advised_classes_allocate_the_predicted_slots() {
         .map(|c| c.to_string())
         .collect();
     let caps = caps.join(",");
-    let b = random_json(&[
-        "--random",
-        "4000",
-        "--seed",
-        "5",
-        "--classes",
-        &caps,
-        "--no-timing",
-    ]);
+    let b = seeded_json(4000, 5, &["--classes", &caps]);
     assert_eq!(b["classes"], plan["classes"]);
     assert_eq!(b["root_hash"], a["root_hash"]);
     let slots = b["bytes"]["child_slots_used"].as_u64().unwrap_or(0)
@@ -117,16 +110,8 @@ fn text_report_of_a_random_map_names_its_seed() {
 
 #[test]
 fn blake3_changes_the_root_and_nothing_else_of_the_tree() {
-    let sha = random_json(&["--random", "2000", "--seed", "4", "--no-timing"]);
-    let b3 = random_json(&[
-        "--random",
-        "2000",
-        "--seed",
-        "4",
-        "--hash",
-        "blake3",
-        "--no-timing",
-    ]);
+    let sha = seeded_json(2000, 4, &[]);
+    let b3 = seeded_json(2000, 4, &["--hash", "blake3"]);
     assert_eq!(sha["hash_function"], "sha512half");
     assert_eq!(b3["hash_function"], "blake3");
     assert_ne!(sha["root_hash"], b3["root_hash"]);
@@ -168,15 +153,8 @@ fn blake3_changes_the_root_and_nothing_else_of_the_tree() {
 
 #[test]
 fn compact_keeps_the_root_and_drops_the_leaf_hashes() {
-    let full = random_json(&["--random", "3000", "--seed", "9", "--no-timing"]);
-    let compact = random_json(&[
-        "--random",
-        "3000",
-        "--seed",
-        "9",
-        "--no-timing",
-        "--compact",
-    ]);
+    let full = seeded_json(3000, 9, &[]);
+    let compact = seeded_json(3000, 9, &["--compact"]);
     assert_eq!(full["leaf_hashes"], "stored");
     assert_eq!(compact["leaf_hashes"], "recomputed");
     for field in [
@@ -210,9 +188,5 @@ fn compact_keeps_the_root_and_drops_the_leaf_hashes() {
         None,
     );
     assert_eq!(text.code, Some(0), "{}", text.stderr);
-    assert!(
-        text.stdout.contains("compact mode: leaf hashes recomputed"),
-        "{}",
-        text.stdout
-    );
+    assert_contains(&text.stdout, "compact mode: leaf hashes recomputed");
 }

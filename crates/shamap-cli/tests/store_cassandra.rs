@@ -8,29 +8,14 @@ use std::time::Duration;
 use shamap_store::cassandra::Opening;
 use shamap_store::CassandraStore;
 
+use crate::cassandra_cluster::cluster;
 use crate::support::{
-    ledger_38129, ok, one_error_line, shamap, shamap_within, testnet_42089779, Run,
+    import_both, ok, one_error_line, shamap, shamap_within, Run, KEY_38129, LEDGER_38129,
+    TX_TESTNET,
 };
 
-const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-const ACCOUNT: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TX_TESTNET: &str = "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A0DCB3EBEE1";
-/// A state key of ledger 38129 and the start of its data.
-const KEY: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6726D20C89BA69";
+/// The start of the data of `KEY_38129`.
 const DATA_START: &str = "1100612200000000240000000125";
-
-pub(crate) fn cluster(test: &str) -> Option<String> {
-    match std::env::var("SHAMAP_CASSANDRA") {
-        Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
-        _ => {
-            eprintln!(
-                "SKIPPED {test}: SHAMAP_CASSANDRA is not set (start a node with \
-                 `scripts/cassandra.sh start` and set SHAMAP_CASSANDRA=127.0.0.1:9042)"
-            );
-            None
-        }
-    }
-}
 
 /// A keyspace URL of this run, emptied first if a previous run left it.
 fn fresh_url(host: &str, name: &str) -> String {
@@ -53,41 +38,20 @@ fn run(args: &[&str]) -> Run {
 
 #[test]
 fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
-    let Some(host) = cluster("import_verify_get_info_scan_sync_apply_and_gc_on_cassandra") else {
+    let Some(host) = cluster() else {
         return;
     };
     let url = fresh_url(&host, "main");
-    let a = ledger_38129();
-    let b = testnet_42089779();
-    let out = run(&[
-        "import",
-        a.to_str().expect("path"),
-        b.to_str().expect("path"),
-        "--db",
-        &url,
-    ]);
-    let out = ok(&out);
-    assert!(
-        out.contains(&format!("account_hash {ACCOUNT} stored")),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("ledger_hash {LEDGER} stored")),
-        "{out}"
-    );
-    assert!(
-        out.contains(&format!("transaction_hash {TX_TESTNET} stored")),
-        "{out}"
-    );
+    import_both(&url);
 
     let r = run(&["verify", "--db", &url]);
     assert_eq!(ok(&r).lines().count(), 2, "{}", r.stdout);
-    let r = run(&["verify", "--db", &url, "--root", LEDGER]);
+    let r = run(&["verify", "--db", &url, "--root", LEDGER_38129]);
     assert!(ok(&r).contains("409 nodes"), "{}", r.stdout);
 
-    let r = run(&["get", "--db", &url, KEY]);
+    let r = run(&["get", "--db", &url, KEY_38129]);
     assert!(ok(&r).starts_with(DATA_START), "{}", r.stdout);
-    let r = run(&["get", "--db", &url, "--root", LEDGER, KEY]);
+    let r = run(&["get", "--db", &url, "--root", LEDGER_38129, KEY_38129]);
     assert!(ok(&r).starts_with(DATA_START), "{}", r.stdout);
     one_error_line(&run(&["get", "--db", &url, &"1".repeat(64)]), 1);
 
@@ -97,20 +61,28 @@ fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
     assert!(info.contains("retained roots: 2"), "{info}");
     assert!(info.contains("261 state leaves"), "{info}");
 
-    let r = run(&["scan", "--db", &url, "--root", LEDGER, "--cache-mb", "1"]);
+    let r = run(&[
+        "scan",
+        "--db",
+        &url,
+        "--root",
+        LEDGER_38129,
+        "--cache-mb",
+        "1",
+    ]);
     assert!(ok(&r).contains("261"), "{}", r.stdout);
 
     // Cassandra → fjall → another keyspace: both directions of sync.
     let dir = tempfile::tempdir().expect("tempdir");
     let copy = dir.path().join("copy");
     let cs = copy.to_str().expect("utf-8");
-    let r = run(&["sync", "--from", &url, "--to", cs, "--root", LEDGER]);
+    let r = run(&["sync", "--from", &url, "--to", cs, "--root", LEDGER_38129]);
     assert!(ok(&r).contains("408 nodes copied"), "{}", r.stdout);
-    ok(&run(&["verify", "--db", cs, "--root", LEDGER]));
+    ok(&run(&["verify", "--db", cs, "--root", LEDGER_38129]));
     let back = fresh_url(&host, "back");
-    let r = run(&["sync", "--from", cs, "--to", &back, "--root", LEDGER]);
+    let r = run(&["sync", "--from", cs, "--to", &back, "--root", LEDGER_38129]);
     assert!(ok(&r).contains("408 nodes copied"), "{}", r.stdout);
-    let r = run(&["get", "--db", &back, KEY]);
+    let r = run(&["get", "--db", &back, KEY_38129]);
     assert!(ok(&r).starts_with(DATA_START), "{}", r.stdout);
     ok(&run(&["verify", "--db", &back]));
 
@@ -118,7 +90,7 @@ fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
     let changes = dir.path().join("changes.txt");
     std::fs::write(
         &changes,
-        format!("set {KEY} AABBCC\ndel 02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD\n"),
+        format!("set {KEY_38129} AABBCC\ndel 02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD\n"),
     )
     .expect("write");
     let ch = changes.to_str().expect("utf-8");
@@ -127,12 +99,21 @@ fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
         "--db",
         &back,
         "--root",
-        LEDGER,
+        LEDGER_38129,
         "--cache-mb",
         "1",
         ch,
     ]);
-    let on_fjall = run(&["apply", "--db", cs, "--root", LEDGER, "--cache-mb", "1", ch]);
+    let on_fjall = run(&[
+        "apply",
+        "--db",
+        cs,
+        "--root",
+        LEDGER_38129,
+        "--cache-mb",
+        "1",
+        ch,
+    ]);
     let root_line = |r: &Run| {
         ok(r)
             .lines()
@@ -141,14 +122,14 @@ fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
             .expect("a root line")
     };
     assert_eq!(root_line(&on_cassandra), root_line(&on_fjall));
-    let r = run(&["get", "--db", &back, KEY]);
+    let r = run(&["get", "--db", &back, KEY_38129]);
     assert!(ok(&r).starts_with("AABBCC"), "{}", r.stdout);
     ok(&run(&["verify", "--db", &back]));
 
     // gc keeps the testnet ledger's transaction map only.
     let r = run(&["gc", "--db", &url, "--keep", TX_TESTNET]);
     assert!(ok(&r).contains("deleted 409 of 420"), "{}", r.stdout);
-    one_error_line(&run(&["verify", "--db", &url, "--root", LEDGER]), 2);
+    one_error_line(&run(&["verify", "--db", &url, "--root", LEDGER_38129]), 2);
     ok(&run(&["verify", "--db", &url]));
     drop_keyspace(&url);
     drop_keyspace(&back);
@@ -179,7 +160,8 @@ fn a_bad_cassandra_db_is_one_error_line() {
         let e = one_error_line(&run(&["verify", "--db", url]), 2);
         assert!(e.contains(says), "{e}");
     }
-    let Some(host) = cluster("a_bad_cassandra_db_is_one_error_line (missing keyspace)") else {
+    // A missing keyspace (the rest of the test) needs a cluster.
+    let Some(host) = cluster() else {
         return;
     };
     let url = format!(
@@ -189,8 +171,8 @@ fn a_bad_cassandra_db_is_one_error_line() {
     for cmd in ["info", "verify", "get", "gc"] {
         let mut args = vec![cmd, "--db", &url];
         match cmd {
-            "get" => args.push(KEY),
-            "gc" => args.extend(["--keep", LEDGER]),
+            "get" => args.push(KEY_38129),
+            "gc" => args.extend(["--keep", LEDGER_38129]),
             _ => {}
         }
         let e = one_error_line(&run(&args), 2);

@@ -1,60 +1,39 @@
 //! The store subcommands: import, get, info, verify --db, sync, gc, and
 //! what a damaged store does to them.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::support::{ledger_38129, one_error_line, shamap, testnet_42089779, Run};
+use crate::support::{
+    import_both, ledger_38129, one_error_line, shamap, Run, ACCOUNT_38129, KEY_38129, LEDGER_38129,
+    TX_TESTNET,
+};
 
-const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-const ACCOUNT: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TX_TESTNET: &str = "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A0DCB3EBEE1";
-/// A state key of ledger 38129 and the start of its data.
-const KEY: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6726D20C89BA69";
+/// The start of the data of `KEY_38129`.
 const DATA_START: &str = "1100612200000000240000000125";
+
+/// A temporary directory (removed on drop) with a store `db` holding
+/// ledger 38129 and testnet ledger 42089779, and the store's path.
+fn store_with_both() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    import_both(&db);
+    (dir, db)
+}
 
 fn run(args: &[&str]) -> Run {
     shamap(args, None)
 }
 
-fn import(db: &Path) {
-    let db = db.to_str().expect("utf-8 path");
-    let a = ledger_38129();
-    let b = testnet_42089779();
-    let r = run(&[
-        "import",
-        a.to_str().expect("path"),
-        b.to_str().expect("path"),
-        "--db",
-        db,
-    ]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert!(
-        r.stdout.contains(&format!("account_hash {ACCOUNT} stored")),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains(&format!("ledger_hash {LEDGER} stored")),
-        "{}",
-        r.stdout
-    );
-    assert!(r
-        .stdout
-        .contains(&format!("transaction_hash {TX_TESTNET} stored")));
-}
-
 #[test]
 fn import_get_info_verify_sync_and_gc_work_together() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
+    let (dir, db) = store_with_both();
     let dbs = db.to_str().expect("utf-8");
-    import(&db);
 
     // The default root is the newest imported state map.
-    let r = run(&["get", "--db", dbs, KEY]);
+    let r = run(&["get", "--db", dbs, KEY_38129]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.starts_with(DATA_START), "{}", r.stdout);
-    let r = run(&["get", "--db", dbs, "--root", LEDGER, KEY]);
+    let r = run(&["get", "--db", dbs, "--root", LEDGER_38129, KEY_38129]);
     assert!(r.stdout.starts_with(DATA_START));
     let absent = "1".repeat(64);
     one_error_line(&run(&["get", "--db", dbs, &absent]), 1);
@@ -78,30 +57,39 @@ fn import_get_info_verify_sync_and_gc_work_together() {
         "{}",
         r.stdout
     );
-    let r = run(&["verify", "--db", dbs, "--root", LEDGER]);
+    let r = run(&["verify", "--db", dbs, "--root", LEDGER_38129]);
     assert!(r.stdout.contains("409 nodes"), "{}", r.stdout);
 
     let copy = dir.path().join("copy");
     let cs = copy.to_str().expect("utf-8");
-    let r = run(&["sync", "--from", dbs, "--to", cs, "--root", LEDGER]);
+    let r = run(&["sync", "--from", dbs, "--to", cs, "--root", LEDGER_38129]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("408 nodes copied"), "{}", r.stdout);
-    let r = run(&["get", "--db", cs, KEY]);
+    let r = run(&["get", "--db", cs, KEY_38129]);
     assert!(r.stdout.starts_with(DATA_START), "{}", r.stderr);
     assert_eq!(run(&["verify", "--db", cs]).code, Some(0));
 
     let r = run(&["gc", "--db", dbs, "--keep", TX_TESTNET]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains("deleted 409 of 420"), "{}", r.stdout);
-    one_error_line(&run(&["verify", "--db", dbs, "--root", LEDGER]), 2);
+    one_error_line(&run(&["verify", "--db", dbs, "--root", LEDGER_38129]), 2);
     assert_eq!(run(&["verify", "--db", dbs]).code, Some(0));
     // A kept root that is not there: refused, nothing deleted.
     let e = one_error_line(
-        &run(&["gc", "--db", cs, "--keep", &format!("{LEDGER},{absent}")]),
+        &run(&[
+            "gc",
+            "--db",
+            cs,
+            "--keep",
+            &format!("{LEDGER_38129},{absent}"),
+        ]),
         2,
     );
     assert!(e.contains("nothing deleted"), "{e}");
-    assert_eq!(run(&["verify", "--db", cs, "--root", LEDGER]).code, Some(0));
+    assert_eq!(
+        run(&["verify", "--db", cs, "--root", LEDGER_38129]).code,
+        Some(0)
+    );
 }
 
 #[test]
@@ -111,17 +99,15 @@ fn verify_keeps_reading_files_and_refuses_mixed_use() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let r = run(&["verify", "--db", "x", a.to_str().expect("path")]);
     one_error_line(&r, 2);
-    one_error_line(&run(&["verify", "--root", LEDGER]), 2);
-    let e = one_error_line(&run(&["get", "--db", "/nonexistent/store", KEY]), 2);
+    one_error_line(&run(&["verify", "--root", LEDGER_38129]), 2);
+    let e = one_error_line(&run(&["get", "--db", "/nonexistent/store", KEY_38129]), 2);
     assert!(e.contains("/nonexistent/store"), "{e}");
 }
 
 #[test]
 fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
+    let (_dir, db) = store_with_both();
     let dbs = db.to_str().expect("utf-8");
-    import(&db);
     // Flip one byte in the middle of the node log.
     let journal = db.join(shamap_store::log_store::LOG_FILE);
     let good = std::fs::read(&journal).expect("read");
@@ -143,9 +129,9 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
     std::fs::remove_file(&checkpoint).expect("a checkpoint was left");
     for args in [
         vec!["verify", "--db", dbs],
-        vec!["get", "--db", dbs, KEY],
+        vec!["get", "--db", dbs, KEY_38129],
         vec!["info", "--db", dbs],
-        vec!["gc", "--db", dbs, "--keep", LEDGER],
+        vec!["gc", "--db", dbs, "--keep", LEDGER_38129],
     ] {
         let e = one_error_line(&run(&args), 2);
         assert!(e.contains(dbs), "{e}");
@@ -164,9 +150,7 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
 #[test]
 fn apply_and_scan_match_an_in_memory_map() {
     use shamap::{Key, MapKind, ShaMap};
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    import(&db);
+    let (dir, db) = store_with_both();
     let dbs = db.to_str().expect("utf-8");
 
     let d =
@@ -206,7 +190,7 @@ fn apply_and_scan_match_an_in_memory_map() {
         "--db",
         dbs,
         "--root",
-        ACCOUNT,
+        ACCOUNT_38129,
         "--cache-mb",
         "0",
         "--name",
@@ -219,34 +203,16 @@ fn apply_and_scan_match_an_in_memory_map() {
     assert_eq!(v["root"], expected.to_string(), "{}", r.stdout);
     assert!(v["cache"]["loads"].as_u64().expect("loads") > 0);
 
-    let r = run(&[
-        "scan",
-        "--db",
-        dbs,
-        "--root",
-        &expected.to_string(),
-        "--json",
-    ]);
+    // `CMD --db DB --root EXPECTED LAST`.
+    let root = expected.to_string();
+    let at_expected = |cmd: &str, last: &str| run(&[cmd, "--db", dbs, "--root", &root, last]);
+    let r = at_expected("scan", "--json");
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
     assert_eq!(v["items"].as_u64(), Some(mem.len() as u64));
-    let r = run(&[
-        "get",
-        "--db",
-        dbs,
-        "--root",
-        &expected.to_string(),
-        &fresh.to_string(),
-    ]);
+    let r = at_expected("get", &fresh.to_string());
     assert_eq!(r.stdout.trim(), "ABCDEF", "{}", r.stderr);
-    let r = run(&[
-        "get",
-        "--db",
-        dbs,
-        "--root",
-        &expected.to_string(),
-        &keys[0].to_string(),
-    ]);
+    let r = at_expected("get", &keys[0].to_string());
     assert_eq!(r.code, Some(1), "deleted key: {}", r.stdout);
 
     // A bad line: one error naming file and line, nothing committed.
@@ -286,44 +252,29 @@ fn budget_key(i: u32) -> shamap::Key {
     shamap::Key::from(shamap::xrpl::sha512_half(&[b"budget", &i.to_be_bytes()]))
 }
 
+/// `CMD --db DB --root ROOT --cache-mb 1 --json [EXTRA]`, which must
+/// succeed: its peak RSS and its report.
+fn with_1mib_budget(cmd: &str, db: &str, root: &str, extra: &[&str]) -> (u64, serde_json::Value) {
+    let mut args = vec![cmd, "--db", db, "--root", root, "--cache-mb", "1", "--json"];
+    args.extend_from_slice(extra);
+    let r = run(&args);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let peak = v["peak_rss_bytes"].as_u64().expect("Linux reports VmHWM");
+    (peak, v)
+}
+
 /// Peak RSS of `scan` and of `apply` (10,000 updates) with a 1 MiB budget.
 fn scan_and_apply_rss(db: &Path, root: &str, n: u32, work: &Path) -> (u64, u64) {
     let db = db.to_str().expect("utf-8");
-    let peak = |r: &Run| -> (u64, serde_json::Value) {
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
-        (
-            v["peak_rss_bytes"].as_u64().expect("Linux reports VmHWM"),
-            v,
-        )
-    };
-    let (scan, v) = peak(&run(&[
-        "scan",
-        "--db",
-        db,
-        "--root",
-        root,
-        "--cache-mb",
-        "1",
-        "--json",
-    ]));
+    let (scan, v) = with_1mib_budget("scan", db, root, &[]);
     assert_eq!(v["items"].as_u64(), Some(u64::from(n)));
     let changes: String = (0..10_000u32)
         .map(|i| format!("set {} {:08X}\n", budget_key(i * 7 % n), i))
         .collect();
     let file = work.join(format!("changes-{n}.txt"));
     std::fs::write(&file, changes).expect("write");
-    let (apply, v) = peak(&run(&[
-        "apply",
-        "--db",
-        db,
-        "--root",
-        root,
-        "--cache-mb",
-        "1",
-        "--json",
-        file.to_str().expect("path"),
-    ]));
+    let (apply, v) = with_1mib_budget("apply", db, root, &[file.to_str().expect("path")]);
     assert!(v["cache"]["spills"].as_u64().expect("spills") > 0, "{v}");
     assert!(
         v["cache"]["cache_peak_bytes"].as_u64().expect("peak") <= 1 << 20,
@@ -339,21 +290,9 @@ fn scan_and_apply_rss(db: &Path, root: &str, n: u32, work: &Path) -> (u64, u64) 
 #[test]
 fn scan_and_apply_stay_within_the_budget_on_a_state_far_larger() {
     use shamap_store::NodeStore;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let tiny = dir.path().join("tiny");
-    import(&tiny);
-    let r = run(&[
-        "scan",
-        "--db",
-        tiny.to_str().expect("utf-8"),
-        "--root",
-        ACCOUNT,
-        "--cache-mb",
-        "1",
-        "--json",
-    ]);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
-    let tiny_rss = v["peak_rss_bytes"].as_u64().expect("VmHWM");
+    let (dir, tiny) = store_with_both();
+    let tiny = tiny.to_str().expect("utf-8");
+    let (tiny_rss, _) = with_1mib_budget("scan", tiny, ACCOUNT_38129, &[]);
 
     let mut rows = Vec::new();
     for n in [40_000u32, 160_000] {

@@ -9,12 +9,10 @@ use std::time::Duration;
 use shamap::Hash256;
 use shamap_store::{LogStore, Node, NodeObject, NodeStore};
 
-use crate::support::{ledger_38129, ok, shamap_within, Run};
+use crate::support::{
+    ledger_38129, ok, one_error_line, shamap_within, Run, KEY_38129, LEDGER_38129,
+};
 use crate::tmpfs::Tmpfs;
-
-/// Ledger 38129's hash and a state key of it.
-const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-const KEY: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6726D20C89BA69";
 
 /// Runs `shamap`, failing the test if it has not ended after `secs`.
 fn bounded(args: &[&str], stdin: Option<&[u8]>, secs: u64) -> Run {
@@ -27,14 +25,6 @@ fn run(args: &[&str]) -> Run {
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
-}
-
-/// Exit 2, one line on stderr, no panic; the line.
-fn fails_in_one_line(r: &Run) -> String {
-    assert_eq!(r.code, Some(2), "stdout: {} stderr: {}", r.stdout, r.stderr);
-    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
-    r.stderr.clone()
 }
 
 /// `info`'s report without its last line (bytes on disk, which any opening
@@ -51,6 +41,15 @@ fn contents(db: &Path) -> String {
 /// A store with ledger 38129 imported.
 fn store_with_38129(db: &Path) {
     ok(&run(&["import", s(&ledger_38129()), "--db", s(db)]));
+}
+
+/// A temporary directory (removed on drop) with a store `db` holding
+/// ledger 38129, and the store's path.
+fn temp_store_with_38129() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    store_with_38129(&db);
+    (dir, db)
 }
 
 /// A `ledger_data`-shaped dump of `n` random-looking state entries.
@@ -108,7 +107,7 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
     store_with_38129(&db);
 
     // import
-    let line = fails_in_one_line(&bounded(&["import", s(&dump), "--db", s(&db)], None, 60));
+    let line = one_error_line(&bounded(&["import", s(&dump), "--db", s(&db)], None, 60), 2);
     assert!(line.contains("No space left on device"), "{line}");
     assert!(line.contains(s(&db)), "names the store: {line}");
 
@@ -125,7 +124,7 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
         None,
         60,
     );
-    let line = fails_in_one_line(&r);
+    let line = one_error_line(&r, 2);
     assert!(line.contains("No space left on device"), "apply: {line}");
 
     // sync, from a store elsewhere into the full one
@@ -151,54 +150,47 @@ fn import_apply_and_sync_on_a_full_disk_end_with_one_line() {
         None,
         60,
     );
-    let line = fails_in_one_line(&r);
+    let line = one_error_line(&r, 2);
     assert!(line.contains("No space left on device"), "sync: {line}");
 
     // Space again: what was committed is still there and verifies.
     fs.remount("size=512m");
     let out = ok(&run(&["verify", "--db", s(&db)])).to_owned();
-    assert!(out.contains(LEDGER), "{out}");
+    assert!(out.contains(LEDGER_38129), "{out}");
 }
 
 #[test]
 fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    store_with_38129(&db);
-    let ledger = Hash256::from_hex(LEDGER).expect("hex");
+    let (dir, db) = temp_store_with_38129();
+    let ledger = Hash256::from_hex(LEDGER_38129).expect("hex");
     let inner = an_inner_node(&db, &[ledger, account_hash()]).to_hex();
     let info_before = contents(&db);
 
-    let line = fails_in_one_line(&run(&["gc", "--db", s(&db), "--keep", &inner]));
+    let line = one_error_line(&run(&["gc", "--db", s(&db), "--keep", &inner]), 2);
     assert!(line.contains("not a root"), "{line}");
-    let line = fails_in_one_line(&run(&["get", "--db", s(&db), "--root", &inner, KEY]));
+    let line = one_error_line(
+        &run(&["get", "--db", s(&db), "--root", &inner, KEY_38129]),
+        2,
+    );
     assert!(line.contains("not a root"), "{line}");
     let changes = dir.path().join("c.txt");
-    std::fs::write(&changes, format!("set {KEY} {}\n", "CD".repeat(20))).expect("write");
-    let line = fails_in_one_line(&run(&[
-        "apply",
-        "--db",
-        s(&db),
-        "--root",
-        &inner,
-        s(&changes),
-    ]));
+    std::fs::write(&changes, format!("set {KEY_38129} {}\n", "CD".repeat(20))).expect("write");
+    let line = one_error_line(
+        &run(&["apply", "--db", s(&db), "--root", &inner, s(&changes)]),
+        2,
+    );
     assert!(line.contains("not a root"), "{line}");
-    let line = fails_in_one_line(&run(&["scan", "--db", s(&db), "--root", &inner]));
+    let line = one_error_line(&run(&["scan", "--db", s(&db), "--root", &inner]), 2);
     assert!(line.contains("not a root"), "{line}");
-    let line = fails_in_one_line(&run(&["verify", "--db", s(&db), "--root", &inner]));
+    let line = one_error_line(&run(&["verify", "--db", s(&db), "--root", &inner]), 2);
     assert!(line.contains("not a root"), "{line}");
 
     // Names that would break `info`'s lines, and the key no reader accepts.
     for name in ["", "two\nlines", "tab\there"] {
-        let line = fails_in_one_line(&run(&[
-            "apply",
-            "--db",
-            s(&db),
-            "--name",
-            name,
-            s(&changes),
-        ]));
+        let line = one_error_line(
+            &run(&["apply", "--db", s(&db), "--name", name, s(&changes)]),
+            2,
+        );
         assert!(line.contains("root name"), "{name:?}: {line}");
     }
     let zero_key = dir.path().join("zero.txt");
@@ -207,7 +199,7 @@ fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
         format!("set {} {}\n", "0".repeat(64), "CD".repeat(20)),
     )
     .expect("write");
-    let line = fails_in_one_line(&run(&["apply", "--db", s(&db), s(&zero_key)]));
+    let line = one_error_line(&run(&["apply", "--db", s(&db), s(&zero_key)]), 2);
     assert!(line.contains("all-zero key"), "{line}");
 
     // Nothing deleted, nothing committed.
@@ -220,25 +212,26 @@ fn a_hash_that_is_not_a_root_is_refused_before_anything_changes() {
         s(&db),
         "--root",
         &account_hash().to_hex(),
-        KEY,
+        KEY_38129,
     ]));
 }
 
 #[test]
 fn sync_with_an_unknown_root_leaves_no_target_behind() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    store_with_38129(&db);
+    let (dir, db) = temp_store_with_38129();
     let to = dir.path().join("target");
-    let line = fails_in_one_line(&run(&[
-        "sync",
-        "--from",
-        s(&db),
-        "--to",
-        s(&to),
-        "--root",
-        &"77".repeat(32),
-    ]));
+    let line = one_error_line(
+        &run(&[
+            "sync",
+            "--from",
+            s(&db),
+            "--to",
+            s(&to),
+            "--root",
+            &"77".repeat(32),
+        ]),
+        2,
+    );
     assert!(line.contains("not a root"), "{line}");
     assert!(!to.exists(), "no empty target store left behind");
 }
@@ -249,7 +242,7 @@ fn the_empty_map_is_a_state_every_store_command_handles() {
     let db = dir.path().join("db");
     // One key, then deleted: the committed root is the empty map.
     let one = dir.path().join("one.txt");
-    std::fs::write(&one, format!("set {KEY} {}\n", "AB".repeat(20))).expect("write");
+    std::fs::write(&one, format!("set {KEY_38129} {}\n", "AB".repeat(20))).expect("write");
     let empty = "0".repeat(64);
     ok(&run(&["import", s(&ledger_38129()), "--db", s(&db)]));
     ok(&run(&[
@@ -263,7 +256,7 @@ fn the_empty_map_is_a_state_every_store_command_handles() {
         s(&one),
     ]));
     let del = dir.path().join("del.txt");
-    std::fs::write(&del, format!("del {KEY}\n")).expect("write");
+    std::fs::write(&del, format!("del {KEY_38129}\n")).expect("write");
     let out = ok(&run(&["apply", "--db", s(&db), "--name", "head", s(&del)])).to_owned();
     assert!(out.contains(&format!("root {empty} committed")), "{out}");
 
@@ -274,7 +267,7 @@ fn the_empty_map_is_a_state_every_store_command_handles() {
     assert!(!out.contains("unreadable"), "{out}");
     let out = ok(&run(&["scan", "--db", s(&db)])).to_owned();
     assert!(out.contains(" 0 "), "no items: {out}");
-    let r = run(&["get", "--db", s(&db), KEY]);
+    let r = run(&["get", "--db", s(&db), KEY_38129]);
     assert_eq!(r.code, Some(1), "absent from the empty map: {}", r.stderr);
     ok(&run(&["apply", "--db", s(&db), "--name", "head", s(&one)]));
     // gc keeping only the empty map empties the store, and it still verifies.
@@ -284,21 +277,15 @@ fn the_empty_map_is_a_state_every_store_command_handles() {
 
 #[test]
 fn an_overlong_root_name_is_refused_not_cut() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    store_with_38129(&db);
+    let (dir, db) = temp_store_with_38129();
     let changes = dir.path().join("c.txt");
-    std::fs::write(&changes, format!("set {KEY} {}\n", "CD".repeat(20))).expect("write");
+    std::fs::write(&changes, format!("set {KEY_38129} {}\n", "CD".repeat(20))).expect("write");
     let long = "n".repeat(300);
     let before = contents(&db);
-    let line = fails_in_one_line(&run(&[
-        "apply",
-        "--db",
-        s(&db),
-        "--name",
-        &long,
-        s(&changes),
-    ]));
+    let line = one_error_line(
+        &run(&["apply", "--db", s(&db), "--name", &long, s(&changes)]),
+        2,
+    );
     assert!(line.contains("at most 255"), "{line}");
     assert_eq!(contents(&db), before);
 }
@@ -311,28 +298,26 @@ fn a_store_on_a_read_only_file_system_can_be_read() {
     let db = fs.path.join("db");
     store_with_38129(&db);
     fs.remount("ro");
-    let out = ok(&run(&["get", "--db", s(&db), KEY])).to_owned();
+    let out = ok(&run(&["get", "--db", s(&db), KEY_38129])).to_owned();
     assert!(out.starts_with("1100612200000000240000000125"), "{out}");
     ok(&run(&["scan", "--db", s(&db)]));
     ok(&run(&["info", "--db", s(&db)]));
     ok(&run(&["verify", "--db", s(&db)]));
     let changes = tempfile::NamedTempFile::new().expect("temp");
-    std::fs::write(changes.path(), format!("del {KEY}\n")).expect("write");
-    let line = fails_in_one_line(&run(&["apply", "--db", s(&db), s(changes.path())]));
+    std::fs::write(changes.path(), format!("del {KEY_38129}\n")).expect("write");
+    let line = one_error_line(&run(&["apply", "--db", s(&db), s(changes.path())]), 2);
     assert!(line.contains(s(&db)), "{line}");
 }
 
 #[test]
 fn a_store_locked_by_a_writer_is_named_and_said_so() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("db");
-    store_with_38129(&db);
+    let (_dir, db) = temp_store_with_38129();
     let _writer = LogStore::open(&db).expect("this process holds the store");
     for args in [
         vec!["import", s(&ledger_38129()), "--db", s(&db)],
-        vec!["gc", "--db", s(&db), "--keep", LEDGER],
+        vec!["gc", "--db", s(&db), "--keep", LEDGER_38129],
     ] {
-        let line = fails_in_one_line(&run(&args));
+        let line = one_error_line(&run(&args), 2);
         assert!(line.contains("locked by another process"), "{line}");
         assert!(line.contains(s(&db)), "{line}");
     }
@@ -345,11 +330,14 @@ fn a_store_locked_by_a_writer_is_named_and_said_so() {
 fn import_does_not_create_a_store_inside_an_unrelated_directory() {
     let dir = tempfile::tempdir().expect("tempdir");
     std::fs::write(dir.path().join("thesis.tex"), "mine").expect("write");
-    let line = fails_in_one_line(&run(&["import", s(&ledger_38129()), "--db", s(dir.path())]));
+    let line = one_error_line(
+        &run(&["import", s(&ledger_38129()), "--db", s(dir.path())]),
+        2,
+    );
     assert!(line.contains("not a store"), "{line}");
     assert_eq!(std::fs::read_dir(dir.path()).expect("list").count(), 1);
     // A file given as the directory.
     let file = dir.path().join("thesis.tex");
-    let line = fails_in_one_line(&run(&["import", s(&ledger_38129()), "--db", s(&file)]));
+    let line = one_error_line(&run(&["import", s(&ledger_38129()), "--db", s(&file)]), 2);
     assert!(line.contains("not a directory"), "{line}");
 }

@@ -6,6 +6,17 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+/// Ledger 38129's hash, and its state and transaction roots (the file's, as
+/// rippled computed them).
+pub const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
+pub const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
+pub const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
+/// A state key of ledger 38129.
+pub const KEY_38129: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6726D20C89BA69";
+/// Testnet ledger 42089779's hash and transaction root.
+pub const LEDGER_TESTNET: &str = "B5DAF827112ABCA37CE03C01353F62B5F12514EC04A16FCA11A229C450DA9264";
+pub const TX_TESTNET: &str = "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A0DCB3EBEE1";
+
 /// Path of a file in the project's `data/` directory.
 pub fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -162,8 +173,54 @@ pub fn one_error_line(r: &Run, status: i32) -> String {
     r.stderr.clone()
 }
 
+/// `shamap import FILES --db DB`, which must succeed: its stdout.
+pub fn import<F: AsRef<std::ffi::OsStr>>(files: &[F], db: impl AsRef<std::ffi::OsStr>) -> String {
+    let mut args = vec![std::ffi::OsStr::new("import")];
+    args.extend(files.iter().map(AsRef::as_ref));
+    args.extend([std::ffi::OsStr::new("--db"), db.as_ref()]);
+    ok(&shamap(args, None)).to_owned()
+}
+
+/// Imports ledger 38129 and testnet ledger 42089779 into `db`; the report
+/// names their roots as stored.
+pub fn import_both(db: impl AsRef<std::ffi::OsStr>) {
+    let out = import(&[ledger_38129(), testnet_42089779()], db);
+    assert_contains(&out, &format!("account_hash {ACCOUNT_38129} stored"));
+    assert_contains(&out, &format!("ledger_hash {LEDGER_38129} stored"));
+    assert_contains(&out, &format!("transaction_hash {TX_TESTNET} stored"));
+}
+
 /// `r` succeeded: its stdout.
 pub fn ok(r: &Run) -> &str {
     assert_eq!(r.code, Some(0), "stdout: {} stderr: {}", r.stdout, r.stderr);
     &r.stdout
+}
+
+/// The `ledger …` heading lines of a verify report.
+pub fn ledger_headings(report: &str) -> Vec<&str> {
+    report
+        .lines()
+        .filter(|l| l.starts_with("ledger "))
+        .collect()
+}
+
+/// Asserts that `text` contains `part`; a failure shows `text`.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in: {text}");
+}
+
+/// Asserts that `text` starts with `prefix`; a failure shows `text`.
+#[track_caller]
+pub fn assert_starts_with(text: &str, prefix: &str) {
+    assert!(
+        text.starts_with(prefix),
+        "{prefix:?} does not start: {text}"
+    );
+}
+
+/// Asserts that `text` ends with `suffix`; a failure shows `text`.
+#[track_caller]
+pub fn assert_ends_with(text: &str, suffix: &str) {
+    assert!(text.ends_with(suffix), "{suffix:?} does not end: {text}");
 }

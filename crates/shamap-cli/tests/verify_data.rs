@@ -1,12 +1,9 @@
 //! The shipped real ledgers verify, in text and JSON, from files and stdin.
 
-use crate::support::{ledger_38129, ok, shamap, testnet_42089779};
-
-const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TX_38129: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
-const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
-const TX_TESTNET: &str = "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A0DCB3EBEE1";
-const LEDGER_TESTNET: &str = "B5DAF827112ABCA37CE03C01353F62B5F12514EC04A16FCA11A229C450DA9264";
+use crate::support::{
+    assert_starts_with, ledger_38129, ledger_headings, ok, shamap, testnet_42089779, ACCOUNT_38129,
+    LEDGER_38129, LEDGER_TESTNET, TX_38129, TX_TESTNET,
+};
 
 fn lines(s: &str) -> Vec<&str> {
     s.lines().collect()
@@ -51,12 +48,7 @@ fn several_files_give_one_section_each() {
         None,
     );
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    let headings = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("ledger "))
-        .count();
-    assert_eq!(headings, 2, "{}", run.stdout);
+    assert_eq!(ledger_headings(&run.stdout).len(), 2, "{}", run.stdout);
 }
 
 #[test]
@@ -64,11 +56,7 @@ fn stdin_is_read_for_dash() {
     let bytes = std::fs::read(ledger_38129()).expect("data file is readable");
     let run = shamap(["verify", "-"], Some(&bytes));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(
-        run.stdout.starts_with("ledger 38129 from <stdin> "),
-        "{}",
-        run.stdout
-    );
+    assert_starts_with(&run.stdout, "ledger 38129 from <stdin> ");
     assert!(run
         .stdout
         .contains(&format!("ledger_hash {LEDGER_38129} match")));

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::{assert_input_error, data, ledger_38129, ledger_38129_json, shamap, Run};
+use crate::support::{
+    assert_contains, assert_input_error, data, import, ledger_38129, ledger_38129_json, shamap,
+    Run, ACCOUNT_38129, LEDGER_38129, TX_38129,
+};
 
-const ACCOUNT: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
-const TRANSACTION: &str = "DB83BF807416C5B3499A73130F843CF615AB8E797D79FE7D330ADF1BFA93951A";
-const LEDGER: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
 const TX_ID: &str = "3B1A4E1C9BB6A7208EB146BCDB86ECEA6068ED01466D933528CA2B4C64F753EF";
 
 fn decoded_38129() -> PathBuf {
@@ -55,9 +55,9 @@ fn decoded_fixture_verifies_with_the_known_hashes() {
         run.stdout,
         format!(
             "ledger 38129 from {file} (261 state entries, 1 transaction)\n\
-             account_hash {ACCOUNT} match\n\
-             transaction_hash {TRANSACTION} match\n\
-             ledger_hash {LEDGER} match\n"
+             account_hash {ACCOUNT_38129} match\n\
+             transaction_hash {TX_38129} match\n\
+             ledger_hash {LEDGER_38129} match\n"
         )
     );
 }
@@ -74,13 +74,13 @@ fn a_changed_balance_is_a_mismatch() {
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert!(
         lines[1].starts_with("account_hash ")
-            && lines[1].ends_with(&format!(" MISMATCH expected {ACCOUNT}")),
+            && lines[1].ends_with(&format!(" MISMATCH expected {ACCOUNT_38129}")),
         "{}",
         lines[1]
     );
-    assert_eq!(lines[2], format!("transaction_hash {TRANSACTION} match"));
+    assert_eq!(lines[2], format!("transaction_hash {TX_38129} match"));
     assert!(
-        lines[3].ends_with(&format!(" MISMATCH expected {LEDGER}")),
+        lines[3].ends_with(&format!(" MISMATCH expected {LEDGER_38129}")),
         "{}",
         lines[3]
     );
@@ -206,9 +206,9 @@ fn issued_amounts_are_read_over_rippleds_range_and_refused_outside_it() {
     }
     let path = write(&dir, "currency.json", &limit("1", "U.D"));
     let line = assert_input_error(&verify(&path), &path.display().to_string());
-    assert!(
-        line.contains("field \"HighLimit.currency\" has a value rippled does not accept (\"U.D\")"),
-        "{line}"
+    assert_contains(
+        &line,
+        "field \"HighLimit.currency\" has a value rippled does not accept (\"U.D\")",
     );
 }
 
@@ -271,10 +271,7 @@ fn a_duplicate_key_is_an_input_error_naming_file_entry_and_key() {
     let doubled = format!("{}\"Flags\": 0, \"Flags\": 0, {}", &text[..at], &text[at..]);
     std::fs::write(&path, doubled).expect("temp file is writable");
     let line = assert_input_error(&verify(&path), &path.display().to_string());
-    assert!(
-        line.contains(": transactions entry 0: duplicate key \"Flags\" in the object at transactions[0].metaData.AffectedNodes["),
-        "{line}"
-    );
+    assert_contains(&line, ": transactions entry 0: duplicate key \"Flags\" in the object at transactions[0].metaData.AffectedNodes[");
 }
 
 #[test]
@@ -318,7 +315,9 @@ fn a_file_mixing_binary_and_decoded_entries_verifies() {
     v["transactions"][0] = binary["ledger"]["transactions"][0].clone();
     let run = verify(&write(&dir, "mixed.json", &v));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run.stdout.contains(&format!("ledger_hash {LEDGER} match")));
+    assert!(run
+        .stdout
+        .contains(&format!("ledger_hash {LEDGER_38129} match")));
 }
 
 /// `stats`, `prove`, `diff` and `import` read decoded JSON as `verify` does:
@@ -365,28 +364,19 @@ fn every_command_reads_decoded_json() {
         v
     };
     let (s_dec, s_bin) = (stats(&dec), stats(&bin));
-    assert_eq!(s_dec["root_hash"], ACCOUNT);
+    assert_eq!(s_dec["root_hash"], ACCOUNT_38129);
     assert!(s_dec == s_bin, "stats differ:\n{s_dec}\n{s_bin}");
 
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("db");
-    let run = shamap(
-        [
-            OsStr::new("import"),
-            dec.as_os_str(),
-            OsStr::new("--db"),
-            db.as_os_str(),
-        ],
-        None,
-    );
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    import(&[&dec], &db);
     let run = shamap(
         [
             OsStr::new("verify"),
             OsStr::new("--db"),
             db.as_os_str(),
             OsStr::new("--root"),
-            OsStr::new(LEDGER),
+            OsStr::new(LEDGER_38129),
         ],
         None,
     );

@@ -1,7 +1,10 @@
 //! Changed data is a mismatch (status 1); broken input is one error line
 //! (status 2), never a panic.
 
-use crate::support::{assert_input_error, ledger_38129_json, shamap, string_at, temp_file};
+use crate::support::{
+    assert_contains, assert_ends_with, assert_input_error, ledger_38129_json, shamap, string_at,
+    temp_file,
+};
 
 /// Replaces the hex digit at `pos` by a different valid digit.
 fn flip_digit(s: &mut String, pos: usize) {
@@ -106,9 +109,9 @@ fn wrong_key_length_is_an_input_error() {
     string_at(&mut v, "/ledger/accountState/3/index").truncate(62);
     let path = write_json(&dir, "short.json", &v);
     let line = assert_input_error(&run_verify(&path), &path.display().to_string());
-    assert!(
-        line.ends_with("accountState entry 3: index is 31 bytes, expected 32"),
-        "{line}"
+    assert_ends_with(
+        &line,
+        "accountState entry 3: index is 31 bytes, expected 32",
     );
 }
 
@@ -189,11 +192,7 @@ fn nothing_to_check_is_not_success() {
         Some(br#"{"ledger_index": 5, "transactions": []}"#),
     );
     assert_eq!(run.code, Some(1), "{}", run.stderr);
-    assert!(
-        run.stdout.contains("transaction_hash 0000"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.stdout, "transaction_hash 0000");
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
 }
 

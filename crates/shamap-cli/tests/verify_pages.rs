@@ -2,7 +2,9 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{assert_input_error, ledger_38129_json, ok, shamap, temp_file};
+use crate::support::{
+    assert_input_error, ledger_38129_json, ledger_headings, ok, shamap, temp_file,
+};
 
 /// Splits 38129's state into `ledger_data`-style pages (binary entries,
 /// page-level `ledger_index`/`ledger_hash`, header fields in `ledger`).
@@ -193,11 +195,7 @@ fn pages_of_different_ledgers_are_checked_separately() {
         [std::ffi::OsStr::new("verify"), a.as_os_str(), b.as_os_str()],
         None,
     );
-    let headings: Vec<&str> = run
-        .stdout
-        .lines()
-        .filter(|l| l.starts_with("ledger "))
-        .collect();
+    let headings = ledger_headings(&run.stdout);
     assert_eq!(headings.len(), 2, "{}", run.stdout);
     assert!(
         headings[1].starts_with("ledger 38130 from "),

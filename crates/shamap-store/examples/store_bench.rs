@@ -173,6 +173,36 @@ fn open(a: &Args) -> Result<Bench, String> {
     }
 }
 
+/// `--commits` commits of `--updates` updates each in `took`, as rates.
+fn commit_rate(a: &Args, took: Duration) -> String {
+    format!(
+        "{} commits of {} updates: {:.2} commits/s ({:.0} updates/s)",
+        a.commits,
+        a.updates,
+        a.commits as f64 / secs(took),
+        (a.commits * a.updates) as f64 / secs(took)
+    )
+}
+
+/// Prints `what`: the bytes on disk of the store at `dir` (fjall's
+/// memtables flushed first), with and without fjall's journal.
+fn print_disk_bytes(
+    what: &str,
+    store: &dyn NodeStore,
+    fjall: Option<&FjallStore>,
+    dir: &std::path::Path,
+) -> Result<(), String> {
+    if let Some(f) = fjall {
+        f.flush_memtables().map_err(|e| e.to_string())?;
+    }
+    println!(
+        "{what}: {} ({} without the preallocated journal)",
+        store.disk_bytes().map_err(|e| e.to_string())?,
+        bytes_except_journal(dir)
+    );
+    Ok(())
+}
+
 /// Allocated bytes under `dir`, leaving out fjall's journal files (`*.jnl`,
 /// preallocated at 64 MiB whatever they hold).
 fn bytes_except_journal(dir: &std::path::Path) -> u64 {
@@ -243,14 +273,7 @@ fn run() -> Result<(), String> {
     }
     let mut keys = Vec::new();
     let snap = ensure_imported(store.as_ref(), &a, &mut keys)?;
-    if let Some(f) = &fjall {
-        f.flush_memtables().map_err(|e| e.to_string())?;
-    }
-    println!(
-        "disk bytes: {} ({} without the preallocated journal)",
-        store.disk_bytes().map_err(|e| e.to_string())?,
-        bytes_except_journal(&a.dir)
-    );
+    print_disk_bytes("disk bytes", store.as_ref(), fjall.as_ref(), &a.dir)?;
     let mut rng = SmallRng::seed_from_u64(a.seed ^ 0x5EED);
     match a.op.as_str() {
         "import" => {}
@@ -305,24 +328,14 @@ fn run() -> Result<(), String> {
             }
             let took = t.elapsed();
             println!(
-                "{} commits of {} updates: {:.2} commits/s ({:.0} updates/s), {:.0} nodes written per commit",
-                a.commits,
-                a.updates,
-                a.commits as f64 / secs(took),
-                (a.commits * a.updates) as f64 / secs(took),
+                "{}, {:.0} nodes written per commit",
+                commit_rate(&a, took),
                 written as f64 / a.commits as f64
             );
         }
         other => return Err(format!("unknown op {other}")),
     }
-    if let Some(f) = &fjall {
-        f.flush_memtables().map_err(|e| e.to_string())?;
-    }
-    println!(
-        "disk bytes at end: {} ({} without the preallocated journal)",
-        store.disk_bytes().map_err(|e| e.to_string())?,
-        bytes_except_journal(&a.dir)
-    );
+    print_disk_bytes("disk bytes at end", store.as_ref(), fjall.as_ref(), &a.dir)?;
     Ok(())
 }
 
@@ -428,13 +441,7 @@ fn backed(a: &Args, store: &dyn NodeStore) -> Result<(), String> {
                 );
             }
             let took = t.elapsed();
-            println!(
-                "backed-commit: {} commits of {} updates: {:.2} commits/s ({:.0} updates/s)",
-                a.commits,
-                a.updates,
-                a.commits as f64 / secs(took),
-                (a.commits * a.updates) as f64 / secs(took)
-            );
+            println!("backed-commit: {}", commit_rate(a, took));
         }
         "scan" => {
             let t = Instant::now();

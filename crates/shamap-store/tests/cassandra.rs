@@ -17,22 +17,8 @@ use shamap_store::{
 };
 
 use crate::backed::random_ops_against_oracles;
+use crate::cassandra_cluster::cluster;
 use crate::support::{count, random_map, seed};
-
-/// The cluster's `HOST:PORT`, or `None` (with a line saying the test
-/// skips) when `SHAMAP_CASSANDRA` is not set.
-pub(crate) fn cluster(test: &str) -> Option<String> {
-    match std::env::var("SHAMAP_CASSANDRA") {
-        Ok(v) if !v.trim().is_empty() => Some(v.trim().to_owned()),
-        _ => {
-            eprintln!(
-                "SKIPPED {test}: SHAMAP_CASSANDRA is not set (start a node with \
-                 `scripts/cassandra.sh start` and set SHAMAP_CASSANDRA=127.0.0.1:9042)"
-            );
-            None
-        }
-    }
-}
 
 /// The URL of keyspace `t_<name>_<pid>` on the cluster.
 fn url(host: &str, name: &str) -> String {
@@ -50,7 +36,7 @@ fn fresh(host: &str, name: &str) -> CassandraStore {
 
 #[test]
 fn nodes_and_records_round_trip() {
-    let Some(host) = cluster("nodes_and_records_round_trip") else {
+    let Some(host) = cluster() else {
         return;
     };
     let store = fresh(&host, "round_trip");
@@ -103,8 +89,7 @@ fn nodes_and_records_round_trip() {
 
 #[test]
 fn a_value_corrupted_behind_our_back_is_an_error_naming_its_hash() {
-    let Some(host) = cluster("a_value_corrupted_behind_our_back_is_an_error_naming_its_hash")
-    else {
+    let Some(host) = cluster() else {
         return;
     };
     let store = fresh(&host, "corrupt");
@@ -145,7 +130,7 @@ fn a_value_corrupted_behind_our_back_is_an_error_naming_its_hash() {
 
 #[test]
 fn a_backed_map_commits_the_same_roots_as_on_fjall() {
-    let Some(host) = cluster("a_backed_map_commits_the_same_roots_as_on_fjall") else {
+    let Some(host) = cluster() else {
         return;
     };
     let s = seed(92);
@@ -170,7 +155,7 @@ fn a_backed_map_commits_the_same_roots_as_on_fjall() {
 
 #[test]
 fn sync_copies_a_root_from_fjall_to_cassandra_and_back() {
-    let Some(host) = cluster("sync_copies_a_root_from_fjall_to_cassandra_and_back") else {
+    let Some(host) = cluster() else {
         return;
     };
     let dir = tempfile::tempdir().expect("tempdir");
@@ -202,7 +187,7 @@ fn sync_copies_a_root_from_fjall_to_cassandra_and_back() {
 
 #[test]
 fn gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole() {
-    let Some(host) = cluster("gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole") else {
+    let Some(host) = cluster() else {
         return;
     };
     let store = fresh(&host, "gc");
@@ -237,7 +222,7 @@ fn gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole() {
 
 #[test]
 fn a_missing_keyspace_is_an_error_unless_created() {
-    let Some(host) = cluster("a_missing_keyspace_is_an_error_unless_created") else {
+    let Some(host) = cluster() else {
         return;
     };
     let url = url(&host, "never_made");

@@ -4,56 +4,20 @@
 //! `SHAMAP_CASSANDRA` (`HOST:PORT`); without it each test says it skips and
 //! passes. Each test uses a keyspace of its own, dropped when it passes.
 
-use shamap::xrpl::ledger::LedgerHeader;
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_ledger::dump;
 use shamap_store::clio::{
-    random_chain, read_verified, ChainShape, ClioLedger, ClioLoader, ClioReader, ClioVerifier,
-    LedgerCheck,
+    random_chain, read_verified, ChainShape, ClioReader, ClioVerifier, LedgerCheck,
 };
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
-use crate::cassandra::cluster;
-use crate::support::{data, seed};
+use crate::cassandra_cluster::{cluster, ledger_38129, load};
+use crate::support::seed;
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
 const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
 
 fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/clio_{name}_{}", std::process::id())
-}
-
-/// Ledger 38129 of the repository (state, transaction and header) as a
-/// first ledger to load.
-pub fn ledger_38129() -> ClioLedger {
-    let bytes = std::fs::read(data("ledger-full-38129.json")).expect("read ledger 38129");
-    let d = dump::parse(&bytes).expect("parse ledger 38129");
-    let header: LedgerHeader = d.header.complete_header().expect("a complete header");
-    ClioLedger {
-        header: Some(header),
-        objects: d
-            .state
-            .expect("state")
-            .into_iter()
-            .map(|e| (e.key, e.data))
-            .collect(),
-        transactions: d
-            .transactions
-            .expect("transactions")
-            .into_iter()
-            .map(|t| (t.tx, t.meta))
-            .collect(),
-    }
-}
-
-/// Loads `chain` into a fresh keyspace.
-pub fn load(url: &str, chain: &[ClioLedger]) -> ClioLoader {
-    let mut l = ClioLoader::create_fresh(url).expect("create the keyspace");
-    l.load_initial(&chain[0]).expect("first ledger");
-    for x in &chain[1..] {
-        l.load_next(x).expect("next ledger");
-    }
-    l
 }
 
 /// Verifies `from..=to` in memory; every check.
@@ -72,7 +36,7 @@ fn verify_range(reader: &ClioReader, from: u32, to: u32) -> Vec<LedgerCheck> {
 
 #[test]
 fn ledger_38129_loads_and_verifies() {
-    let Some(host) = cluster("ledger_38129_loads_and_verifies") else {
+    let Some(host) = cluster() else {
         return;
     };
     let u = url(&host, "l38129");
@@ -101,7 +65,7 @@ fn ledger_38129_loads_and_verifies() {
 /// `--state` run resumes where the last one stopped.
 #[test]
 fn generated_chain_verifies_from_start_middle_and_resumes() {
-    let Some(host) = cluster("generated_chain_verifies_from_start_middle_and_resumes") else {
+    let Some(host) = cluster() else {
         return;
     };
     let s = seed(2028);
@@ -175,7 +139,7 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
 /// the loader's rows against an independent build).
 #[test]
 fn state_after_a_chain_is_the_engines_map() {
-    let Some(host) = cluster("state_after_a_chain_is_the_engines_map") else {
+    let Some(host) = cluster() else {
         return;
     };
     let s = seed(77);

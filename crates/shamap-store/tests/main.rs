@@ -5,6 +5,8 @@ mod bulk;
 #[cfg(feature = "cassandra")]
 mod cassandra;
 #[cfg(feature = "cassandra")]
+mod cassandra_cluster;
+#[cfg(feature = "cassandra")]
 mod clio_cassandra;
 mod crash;
 mod disk_faults;

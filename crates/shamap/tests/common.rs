@@ -99,6 +99,26 @@ pub fn vectors() -> serde_json::Value {
     serde_json::from_str(&text).expect("vectors are JSON")
 }
 
+/// rippled's delta script (its SHAMap test): into a transaction map, keys
+/// h2 and h1, then h4, h2 removed, h3; key hN with data `[N; 32]`. Checks
+/// the key order on the way; returns the map and the key of each name.
+pub fn delta_script() -> (ShaMap, impl Fn(&str) -> Key) {
+    let keys = vectors()["delta"]["keys"].clone();
+    let h = move |n: &str| hex_key(keys[n].as_str().expect("key"));
+    let data = |n: u8| [n; 32];
+    let mut map = ShaMap::new(MapKind::TransactionNoMeta);
+    map.insert(h("h2"), &data(2)).expect("new");
+    map.insert(h("h1"), &data(1)).expect("new");
+    let ks: Vec<Key> = map.iter().map(|(k, _)| *k).collect();
+    assert_eq!(ks, [h("h1"), h("h2")]);
+    map.insert(h("h4"), &data(4)).expect("new");
+    map.remove(&h("h2")).expect("present");
+    map.insert(h("h3"), &data(3)).expect("new");
+    let ks: Vec<Key> = map.iter().map(|(k, _)| *k).collect();
+    assert_eq!(ks, [h("h1"), h("h3"), h("h4")]);
+    (map, h)
+}
+
 pub fn hex_key(s: &str) -> Key {
     Key::from_hex(s).expect("vector keys are 64 hex digits")
 }

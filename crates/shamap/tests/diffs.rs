@@ -8,7 +8,7 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 use shamap::{Difference, Key, MapKind, ShaMap, Snapshot, TooManyDifferences};
 
-use crate::common::{hex_key, key_sharing, random_data, random_key, rng, vectors};
+use crate::common::{delta_script, key_sharing, random_data, random_key, rng};
 
 type Model = BTreeMap<Key, Vec<u8>>;
 
@@ -39,18 +39,7 @@ fn owned(diff: &[Difference<'_>]) -> Delta {
 
 #[test]
 fn delta_script_with_real_snapshots_behaves_like_rippled() {
-    let v = vectors();
-    let keys = &v["delta"]["keys"];
-    let h = |n: &str| hex_key(keys[n].as_str().expect("key"));
-    let data = |n: u8| [n; 32];
-    let mut map = ShaMap::new(MapKind::TransactionNoMeta);
-    map.insert(h("h2"), &data(2)).expect("new");
-    map.insert(h("h1"), &data(1)).expect("new");
-    map.insert(h("h4"), &data(4)).expect("new");
-    map.remove(&h("h2")).expect("present");
-    map.insert(h("h3"), &data(3)).expect("new");
-    let ks: Vec<Key> = map.iter().map(|(k, _)| *k).collect();
-    assert_eq!(ks, [h("h1"), h("h3"), h("h4")]);
+    let (mut map, h) = delta_script();
 
     // Snapshot: same hash, empty delta.
     let snap = map.snapshot();
@@ -65,7 +54,7 @@ fn delta_script_with_real_snapshots_behaves_like_rippled() {
     assert_ne!(map.root_hash(), before);
     assert_eq!(snap.root_hash(), before);
     let now = map.snapshot();
-    let d1 = data(1);
+    let d1 = [1u8; 32];
     let want = vec![Difference {
         key: h("h1"),
         left: None,

@@ -37,6 +37,18 @@ fn random_map(r: &mut SmallRng, n: usize) -> (ShaMap, Vec<Key>) {
     (m, keys)
 }
 
+/// [`random_map`] and its root hash.
+fn random_hashed_map(r: &mut SmallRng, n: usize) -> (ShaMap, Vec<Key>, Hash256) {
+    let (mut m, keys) = random_map(r, n);
+    let root = m.root_hash();
+    (m, keys, root)
+}
+
+/// One of `keys`, drawn by `r`.
+fn any_key(r: &mut SmallRng, keys: &[Key]) -> Key {
+    keys[r.gen_range(0..keys.len())]
+}
+
 /// Key `uint256(c)`: 31 zero bytes, then `c`.
 fn small_key(c: u8) -> Key {
     let mut k = [0u8; 32];
@@ -206,8 +218,7 @@ fn garbage_and_bad_node_types_are_rejected() {
 
 #[test]
 fn a_path_without_its_leaf_is_rejected() {
-    let (mut m, keys) = random_map(&mut rng("missing-leaf", 7), 300);
-    let root = m.root_hash();
+    let (mut m, keys, root) = random_hashed_map(&mut rng("missing-leaf", 7), 300);
     for k in keys.iter().take(50) {
         let p = m.proof_path(k).nodes;
         let e = verify_path(&root, k, &p[1..]).expect_err("missing leaf accepted");
@@ -220,8 +231,7 @@ fn a_path_without_its_leaf_is_rejected() {
 
 #[test]
 fn every_key_of_a_random_map_has_a_verifying_proof() {
-    let (mut m, keys) = random_map(&mut rng("every-key", 2000), 2000);
-    let root = m.root_hash();
+    let (mut m, keys, root) = random_hashed_map(&mut rng("every-key", 2000), 2000);
     for k in &keys {
         let p = m.proof_path(k);
         assert!(p.included);
@@ -234,8 +244,7 @@ fn every_key_of_a_random_map_has_a_verifying_proof() {
 
 #[test]
 fn inner_nodes_verify_in_either_wire_form() {
-    let (mut m, keys) = random_map(&mut rng("wire-forms", 5), 500);
-    let root = m.root_hash();
+    let (mut m, keys, root) = random_hashed_map(&mut rng("wire-forms", 5), 500);
     for k in keys.iter().take(100) {
         let mut p = m.proof_path(k).nodes;
         for blob in p.iter_mut().skip(1) {
@@ -267,10 +276,9 @@ fn assert_flip_rejected(root: &Hash256, key: &Key, p: &mut [Vec<u8>], at: (usize
 #[test]
 fn flipping_any_sampled_byte_of_a_random_proof_fails() {
     let mut r = rng("flips", 99);
-    let (mut m, keys) = random_map(&mut r, 2000);
-    let root = m.root_hash();
+    let (mut m, keys, root) = random_hashed_map(&mut r, 2000);
     for _ in 0..400 {
-        let k = keys[r.gen_range(0..keys.len())];
+        let k = any_key(&mut r, &keys);
         let mut p = m.proof_path(&k).nodes;
         let node = r.gen_range(0..p.len());
         let byte = r.gen_range(0..p[node].len());
@@ -314,10 +322,9 @@ fn flipping_any_byte_of_the_deepest_proof_fails() {
 #[test]
 fn an_inclusion_proof_presented_for_an_absent_key_fails() {
     let mut r = rng("absent-key", 3);
-    let (mut m, keys) = random_map(&mut r, 2000);
-    let root = m.root_hash();
+    let (mut m, keys, root) = random_hashed_map(&mut r, 2000);
     for _ in 0..500 {
-        let present = keys[r.gen_range(0..keys.len())];
+        let present = any_key(&mut r, &keys);
         let absent = key_near(&mut r, &present);
         if m.contains(&absent) {
             continue;
@@ -334,8 +341,7 @@ fn an_inclusion_proof_presented_for_an_absent_key_fails() {
 #[test]
 fn non_inclusion_proofs_verify_as_absent_in_both_shapes() {
     let mut r = rng("non-inclusion", 11);
-    let (mut m, keys) = random_map(&mut r, 2000);
-    let root = m.root_hash();
+    let (mut m, keys, root) = random_hashed_map(&mut r, 2000);
     let (mut at_empty_branch, mut at_other_leaf) = (0, 0);
     for i in 0..1000u32 {
         // Half random keys (mostly an empty branch), half keys sharing many
@@ -343,7 +349,7 @@ fn non_inclusion_proofs_verify_as_absent_in_both_shapes() {
         let absent = if i.is_multiple_of(2) {
             random_key(&mut r)
         } else {
-            let base = keys[r.gen_range(0..keys.len())];
+            let base = any_key(&mut r, &keys);
             let shared = r.gen_range(6..64);
             key_sharing(&mut r, &base, shared)
         };
@@ -431,8 +437,7 @@ fn proofs_from_a_snapshot_stay_valid_while_the_map_changes() {
 #[test]
 fn multi_key_proofs_verify_and_are_smaller_than_single_proofs() {
     let mut r = rng("multi", 8);
-    let (mut m, keys) = random_map(&mut r, 2000);
-    let root = m.root_hash();
+    let (mut m, keys, root) = random_hashed_map(&mut r, 2000);
     let sorted: Vec<Key> = keys
         .iter()
         .copied()
@@ -474,8 +479,7 @@ fn multi_key_proofs_verify_and_are_smaller_than_single_proofs() {
 #[test]
 fn multi_key_proofs_reject_smuggled_duplicated_missing_and_flipped_nodes() {
     let mut r = rng("multi-reject", 9);
-    let (mut m, keys) = random_map(&mut r, 1000);
-    let root = m.root_hash();
+    let (mut m, keys, root) = random_hashed_map(&mut r, 1000);
     let ask = [keys[0], keys[1], keys[2]];
     let good = m.multi_proof(&ask);
     assert!(verify_multi(&root, &ask, &good).is_ok());
@@ -602,46 +606,40 @@ fn a_tx_proof_of_the_wrong_kind_or_id_is_rejected() {
         close_time_resolution: 10,
         close_flags: 0,
     };
-    let h = header(state.root_hash());
-    let proof = TxInLedgerProof {
-        header: h,
-        tx_path: state.proof_path(&id).nodes,
+    // The proof of `key` in `map` as the transactions of a ledger, checked
+    // against that ledger's hash.
+    let check = |map: &mut ShaMap, key: &Key| {
+        let h = header(map.root_hash());
+        let proof = TxInLedgerProof {
+            header: h,
+            tx_path: map.proof_path(key).nodes,
+        };
+        verify_tx_in_ledger(&h.hash(), key, &proof)
     };
     assert_eq!(
-        verify_tx_in_ledger(&h.hash(), &id, &proof),
+        check(&mut state, &id),
         Err(ProofError::WrongKind { found: "state" })
     );
     // Leaf data filed under a key that is not its transaction's ID.
     let wrong = Key([0x33; 32]);
     let mut txs = ShaMap::new(MapKind::TransactionWithMeta);
     txs.insert(wrong, &data).expect("new");
-    let h = header(txs.root_hash());
-    let proof = TxInLedgerProof {
-        header: h,
-        tx_path: txs.proof_path(&wrong).nodes,
-    };
     assert!(matches!(
-        verify_tx_in_ledger(&h.hash(), &wrong, &proof),
+        check(&mut txs, &wrong),
         Err(ProofError::TxIdMismatch { .. })
     ));
     // Leaf data that is not two VL blobs.
     let mut txs = ShaMap::new(MapKind::TransactionWithMeta);
     txs.insert(wrong, &[0xFF; 20]).expect("new");
-    let h = header(txs.root_hash());
-    let proof = TxInLedgerProof {
-        header: h,
-        tx_path: txs.proof_path(&wrong).nodes,
-    };
     assert!(matches!(
-        verify_tx_in_ledger(&h.hash(), &wrong, &proof),
+        check(&mut txs, &wrong),
         Err(ProofError::BadTxData(_))
     ));
 }
 
 #[test]
 fn a_multi_proof_for_no_keys_is_empty() {
-    let (mut m, _) = random_map(&mut rng("multi-no-keys", 1), 10);
-    let root = m.root_hash();
+    let (mut m, _, root) = random_hashed_map(&mut rng("multi-no-keys", 1), 10);
     let proof = m.multi_proof(&[]);
     assert_eq!(verify_multi(&root, &[], &proof), Ok(vec![]));
     assert!(proof.is_empty(), "the union of no paths has no nodes");

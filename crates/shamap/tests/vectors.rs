@@ -3,7 +3,7 @@
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key, MapKind, ShaMap};
 
-use crate::common::{hex_hash, hex_key, vectors};
+use crate::common::{delta_script, hex_hash, hex_key, vectors};
 
 #[test]
 fn build_tear_roots_match_rippled_after_each_insert_and_delete() {
@@ -71,20 +71,7 @@ fn iteration_yields_ascending_order_whatever_the_insert_order() {
 
 #[test]
 fn delta_script_behaves_like_rippled() {
-    let v = vectors();
-    let keys = &v["delta"]["keys"];
-    let h = |n: &str| hex_key(keys[n].as_str().expect("key"));
-    let data = |n: u8| [n; 32];
-    let mut map = ShaMap::new(MapKind::TransactionNoMeta);
-    map.insert(h("h2"), &data(2)).expect("new");
-    map.insert(h("h1"), &data(1)).expect("new");
-    let ks: Vec<Key> = map.iter().map(|(k, _)| *k).collect();
-    assert_eq!(ks, [h("h1"), h("h2")]);
-    map.insert(h("h4"), &data(4)).expect("new");
-    map.remove(&h("h2")).expect("present");
-    map.insert(h("h3"), &data(3)).expect("new");
-    let ks: Vec<Key> = map.iter().map(|(k, _)| *k).collect();
-    assert_eq!(ks, [h("h1"), h("h3"), h("h4")]);
+    let (mut map, h) = delta_script();
     // rippled's test snapshots the map here; a clone is an independent copy
     // too, and compares as a map (snapshots: tests/versions.rs).
     let mut snap = map.clone();

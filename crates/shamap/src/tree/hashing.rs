@@ -71,7 +71,7 @@ impl ShaMap {
     /// were hashed (the input of a hashing-floor benchmark).
     pub fn root_hash_with_work(&mut self) -> (Hash256, HashWork) {
         let work = WorkCounter::default();
-        let h = self.root_hash_counting(&work);
+        let h = self.root_hash_on(true, &work);
         (h, work.get())
     }
 
@@ -83,12 +83,21 @@ impl ShaMap {
     /// hashed on the current rayon thread pool (install a pool to choose the
     /// thread count). The result is identical either way.
     pub fn root_hash(&mut self) -> Hash256 {
-        self.root_hash_counting(&WorkCounter::default())
+        self.root_hash_on(true, &WorkCounter::default())
     }
 
-    fn root_hash_counting(&mut self, work: &WorkCounter) -> Hash256 {
+    /// [`ShaMap::root_hash`] on the calling thread only.
+    pub fn root_hash_serial(&mut self) -> Hash256 {
+        self.root_hash_on(false, &WorkCounter::default())
+    }
+
+    /// The root hash; stale subtrees hashed on the rayon pool only when
+    /// `pool_allowed` and [`ShaMap::root_hash`]'s conditions hold.
+    #[inline]
+    fn root_hash_on(&mut self, pool_allowed: bool, work: &WorkCounter) -> Hash256 {
         let large = self.pending_writes >= PARALLEL_MIN_WRITES;
-        let parallel = self.parallel_hashing && large && rayon::current_num_threads() > 1;
+        let parallel =
+            pool_allowed && self.parallel_hashing && large && rayon::current_num_threads() > 1;
         self.pending_writes = 0;
         if self.len == 0 {
             return Hash256::ZERO;
@@ -108,33 +117,6 @@ impl ShaMap {
                 &self.arena,
                 &mut self.root,
                 work,
-            )
-        }
-    }
-
-    /// [`ShaMap::root_hash`] on the calling thread only.
-    pub fn root_hash_serial(&mut self) -> Hash256 {
-        let large = self.pending_writes >= PARALLEL_MIN_WRITES;
-        self.pending_writes = 0;
-        if self.len == 0 {
-            return Hash256::ZERO;
-        }
-        let work = WorkCounter::default();
-        if large {
-            rehash_split(
-                (self.leaf_hashing(), self.hash_fn),
-                &self.arena,
-                &mut self.root,
-                0,
-                false,
-                &work,
-            )
-        } else {
-            rehash(
-                (self.leaf_hashing(), self.hash_fn),
-                &self.arena,
-                &mut self.root,
-                &work,
             )
         }
     }

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use crate::error::MapError;
-use crate::hash::{Hash256, Key};
+use crate::hash::{Hash256, Key, Nibble};
 use crate::hashfn::HashFunction;
 use crate::kind::MapKind;
 use crate::options::{LeafHashes, MapOptions};
@@ -249,6 +249,14 @@ impl ShaMap {
     }
 }
 
+/// The child of the inner node `node` on branch `b`, if any.
+#[inline]
+fn child_on(node: &mut NodePtr, b: Nibble) -> Option<&mut NodePtr> {
+    node.inner_mut()
+        .expect("paths run through inner nodes")
+        .into_child(b)
+}
+
 /// Writes into the subtree of the inner node `node` at `depth`. On success
 /// every inner node on the path below `node` is marked stale (the caller
 /// marks `node`).
@@ -262,11 +270,7 @@ fn write_below(
     undo: Option<&mut UndoLog>,
 ) -> Result<Written, MapError> {
     let b = key.nibble(depth);
-    let Some(child) = node
-        .inner_mut()
-        .expect("paths run through inner nodes")
-        .into_child(b)
-    else {
+    let Some(child) = child_on(node, b) else {
         if mode == WriteMode::Update {
             return Err(MapError::KeyMissing(*key));
         }
@@ -334,11 +338,7 @@ fn remove_below(
     undo: Option<&mut UndoLog>,
 ) -> bool {
     let b = key.nibble(depth);
-    let Some(child) = node
-        .inner_mut()
-        .expect("paths run through inner nodes")
-        .into_child(b)
-    else {
+    let Some(child) = child_on(node, b) else {
         return false;
     };
     if let Some(leaf) = child.leaf() {

@@ -49,26 +49,14 @@ impl ShaMap {
     /// Walks the tree and counts its shape. Cost: one visit per node, no
     /// hashing.
     pub fn shape_stats(&self) -> ShapeStats {
-        let mut s = ShapeStats {
-            child_histogram: [0; 17],
-            depth_histogram: [0; 65],
-            inner_depth_histogram: [0; 65],
-        };
-        walk(&self.root, 0, &mut s);
-        s
+        ShapeStats::of(&self.root)
     }
 }
 
 impl Snapshot {
     /// Walks the snapshot's tree and counts its shape.
     pub fn shape_stats(&self) -> ShapeStats {
-        let mut s = ShapeStats {
-            child_histogram: [0; 17],
-            depth_histogram: [0; 65],
-            inner_depth_histogram: [0; 65],
-        };
-        walk(&self.root, 0, &mut s);
-        s
+        ShapeStats::of(&self.root)
     }
 }
 
@@ -80,6 +68,19 @@ impl ShaMap {
         let mut arena = lock(&self.arena);
         invalidate(&mut arena, &mut self.root, self.leaf_hashes.stored());
         self.pending_writes = self.len;
+    }
+}
+
+impl ShapeStats {
+    /// Walks the tree under `root` and counts its shape.
+    fn of(root: &NodePtr) -> ShapeStats {
+        let mut s = ShapeStats {
+            child_histogram: [0; 17],
+            depth_histogram: [0; 65],
+            inner_depth_histogram: [0; 65],
+        };
+        walk(root, 0, &mut s);
+        s
     }
 }
 
