@@ -203,6 +203,13 @@ pub(crate) fn kill_imports<S: NodeStore>(
 /// between commits) that sets 400 keys per version and commits each version
 /// as `head`, for ever.
 pub(crate) fn backed_child<S: NodeStore>(env: &str, open: fn(&Path) -> S) {
+    backed_child_with(env, open, false);
+}
+
+/// [`backed_child`]; with `prune`, the map prunes what each commit
+/// replaces ([`BackedOptions::prune_replaced`]), so kills also land in
+/// commits that delete.
+pub(crate) fn backed_child_with<S: NodeStore>(env: &str, open: fn(&Path) -> S, prune: bool) {
     let Some(dir) = child_dir(env) else {
         return;
     };
@@ -213,7 +220,7 @@ pub(crate) fn backed_child<S: NodeStore>(env: &str, open: fn(&Path) -> S) {
         .find(|r| r.name == "head");
     let opts = BackedOptions {
         budget_bytes: 192 << 10,
-        ..BackedOptions::default()
+        prune_replaced: prune,
     };
     let mut map = match &head {
         Some(r) => BackedMap::open(&store, r.hash, MapKind::AccountState, opts).expect("open head"),

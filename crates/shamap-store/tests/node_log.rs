@@ -107,6 +107,27 @@ fn sigkill_during_backed_commits_on_the_node_log_reopens_at_the_last_committed_r
     );
 }
 
+const PRUNING_CHILD_ENV: &str = "SHAMAP_STORE_PRUNING_CRASH_DIR";
+
+#[test]
+#[ignore = "child process of sigkill_during_pruning_commits_on_the_node_log_reopens_at_the_last_committed_root"]
+fn log_pruning_crash_child() {
+    crash::backed_child_with(PRUNING_CHILD_ENV, open_log, true);
+}
+
+/// As above, with a map that deletes in each commit what the commit
+/// replaced: a kill in such a commit leaves the previous head or the new
+/// one, whole.
+#[test]
+fn sigkill_during_pruning_commits_on_the_node_log_reopens_at_the_last_committed_root() {
+    crash::kill_backed_commits(
+        "node_log::log_pruning_crash_child",
+        PRUNING_CHILD_ENV,
+        95,
+        open_log,
+    );
+}
+
 #[test]
 fn a_backed_map_on_the_node_log_matches_the_in_memory_map_and_a_btreemap() {
     for (kind, budget, s) in [

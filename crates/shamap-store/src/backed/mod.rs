@@ -37,6 +37,15 @@
 //! the commit's batch lands. Only after the batch is written do the dirty
 //! nodes become clean slots, so a failed write loses nothing in memory.
 //!
+//! # Pruning
+//!
+//! With [`BackedOptions::prune_replaced`], each commit's batch also deletes
+//! the stored nodes the changes since the last write-out replaced, once a
+//! walk of the one path where each could stand shows the new tree does not
+//! hold it again, when the commit's root is the only one retained and the
+//! map the store's only writer in the process: the store keeps one version
+//! of the map, and the node log's index the size of one version.
+//!
 //! Garbage collection ([`crate::gc()`]) in the same process is safe beside a
 //! backed map: the map pins the root its clean slots hang under (the one
 //! opened, or its last spill or commit), `gc` keeps what the pins reach,
@@ -47,9 +56,11 @@
 //! - `cache`: the node cache (clean nodes by hash, CLOCK) and the loader
 //!   that fills it through the store's one verified fetch;
 //! - `tree`: the working tree of slots and the walks over it (lookups, the
-//!   scan, inserts, updates and removals);
-//! - `commit`: hashing dirty nodes, writing them with the `retained`
-//!   record in one batch, and settling them into clean slots;
+//!   scan, inserts, updates and removals, noting the stored nodes they
+//!   replace);
+//! - `commit`: hashing dirty nodes, writing them (in 2 MiB pieces, the
+//!   last ones in one batch with the `retained` record and the deletion of
+//!   replaced nodes), and settling them into clean slots;
 //! - `map`: [`BackedMap`] and its options and counters, tying them together.
 
 mod cache;
