@@ -7,7 +7,6 @@
 //! retained, or another writer, nothing is deleted.
 
 use std::collections::BTreeMap;
-use std::ops::ControlFlow;
 
 use hashbrown::HashSet;
 use rand::rngs::SmallRng;
@@ -19,19 +18,7 @@ use shamap_store::{
 };
 
 use crate::backed::contents;
-use crate::support::{random_map, seed};
-
-/// Nodes in `store`.
-fn stored_nodes(store: &dyn NodeStore) -> usize {
-    let mut n = 0;
-    store
-        .for_each_value(&mut |_, _| {
-            n += 1;
-            ControlFlow::Continue(())
-        })
-        .expect("scan");
-    n
-}
+use crate::support::{count, random_map, seed};
 
 /// Nodes `root` reaches.
 fn reachable(store: &dyn NodeStore, root: Hash256) -> usize {
@@ -118,7 +105,7 @@ fn prune_against_oracles(store: &dyn NodeStore, budget: usize, s: u64) -> u64 {
         assert_eq!(root, mem.root_hash(), "seed {s} block {block}");
         let st = backed.stats();
         let reached = reachable(store, root);
-        let mut held = stored_nodes(store);
+        let mut held = count(store) as usize;
         if st.prune_skipped == before.prune_skipped {
             if block > 0 && st.spills > before.spills {
                 spilled_and_pruned += 1;
@@ -128,7 +115,7 @@ fn prune_against_oracles(store: &dyn NodeStore, budget: usize, s: u64) -> u64 {
             assert!(held > reached, "seed {s} block {block}");
             let r = shamap_store::gc(store, &[root]).expect("gc");
             assert_eq!(r.deleted as usize, held - reached, "seed {s} block {block}");
-            held = stored_nodes(store);
+            held = count(store) as usize;
         }
         assert_eq!(
             held, reached,
@@ -183,7 +170,7 @@ fn a_pruning_map_deletes_nothing_while_another_root_is_retained() {
     let (mut base, base_model) = random_map(MapKind::AccountState, 2000, s);
     let snap = base.snapshot();
     import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
-    let before = stored_nodes(&store);
+    let before = count(&store) as usize;
     // A map opened on the same root, changed and committed under its own
     // name: "base" shares its untouched nodes and keeps the replaced ones.
     let opts = BackedOptions::with_budget_mb(1).pruning();
@@ -197,7 +184,7 @@ fn a_pruning_map_deletes_nothing_while_another_root_is_retained() {
     let st = m.stats();
     assert_eq!(st.nodes_pruned, 0, "seed {s}: {st:?}");
     assert_eq!(st.prune_skipped, 1, "seed {s}: {st:?}");
-    assert!(stored_nodes(&store) > before);
+    assert!(count(&store) as usize > before);
     let r = verify_all(&store, &snap.root_hash()).expect("base is whole");
     assert_eq!(r.leaves as usize, base_model.len());
 }
