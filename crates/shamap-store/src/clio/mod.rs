@@ -45,7 +45,9 @@ mod verify;
 pub use chain::{random_chain, ChainShape};
 pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};
-pub use reader::{ClioReader, LedgerRows, Prefetch, ScanRow, StateRow, TxRow, SCAN_RANGES};
+pub use reader::{
+    Background, ClioReader, LedgerRows, Prefetch, ScanRow, StateRow, TxRow, SCAN_RANGES,
+};
 pub use verify::{
     read_verified, record_verified, AuditFinding, ClioVerifier, LedgerCheck, Pair, Problem,
     Verified, PREFETCH_LEDGERS, STATE_ROOT_NAME, VERIFIED_RECORD,

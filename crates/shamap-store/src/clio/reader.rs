@@ -99,24 +99,33 @@ impl LedgerRows {
     }
 }
 
+/// Rows being read in the background: a task on the reader's runtime
+/// whose requests share the reader's `inflight` bound. Dropped before it
+/// is waited for (a run that stopped), it reads no further.
+#[derive(Debug)]
+pub struct Background<T> {
+    /// What is read, for an error ("ledger 7's rows").
+    what: String,
+    task: tokio::task::JoinHandle<Result<T, ClioError>>,
+}
+
+impl<T> Drop for Background<T> {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
 /// A ledger's rows being read in the background ([`ClioReader::prefetch`]).
 #[derive(Debug)]
 pub struct Prefetch {
     seq: u32,
-    task: tokio::task::JoinHandle<Result<LedgerRows, ClioError>>,
+    rows: Background<LedgerRows>,
 }
 
 impl Prefetch {
     /// The ledger.
     pub fn seq(&self) -> u32 {
         self.seq
-    }
-}
-
-impl Drop for Prefetch {
-    fn drop(&mut self) {
-        // A prefetch not taken (a run that stopped) reads no further.
-        self.task.abort();
     }
 }
 
@@ -568,20 +577,42 @@ impl ClioReader {
         let sh = Arc::clone(&self.sh);
         Prefetch {
             seq,
-            task: self
-                .conn
-                .runtime
-                .spawn(async move { sh.fetch(seq, true).await }),
+            rows: self.background(format!("ledger {seq}'s rows"), async move {
+                sh.fetch(seq, true).await
+            }),
         }
     }
 
     /// Waits for a prefetch's rows.
-    pub fn take(&self, mut p: Prefetch) -> Result<LedgerRows, ClioError> {
-        let seq = p.seq;
-        self.block_on(&mut p.task).map_err(|e| {
+    pub fn take(&self, p: Prefetch) -> Result<LedgerRows, ClioError> {
+        self.wait(p.rows)
+    }
+
+    /// Starts [`ClioReader::successors`] in the background.
+    pub fn successors_later(&self, keys: Vec<Key>, seq: u32) -> Background<Vec<Option<Vec<u8>>>> {
+        let sh = Arc::clone(&self.sh);
+        self.background(format!("the successor rows of ledger {seq}"), async move {
+            sh.successors(&keys, seq).await
+        })
+    }
+
+    /// Waits for a background read.
+    pub fn wait<T>(&self, mut b: Background<T>) -> Result<T, ClioError> {
+        self.block_on(&mut b.task).map_err(|e| {
             self.conn
-                .fail(&format!("reading ledger {seq} in the background failed"), e)
+                .fail(&format!("reading {} in the background failed", b.what), e)
         })?
+    }
+
+    fn background<T: Send + 'static>(
+        &self,
+        what: String,
+        f: impl std::future::Future<Output = Result<T, ClioError>> + Send + 'static,
+    ) -> Background<T> {
+        Background {
+            what,
+            task: self.conn.runtime.spawn(f),
+        }
     }
 
     /// For each key, its newest `objects` row at or below `seq`:

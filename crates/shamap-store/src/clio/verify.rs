@@ -24,14 +24,18 @@
 //! ([`ClioVerifier::prefetch_until`]), the rows of the next
 //! [`PREFETCH_LEDGERS`] ledgers (header, diff, transaction list, the diff
 //! keys' objects, the transactions) are read in the background while a
-//! ledger is applied, hashed and recorded.
+//! ledger is applied, hashed and recorded. A ledger's successor rows are
+//! read while its diff is applied and its root rehashed: which rows, and
+//! the next live key each must name, are worked out before, from the
+//! state before the ledger and the keys it creates and deletes.
 //!
 //! The state map is a [`BackedMap`]: on a node log (`--state`), committed
 //! after each ledger that matched, with [`VERIFIED_RECORD`] naming the
 //! ledger, so a later run resumes after it; or on a [`crate::MemStore`]
 //! with a budget that never spills, in memory only.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::ops::Bound::{Excluded, Unbounded};
 use std::ops::ControlFlow;
 
 use shamap::xrpl::ledger::LedgerHeader;
@@ -384,6 +388,7 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             hashes.push(h);
         }
         let tx_rows = rows.transactions;
+        let mut successors = None;
         let diff_keys = match self.prev {
             None => {
                 self.build_full(seq, &mut problems)?;
@@ -396,7 +401,13 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                         format!("a diff row's key is {} bytes, not 32", raw.len()),
                     ));
                 }
-                self.apply_diff(seq, &rows.keys, rows.objects, &mut problems)?;
+                let plan = self.plan_diff(seq, &rows.keys, rows.objects, &mut problems)?;
+                // The successor rows are read while the diff is applied
+                // and the root rehashed: which rows, and what each must
+                // name, follow from the state before and the diff.
+                let asked = plan.successors.keys().copied().collect();
+                successors = Some((self.reader.successors_later(asked, seq), plan.successors));
+                self.apply_changes(plan.changes)?;
                 rows.keys
             }
             Some((p, _)) => {
@@ -408,6 +419,10 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         };
         let (tx_root, transactions) = tx_map(seq, &hashes, tx_rows, &mut problems)?;
         let account_root = self.map.root_hash();
+        if let Some((read, want)) = successors {
+            let found = self.reader.wait(read)?;
+            check_successors(seq, &want, found, &mut problems);
+        }
         let check = LedgerCheck {
             seq,
             full_build,
@@ -652,21 +667,23 @@ impl<'r, 's> ClioVerifier<'r, 's> {
     }
 
     /// The next live key after `key` in the map, or [`LAST_KEY`].
-    fn next_live(&self, key: &Key) -> Result<Key, ClioError> {
-        Ok(self.map.next_after(key)?.map_or(LAST_KEY, |(k, _)| k))
-    }
-
-    /// Applies ledger `seq`'s diff to the map, then checks the successor
-    /// rows around the keys it created and deleted. Returns the diff keys.
-    #[allow(clippy::type_complexity)]
-    fn apply_diff(
-        &mut self,
+    /// Sorts ledger `seq`'s diff against the state before it: the changes
+    /// to make, and the successor rows the ledger must have written with
+    /// the next live key each must name. Each created key's row names the
+    /// next live key after it; the row of the live key before each created
+    /// or deleted key names the next live key after that one. Both are
+    /// found in the state before the ledger, skipping the keys it deletes
+    /// and adding the keys it creates, so that the rows can be read while
+    /// the changes are made.
+    fn plan_diff(
+        &self,
         seq: u32,
         keys: &[Key],
         objects: Vec<Option<(i64, Vec<u8>)>>,
         problems: &mut Vec<Problem>,
-    ) -> Result<(), ClioError> {
-        let (mut created, mut deleted) = (Vec::new(), Vec::new());
+    ) -> Result<DiffPlan, ClioError> {
+        let mut changes = Vec::with_capacity(keys.len());
+        let (mut created, mut deleted) = (BTreeSet::new(), BTreeSet::new());
         for (key, obj) in keys.iter().zip(objects) {
             match obj {
                 None => problems.push(Problem {
@@ -680,9 +697,9 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                     ),
                 }),
                 Some((_, data)) if data.is_empty() => {
-                    if self.map.remove(key)? {
-                        self.entries -= 1;
-                        deleted.push(*key);
+                    if self.map.contains(key)? {
+                        deleted.insert(*key);
+                        changes.push(Change::Delete(*key));
                     } else {
                         problems.push(Problem {
                             key: *key,
@@ -691,48 +708,136 @@ impl<'r, 's> ClioVerifier<'r, 's> {
                     }
                 }
                 Some((_, data)) => {
-                    if self.map.upsert(*key, &data)? {
+                    if !self.map.contains(key)? {
+                        created.insert(*key);
+                    }
+                    changes.push(Change::Put(*key, data));
+                }
+            }
+        }
+        let live = Live {
+            map: &self.map,
+            created: &created,
+            deleted: &deleted,
+        };
+        let mut successors = BTreeMap::new();
+        for k in &created {
+            let next = live.after(k)?;
+            successors.insert(*k, next);
+            successors.insert(live.before(k)?, *k);
+        }
+        for k in &deleted {
+            successors.insert(live.before(k)?, live.after(k)?);
+        }
+        Ok(DiffPlan {
+            changes,
+            successors,
+        })
+    }
+
+    /// Makes a diff's changes to the state map.
+    fn apply_changes(&mut self, changes: Vec<Change>) -> Result<(), ClioError> {
+        for change in changes {
+            match change {
+                Change::Put(key, data) => {
+                    if self.map.upsert(key, &data)? {
                         self.entries += 1;
-                        created.push(*key);
+                    }
+                }
+                Change::Delete(key) => {
+                    if self.map.remove(&key)? {
+                        self.entries -= 1;
                     }
                 }
             }
         }
-        // Each key whose successor row the ledger must have written, with
-        // the next live key it must name.
-        let mut want = std::collections::BTreeMap::new();
-        for k in &created {
-            want.insert(*k, self.next_live(k)?);
-        }
-        for k in created.iter().chain(&deleted) {
-            let pred = self.map.last_before(k)?.map_or(FIRST_KEY, |(p, _)| p);
-            let next = self.next_live(&pred)?;
-            want.insert(pred, next);
-        }
-        let asked: Vec<Key> = want.keys().copied().collect();
-        let found = self.reader.successors(&asked, seq)?;
-        for ((key, expected), got) in want.iter().zip(found) {
-            match got.as_deref().map(key_of) {
-                Some(Some(n)) if n == *expected => {}
-                Some(Some(n)) => problems.push(Problem {
-                    key: *key,
-                    what: format!(
-                        "its successor at ledger {seq} is {n}, but the next live key is {expected}"
-                    ),
-                }),
-                Some(None) => problems.push(Problem {
-                    key: *key,
-                    what: format!("its successor at ledger {seq} is not a 32-byte key"),
-                }),
-                None => problems.push(Problem {
-                    key: *key,
-                    what: format!(
-                        "no successor row at or below ledger {seq} (the next live key is {expected})"
-                    ),
-                }),
-            }
-        }
         Ok(())
+    }
+}
+
+/// A diff's changes and the successor rows it must have written
+/// ([`ClioVerifier::plan_diff`]).
+struct DiffPlan {
+    changes: Vec<Change>,
+    /// Key → the next live key its successor row must name.
+    successors: BTreeMap<Key, Key>,
+}
+
+/// One change of a diff to the state map.
+enum Change {
+    /// Created or modified.
+    Put(Key, Vec<u8>),
+    Delete(Key),
+}
+
+/// The live keys after a ledger, seen from the state map before it and
+/// the keys the ledger creates and deletes.
+struct Live<'a, 'm> {
+    map: &'a BackedMap<'m>,
+    created: &'a BTreeSet<Key>,
+    deleted: &'a BTreeSet<Key>,
+}
+
+impl Live<'_, '_> {
+    /// The first live key after `key`, or the list's tail.
+    fn after(&self, key: &Key) -> Result<Key, StoreError> {
+        let mut kept = self.map.next_after(key)?.map(|(k, _)| k);
+        while let Some(k) = kept.filter(|k| self.deleted.contains(k)) {
+            kept = self.map.next_after(&k)?.map(|(k, _)| k);
+        }
+        let made = self
+            .created
+            .range((Excluded(*key), Unbounded))
+            .next()
+            .copied();
+        Ok(match (kept, made) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b).unwrap_or(LAST_KEY),
+        })
+    }
+
+    /// The last live key before `key`, or the list's head.
+    fn before(&self, key: &Key) -> Result<Key, StoreError> {
+        let mut kept = self.map.last_before(key)?.map(|(k, _)| k);
+        while let Some(k) = kept.filter(|k| self.deleted.contains(k)) {
+            kept = self.map.last_before(&k)?.map(|(k, _)| k);
+        }
+        let made = self.created.range(..*key).next_back().copied();
+        Ok(match (kept, made) {
+            (Some(a), Some(b)) => a.max(b),
+            (a, b) => a.or(b).unwrap_or(FIRST_KEY),
+        })
+    }
+}
+
+/// Compares the successor rows `found` (in the order of `want`'s keys)
+/// with the next live key each must name.
+fn check_successors(
+    seq: u32,
+    want: &BTreeMap<Key, Key>,
+    found: Vec<Option<Vec<u8>>>,
+    problems: &mut Vec<Problem>,
+) {
+    for ((key, expected), got) in want.iter().zip(found) {
+        match got.as_deref().map(key_of) {
+            Some(Some(n)) if n == *expected => {}
+            Some(Some(n)) => problems.push(Problem {
+                key: *key,
+                what: format!(
+                    "its successor at ledger {seq} is {n}, but the next live key is {expected}"
+                ),
+            }),
+            Some(None) => problems.push(Problem {
+                key: *key,
+                what: format!("its successor at ledger {seq} is not a 32-byte key"),
+            }),
+            None => problems.push(Problem {
+                key: *key,
+                what: format!(
+                    "no successor row at or below ledger {seq} (the next live key is {expected})"
+                ),
+            }),
+        }
     }
 }
 
@@ -784,6 +889,77 @@ fn tx_map(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    /// The live keys around each created and deleted key, found from the
+    /// state before a ledger ([`Live`]), are those of the state after it
+    /// (a `BTreeSet` oracle), including the list's head and tail, runs of
+    /// deleted neighbours and created keys side by side; keys drawn from a
+    /// small space so that neighbours collide.
+    #[test]
+    fn live_keys_from_the_state_before_match_the_state_after() {
+        for seed in 0..40u64 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let store = crate::MemStore::new();
+            let mut map = BackedMap::open(
+                &store,
+                Hash256::ZERO,
+                MapKind::AccountState,
+                BackedOptions::default(),
+            )
+            .expect("open");
+            let key = |rng: &mut SmallRng| {
+                let mut k = [0u8; 32];
+                k[0] = rng.gen_range(1..=254);
+                k[1] = rng.gen_range(0..4);
+                Key(k)
+            };
+            let mut before = BTreeSet::new();
+            for _ in 0..rng.gen_range(0..120) {
+                let k = key(&mut rng);
+                map.upsert(k, &[1]).expect("upsert");
+                before.insert(k);
+            }
+            let (mut created, mut deleted) = (BTreeSet::new(), BTreeSet::new());
+            for _ in 0..rng.gen_range(0..60) {
+                let k = key(&mut rng);
+                if before.contains(&k) {
+                    deleted.insert(k);
+                } else {
+                    created.insert(k);
+                }
+            }
+            let after: BTreeSet<Key> = before
+                .difference(&deleted)
+                .chain(&created)
+                .copied()
+                .collect();
+            let live = Live {
+                map: &map,
+                created: &created,
+                deleted: &deleted,
+            };
+            for k in created.iter().chain(&deleted) {
+                let next = after
+                    .range((Excluded(*k), Unbounded))
+                    .next()
+                    .copied()
+                    .unwrap_or(LAST_KEY);
+                let prev = after.range(..*k).next_back().copied().unwrap_or(FIRST_KEY);
+                assert_eq!(
+                    live.after(k).expect("after"),
+                    next,
+                    "seed {seed}, after {k}"
+                );
+                assert_eq!(
+                    live.before(k).expect("before"),
+                    prev,
+                    "seed {seed}, before {k}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn verified_record_round_trips() {
