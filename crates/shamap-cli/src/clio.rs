@@ -496,7 +496,13 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
     let (store, opts, persist): (&dyn NodeStore, BackedOptions, bool) = match &args.state {
         Some(dir) => {
             log = crate::input::open_or_create(dir).map_err(|f| f.about_store(dir))?;
-            let opts = BackedOptions::with_budget_mb(args.cache_mb);
+            // A ledger's changes are a few hundred KiB of dirty nodes; only
+            // the first ledger's build spills, and it peaks lower spilling
+            // a sixteenth of the budget at a time than a quarter.
+            let opts = BackedOptions {
+                dirty_share: 16,
+                ..BackedOptions::with_budget_mb(args.cache_mb)
+            };
             let opts = if args.keep_history {
                 opts
             } else {

@@ -221,6 +221,7 @@ pub(crate) fn backed_child_with<S: NodeStore>(env: &str, open: fn(&Path) -> S, p
     let opts = BackedOptions {
         budget_bytes: 192 << 10,
         prune_replaced: prune,
+        ..BackedOptions::default()
     };
     let mut map = match &head {
         Some(r) => BackedMap::open(&store, r.hash, MapKind::AccountState, opts).expect("open head"),
