@@ -252,15 +252,19 @@ launch() {
   say "node $i ($addr) launched, PID $(pid_of "$i")"
 }
 
-# Waits until node $1 accepts CQL; fails (with its log's tail) if it dies
-# or takes longer than $WAIT seconds.
+# Waits until node $1 accepts CQL. Returns 1 (its log's tail printed, its
+# logs kept in logs/exited-<time>/) if it dies first; fails if it takes
+# longer than $WAIT seconds.
 wait_cql() {
-  local i=$1 start=$SECONDS dir
+  local i=$1 start=$SECONDS dir kept
   dir=$(node_dir "$i")
   while ! accepts_cql "$i"; do
     if ! alive "$i"; then
       tail -25 "$dir/logs/stdout.log" "$dir/logs/system.log" 2>/dev/null >&2 || true
-      die "node $i exited during startup (logs: $dir/logs)"
+      kept="$dir/logs/exited-$(date +%Y%m%d-%H%M%S)"
+      mkdir -p "$kept" && cp "$dir"/logs/*.log "$kept"/ 2>/dev/null || true
+      say "node $i exited during startup (its logs kept in $kept)"
+      return 1
     fi
     if [ $((SECONDS - start)) -ge "$WAIT" ]; then
       tail -25 "$dir/logs/system.log" 2>/dev/null >&2 || true
@@ -303,7 +307,13 @@ case "$cmd" in
       else
         launch "$i"
       fi
-      wait_cql "$i"
+      # A node restarted after a SIGKILL on a loaded machine has been seen
+      # to exit while starting (once, cause not kept); it gets one more try.
+      if ! wait_cql "$i"; then
+        say "node $i: launching it again, once"
+        launch "$i"
+        wait_cql "$i" || die "node $i exited during startup twice (logs: $(node_dir "$i")/logs)"
+      fi
     done
     ;;
   stop)
