@@ -25,9 +25,11 @@
 //! [`PREFETCH_LEDGERS`] ledgers (header, diff, transaction list, the diff
 //! keys' objects, the transactions) are read in the background while a
 //! ledger is applied, hashed and recorded. A ledger's successor rows are
-//! read while its diff is applied and its root rehashed: which rows, and
-//! the next live key each must name, are worked out before, from the
-//! state before the ledger and the keys it creates and deletes.
+//! read one ledger early: which rows, and the next live key each must
+//! name, follow from the state before the ledger and the keys it creates
+//! and deletes, so as soon as a ledger's changes are applied the next
+//! ledger's diff is planned against the new state and its successor rows
+//! are read while this ledger is hashed, checked and committed.
 //!
 //! The state map is a [`BackedMap`]: on a node log (`--state`), committed
 //! after each ledger that matched, with [`VERIFIED_RECORD`] naming the
@@ -48,7 +50,7 @@ use crate::node::NodeObject;
 use crate::store::{Batch, NodeStore};
 
 use super::build::{Cursor, ObjectRow, Scratch};
-use super::reader::{ClioReader, LedgerRows, Prefetch};
+use super::reader::{Background, ClioReader, LedgerRows, Prefetch};
 use super::{key_of, ClioError, ClioHeader, FIRST_KEY, LAST_KEY};
 
 /// The metadata record of the last verified ledger in a `--state` store.
@@ -228,6 +230,28 @@ pub struct ClioVerifier<'r, 's> {
     ahead: VecDeque<Prefetch>,
     /// The last ledger to read ahead.
     horizon: Option<u32>,
+    /// The next ledger's rows, and its diff planned against the state
+    /// after the last one applied ([`ClioVerifier::plan_next`]).
+    planned: Option<Planned>,
+}
+
+/// A ledger's rows taken ahead, with its diff planned and its successor
+/// rows being read ([`ClioVerifier::plan_next`]).
+struct Planned {
+    seq: u32,
+    /// Its rows; `objects` moved into the plan when there is one.
+    rows: LedgerRows,
+    /// The plan (or the error planning met), when the diff could be
+    /// planned; `None` leaves the ledger to be planned in its turn.
+    plan: Option<Result<PlannedDiff, ClioError>>,
+}
+
+/// A diff planned ahead: the plan, the disagreements found on the way,
+/// and its successor rows being read.
+struct PlannedDiff {
+    plan: DiffPlan,
+    problems: Vec<Problem>,
+    successors: Background<Vec<Option<Vec<u8>>>>,
 }
 
 impl std::fmt::Debug for ClioVerifier<'_, '_> {
@@ -280,6 +304,7 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             spent: false,
             ahead: VecDeque::new(),
             horizon: None,
+            planned: None,
         })
     }
 
@@ -353,7 +378,13 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             ));
         }
         let full_build = self.prev.is_none();
-        let rows = self.rows(seq, !full_build)?;
+        let follows = self
+            .prev
+            .is_some_and(|(p, _)| p.checked_add(1) == Some(seq));
+        let (rows, planned) = match self.planned.take() {
+            Some(p) if p.seq == seq && follows => (p.rows, p.plan),
+            _ => (self.rows(seq, !full_build)?, None),
+        };
         let blob = rows.header.ok_or_else(|| {
             ClioError::unusable(
                 seq,
@@ -392,22 +423,20 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         let diff_keys = match self.prev {
             None => {
                 self.build_full(seq, &mut problems)?;
+                self.plan_next(seq);
                 Vec::new()
             }
             Some((p, _)) if p.checked_add(1) == Some(seq) => {
-                if let Some(raw) = rows.diff.iter().find(|raw| key_of(raw).is_none()) {
-                    return Err(ClioError::unusable(
-                        seq,
-                        format!("a diff row's key is {} bytes, not 32", raw.len()),
-                    ));
-                }
-                let plan = self.plan_diff(seq, &rows.keys, rows.objects, &mut problems)?;
-                // The successor rows are read while the diff is applied
-                // and the root rehashed: which rows, and what each must
-                // name, follow from the state before and the diff.
-                let asked = plan.successors.keys().copied().collect();
-                successors = Some((self.reader.successors_later(asked, seq), plan.successors));
-                self.apply_changes(plan.changes)?;
+                let planned = match planned {
+                    Some(p) => p?,
+                    None => self.plan_diff_now(seq, &rows.diff, &rows.keys, rows.objects)?,
+                };
+                problems.extend(planned.problems);
+                successors = Some((planned.successors, planned.plan.successors));
+                self.apply_changes(planned.plan.changes)?;
+                // The next ledger's successor rows are read from here on,
+                // beside this ledger's hashing and commit.
+                self.plan_next(seq);
                 rows.keys
             }
             Some((p, _)) => {
@@ -733,6 +762,66 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             changes,
             successors,
         })
+    }
+
+    /// Plans ledger `seq`'s diff (rows `diff`, their keys and objects)
+    /// against the state map as it is, and starts reading its successor
+    /// rows.
+    fn plan_diff_now(
+        &self,
+        seq: u32,
+        diff: &[Vec<u8>],
+        keys: &[Key],
+        objects: Vec<Option<(i64, Vec<u8>)>>,
+    ) -> Result<PlannedDiff, ClioError> {
+        if let Some(raw) = diff.iter().find(|raw| key_of(raw).is_none()) {
+            return Err(ClioError::unusable(
+                seq,
+                format!("a diff row's key is {} bytes, not 32", raw.len()),
+            ));
+        }
+        let mut problems = Vec::new();
+        let plan = self.plan_diff(seq, keys, objects, &mut problems)?;
+        // Which successor rows, and what each must name, follow from the
+        // state before the ledger and its diff: they are read while the
+        // diff is applied and the root rehashed.
+        let asked = plan.successors.keys().copied().collect();
+        let successors = self.reader.successors_later(asked, seq);
+        Ok(PlannedDiff {
+            plan,
+            problems,
+            successors,
+        })
+    }
+
+    /// After ledger `seq`'s changes: when the next ledger is to be read
+    /// ahead, takes its rows and plans its diff against the state as it now
+    /// is (the next ledger's state before), so that its successor rows are
+    /// read while this ledger is hashed, checked and committed. If this
+    /// ledger does not match, the plan is never used.
+    fn plan_next(&mut self, seq: u32) {
+        let Some(next) = seq
+            .checked_add(1)
+            .filter(|n| self.horizon.is_some_and(|h| *n <= h))
+        else {
+            return;
+        };
+        // A read error is left for the next ledger's turn, which reads
+        // again and reports it.
+        let Ok(mut rows) = self.rows(next, true) else {
+            return;
+        };
+        let plan = if rows.diff.iter().any(|raw| key_of(raw).is_none()) {
+            None
+        } else {
+            let objects = std::mem::take(&mut rows.objects);
+            Some(self.plan_diff_now(next, &rows.diff, &rows.keys, objects))
+        };
+        self.planned = Some(Planned {
+            seq: next,
+            rows,
+            plan,
+        });
     }
 
     /// Makes a diff's changes to the state map.

@@ -7,7 +7,7 @@ use std::os::unix::fs::FileExt;
 use shamap::Hash256;
 
 use super::format;
-use super::state::{indexed_node, PosReader, State};
+use super::state::{PosReader, State};
 use super::LogStore;
 use crate::error::StoreError;
 
@@ -150,18 +150,13 @@ impl LogStore {
         let fail = |e: std::io::Error| self.fail("cannot iterate nodes", e);
         let len = file.metadata().map_err(fail)?.len();
         let mut reader = PosReader::new(&file, len, 1 << 20);
-        let mut head = [0u8; format::NODE_HEAD_LEN];
         let mut buf = Vec::new();
         for off in offsets {
-            reader.read_at(&mut head, off).map_err(fail)?;
-            let (hash, range, encoding) = indexed_node(&head, off).map_err(fail)?;
-            buf.resize(range.len(), 0);
-            reader
-                .read_at(&mut buf, off + range.start as u64)
-                .map_err(fail)?;
+            let (hash, stored, encoding) = reader.read_node_record(off, &mut buf).map_err(fail)?;
             // A compact record that does not decode is passed on as it is
             // stored: raw, unverified bytes, which no check accepts.
-            let value = format::expand(encoding, &buf).unwrap_or(std::borrow::Cow::Borrowed(&buf));
+            let value =
+                format::expand(encoding, stored).unwrap_or(std::borrow::Cow::Borrowed(stored));
             if f(hash, &value).is_break() {
                 break;
             }

@@ -124,20 +124,6 @@ pub(super) fn indexed_node(
     })
 }
 
-/// Reads the node record at `off` into `buf`: its hash, stored bytes and
-/// their encoding.
-pub(super) fn read_node_record<'b>(
-    file: &File,
-    off: u64,
-    buf: &'b mut Vec<u8>,
-) -> std::io::Result<(Hash256, &'b [u8], format::Encoding)> {
-    let head = read_head(file, off)?;
-    let (hash, range, encoding) = indexed_node(&head, off)?;
-    buf.resize(range.len(), 0);
-    file.read_exact_at(buf, off + range.start as u64)?;
-    Ok((hash, buf, encoding))
-}
-
 /// A file read through a buffer of its own with `pread`s, never through
 /// the file's shared cursor: readers of one log on several threads (the
 /// scan of a writer's opening, a pass over every node, a check running
@@ -189,5 +175,22 @@ impl<'f> PosReader<'f> {
         let from = (at - self.start) as usize;
         out.copy_from_slice(&self.buf[from..from + out.len()]);
         Ok(())
+    }
+
+    /// Reads the node record at `off` into `buf`: its hash, stored bytes
+    /// and their encoding; through this reader's buffer, so that a pass
+    /// over records in log order takes a `pread` per buffer, not two per
+    /// node.
+    pub(super) fn read_node_record<'b>(
+        &mut self,
+        off: u64,
+        buf: &'b mut Vec<u8>,
+    ) -> std::io::Result<(Hash256, &'b [u8], format::Encoding)> {
+        let mut head = [0u8; NODE_HEAD_LEN];
+        self.read_at(&mut head, off)?;
+        let (hash, range, encoding) = indexed_node(&head, off)?;
+        buf.resize(range.len(), 0);
+        self.read_at(buf, off + range.start as u64)?;
+        Ok((hash, buf, encoding))
     }
 }
