@@ -14,12 +14,10 @@
 use std::process::ExitCode;
 
 /// jemalloc, not glibc's malloc, for the tool's heap (the engine's node
-/// pools map their own blocks either way). Measured on `clio verify
-/// --state --cache-mb 64` (1M objects): the first ledger's build 6.1 s
-/// instead of 8.7 s, 200 following ledgers 16.2 s instead of 18.9 s, and
-/// peak RSS 94 and 87 MiB instead of 103 and 103, with the settings in
+/// pools map their own blocks either way), with the settings in
 /// `.cargo/config.toml` (one arena; freed pages returned after 100 ms):
-/// glibc's per-thread arenas and its trimming kept more and cost more.
+/// faster and smaller than glibc's malloc on `clio verify --state`
+/// (measurements in docs/design.md, "The `shamap` binary's allocator").
 #[cfg(all(target_os = "linux", feature = "jemalloc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -239,11 +239,10 @@ pub struct ClioVerifier<'r, 's> {
 /// rows being read ([`ClioVerifier::plan_next`]).
 struct Planned {
     seq: u32,
-    /// Its rows; `objects` moved into the plan when there is one.
+    /// Its rows, `objects` moved into the plan.
     rows: LedgerRows,
-    /// The plan (or the error planning met), when the diff could be
-    /// planned; `None` leaves the ledger to be planned in its turn.
-    plan: Option<Result<PlannedDiff, ClioError>>,
+    /// The plan, or the error planning met (reported in the ledger's turn).
+    plan: Result<PlannedDiff, ClioError>,
 }
 
 /// A diff planned ahead: the plan, the disagreements found on the way,
@@ -382,7 +381,7 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             .prev
             .is_some_and(|(p, _)| p.checked_add(1) == Some(seq));
         let (rows, planned) = match self.planned.take() {
-            Some(p) if p.seq == seq && follows => (p.rows, p.plan),
+            Some(p) if p.seq == seq && follows => (p.rows, Some(p.plan)),
             _ => (self.rows(seq, !full_build)?, None),
         };
         let blob = rows.header.ok_or_else(|| {
@@ -811,12 +810,8 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         let Ok(mut rows) = self.rows(next, true) else {
             return;
         };
-        let plan = if rows.diff.iter().any(|raw| key_of(raw).is_none()) {
-            None
-        } else {
-            let objects = std::mem::take(&mut rows.objects);
-            Some(self.plan_diff_now(next, &rows.diff, &rows.keys, objects))
-        };
+        let objects = std::mem::take(&mut rows.objects);
+        let plan = self.plan_diff_now(next, &rows.diff, &rows.keys, objects);
         self.planned = Some(Planned {
             seq: next,
             rows,
