@@ -3,16 +3,29 @@
 //! lookups from it or from the store (through the store's one verified
 //! fetch).
 //!
-//! Admission and eviction: walks that change the map keep every node they
-//! load ([`Keep::All`]); scans keep none; lookups keep inner nodes and admit
-//! a leaf only on its second use: a leaf loaded once waits on *probation*
+//! Memory: the nodes are held encoded, back to back, in *segments* of one
+//! size (a 64th of the budget, a power of two from 4 KiB to 1 MiB), each
+//! appended to until full; a table maps each node's hash prefix to its
+//! place. What the cache charges is what it has allocated: its segments,
+//! whole, and its tables at their capacity; no allocation per node. (With
+//! one or two allocations per node, the allocator held about 11 MiB more
+//! than the 64 MiB charged: size classes, and slabs left partly used by
+//! eviction in random order.) A hit decodes the node into an owned
+//! [`CleanNode`]: an inner node's hashes by value, a leaf's data in one
+//! `Vec` (which the walks that read a leaf hand on).
+//!
+//! Admission: walks that change the map keep every node they load
+//! ([`Keep::All`]); scans keep none; lookups keep inner nodes and admit a
+//! leaf only on its second use: a leaf loaded once waits on *probation*
 //! (the last few, a bounded share of the capacity), and a *doorkeeper* of
 //! recently loaded leaves' hash prefixes admits a leaf seen again.
-//! Eviction is CLOCK (a referenced entry gets a second chance). The hash
-//! table's allocated capacity is charged to the budget with the nodes.
+//!
+//! Eviction: the oldest segment goes, whole; a node in it used since it
+//! was written there is copied to the newest segment instead (a second
+//! chance, as CLOCK gives).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use hashbrown::HashMap;
 use shamap::{BranchMask, Hash256, Key, MapKind, Nibble};
@@ -23,33 +36,29 @@ use crate::node::NodeType;
 use crate::node_id::NodeId;
 use crate::store::NodeStore;
 
-/// A node as the cache holds it: decoded, verified, compact.
-#[derive(Debug)]
+/// A node as a walk gets it from the cache: decoded, verified, owned.
+/// Returned by value and dropped soon after (never held in bulk), so an
+/// inner node's sixteen hashes stay off the heap.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
 pub(super) enum CleanNode {
-    /// An inner node: its branch mask and the hashes of present children in
-    /// branch order.
+    /// An inner node: its branch mask and its children's hashes by branch
+    /// (zero where the mask has no child).
     Inner {
         mask: BranchMask,
-        hashes: Box<[Hash256]>,
+        hashes: [Hash256; 16],
     },
     /// A leaf.
-    Leaf { key: Key, data: Box<[u8]> },
+    Leaf { key: Key, data: Vec<u8> },
 }
 
 impl CleanNode {
     pub(super) fn child(&self, branch: Nibble) -> Option<Hash256> {
         match self {
             CleanNode::Inner { mask, hashes } if mask.has(branch) => {
-                Some(hashes[mask.slot(branch)])
+                Some(hashes[usize::from(branch.get())])
             }
             _ => None,
-        }
-    }
-
-    fn heap_bytes(&self) -> usize {
-        match self {
-            CleanNode::Inner { hashes, .. } => hashes.len() * 32,
-            CleanNode::Leaf { data, .. } => data.len(),
         }
     }
 
@@ -68,30 +77,115 @@ impl CleanNode {
             .zip(children)
             .filter(|(_, h)| !h.is_zero())
             .fold(BranchMask::default(), |m, (b, _)| m.with(b));
-        // Allocated at its size (no growth, no shrink on boxing).
-        let hashes: Box<[Hash256]> = children.iter().filter(|h| !h.is_zero()).copied().collect();
-        CleanNode::Inner { mask, hashes }
+        CleanNode::Inner {
+            mask,
+            hashes: *children,
+        }
+    }
+
+    /// Bytes of the node's encoding in a segment ([`encode_entry`]),
+    /// after the entry's head.
+    fn body_len(&self) -> usize {
+        match self {
+            CleanNode::Inner { mask, .. } => 1 + 2 + 32 * mask.count(),
+            CleanNode::Leaf { data, .. } => 1 + 32 + data.len(),
+        }
     }
 }
 
-pub(super) struct Slot {
-    node: Arc<CleanNode>,
-    /// Bytes charged ([`entry_charge`]: a node's value is at most a few
-    /// KiB, far below `u32`).
-    charge: u32,
-    referenced: bool,
+/// An entry in a segment: the node's hash, the length of its body (`u32`,
+/// little-endian), then the body: `INNER`, the mask (`u16`, bit `b` for
+/// branch `b`), the present children's hashes in branch order; or `LEAF`,
+/// the key, the data.
+const ENTRY_HEAD: usize = 32 + 4;
+const INNER: u8 = 1;
+const LEAF: u8 = 0;
+
+/// Appends `node`'s entry under `hash` to `out`.
+fn encode_entry(hash: &Hash256, node: &CleanNode, out: &mut Vec<u8>) {
+    out.extend_from_slice(&hash.0);
+    let body_len = u32::try_from(node.body_len()).expect("an entry fits its segment");
+    out.extend_from_slice(&body_len.to_le_bytes());
+    match node {
+        CleanNode::Inner { mask, hashes } => {
+            out.push(INNER);
+            let bits = Nibble::all()
+                .filter(|b| mask.has(*b))
+                .fold(0u16, |m, b| m | 1 << b.get());
+            out.extend_from_slice(&bits.to_le_bytes());
+            for b in Nibble::all().filter(|b| mask.has(*b)) {
+                out.extend_from_slice(&hashes[usize::from(b.get())].0);
+            }
+        }
+        CleanNode::Leaf { key, data } => {
+            out.push(LEAF);
+            out.extend_from_slice(&key.0);
+            out.extend_from_slice(data);
+        }
+    }
 }
 
-/// Bytes charged for one cache entry: its `Arc` allocation (counts and
-/// node) and the node's own heap block, each rounded up to the allocator's
-/// 16-byte granularity. The table and the CLOCK ring are charged at their
-/// allocated capacity ([`NodeCache::table_bytes`]), not per entry: a hash
-/// table just grown is half empty, and charging an entry for 8/7 of a slot
-/// made the cache's real memory 1.2–1.6× its budget (measured: peak RSS of
-/// the `durable` commit step at budgets of 8, 64 and 256 MiB).
-fn entry_charge(node: &CleanNode) -> usize {
-    let round16 = |n: usize| n.div_ceil(16) * 16;
-    round16(16 + std::mem::size_of::<CleanNode>()) + round16(node.heap_bytes())
+/// The node of an entry's body, as [`encode_entry`] wrote it.
+fn decode_body(body: &[u8]) -> CleanNode {
+    let hash_at = |at: usize| Hash256(body[at..at + 32].try_into().expect("32 bytes"));
+    if body[0] == INNER {
+        let bits = u16::from_le_bytes([body[1], body[2]]);
+        let mut mask = BranchMask::default();
+        let mut hashes = [Hash256::ZERO; 16];
+        let mut at = 3;
+        for b in Nibble::all().filter(|b| bits & 1 << b.get() != 0) {
+            mask = mask.with(b);
+            hashes[usize::from(b.get())] = hash_at(at);
+            at += 32;
+        }
+        CleanNode::Inner { mask, hashes }
+    } else {
+        CleanNode::Leaf {
+            key: Key(body[1..33].try_into().expect("32 bytes")),
+            data: body[33..].to_vec(),
+        }
+    }
+}
+
+/// Where a node's entry is: its segment's number and its offset there,
+/// the offset's top bit set once the node is used after it was written
+/// ([`REFERENCED`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Place {
+    segment: u32,
+    offset: u32,
+}
+
+/// The bit of [`Place::offset`] that marks an entry used since it was
+/// written (segments are at most 1 MiB, so offsets need 20 bits).
+const REFERENCED: u32 = 1 << 31;
+
+impl Place {
+    fn at(self) -> usize {
+        (self.offset & !REFERENCED) as usize
+    }
+
+    fn referenced(self) -> bool {
+        self.offset & REFERENCED != 0
+    }
+}
+
+/// A segment: its number (they increase by one, oldest first) and its
+/// entries, in a buffer allocated once at the segment's size.
+struct Segment {
+    number: u32,
+    bytes: Vec<u8>,
+}
+
+/// The segment size for a budget: a 64th of it, a power of two from 4 KiB
+/// to 1 MiB. Eviction frees a segment at a time, so at least eight fit the
+/// cache's smallest share (an eighth of the budget) once the budget is
+/// 256 KiB or more.
+fn segment_bytes_for(budget: usize) -> usize {
+    (budget / 64)
+        .clamp(4 << 10, 1 << 20)
+        .next_power_of_two()
+        .min(1 << 20)
 }
 
 /// Which of the nodes a walk loads from the store enter the cache.
@@ -123,17 +217,27 @@ fn hash_prefix(hash: &Hash256) -> u64 {
     u64::from_le_bytes(hash.0[..8].try_into().expect("8 bytes"))
 }
 
-/// Bytes charged for a leaf on probation: its entry's, and its place in
-/// the probation queue.
+/// Bytes charged for a leaf on probation: its place in the queue and its
+/// data, rounded up to the allocator's 16-byte granularity.
 fn probation_charge(node: &CleanNode) -> usize {
-    entry_charge(node) + std::mem::size_of::<(u64, Hash256, Arc<CleanNode>)>()
+    let data = match node {
+        CleanNode::Leaf { data, .. } => data.len(),
+        CleanNode::Inner { .. } => 0,
+    };
+    std::mem::size_of::<(u64, Hash256, CleanNode)>() + data.div_ceil(16) * 16
 }
 
-/// The bounded cache of clean nodes: hash → decoded node, CLOCK eviction.
-#[derive(Default)]
+/// The bounded cache of clean nodes: hash → encoded node in a segment.
 pub(super) struct NodeCache {
-    pub(super) map: HashMap<Hash256, Slot>,
-    clock: VecDeque<Hash256>,
+    segment_bytes: usize,
+    /// Oldest first; the last is the one appended to.
+    segments: VecDeque<Segment>,
+    /// The number the next segment gets.
+    next_segment: u32,
+    /// Hash prefix → entry. Two nodes whose hashes share 8 bytes share a
+    /// slot: the later one takes it (the entry's full hash is compared on
+    /// every hit).
+    index: HashMap<u64, Place>,
     /// The doorkeeper of [`Keep::Reused`]: slot `i` holds the first 8
     /// bytes of the hash of the last leaf loaded by a lookup whose prefix
     /// is `i` modulo the slot count (empty until a lookup loads a leaf).
@@ -142,9 +246,8 @@ pub(super) struct NodeCache {
     /// admit, oldest first, with their hashes' first 8 bytes: a write or
     /// lookup of the same key soon after (read, modify, write) takes its
     /// leaf from here, and admits it, instead of loading it again.
-    probation: VecDeque<(u64, Hash256, Arc<CleanNode>)>,
+    probation: VecDeque<(u64, Hash256, CleanNode)>,
     probation_bytes: usize,
-    pub(super) bytes: usize,
     pub(super) peak: usize,
     pub(super) hits: u64,
     pub(super) loads: u64,
@@ -152,12 +255,46 @@ pub(super) struct NodeCache {
 }
 
 impl NodeCache {
-    /// Bytes the table and the CLOCK ring have allocated (hashbrown keeps
-    /// 8 buckets per 7 of capacity, each a slot and a control byte).
+    /// An empty cache for a memory budget of `budget` bytes (which sets
+    /// its segment size).
+    pub(super) fn new(budget: usize) -> NodeCache {
+        NodeCache {
+            segment_bytes: segment_bytes_for(budget),
+            segments: VecDeque::new(),
+            next_segment: 0,
+            index: HashMap::new(),
+            recent_leaves: Vec::new(),
+            probation: VecDeque::new(),
+            probation_bytes: 0,
+            peak: 0,
+            hits: 0,
+            loads: 0,
+            evictions: 0,
+        }
+    }
+
+    /// Nodes cached.
+    pub(super) fn entries(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Bytes the tables have allocated (hashbrown keeps 8 buckets per 7 of
+    /// capacity, each a slot and a control byte).
     fn table_bytes(&self) -> usize {
-        self.map.capacity() * 8 / 7 * (std::mem::size_of::<(Hash256, Slot)>() + 1)
-            + self.clock.capacity() * std::mem::size_of::<Hash256>()
+        self.index.capacity() * 8 / 7 * (std::mem::size_of::<(u64, Place)>() + 1)
+            + self.segments.capacity() * std::mem::size_of::<Segment>()
             + self.recent_leaves.capacity() * std::mem::size_of::<u64>()
+            + self.probation.capacity() * std::mem::size_of::<(u64, Hash256, CleanNode)>()
+    }
+
+    fn segments_bytes(&self) -> usize {
+        self.segments.len() * self.segment_bytes
+    }
+
+    /// Bytes the cache holds: its segments, its tables and the leaves on
+    /// probation.
+    pub(super) fn held_bytes(&self) -> usize {
+        self.segments_bytes() + self.probation_bytes + self.table_bytes()
     }
 
     /// The doorkeeper of [`Keep::Reused`] (as in TinyLFU's): true when the
@@ -187,13 +324,8 @@ impl NodeCache {
         }
     }
 
-    /// Bytes the cache holds: its entries and its tables.
-    pub(super) fn held_bytes(&self) -> usize {
-        self.bytes + self.probation_bytes + self.table_bytes()
-    }
-
     /// Takes the leaf `hash` off probation, if it is there.
-    fn take_on_probation(&mut self, hash: &Hash256) -> Option<Arc<CleanNode>> {
+    fn take_on_probation(&mut self, hash: &Hash256) -> Option<CleanNode> {
         let prefix = hash_prefix(hash);
         let at = self
             .probation
@@ -207,7 +339,7 @@ impl NodeCache {
     /// Puts a leaf a lookup did not admit on probation, the oldest ones
     /// leaving beyond [`PROBATION_LEAVES`] or an eighth of `capacity`;
     /// then evicts until the cache fits `capacity`.
-    fn put_on_probation(&mut self, hash: Hash256, node: Arc<CleanNode>, capacity: usize) {
+    fn put_on_probation(&mut self, hash: Hash256, node: CleanNode, capacity: usize) {
         self.probation_bytes += probation_charge(&node);
         self.probation.push_back((hash_prefix(&hash), hash, node));
         while self.probation.len() > PROBATION_LEAVES || self.probation_bytes > capacity / 8 {
@@ -220,87 +352,213 @@ impl NodeCache {
         self.peak = self.peak.max(self.held_bytes());
     }
 
-    fn get(&mut self, hash: &Hash256) -> Option<Arc<CleanNode>> {
-        let slot = self.map.get_mut(hash)?;
-        slot.referenced = true;
+    /// The segment numbered `number`, if it is still held.
+    fn segment(&self, number: u32) -> Option<&Segment> {
+        let first = self.segments.front()?.number;
+        let seg = self.segments.get(number.wrapping_sub(first) as usize)?;
+        (seg.number == number).then_some(seg)
+    }
+
+    /// The whole entry at `place` (head and body).
+    fn entry(&self, place: Place) -> &[u8] {
+        let seg = self
+            .segment(place.segment)
+            .expect("the index names only held segments");
+        let at = place.at();
+        let body_len = u32::from_le_bytes(
+            seg.bytes[at + 32..at + ENTRY_HEAD]
+                .try_into()
+                .expect("4 bytes"),
+        ) as usize;
+        &seg.bytes[at..at + ENTRY_HEAD + body_len]
+    }
+
+    /// The place of the entry for `hash`, if it is cached.
+    fn find(&self, hash: &Hash256) -> Option<Place> {
+        let place = *self.index.get(&hash_prefix(hash))?;
+        (self.entry(place)[..32] == hash.0).then_some(place)
+    }
+
+    fn get(&mut self, hash: &Hash256) -> Option<CleanNode> {
+        let place = self.find(hash)?;
+        let node = decode_body(&self.entry(place)[ENTRY_HEAD..]);
+        if let Some(p) = self.index.get_mut(&hash_prefix(hash)) {
+            p.offset |= REFERENCED;
+        }
         self.hits += 1;
-        Some(Arc::clone(&slot.node))
+        Some(node)
+    }
+
+    /// Room for an entry of `len` bytes at the end of the newest segment,
+    /// within `capacity` if it can be had: a new segment if one more fits,
+    /// otherwise the oldest one recycled ([`NodeCache::recycle_oldest`]).
+    /// The new entry's place.
+    fn room_for(&mut self, len: usize, capacity: usize) -> Place {
+        loop {
+            if let Some(seg) = self.segments.back() {
+                if seg.bytes.len() + len <= self.segment_bytes {
+                    return Place {
+                        segment: seg.number,
+                        offset: u32::try_from(seg.bytes.len()).expect("segments are at most 1 MiB"),
+                    };
+                }
+            }
+            if self.segments.is_empty() || self.held_bytes() + self.segment_bytes <= capacity {
+                let number = self.next_number();
+                self.segments.push_back(Segment {
+                    number,
+                    bytes: Vec::with_capacity(self.segment_bytes),
+                });
+            } else {
+                self.recycle_oldest();
+            }
+        }
+    }
+
+    fn next_number(&mut self) -> u32 {
+        let n = self.next_segment;
+        self.next_segment = n.wrapping_add(1);
+        n
     }
 
     /// Inserts a node, then evicts until the cache fits `capacity`.
-    pub(super) fn insert(&mut self, hash: Hash256, node: Arc<CleanNode>, capacity: usize) {
-        let charge = entry_charge(&node);
-        if charge > capacity {
+    pub(super) fn insert(&mut self, hash: Hash256, node: &CleanNode, capacity: usize) {
+        let len = ENTRY_HEAD + node.body_len();
+        if len > self.segment_bytes || self.segment_bytes > capacity {
             self.shrink_to(capacity);
             return;
         }
-        if self.map.contains_key(&hash) {
+        if self.find(&hash).is_some() {
             return;
         }
         // hashbrown grows into a new table of twice the buckets (both held
         // while it moves the entries) once its spare room is used up, by
-        // entries or by the tombstones evictions leave, while it is more
+        // entries or by the tombstones removals leave, while it is more
         // than half full; at most half full it rehashes in place. Growing
         // only when the grown table fits the capacity beside the entries
         // (and otherwise evicting down to half full) keeps the growth
         // inside the budget: letting it grow and shrink back put peaks of
         // three tables' bytes (45 MB at a 64 MiB budget) over the budget.
-        if self.map.len() + 1 > self.map.capacity() / 2
-            && self.bytes + self.probation_bytes + charge + 2 * self.table_bytes() > capacity
+        if self.index.len() + 1 > self.index.capacity() / 2
+            && self.segments_bytes() + self.probation_bytes + len + 2 * self.table_bytes()
+                > capacity
         {
-            while self.map.len() + 1 > self.map.capacity() / 2 && self.evict_one() {}
+            // Recycling (not dropping) keeps the second chances; two rounds
+            // clear every mark.
+            let mut rounds = 2 * self.segments.len();
+            while self.index.len() + 1 > self.index.capacity() / 2 && rounds > 0 {
+                self.recycle_oldest();
+                rounds -= 1;
+            }
         }
-        self.map.insert(
-            hash,
-            Slot {
-                node,
-                charge: u32::try_from(charge).unwrap_or(u32::MAX),
-                referenced: false,
-            },
+        let place = self.room_for(len, capacity);
+        encode_entry(
+            &hash,
+            node,
+            &mut self.segments.back_mut().expect("room made").bytes,
         );
-        self.clock.push_back(hash);
-        self.bytes += charge;
+        self.index.insert(hash_prefix(&hash), place);
         self.shrink_to(capacity);
         self.peak = self.peak.max(self.held_bytes());
     }
 
-    /// CLOCK: a referenced entry gets a second chance; the first one that
-    /// is not is evicted.
+    /// Drops whole segments, oldest first, until the cache fits `capacity`.
     fn shrink_to(&mut self, capacity: usize) {
-        while self.held_bytes() > capacity && self.evict_one() {}
+        while self.held_bytes() > capacity && self.drop_oldest() {}
         // Tables four times larger than their contents give the memory back, to
         // twice what they hold: a cache that shrinks for a block's dirty
         // nodes and grows back after the commit must not rehash both ways
         // every block. Tables that alone exceed a small budget give theirs
         // back too, so the budget holds whatever its size.
-        if (self.map.len() < self.map.capacity() / 4 && self.map.capacity() > 1024)
+        if (self.index.len() < self.index.capacity() / 4 && self.index.capacity() > 1024)
             || self.held_bytes() > capacity
         {
-            self.map.shrink_to(self.map.len() * 2);
-            self.clock.shrink_to(self.clock.len() * 2);
+            self.index.shrink_to(self.index.len() * 2);
+            self.segments.shrink_to(self.segments.len() * 2);
         }
     }
-}
 
-impl NodeCache {
-    /// CLOCK: a referenced entry gets a second chance; the first one that
-    /// is not is evicted. False when nothing is left to evict.
-    fn evict_one(&mut self) -> bool {
-        while let Some(h) = self.clock.pop_front() {
-            let Some(slot) = self.map.get_mut(&h) else {
-                continue;
-            };
-            if slot.referenced {
-                slot.referenced = false;
-                self.clock.push_back(h);
-            } else {
-                let slot = self.map.remove(&h).expect("present");
-                self.bytes -= slot.charge as usize;
-                self.evictions += 1;
-                return true;
+    /// Calls `f(prefix, start, end)` for each entry of `bytes` that the
+    /// index still places at segment `number` (not superseded by a node
+    /// sharing its prefix).
+    fn live_entries(
+        index: &HashMap<u64, Place>,
+        number: u32,
+        bytes: &[u8],
+        mut f: impl FnMut(u64, Place, usize, usize),
+    ) {
+        let mut at = 0;
+        while at < bytes.len() {
+            let prefix = u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+            let body_len =
+                u32::from_le_bytes(bytes[at + 32..at + ENTRY_HEAD].try_into().expect("4 bytes"))
+                    as usize;
+            let end = at + ENTRY_HEAD + body_len;
+            if let Some(p) = index.get(&prefix) {
+                if p.segment == number && p.at() == at {
+                    f(prefix, *p, at, end);
+                }
             }
+            at = end;
         }
-        false
+    }
+
+    /// Evicts every node of the oldest segment and frees it. False when
+    /// there is none.
+    fn drop_oldest(&mut self) -> bool {
+        let Some(old) = self.segments.pop_front() else {
+            return false;
+        };
+        let mut gone = Vec::new();
+        Self::live_entries(&self.index, old.number, &old.bytes, |prefix, _, _, _| {
+            gone.push(prefix);
+        });
+        self.evictions += gone.len() as u64;
+        for prefix in gone {
+            self.index.remove(&prefix);
+        }
+        true
+    }
+
+    /// Makes the oldest segment the newest: the nodes in it used since they
+    /// were written there move to its front, unmarked (their second
+    /// chance), the others leave the cache, and what they held is room for
+    /// new entries. Its buffer is reused: a full cache allocates nothing.
+    fn recycle_oldest(&mut self) {
+        let Some(mut old) = self.segments.pop_front() else {
+            return;
+        };
+        let number = self.next_number();
+        let mut kept: Vec<(u64, usize, usize)> = Vec::new();
+        let mut gone = Vec::new();
+        Self::live_entries(&self.index, old.number, &old.bytes, |prefix, p, at, end| {
+            if p.referenced() {
+                kept.push((prefix, at, end));
+            } else {
+                gone.push(prefix);
+            }
+        });
+        self.evictions += gone.len() as u64;
+        for prefix in gone {
+            self.index.remove(&prefix);
+        }
+        // Entries move only toward the front, in order: no overlap with an
+        // entry not yet moved.
+        let mut to = 0;
+        for (prefix, at, end) in kept {
+            old.bytes.copy_within(at..end, to);
+            self.index.insert(
+                prefix,
+                Place {
+                    segment: number,
+                    offset: u32::try_from(to).expect("segments are at most 1 MiB"),
+                },
+            );
+            to += end - at;
+        }
+        old.bytes.truncate(to);
+        old.number = number;
+        self.segments.push_back(old);
     }
 }
 
@@ -308,10 +566,7 @@ impl NodeCache {
 fn clean_node(node: MapNode) -> CleanNode {
     match node {
         MapNode::Inner(children) => CleanNode::from_children(&children),
-        MapNode::Leaf { key, data } => CleanNode::Leaf {
-            key,
-            data: data.into_boxed_slice(),
-        },
+        MapNode::Leaf { key, data } => CleanNode::Leaf { key, data },
     }
 }
 
@@ -333,7 +588,7 @@ impl<'s> Loader<'s> {
             kind,
             node_type: NodeType::for_map(kind),
             budget,
-            cache: Mutex::new(NodeCache::default()),
+            cache: Mutex::new(NodeCache::new(budget)),
         }
     }
 
@@ -352,7 +607,7 @@ impl<'s> Loader<'s> {
         hash: &Hash256,
         id: &NodeId,
         keep: Keep,
-    ) -> Result<Arc<CleanNode>, StoreError> {
+    ) -> Result<CleanNode, StoreError> {
         {
             let mut cache = self.cache();
             if let Some(n) = cache.get(hash) {
@@ -369,24 +624,22 @@ impl<'s> Loader<'s> {
                 if let Some(n) = cache.take_on_probation(hash) {
                     n.check_place(hash, id)?;
                     cache.hits += 1;
-                    cache.insert(*hash, Arc::clone(&n), capacity);
+                    cache.insert(*hash, &n, capacity);
                     return Ok(n);
                 }
             }
         }
-        let clean = Arc::new(clean_node(
-            fetch_required(self.store, hash, self.kind, id)?.node,
-        ));
+        let clean = clean_node(fetch_required(self.store, hash, self.kind, id)?.node);
         let mut cache = self.cache();
         cache.loads += 1;
         match keep {
             Keep::Nothing => {}
-            Keep::All { capacity } => cache.insert(*hash, Arc::clone(&clean), capacity),
+            Keep::All { capacity } => cache.insert(*hash, &clean, capacity),
             Keep::Reused { capacity } => {
-                if matches!(*clean, CleanNode::Inner { .. }) || cache.seen_before(hash, capacity) {
-                    cache.insert(*hash, Arc::clone(&clean), capacity);
+                if matches!(clean, CleanNode::Inner { .. }) || cache.seen_before(hash, capacity) {
+                    cache.insert(*hash, &clean, capacity);
                 } else {
-                    cache.put_on_probation(*hash, Arc::clone(&clean), capacity);
+                    cache.put_on_probation(*hash, clean.clone(), capacity);
                 }
             }
         }
@@ -396,32 +649,34 @@ impl<'s> Loader<'s> {
     /// [`Loader::fetch`] of many nodes, each a hash and the position it was
     /// reached at, cached within `capacity`: the ones not cached are read
     /// in one go ([`NodeStore::read_values`]) and verified together (their
-    /// hashes in one multi-lane batch), instead of one by one. In order;
+    /// hashes in one multi-lane batch), instead of one by one. Calls
+    /// `each(i, node)` with the node of `wanted[i]`, the cached ones first;
     /// the first failure is returned.
     pub(super) fn fetch_many(
         &self,
         wanted: &[(Hash256, NodeId)],
         capacity: usize,
-    ) -> Result<Vec<Arc<CleanNode>>, StoreError> {
-        // Each wanted node: cached, or the index of its read in `missing`.
-        let mut found: Vec<Result<Arc<CleanNode>, usize>> = Vec::with_capacity(wanted.len());
+        mut each: impl FnMut(usize, &CleanNode),
+    ) -> Result<(), StoreError> {
+        // The nodes to read, and which of `wanted` each answers.
         let mut missing: Vec<(Hash256, NodeId)> = Vec::new();
+        let mut answers: Vec<(usize, usize)> = Vec::new();
         let mut reading: HashMap<Hash256, usize> = HashMap::new();
         {
             let mut cache = self.cache();
-            for (hash, id) in wanted {
+            for (i, (hash, id)) in wanted.iter().enumerate() {
                 let cached = match cache.get(hash) {
                     Some(n) => Some(n),
                     None => cache.take_on_probation(hash).inspect(|n| {
                         // Used twice: admitted.
                         cache.hits += 1;
-                        cache.insert(*hash, Arc::clone(n), capacity);
+                        cache.insert(*hash, n, capacity);
                     }),
                 };
                 match cached {
                     Some(n) => {
                         n.check_place(hash, id)?;
-                        found.push(Ok(n));
+                        each(i, &n);
                     }
                     None => {
                         // A node on several paths is read once; at another
@@ -435,27 +690,210 @@ impl<'s> Loader<'s> {
                                 missing.len() - 1
                             }
                         };
-                        found.push(Err(at));
+                        answers.push((i, at));
                     }
                 }
             }
         }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let hashes: Vec<Hash256> = missing.iter().map(|m| m.0).collect();
+        let values = self.store.read_values(&hashes)?;
         let mut loaded = Vec::with_capacity(missing.len());
-        if !missing.is_empty() {
-            let hashes: Vec<Hash256> = missing.iter().map(|m| m.0).collect();
-            let values = self.store.read_values(&hashes)?;
-            for f in crate::fetch::fetched_values(self.kind, &missing, values) {
-                loaded.push(Arc::new(clean_node(f?.node)));
-            }
+        for f in crate::fetch::fetched_values(self.kind, &missing, values) {
+            loaded.push(clean_node(f?.node));
+        }
+        {
             let mut cache = self.cache();
             cache.loads += loaded.len() as u64;
             for ((hash, _), node) in missing.iter().zip(&loaded) {
-                cache.insert(*hash, Arc::clone(node), capacity);
+                cache.insert(*hash, node, capacity);
             }
         }
-        Ok(found
-            .into_iter()
-            .map(|f| f.unwrap_or_else(|at| Arc::clone(&loaded[at])))
-            .collect())
+        for (i, at) in answers {
+            each(i, &loaded[at]);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap as ModelMap;
+
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    fn random_hash(rng: &mut SmallRng) -> Hash256 {
+        Hash256(rng.gen())
+    }
+
+    fn random_node(rng: &mut SmallRng) -> CleanNode {
+        if rng.gen_bool(0.5) {
+            let mut children = [Hash256::ZERO; 16];
+            for c in children.iter_mut() {
+                if rng.gen_bool(0.6) {
+                    *c = random_hash(rng);
+                }
+            }
+            CleanNode::from_children(&children)
+        } else {
+            let len = rng.gen_range(0..600);
+            CleanNode::Leaf {
+                key: Key(rng.gen()),
+                data: (0..len).map(|_| rng.gen()).collect(),
+            }
+        }
+    }
+
+    fn same(a: &CleanNode, b: &CleanNode) -> bool {
+        match (a, b) {
+            (
+                CleanNode::Inner {
+                    mask: ma,
+                    hashes: ha,
+                },
+                CleanNode::Inner {
+                    mask: mb,
+                    hashes: hb,
+                },
+            ) => ma == mb && ha == hb,
+            (CleanNode::Leaf { key: ka, data: da }, CleanNode::Leaf { key: kb, data: db }) => {
+                ka == kb && da == db
+            }
+            _ => false,
+        }
+    }
+
+    /// Random inserts and gets, the capacity changing on the way (as the
+    /// dirty nodes and the store's share do): every hit is the node
+    /// inserted under that hash, the cache never holds more than the
+    /// capacity an insert is given once it returns, and the index names only held
+    /// segments (a get of every model node decodes without panicking).
+    #[test]
+    fn the_cache_answers_what_was_inserted_within_its_capacity() {
+        let seed: u64 = std::env::var("SHAMAP_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(rand::random);
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let budget = 1 << 20;
+        let mut cache = NodeCache::new(budget);
+        let mut model: ModelMap<Hash256, CleanNode> = ModelMap::new();
+        let mut hashes: Vec<Hash256> = Vec::new();
+        let mut capacity = budget / 2;
+        let (mut hits, mut evicted) = (0, 0);
+        for step in 0..60_000 {
+            if step % 5_000 == 0 {
+                capacity = rng.gen_range(budget / 8..=budget);
+            }
+            if hashes.is_empty() || rng.gen_bool(0.4) {
+                let hash = random_hash(&mut rng);
+                let node = random_node(&mut rng);
+                cache.insert(hash, &node, capacity);
+                model.insert(hash, node);
+                hashes.push(hash);
+                // An insert shrinks the cache to the capacity it is given.
+                assert!(
+                    cache.held_bytes() <= capacity,
+                    "seed {seed}: step {step}: {} bytes held, capacity {capacity}",
+                    cache.held_bytes()
+                );
+            } else {
+                // Recent nodes more often, as a working set.
+                let back = rng.gen_range(0..hashes.len().min(3_000));
+                let hash = hashes[hashes.len() - 1 - back];
+                match cache.get(&hash) {
+                    Some(n) => {
+                        assert!(
+                            same(&n, &model[&hash]),
+                            "seed {seed}: step {step}: another node"
+                        );
+                        hits += 1;
+                    }
+                    None => evicted += 1,
+                }
+            }
+        }
+        assert!(
+            hits > 1_000 && evicted > 1_000,
+            "seed {seed}: {hits} hits, {evicted} misses"
+        );
+        for (hash, node) in &model {
+            if let Some(n) = cache.get(hash) {
+                assert!(same(&n, node), "seed {seed}: another node at the end");
+            }
+        }
+    }
+
+    /// A node read since it was written survives its segment's recycling
+    /// (once); one not read leaves the cache.
+    #[test]
+    fn a_node_used_since_it_was_written_gets_a_second_chance() {
+        let mut rng = SmallRng::seed_from_u64(7);
+        let budget = 1 << 20;
+        let capacity = budget / 2;
+        let mut cache = NodeCache::new(budget);
+        let leaf = |rng: &mut SmallRng| CleanNode::Leaf {
+            key: Key(rng.gen()),
+            data: vec![7; 200],
+        };
+        let (used, unused) = (random_hash(&mut rng), random_hash(&mut rng));
+        cache.insert(used, &leaf(&mut rng), capacity);
+        cache.insert(unused, &leaf(&mut rng), capacity);
+        assert!(cache.get(&used).is_some());
+        // Fill the cache until the first segment has been recycled.
+        let first = cache.segments.front().expect("a segment").number;
+        while cache.segments.iter().any(|s| s.number == first) {
+            cache.insert(random_hash(&mut rng), &leaf(&mut rng), capacity);
+        }
+        assert!(
+            cache.find(&unused).is_none(),
+            "a node never read is evicted"
+        );
+        assert!(
+            cache.find(&used).is_some(),
+            "a node read has its second chance"
+        );
+        // Not read again: the next recycling of its segment evicts it.
+        let now = cache.find(&used).expect("held").segment;
+        while cache.segments.iter().any(|s| s.number == now) {
+            cache.insert(random_hash(&mut rng), &leaf(&mut rng), capacity);
+        }
+        assert!(
+            cache.find(&used).is_none(),
+            "no third chance without a read"
+        );
+        assert!(cache.held_bytes() <= capacity);
+    }
+
+    /// Two nodes whose hashes share their first 8 bytes (the table's key):
+    /// the later one takes the slot, and the earlier one is a miss, never
+    /// answered with the other's node.
+    #[test]
+    fn nodes_sharing_a_hash_prefix_are_told_apart() {
+        let mut cache = NodeCache::new(1 << 20);
+        let mut a = Hash256([1; 32]);
+        let mut b = Hash256([1; 32]);
+        a.0[31] = 2;
+        b.0[31] = 3;
+        let node = |byte: u8| CleanNode::Leaf {
+            key: Key([byte; 32]),
+            data: vec![byte; 10],
+        };
+        cache.insert(a, &node(0xA), 1 << 19);
+        assert!(
+            matches!(cache.get(&a), Some(CleanNode::Leaf { key, .. }) if key == Key([0xA; 32]))
+        );
+        assert!(cache.get(&b).is_none(), "b was never inserted");
+        cache.insert(b, &node(0xB), 1 << 19);
+        assert!(
+            matches!(cache.get(&b), Some(CleanNode::Leaf { key, .. }) if key == Key([0xB; 32]))
+        );
+        assert!(cache.get(&a).is_none(), "a's slot went to b");
+        assert_eq!(cache.entries(), 1);
     }
 }

@@ -3,8 +3,6 @@
 //! naming the new root; without, a spill), and turning them into clean
 //! slots once the write is acknowledged.
 
-use std::sync::Arc;
-
 use shamap::node_hash::{self, InnerMessage};
 use shamap::{Hash256, HashFunction, MapKind};
 
@@ -415,7 +413,7 @@ fn settle(slot: &mut Child, cache: &mut NodeCache, cap: usize) {
             l.hash.expect("hashed by collect"),
             CleanNode::Leaf {
                 key: l.key,
-                data: std::mem::take(&mut l.data).into_boxed_slice(),
+                data: std::mem::take(&mut l.data),
             },
         ),
         Dirty::Inner(i) => {
@@ -434,6 +432,6 @@ fn settle(slot: &mut Child, cache: &mut NodeCache, cap: usize) {
             )
         }
     };
-    cache.insert(h, Arc::new(clean), cap);
+    cache.insert(h, &clean, cap);
     *slot = Child::Clean(h);
 }

@@ -183,7 +183,7 @@ impl<'s> BackedMap<'s> {
         };
         if !root.is_zero() {
             let cap = map.cache_capacity();
-            match *map
+            match map
                 .loader
                 .fetch(&root, &NodeId::ROOT, Keep::All { capacity: cap })?
             {
@@ -271,7 +271,7 @@ impl<'s> BackedMap<'s> {
             store_resident_bytes: self.loader.store.resident_bytes(),
             cache_bytes: c.held_bytes(),
             cache_peak_bytes: c.peak,
-            cache_entries: c.map.len(),
+            cache_entries: c.entries(),
             dirty_bytes: self.dirty_bytes,
             dirty_peak_bytes: self.dirty_peak,
             hits: c.hits,
@@ -474,21 +474,22 @@ fn prefetch_paths(
                 .iter()
                 .map(|(key, hash)| (*hash, NodeId::on_path(key, depth))),
         );
-        let nodes = loader.fetch_many(&wanted, cap)?;
-        let mut next = 0;
-        for i in 0..walking.len() {
-            let (key, _) = walking[i];
-            let node = &nodes[i];
-            // A leaf may sit at depth 64, where a key has no branch.
-            if matches!(**node, CleanNode::Leaf { .. }) {
-                continue;
+        // Each walk's next node (none past a leaf, which may sit at depth
+        // 64 where a key has no branch).
+        let mut next: Vec<Option<Hash256>> = vec![None; walking.len()];
+        loader.fetch_many(&wanted, cap, |i, node| {
+            if matches!(node, CleanNode::Inner { .. }) {
+                next[i] = node.child(walking[i].0.nibble(depth));
             }
-            if let Some(child) = node.child(key.nibble(depth)) {
-                walking[next] = (key, child);
-                next += 1;
+        })?;
+        let mut kept = 0;
+        for i in 0..walking.len() {
+            if let Some(child) = next[i] {
+                walking[kept] = (walking[i].0, child);
+                kept += 1;
             }
         }
-        walking.truncate(next);
+        walking.truncate(kept);
         depth += 1;
     }
     Ok(())

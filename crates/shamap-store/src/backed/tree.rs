@@ -183,9 +183,9 @@ pub(super) fn lookup(
     };
     loop {
         let node = loader.fetch(&hash, &NodeId::on_path(key, depth), keep)?;
-        match &*node {
+        match node {
             CleanNode::Leaf { key: k, data } => {
-                return Ok((k == key).then(|| data.to_vec()));
+                return Ok((k == *key).then_some(data));
             }
             CleanNode::Inner { .. } => match node.child(key.nibble(depth)) {
                 None => return Ok(None),
@@ -221,7 +221,7 @@ pub(super) fn visit(
         },
         Child::Clean(h) => {
             let node = loader.fetch(h, &id, Keep::Nothing)?;
-            match &*node {
+            match &node {
                 CleanNode::Leaf { key, data } => Ok(f(key, data)),
                 CleanNode::Inner { .. } => {
                     for b in Nibble::all() {
@@ -290,8 +290,8 @@ pub(super) fn neighbour(
         }
         Child::Clean(h) => {
             let node = loader.fetch(h, &id, keep)?;
-            match &*node {
-                CleanNode::Leaf { key, data } => Ok(beyond(key).then(|| (*key, data.to_vec()))),
+            match node {
+                CleanNode::Leaf { key, data } => Ok(beyond(&key).then_some((key, data))),
                 CleanNode::Inner { .. } => {
                     for b in order() {
                         let Some(ch) = node.child(b) else { continue };
@@ -328,11 +328,11 @@ pub(super) fn materialize(
     };
     let h = *h;
     let node = loader.fetch(&h, id, Keep::All { capacity: cap })?;
-    Ok(materialize_loaded(slot, h, &node))
+    Ok(materialize_loaded(slot, h, node))
 }
 
 /// [`materialize`] with the slot's node (hash `h`) already loaded.
-fn materialize_loaded(slot: &mut Child, h: Hash256, node: &CleanNode) -> usize {
+fn materialize_loaded(slot: &mut Child, h: Hash256, node: CleanNode) -> usize {
     let (dirty, bytes) = match node {
         CleanNode::Inner { .. } => {
             let mut inner = Inner::empty();
@@ -345,15 +345,18 @@ fn materialize_loaded(slot: &mut Child, h: Hash256, node: &CleanNode) -> usize {
             inner.stored = true;
             (Dirty::Inner(Box::new(inner)), DIRTY_INNER_BYTES)
         }
-        CleanNode::Leaf { key, data } => (
-            Dirty::Leaf(Box::new(Leaf {
-                key: *key,
-                data: data.to_vec(),
-                hash: Some(h),
-                stored: true,
-            })),
-            dirty_leaf_bytes(data.len()),
-        ),
+        CleanNode::Leaf { key, data } => {
+            let bytes = dirty_leaf_bytes(data.len());
+            (
+                Dirty::Leaf(Box::new(Leaf {
+                    key,
+                    data,
+                    hash: Some(h),
+                    stored: true,
+                })),
+                bytes,
+            )
+        }
     };
     *slot = Child::Dirty(dirty);
     bytes
@@ -411,7 +414,7 @@ pub(super) fn write_in(
         let h = *h;
         let id = NodeId::on_path(key, depth + 1);
         let node = loader.fetch(&h, &id, Keep::All { capacity: cap })?;
-        if let CleanNode::Leaf { key: other, .. } = &*node {
+        if let CleanNode::Leaf { key: other, .. } = &node {
             if other != key {
                 let existing = std::mem::replace(slot, Child::Empty);
                 *slot = split(
@@ -426,7 +429,7 @@ pub(super) fn write_in(
                 return Ok(true);
             }
         }
-        fx.charged += materialize_loaded(slot, h, &node);
+        fx.charged += materialize_loaded(slot, h, node);
     }
     let added = match slot {
         Child::Empty => {
@@ -469,7 +472,7 @@ fn is_leaf(loader: &Loader<'_>, slot: &Child, id: &NodeId, cap: usize) -> Result
     Ok(match slot {
         Child::Empty => false,
         Child::Clean(h) => matches!(
-            *loader.fetch(h, id, Keep::All { capacity: cap })?,
+            loader.fetch(h, id, Keep::All { capacity: cap })?,
             CleanNode::Leaf { .. }
         ),
         Child::Dirty(d) => matches!(d, Dirty::Leaf(_)),
@@ -589,7 +592,7 @@ pub(super) fn holds(
             return Ok(false);
         }
         let found = loader.fetch(&hash, &NodeId::on_path(&key, depth), Keep::Nothing)?;
-        match &*found {
+        match &found {
             CleanNode::Leaf { .. } => return Ok(false),
             CleanNode::Inner { .. } => match found.child(key.nibble(depth)) {
                 None => return Ok(false),
