@@ -97,6 +97,10 @@ const ENV_DIR: &str = "SHAMAP_TORTURE_DIR";
 const ENV_BACKEND: &str = "SHAMAP_TORTURE_BACKEND";
 const ENV_WORKER_SEED: &str = "SHAMAP_TORTURE_WORKER_SEED";
 const ENV_READ_ONLY: &str = "SHAMAP_TORTURE_READ_ONLY";
+/// Set for a worker that must hold the store (and so its writer's lock)
+/// from its opening until it is killed: it never closes and reopens, and
+/// after a failed operation it stops working but keeps the store open.
+const ENV_HOLD: &str = "SHAMAP_TORTURE_HOLD";
 
 // ---- the backends ----
 
@@ -714,6 +718,7 @@ fn torture_worker() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
+    let hold = std::env::var(ENV_HOLD).is_ok();
     let mut rng = SmallRng::seed_from_u64(seed);
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -763,7 +768,18 @@ fn torture_worker() {
         };
         match done {
             Ok(()) => continue,
-            Err(Some((what, e))) => say(&format!("error {what} {}", one_line(&e))),
+            Err(Some((what, e))) => {
+                say(&format!("error {what} {}", one_line(&e)));
+                if hold {
+                    // Still the writer, but no more changes: the failed
+                    // one stays in flight until a check shows which.
+                    while !stop.load(Ordering::SeqCst) {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    continue;
+                }
+            }
+            Err(None) if hold => continue,
             // A clean close and reopening.
             Err(None) => {}
         }
@@ -947,6 +963,7 @@ fn child_command(test: &str, backend: Backend, dir: &Path, stderr: &Path) -> Com
     .env(ENV_DIR, dir)
     .env(ENV_BACKEND, backend.name())
     .env_remove(ENV_READ_ONLY)
+    .env_remove(ENV_HOLD)
     .stdout(Stdio::piped())
     .stderr(std::fs::File::create(stderr).expect("stderr file"));
     c
@@ -977,7 +994,23 @@ struct Worker {
 
 impl Worker {
     fn spawn(backend: Backend, dir: &Path, seed: u64, stderr: &Path) -> Worker {
-        let mut child = child_command("torture::torture_worker", backend, dir, stderr)
+        Worker::start(
+            child_command("torture::torture_worker", backend, dir, stderr),
+            seed,
+            stderr,
+        )
+    }
+
+    /// A worker that holds the store from its opening until it is killed
+    /// ([`ENV_HOLD`]): its writer's lock is never free while it lives.
+    fn spawn_holding(backend: Backend, dir: &Path, seed: u64, stderr: &Path) -> Worker {
+        let mut c = child_command("torture::torture_worker", backend, dir, stderr);
+        c.env(ENV_HOLD, "1");
+        Worker::start(c, seed, stderr)
+    }
+
+    fn start(mut command: Command, seed: u64, stderr: &Path) -> Worker {
+        let mut child = command
             .env(ENV_WORKER_SEED, seed.to_string())
             .stdin(Stdio::piped())
             .spawn()
@@ -1779,7 +1812,12 @@ impl Torture {
     }
 
     /// The lock file deleted while a writer runs on a copy, then a second
-    /// writer: it must be refused, and nothing acknowledged lost.
+    /// writer: it must be refused, and nothing acknowledged lost. Writer A
+    /// holds the store from its opening until it is killed (a worker that
+    /// closes and reopens frees the lock for that moment, and B, trying
+    /// all along, may then rightly become the writer and change what A
+    /// acknowledged), and B is killed before A: every attempt of B must be
+    /// refused, and the copy must show exactly what A acknowledged.
     fn lock_fault(&mut self) {
         let copy = self.copy("lock");
         let mut model = self.model.clone();
@@ -1791,8 +1829,8 @@ impl Torture {
             run.as_millis()
         );
         let mut errors = 0;
-        let mut a = Worker::spawn(self.backend, &copy, sa, &self.stderr_path("a"));
-        // A is the writer once it has opened the store.
+        // A is the writer once it has opened the store, until it dies.
+        let mut a = Worker::spawn_holding(self.backend, &copy, sa, &self.stderr_path("a"));
         let until = Instant::now() + CHILD_PATIENCE;
         let mut outcome = None;
         loop {
@@ -1819,14 +1857,19 @@ impl Torture {
         if outcome.is_none() {
             let _ = std::fs::remove_file(copy.join(self.backend.lock_file()));
             let mut b = Worker::spawn(self.backend, &copy, sb, &self.stderr_path("b"));
-            // B's first line: refused (good) or opened (two writers).
+            // B's first line: refused (good) or opened (two writers). It
+            // goes on trying (each opening waits up to a second for the
+            // lock) for as long as A runs.
             let b_first = b.next(Instant::now() + CHILD_PATIENCE);
             let until = Instant::now() + run;
-            // A may fail in words once its lock file is gone (fjall
-            // cannot reopen without it); only losses count.
+            // A may fail in words once its lock file is gone; only losses
+            // count.
             let pumped = Self::pump(&mut model, &mut a, until, true, &mut errors);
+            // B dies first: A holds the store until it dies, so there is
+            // no moment at which B could rightly open it, and every line
+            // of B must be a refusal.
+            let b_end = b.kill();
             let a_end = pumped.and_then(|_| a.kill());
-            let _ = b.kill();
             let a_rest = Self::pump(
                 &mut model,
                 &mut a,
@@ -1834,46 +1877,68 @@ impl Torture {
                 true,
                 &mut errors,
             );
+            let a_end = a_end.and(a_rest.map(|_| ()));
             let mut b_lines = Vec::new();
             while let Ok(l) = b.next(Instant::now() + Duration::from_secs(5)) {
                 b_lines.push(l);
             }
-            outcome = Some(match (b_first, a_end.and(a_rest.map(|_| ()))) {
-                (Ok(l), a) if l.starts_with("opened") => {
-                    let acks = b_lines.iter().filter(|l| l.starts_with("ack")).count();
-                    Outcome::Failed(format!(
-                        "a second writer opened the store with its lock file deleted: it acknowledged {acks} changes beside the first{}",
-                        match a {
-                            Err(why) => format!("; writer A then: {why}"),
-                            Ok(()) => String::new(),
-                        }
-                    ))
-                }
-                (_, Err(why)) => Outcome::Failed(format!("writer A: {why}")),
-                (Ok(l), _) if l.starts_with("refused") && l.contains("MULTILINE") => {
-                    Outcome::Failed(format!("a refusal of more than one line: {l}"))
-                }
-                (Ok(l), _) if l.starts_with("refused") => {
-                    // Nothing acknowledged by A may be lost.
-                    let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
-                    match judge(&mut model, check, false, false) {
-                        Outcome::Kept => {
-                            Outcome::Refused(l.trim_start_matches("refused ").to_owned())
-                        }
-                        other => other,
-                    }
-                }
-                (Ok(l), _) => Outcome::Failed(format!("writer B: said {l:?}")),
-                (Err(_), _) => Outcome::Failed(format!(
-                    "a hang: writer B neither opened nor was refused within {} s: {}",
+            outcome = Some(match b_first {
+                Err(ended) => Outcome::Failed(format!(
+                    "{} writer B neither opened nor was refused within {} s: {}",
+                    if ended { "a crash:" } else { "a hang:" },
                     CHILD_PATIENCE.as_secs(),
                     stderr_tail(&b.stderr)
                 )),
+                Ok(first) => {
+                    b_lines.insert(0, first);
+                    self.judge_lock(&copy, &mut model, &b_lines, b_end, a_end)
+                }
             });
         }
         let outcome = outcome.unwrap_or(Outcome::Kept);
         self.record(Class::Lock, &outcome, &fault, Some(&copy));
         let _ = std::fs::remove_dir_all(&copy);
+    }
+
+    /// The judgement of a lock case from writer B's lines (all of them,
+    /// B having died before A), how B and A ended, and then the check of
+    /// the copy against A's acknowledged changes.
+    fn judge_lock(
+        &self,
+        copy: &Path,
+        model: &mut Model,
+        b_lines: &[String],
+        b_end: Result<(), String>,
+        a_end: Result<(), String>,
+    ) -> Outcome {
+        if b_lines.iter().any(|l| l.starts_with("opened")) {
+            let acks = b_lines.iter().filter(|l| l.starts_with("ack")).count();
+            return Outcome::Failed(format!(
+                "a second writer opened the store while the first held it (its lock file deleted): it acknowledged {acks} changes beside the first{}",
+                match a_end {
+                    Err(why) => format!("; writer A then: {why}"),
+                    Ok(()) => String::new(),
+                }
+            ));
+        }
+        if let Err(why) = a_end {
+            return Outcome::Failed(format!("writer A: {why}"));
+        }
+        if let Err(why) = b_end {
+            return Outcome::Failed(format!("writer B: {why}"));
+        }
+        if let Some(l) = b_lines.iter().find(|l| l.contains("MULTILINE")) {
+            return Outcome::Failed(format!("a refusal of more than one line: {l}"));
+        }
+        if let Some(l) = b_lines.iter().find(|l| !l.starts_with("refused ")) {
+            return Outcome::Failed(format!("writer B: said {l:?}"));
+        }
+        // Nothing acknowledged by A may be lost.
+        let check = run_checker(self.backend, copy, false, &self.stderr_path("check"));
+        match judge(model, check, false, false) {
+            Outcome::Kept => Outcome::Refused(b_lines[0].trim_start_matches("refused ").to_owned()),
+            other => other,
+        }
     }
 
     /// A worker on a copy in a tmpfs barely larger than the store, until
