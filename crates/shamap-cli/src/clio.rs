@@ -499,8 +499,12 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
             // A ledger's changes are a few hundred KiB of dirty nodes; only
             // the first ledger's build spills, and it peaks lower spilling
             // a sixteenth of the budget at a time than a quarter.
+            // The budget covers the process heap's growth, not only the
+            // map's own accounting (rows read ahead, the allocator's
+            // metadata): see `BackedOptions::heap_probe`.
             let opts = BackedOptions {
                 dirty_share: 16,
+                heap_probe: crate::heap::probe(),
                 ..BackedOptions::with_budget_mb(args.cache_mb)
             };
             let opts = if args.keep_history {

@@ -6,24 +6,16 @@
 //! input, ledger dumps, hex arguments and stores), [`output`] (printing, the
 //! one failure type and the exit statuses), [`maps`] (a ledger's maps built
 //! from a dump, and `--kind`), [`proof_file`] (the proof JSON of `prove` and
-//! `check-proof`) and [`memory_report`] (`scan` and `apply`'s memory
-//! figures). Errors are printed as one line, `error: <file>: <what>`, on
+//! `check-proof`), [`memory_report`] (`scan` and `apply`'s memory
+//! figures) and [`heap`] (the process's allocator and what it holds). Errors are printed as one line, `error: <file>: <what>`, on
 //! stderr; the tool never prints a panic trace (a bug that panics is
 //! reported as one `error: internal error` line).
 
 use std::process::ExitCode;
 
-/// jemalloc, not glibc's malloc, for the tool's heap (the engine's node
-/// pools map their own blocks either way), with the settings in
-/// `.cargo/config.toml` (one arena; freed pages returned after 100 ms):
-/// faster and smaller than glibc's malloc on `clio verify --state`
-/// (measurements in docs/design.md, "The `shamap` binary's allocator").
-#[cfg(all(target_os = "linux", feature = "jemalloc"))]
-#[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
 use clap::{Parser, Subcommand};
 
+mod heap;
 mod input;
 mod maps;
 mod memory_report;

@@ -61,7 +61,7 @@ pub mod sync;
 pub mod verify;
 mod writers;
 
-pub use backed::{BackedMap, BackedOptions, BackedStats};
+pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
 #[cfg(feature = "cassandra")]
 pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;

@@ -221,6 +221,15 @@ pub trait NodeStore: Send + Sync {
         0
     }
 
+    /// Bytes of memory the store will allocate beside
+    /// [`NodeStore::resident_bytes`] soon (the node log's next index growth
+    /// or compaction, once near), counted ahead by a [`crate::BackedMap`]'s
+    /// budget so that its cache makes room before the peak instead of
+    /// passing it. 0 by default.
+    fn reserved_bytes(&self) -> u64 {
+        0
+    }
+
     /// The store's own bulk-import paths, if it has any (fjall: table
     /// files built directly; the node log: encoding on one thread while
     /// another writes). `None` by default: an import then writes batches
@@ -415,6 +424,10 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn resident_bytes(&self) -> u64 {
         (**self).resident_bytes()
+    }
+
+    fn reserved_bytes(&self) -> u64 {
+        (**self).reserved_bytes()
     }
 
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {

@@ -47,7 +47,37 @@ pub struct BackedOptions {
     /// better with more: at 16, that build's peak RSS was 84 MiB instead of
     /// 93 at a 64 MiB budget, in the same time (see docs/design.md).
     pub dirty_share: usize,
+    /// What the process's heap holds, read after each write-out (spill or
+    /// commit): with a probe, the budget covers the heap's growth since the
+    /// map opened, not only what the map accounts for. Whatever the heap
+    /// holds beyond the map's own accounting and beyond what it held at
+    /// opening (the caller's buffers, rows read ahead, the allocator's
+    /// metadata and partly used pages) is taken from what the clean cache
+    /// may hold ([`BackedStats::heap_outside_bytes`]). Default none: the
+    /// budget covers the map's accounted memory only.
+    pub heap_probe: Option<HeapProbe>,
 }
+
+/// Reads the bytes the process's heap holds as its allocator counts them
+/// (pages backing live allocations, and the allocator's metadata), or
+/// `None` when it cannot say. For [`BackedOptions::heap_probe`]; the
+/// `shamap` binary reads jemalloc's counters.
+#[derive(Clone, Copy)]
+pub struct HeapProbe(pub fn() -> Option<usize>);
+
+impl std::fmt::Debug for HeapProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HeapProbe")
+    }
+}
+
+impl PartialEq for HeapProbe {
+    fn eq(&self, other: &HeapProbe) -> bool {
+        std::ptr::fn_addr_eq(self.0, other.0)
+    }
+}
+
+impl Eq for HeapProbe {}
 
 impl Default for BackedOptions {
     fn default() -> Self {
@@ -55,6 +85,7 @@ impl Default for BackedOptions {
             budget_bytes: 64 << 20,
             prune_replaced: false,
             dirty_share: DEFAULT_DIRTY_SHARE,
+            heap_probe: None,
         }
     }
 }
@@ -93,6 +124,10 @@ pub struct BackedStats {
     /// against the budget ([`NodeStore::resident_bytes`]: the node log's
     /// index; 0 for fjall and RocksDB, whose caches have sizes of their own).
     pub store_resident_bytes: u64,
+    /// Memory the store will soon allocate, counted against the budget
+    /// ahead ([`NodeStore::reserved_bytes`]: the node log's next index
+    /// growth or compaction, once near).
+    pub store_reserved_bytes: u64,
     /// Bytes the clean cache holds now (charged per entry: the decoded node,
     /// its table slot, its CLOCK entry and the `Arc` header).
     pub cache_bytes: usize,
@@ -119,6 +154,10 @@ pub struct BackedStats {
     /// Commits (and spills before the first one) that left replaced nodes
     /// in the store for `gc`: other roots or writers, or too many to list.
     pub prune_skipped: u64,
+    /// With a [`BackedOptions::heap_probe`]: the heap's growth since the
+    /// map opened beyond the map's own accounting, at the last write-out,
+    /// taken from the clean cache's share of the budget.
+    pub heap_outside_bytes: usize,
 }
 
 /// A SHAMap backed by a [`NodeStore`]; see the [module docs](crate::backed).
@@ -138,6 +177,12 @@ pub struct BackedMap<'s> {
     replaced: Replaced,
     nodes_pruned: u64,
     prune_skipped: u64,
+    heap_probe: Option<HeapProbe>,
+    /// What the heap held when the map opened, less the store's accounted
+    /// memory then (its index is in the budget).
+    heap_base: usize,
+    /// [`BackedStats::heap_outside_bytes`].
+    heap_outside: usize,
 }
 
 impl std::fmt::Debug for BackedMap<'_> {
@@ -180,6 +225,13 @@ impl<'s> BackedMap<'s> {
             },
             nodes_pruned: 0,
             prune_skipped: 0,
+            heap_probe: opts.heap_probe,
+            heap_base: opts
+                .heap_probe
+                .and_then(|p| (p.0)())
+                .unwrap_or(0)
+                .saturating_sub(usize::try_from(store.resident_bytes()).unwrap_or(usize::MAX)),
+            heap_outside: 0,
         };
         if !root.is_zero() {
             let cap = map.cache_capacity();
@@ -222,20 +274,46 @@ impl<'s> BackedMap<'s> {
         }
     }
 
-    /// What the clean cache may hold: the budget less the dirty nodes and
-    /// the store's own memory that grows with the state
-    /// ([`NodeStore::resident_bytes`]: the node log's index), but at least
+    /// What the clean cache may hold: the budget less the dirty nodes, the
+    /// store's own memory that grows with the state
+    /// ([`NodeStore::resident_bytes`]: the node log's index) and what it
+    /// will soon allocate ([`NodeStore::reserved_bytes`]), and the heap's
+    /// growth outside the map ([`BackedOptions::heap_probe`]); but at least
     /// an eighth of the budget (a budget smaller than the index alone is
     /// then exceeded; [`BackedStats::store_resident_bytes`] shows by how
     /// much).
     fn cache_capacity(&self) -> usize {
-        let store = usize::try_from(self.loader.store.resident_bytes()).unwrap_or(usize::MAX);
+        let store = self.store_bytes(true);
         self.loader
             .budget
             .saturating_sub(self.dirty_bytes)
             .saturating_sub(self.replaced.heap_bytes())
             .saturating_sub(store)
+            .saturating_sub(self.heap_outside)
             .max(self.loader.budget / 8)
+    }
+
+    /// The store's memory in the budget: what it holds, and with
+    /// `reserved` what it will soon allocate ([`NodeStore::reserved_bytes`]).
+    fn store_bytes(&self, reserved: bool) -> usize {
+        let store = self.loader.store;
+        let bytes = store.resident_bytes() + if reserved { store.reserved_bytes() } else { 0 };
+        usize::try_from(bytes).unwrap_or(usize::MAX)
+    }
+
+    /// Reads the heap probe, if any ([`BackedOptions::heap_probe`]): the
+    /// heap's growth since opening beyond the map's own accounting, which
+    /// the clean cache then leaves free.
+    fn probe_heap(&mut self) {
+        let Some(heap) = self.heap_probe.and_then(|p| (p.0)()) else {
+            return;
+        };
+        // What the map holds now (not the store's reservations).
+        let own = self.loader.cache().held_bytes()
+            + self.dirty_bytes
+            + self.replaced.heap_bytes()
+            + self.store_bytes(false);
+        self.heap_outside = heap.saturating_sub(self.heap_base).saturating_sub(own);
     }
 
     /// Loads into the node cache, verified, the stored nodes on the paths
@@ -269,6 +347,7 @@ impl<'s> BackedMap<'s> {
         BackedStats {
             budget_bytes: self.loader.budget,
             store_resident_bytes: self.loader.store.resident_bytes(),
+            store_reserved_bytes: self.loader.store.reserved_bytes(),
             cache_bytes: c.held_bytes(),
             cache_peak_bytes: c.peak,
             cache_entries: c.entries(),
@@ -281,6 +360,7 @@ impl<'s> BackedMap<'s> {
             nodes_written: self.nodes_written,
             nodes_pruned: self.nodes_pruned,
             prune_skipped: self.prune_skipped,
+            heap_outside_bytes: self.heap_outside,
         }
     }
 
@@ -430,6 +510,7 @@ impl<'s> BackedMap<'s> {
         self.dirty_bytes = 0;
         // The dirty nodes, the batch and the evicted entries are free now.
         shamap::release_free_heap();
+        self.probe_heap();
         Ok(root)
     }
 

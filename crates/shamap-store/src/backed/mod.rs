@@ -68,4 +68,4 @@ mod commit;
 mod map;
 mod tree;
 
-pub use map::{BackedMap, BackedOptions, BackedStats};
+pub use map::{BackedMap, BackedOptions, BackedStats, HeapProbe};

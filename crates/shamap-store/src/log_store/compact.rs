@@ -3,10 +3,8 @@
 //! synced and renamed over the old one.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::sync::Arc;
-
-use shamap::Hash256;
 
 use super::format::{self, BatchEncoder, FILE_HEADER_LEN};
 use super::index::Index;
@@ -24,14 +22,72 @@ const COMPACT_READ_BYTES: usize = 1 << 20;
 /// this many: a gc's rewrite costs at most about twice what it freed.
 const COMPACT_MIN_DEAD: u64 = 4 << 20;
 
-/// Bytes a compaction of a log with `live_nodes` nodes allocates while it
-/// runs, beside the index in use: the sorted list of offsets, the new
-/// index, the batch buffer and the read buffer.
-pub(super) fn compaction_bytes(live_nodes: usize) -> usize {
-    live_nodes * 8
+/// Room in the batch buffer past [`COMPACT_BATCH_BYTES`] for the record
+/// that crosses it (a larger one grows the buffer).
+const COMPACT_BATCH_SLACK: usize = 64 << 10;
+
+/// Bytes a compaction of a log of `end` bytes with `live_nodes` nodes
+/// allocates while it runs, beside the index in use: the sorted list of
+/// offsets ([`LiveOffsets`]), the new index, the batch buffer and the read
+/// buffer.
+pub(super) fn compaction_bytes(end: u64, live_nodes: usize) -> usize {
+    live_nodes * LiveOffsets::bytes_each(end)
         + Index::with_capacity(live_nodes).heap_bytes()
         + COMPACT_BATCH_BYTES
+        + COMPACT_BATCH_SLACK
         + COMPACT_READ_BYTES
+}
+
+/// The live records' offsets, sorted: in 4 bytes each (the offset over 8,
+/// records being 8-aligned) while the log is under 32 GiB, else 8.
+enum LiveOffsets {
+    Eighths(Vec<u32>),
+    Bytes(Vec<u64>),
+}
+
+impl LiveOffsets {
+    fn bytes_each(end: u64) -> usize {
+        if end >> 3 <= u64::from(u32::MAX) {
+            4
+        } else {
+            8
+        }
+    }
+
+    fn sorted(index: &Index, end: u64) -> LiveOffsets {
+        let mut offsets = if LiveOffsets::bytes_each(end) == 4 {
+            let mut v = Vec::with_capacity(index.len());
+            v.extend(
+                index
+                    .offsets()
+                    .map(|o| u32::try_from(o >> 3).expect("a log under 32 GiB")),
+            );
+            LiveOffsets::Eighths(v)
+        } else {
+            let mut v = Vec::with_capacity(index.len());
+            v.extend(index.offsets());
+            LiveOffsets::Bytes(v)
+        };
+        match &mut offsets {
+            LiveOffsets::Eighths(v) => v.sort_unstable(),
+            LiveOffsets::Bytes(v) => v.sort_unstable(),
+        }
+        offsets
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            LiveOffsets::Eighths(v) => v.len(),
+            LiveOffsets::Bytes(v) => v.len(),
+        }
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = u64> + '_> {
+        match self {
+            LiveOffsets::Eighths(v) => Box::new(v.iter().map(|&o| u64::from(o) << 3)),
+            LiveOffsets::Bytes(v) => Box::new(v.iter().copied()),
+        }
+    }
 }
 
 /// True when dead bytes are past half the way to starting a compaction.
@@ -71,43 +127,33 @@ impl LogStore {
         if let Some(why) = w.poison() {
             return Err(self.fail("cannot compact", why));
         }
-        let (old, mut offsets, meta, live) = {
+        let (old, offsets, meta, live) = {
             let s = self.state();
-            let offsets: Vec<u64> = s.index.offsets().collect();
+            let offsets = LiveOffsets::sorted(&s.index, s.end);
             (s.file.clone(), offsets, s.meta.clone(), s.live_bytes)
         };
-        offsets.sort_unstable();
         let tmp = self.inner.path.join(COMPACT_FILE);
         let built = (|| -> std::io::Result<(File, Index, u64, u64)> {
-            let file = files::create_log(&tmp)?;
-            let mut out = BufWriter::with_capacity(1 << 20, &file);
+            let mut file = files::create_log(&tmp)?;
+            // The start of the batch being built.
             let mut pos = FILE_HEADER_LEN;
             let mut index = Index::with_capacity(offsets.len());
-            let mut e = BatchEncoder::default();
+            let mut e = BatchEncoder::with_capacity(COMPACT_BATCH_BYTES + COMPACT_BATCH_SLACK);
             e.begin();
-            let mut pending: Vec<(Hash256, u64)> = Vec::new();
             let mut buf = Vec::new();
-            let mut flush = |e: &mut BatchEncoder,
-                             pending: &mut Vec<(Hash256, u64)>,
-                             index: &mut Index,
-                             pos: &mut u64,
-                             seq: &mut u64|
-             -> std::io::Result<()> {
+            let mut flush = |e: &mut BatchEncoder, pos: &mut u64, seq: &mut u64| {
                 e.finish(*seq);
                 *seq += 1;
-                out.write_all(e.bytes())?;
-                for (h, at) in pending.drain(..) {
-                    index.insert_new(&h, *pos + at);
-                }
+                file.write_all(e.bytes())?;
                 *pos += e.len() as u64;
                 e.begin();
-                Ok(())
+                std::io::Result::Ok(())
             };
             let mut seq = w.next_seq;
             // In log order through one buffer: a `pread` per MiB, not two
             // per node.
             let mut reader = PosReader::new(&old, old.metadata()?.len(), COMPACT_READ_BYTES);
-            for off in offsets {
+            for off in offsets.iter() {
                 let (hash, stored, encoding) = reader.read_node_record(off, &mut buf)?;
                 let value = format::expand(encoding, stored).ok_or_else(|| {
                     std::io::Error::new(
@@ -116,17 +162,16 @@ impl LogStore {
                     )
                 })?;
                 let (at, _) = e.put_node(&hash, &value);
-                pending.push((hash, at as u64));
+                index.insert_new(&hash, pos + at as u64);
                 if e.len() >= COMPACT_BATCH_BYTES {
-                    flush(&mut e, &mut pending, &mut index, &mut pos, &mut seq)?;
+                    flush(&mut e, &mut pos, &mut seq)?;
                 }
             }
+            drop(offsets);
             for (name, value) in &meta {
                 e.put_meta(name, value);
             }
-            flush(&mut e, &mut pending, &mut index, &mut pos, &mut seq)?;
-            out.flush()?;
-            drop(out);
+            flush(&mut e, &mut pos, &mut seq)?;
             file.sync_data()?;
             Ok((file, index, pos, seq))
         })();

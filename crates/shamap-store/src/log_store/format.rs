@@ -123,6 +123,13 @@ pub struct BatchEncoder {
 }
 
 impl BatchEncoder {
+    /// An encoder whose buffer holds `bytes` without growing.
+    pub fn with_capacity(bytes: usize) -> BatchEncoder {
+        BatchEncoder {
+            buf: Vec::with_capacity(bytes),
+        }
+    }
+
     /// Starts a batch (dropping the previous one).
     pub fn begin(&mut self) {
         self.buf.clear();

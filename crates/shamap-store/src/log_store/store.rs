@@ -393,20 +393,22 @@ impl NodeStore for LogStore {
     }
 
     /// The index (8 bytes a slot) and the metadata records.
-    /// The index and the metadata, and, ahead of time, what the index's
-    /// next growth or the next compaction will allocate beside them (once
-    /// either is near), so that a budget that counts this (a backed map's)
-    /// makes room before the peak instead of passing it.
     fn resident_bytes(&self) -> u64 {
         let s = self.state();
         let meta: usize = s.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
+        (s.index.heap_bytes() + meta) as u64
+    }
+
+    /// What the index's next growth or the next compaction will allocate
+    /// beside the index (once either is near).
+    fn reserved_bytes(&self) -> u64 {
+        let s = self.state();
         let compaction = if compact::compaction_near(s.end, s.live_bytes) {
-            compact::compaction_bytes(s.index.len())
+            compact::compaction_bytes(s.end, s.index.len())
         } else {
             0
         };
-        let ahead = s.index.growth_bytes_ahead().max(compaction);
-        (s.index.heap_bytes() + meta + ahead) as u64
+        s.index.growth_bytes_ahead().max(compaction) as u64
     }
 
     /// Appends in any order, encoding on one thread while another writes.
