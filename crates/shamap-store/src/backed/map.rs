@@ -303,8 +303,10 @@ impl<'s> BackedMap<'s> {
 
     /// Reads the heap probe, if any ([`BackedOptions::heap_probe`]): the
     /// heap's growth since opening beyond the map's own accounting, which
-    /// the clean cache then leaves free.
-    fn probe_heap(&mut self) {
+    /// the clean cache then leaves free (from its next insert on). Done
+    /// after every write-out; a caller whose own memory changes between
+    /// write-outs (a batch of rows read) calls it then too.
+    pub fn probe_heap(&mut self) {
         let Some(heap) = self.heap_probe.and_then(|p| (p.0)()) else {
             return;
         };

@@ -810,6 +810,9 @@ impl<'r, 's> ClioVerifier<'r, 's> {
         let Ok(mut rows) = self.rows(next, true) else {
             return;
         };
+        // The rows just read, and those read ahead since, are heap the
+        // cache leaves free before planning loads nodes into it.
+        self.map.probe_heap();
         let objects = std::mem::take(&mut rows.objects);
         let plan = self.plan_diff_now(next, &rows.diff, &rows.keys, objects);
         self.planned = Some(Planned {
