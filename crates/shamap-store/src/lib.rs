@@ -86,3 +86,16 @@ pub use sync::{
     SyncSession,
 };
 pub use verify::{verify_all, VerifyReport};
+
+/// Helpers of the unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// The seed of a randomized test: `SHAMAP_SEED` when set, else a
+    /// random one (each test prints it on failure).
+    pub(crate) fn seed() -> u64 {
+        std::env::var("SHAMAP_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(rand::random)
+    }
+}

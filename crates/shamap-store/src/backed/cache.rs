@@ -775,10 +775,7 @@ mod tests {
     /// segments (a get of every model node decodes without panicking).
     #[test]
     fn the_cache_answers_what_was_inserted_within_its_capacity() {
-        let seed: u64 = std::env::var("SHAMAP_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(rand::random);
+        let seed = crate::test_support::seed();
         let mut rng = SmallRng::seed_from_u64(seed);
         let budget = 1 << 20;
         let mut cache = NodeCache::new(budget);

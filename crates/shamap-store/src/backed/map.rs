@@ -297,7 +297,8 @@ impl<'s> BackedMap<'s> {
     /// `reserved` what it will soon allocate ([`NodeStore::reserved_bytes`]).
     fn store_bytes(&self, reserved: bool) -> usize {
         let store = self.loader.store;
-        let bytes = store.resident_bytes() + if reserved { store.reserved_bytes() } else { 0 };
+        let reserved = if reserved { store.reserved_bytes() } else { 0 };
+        let bytes = store.resident_bytes().saturating_add(reserved);
         usize::try_from(bytes).unwrap_or(usize::MAX)
     }
 

@@ -322,10 +322,7 @@ mod tests {
 
     #[test]
     fn the_index_matches_a_hashmap_through_inserts_replaces_removes_and_growth() {
-        let seed: u64 = std::env::var("SHAMAP_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(rand::random);
+        let seed = crate::test_support::seed();
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut index = Index::default();
         let mut model: HashMap<Hash256, u64> = HashMap::new();
