@@ -70,6 +70,7 @@ pub(super) fn write_dirty(
                 // names them until it lands.
                 let mut pieces = Pieces {
                     store: loader.store,
+                    bytes: piece_bytes(loader.budget),
                     batch: Batch::new(),
                 };
                 let root = collect(kind, node_type, slot, &mut pieces, &mut written)?;
@@ -339,22 +340,35 @@ fn known_hash(c: &Child) -> Option<Hash256> {
     }
 }
 
-/// Node bytes a write-out gathers before writing them: a spill or commit
-/// of many dirty nodes writes them in pieces of this size, so its batch
-/// (and the backend's encoding of it) stays small beside the dirty nodes.
-const PIECE_BYTES: usize = 2 << 20;
+/// Node bytes a write-out gathers before writing them, for a budget of
+/// `budget` bytes: a spill or commit of many dirty nodes writes them in
+/// pieces of this size, so its batch (and the backend's encoding of it,
+/// whose buffer the node log keeps) stays small beside the dirty nodes. A
+/// 128th of the budget, from 64 KiB to 512 KiB (2 MiB pieces put 3–4 MiB
+/// over a 64 MiB budget for the length of a write-out).
+fn piece_bytes(budget: usize) -> usize {
+    (budget / 128).clamp(64 << 10, 512 << 10)
+}
+
+/// What a write-out holds beside the dirty nodes while it runs: a piece's
+/// batch and the backend's encoding of it. The cache leaves it free.
+pub(super) fn write_out_bytes(budget: usize) -> usize {
+    2 * piece_bytes(budget)
+}
 
 /// The nodes of a write-out being gathered, written ahead (without a sync)
 /// a piece at a time; the last piece goes into the final batch.
 struct Pieces<'s> {
     store: &'s dyn crate::store::NodeStore,
+    /// [`piece_bytes`].
+    bytes: usize,
     batch: Batch,
 }
 
 impl Pieces<'_> {
     fn put(&mut self, node: NodeObject) -> Result<(), StoreError> {
         self.batch.put_node(node);
-        if self.batch.payload_bytes() >= PIECE_BYTES {
+        if self.batch.payload_bytes() >= self.bytes {
             self.store.write(std::mem::take(&mut self.batch))?;
         }
         Ok(())

@@ -155,8 +155,8 @@ pub struct BackedStats {
     /// in the store for `gc`: other roots or writers, or too many to list.
     pub prune_skipped: u64,
     /// With a [`BackedOptions::heap_probe`]: the heap's growth since the
-    /// map opened beyond the map's own accounting, at the last write-out,
-    /// taken from the clean cache's share of the budget.
+    /// map opened beyond the map's own accounting, the largest of the last
+    /// few probe reads, taken from the clean cache's share of the budget.
     pub heap_outside_bytes: usize,
 }
 
@@ -181,9 +181,17 @@ pub struct BackedMap<'s> {
     /// What the heap held when the map opened, less the store's accounted
     /// memory then (its index is in the budget).
     heap_base: usize,
-    /// [`BackedStats::heap_outside_bytes`].
+    /// [`BackedStats::heap_outside_bytes`]: the largest of the last
+    /// [`HEAP_WINDOW`] probe reads.
     heap_outside: usize,
+    /// The last probe reads of the outside heap, a ring.
+    heap_recent: [usize; HEAP_WINDOW],
+    heap_reads: usize,
 }
+
+/// Probe reads whose largest the cache leaves free (see
+/// [`BackedMap::probe_heap`]).
+const HEAP_WINDOW: usize = 8;
 
 impl std::fmt::Debug for BackedMap<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -232,6 +240,8 @@ impl<'s> BackedMap<'s> {
                 .unwrap_or(0)
                 .saturating_sub(usize::try_from(store.resident_bytes()).unwrap_or(usize::MAX)),
             heap_outside: 0,
+            heap_recent: [0; HEAP_WINDOW],
+            heap_reads: 0,
         };
         if !root.is_zero() {
             let cap = map.cache_capacity();
@@ -274,7 +284,8 @@ impl<'s> BackedMap<'s> {
         }
     }
 
-    /// What the clean cache may hold: the budget less the dirty nodes, the
+    /// What the clean cache may hold: the budget less the dirty nodes and
+    /// what writing them out takes ([`commit::write_out_bytes`]), the
     /// store's own memory that grows with the state
     /// ([`NodeStore::resident_bytes`]: the node log's index) and what it
     /// will soon allocate ([`NodeStore::reserved_bytes`]), and the heap's
@@ -287,6 +298,7 @@ impl<'s> BackedMap<'s> {
         self.loader
             .budget
             .saturating_sub(self.dirty_bytes)
+            .saturating_sub(commit::write_out_bytes(self.loader.budget))
             .saturating_sub(self.replaced.heap_bytes())
             .saturating_sub(store)
             .saturating_sub(self.heap_outside)
@@ -303,8 +315,11 @@ impl<'s> BackedMap<'s> {
     }
 
     /// Reads the heap probe, if any ([`BackedOptions::heap_probe`]): the
-    /// heap's growth since opening beyond the map's own accounting, which
-    /// the clean cache then leaves free (from its next insert on). Done
+    /// heap's growth since opening beyond the map's own accounting, whose
+    /// largest value over the last [`HEAP_WINDOW`] reads the clean cache
+    /// then leaves free (from its next insert on): the rows and buffers of
+    /// a caller come and go within its work on one block, and the cache
+    /// must not fill their room between two reads. Done
     /// after every write-out; a caller whose own memory changes between
     /// write-outs (a batch of rows read) calls it then too.
     pub fn probe_heap(&mut self) {
@@ -316,7 +331,10 @@ impl<'s> BackedMap<'s> {
             + self.dirty_bytes
             + self.replaced.heap_bytes()
             + self.store_bytes(false);
-        self.heap_outside = heap.saturating_sub(self.heap_base).saturating_sub(own);
+        let outside = heap.saturating_sub(self.heap_base).saturating_sub(own);
+        self.heap_recent[self.heap_reads % HEAP_WINDOW] = outside;
+        self.heap_reads += 1;
+        self.heap_outside = self.heap_recent.iter().copied().max().unwrap_or(0);
     }
 
     /// Loads into the node cache, verified, the stored nodes on the paths
