@@ -316,7 +316,7 @@ impl<'s> BackedMap<'s> {
 
     /// Reads the heap probe, if any ([`BackedOptions::heap_probe`]): the
     /// heap's growth since opening beyond the map's own accounting, whose
-    /// largest value over the last [`HEAP_WINDOW`] reads the clean cache
+    /// largest value over the last eight reads the clean cache
     /// then leaves free (from its next insert on): the rows and buffers of
     /// a caller come and go within its work on one block, and the cache
     /// must not fill their room between two reads. Done
