@@ -207,9 +207,9 @@ pub enum HugePages {
     Never,
     /// Huge-page regions from the first block.
     Always,
-    /// Base pages until the map's pools hold more than this many bytes of
-    /// blocks, huge-page regions for every block after that (blocks already
-    /// taken stay where they are).
+    /// Base pages until the map's pools have touched more than this many
+    /// bytes of their blocks, huge-page regions for every block after that
+    /// (blocks already taken stay where they are).
     Beyond(usize),
 }
 

@@ -141,8 +141,14 @@ impl NodeArena {
     }
 
     /// Under a `Beyond` policy, moves new blocks to huge-page regions once
-    /// the pools hold more than the threshold. Called every 4096 new nodes
-    /// (summing the pools' block counts is a few dozen loads).
+    /// the pools have touched more than the threshold. Called every 4096 new
+    /// nodes (summing the pools' counters is a few dozen loads).
+    ///
+    /// Touched bytes, not blocks held: every leaf size has its own pool,
+    /// whose last block is mostly untouched (about 22 MiB over a small
+    /// mainnet-shaped map's 110 pools), and counting it switched maps of
+    /// 100k entries (25 MiB of nodes) to huge regions, each resident whole
+    /// once touched: peak RSS 1.28× the counted bytes, against 1.06 before.
     #[inline]
     fn maybe_switch_source(&mut self, made: usize) {
         if !made.is_multiple_of(4096) || self.source == BlockSource::Huge {
@@ -151,13 +157,13 @@ impl NodeArena {
         let HugePages::Beyond(limit) = self.policy else {
             return;
         };
-        let blocks: usize = self
+        let touched: usize = self
             .inner
             .iter()
             .chain(self.leaf.iter().flatten())
-            .map(|p| p.stats().blocks)
+            .map(|p| p.stats().touched_bytes)
             .sum();
-        if blocks * crate::alloc::BLOCK_SIZE > limit {
+        if touched > limit {
             self.source = BlockSource::Huge;
             for p in self.inner.iter_mut().chain(self.leaf.iter_mut().flatten()) {
                 p.set_source(BlockSource::Huge);
@@ -876,6 +882,40 @@ mod tests {
         let never =
             NodeArena::with_policy(SizeClasses::DEFAULT, HugePages::Never, LeafHashes::Stored);
         assert_eq!(never.source(), BlockSource::Pages);
+        for leaf in leaves {
+            a.free_node(leaf);
+        }
+        a.audit().expect("pools consistent");
+    }
+
+    /// Many leaf sizes, each pool with one mostly untouched block: the
+    /// blocks held (100 pools of 256 KiB) are far past the threshold, the
+    /// bytes touched are not, and only those count.
+    #[test]
+    fn a_beyond_policy_counts_touched_bytes_not_blocks_held() {
+        let mut a = NodeArena::with_policy(
+            SizeClasses::DEFAULT,
+            HugePages::Beyond(8 << 20),
+            LeafHashes::Stored,
+        );
+        let mut leaves = Vec::new();
+        for i in 0..8192u32 {
+            let mut k = [0u8; 32];
+            k[..4].copy_from_slice(&i.to_be_bytes());
+            let len = (i as usize % 100 + 1) * 8;
+            leaves.push(a.new_leaf(&Key(k), &vec![7u8; len]));
+        }
+        let c = a.counters();
+        let (blocks, touched) = c
+            .leaf_pools
+            .iter()
+            .fold((0, 0), |(b, t), p| (b + p.blocks, t + p.touched_bytes));
+        assert!(
+            blocks * crate::alloc::BLOCK_SIZE > 16 << 20,
+            "{blocks} blocks"
+        );
+        assert!(touched < 8 << 20, "{touched} bytes touched");
+        assert_eq!(a.source(), BlockSource::Pages, "stayed on base pages");
         for leaf in leaves {
             a.free_node(leaf);
         }
