@@ -214,12 +214,15 @@ impl FjallStore {
         // by a child process being started by another thread (see
         // `directory::take_lock`), so a held lock is tried again for as
         // long as the node log's; another writer's is still refused.
+        check_version_files(dir, &loc)?;
         let start = std::time::Instant::now();
         let db = loop {
-            let opened = Database::builder(dir)
-                .worker_threads(opts.worker_threads.max(1))
-                .cache_size(opts.cache_bytes)
-                .open();
+            let opened = contain_panic(&loc, || {
+                Database::builder(dir)
+                    .worker_threads(opts.worker_threads.max(1))
+                    .cache_size(opts.cache_bytes)
+                    .open()
+            })?;
             match opened {
                 Err(fjall::Error::Locked) if start.elapsed() < crate::directory::LOCK_PATIENCE => {
                     std::thread::sleep(std::time::Duration::from_millis(20));
@@ -227,8 +230,8 @@ impl FjallStore {
                 other => break other.map_err(err)?,
             }
         };
-        let nodes = db
-            .keyspace("nodes", || {
+        let keyspaces = contain_panic(&loc, || {
+            let nodes = db.keyspace("nodes", || {
                 // Keys are hashes: every read is a random point read. Pin the
                 // filter and index blocks of every level (about 2 bytes per
                 // node), so a read costs one data-block load, not also a
@@ -240,11 +243,22 @@ impl FjallStore {
                     .filter_block_pinning_policy(PinningPolicy::all(true))
                     .index_block_pinning_policy(PinningPolicy::all(true))
                     .max_memtable_size(opts.memtable_bytes.max(1 << 20))
-            })
-            .map_err(err)?;
-        let meta = db
-            .keyspace("meta", KeyspaceCreateOptions::default)
-            .map_err(err)?;
+            })?;
+            let meta = db.keyspace("meta", KeyspaceCreateOptions::default)?;
+            Ok((nodes, meta))
+        });
+        let (nodes, meta) = match keyspaces {
+            Ok(opened) => opened.map_err(err)?,
+            Err(e) => {
+                // The panic poisoned fjall's locks, and its `Drop` expects
+                // them whole: it would panic, and panic again while
+                // unwinding (an abort). The database is left undropped: its
+                // worker threads, open files and lock stay until the process
+                // ends, the price of refusing damaged files in one line.
+                std::mem::forget(db);
+                return Err(e);
+            }
+        };
         let (nodes_handle, meta_handle, db_handle) = (nodes.clone(), meta.clone(), db.clone());
         let store = FjallStore {
             path,
@@ -421,6 +435,97 @@ impl FjallFailure for std::io::Error {
     fn in_words(&self) -> String {
         self.to_string()
     }
+}
+
+/// Checks each keyspace's current version file (`keyspaces/<id>/v<n>`, the
+/// list of its tables) against the XXH3-128 checksum its `current` file
+/// records (`n` as a `u64`, the checksum as a `u128`, both little-endian,
+/// then `0` for XXH3: lsm-tree 3's `persist_version`). lsm-tree reads
+/// `current` but does not check the checksum, and asserts on some damaged
+/// version files inside a lock its own `Drop` then takes: a panic that
+/// cannot be contained (the process aborts). A `current` file of another
+/// shape is left to fjall.
+fn check_version_files(dir: &Path, loc: &str) -> Result<(), StoreError> {
+    let keyspaces = dir.join("keyspaces");
+    let Ok(entries) = std::fs::read_dir(&keyspaces) else {
+        return Ok(());
+    };
+    let damaged = |what: String| {
+        StoreError::backend(
+            loc.to_owned(),
+            format!("cannot open: {what} (the store's files are damaged)"),
+        )
+    };
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| damaged(format!("cannot list {}: {e}", keyspaces.display())))?;
+        let current = entry.path().join("current");
+        let Ok(bytes) = std::fs::read(&current) else {
+            continue;
+        };
+        if bytes.len() != 25 || bytes[24] != 0 {
+            continue;
+        }
+        let id = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+        let want = u128::from_le_bytes(bytes[8..24].try_into().expect("16 bytes"));
+        let name = format!("keyspaces/{}/v{id}", entry.file_name().to_string_lossy());
+        let version = std::fs::read(entry.path().join(format!("v{id}"))).map_err(|e| {
+            damaged(format!(
+                "cannot read {name}, which its `current` names: {e}"
+            ))
+        })?;
+        if xxhash_rust::xxh3::xxh3_128(&version) != want {
+            return Err(damaged(format!(
+                "{name} ({} bytes) fails the checksum its `current` file records",
+                version.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// Set while [`contain_panic`] runs a call into fjall on this thread.
+    static PANIC_CONTAINED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, a call into fjall that reads the store's files, and turns a
+/// panic inside it into an error of one line. fjall and lsm-tree assert on
+/// some damaged files instead of returning an error: a flipped bit in a
+/// keyspace's version file (`filter_hash_type should be XXH3`), and, in
+/// builds with debug assertions, in a journal entry's lengths. The torture
+/// harness found both (3 of 323 bit flips on fjall at 52cf6b5).
+///
+/// The panic's own report is kept off stderr: the first call installs a
+/// panic hook that says nothing for a panic on a thread inside this
+/// function and hands every other panic to the hook that was installed
+/// before it (a hook set later by the application replaces this one; then
+/// a contained panic is reported by it too, and still contained).
+fn contain_panic<T>(location: &str, f: impl FnOnce() -> T) -> Result<T, StoreError> {
+    static QUIET_HOOK: std::sync::Once = std::sync::Once::new();
+    QUIET_HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !PANIC_CONTAINED.with(std::cell::Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was = PANIC_CONTAINED.with(|c| c.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    PANIC_CONTAINED.with(|c| c.set(was));
+    result.map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned());
+        let first = message.lines().next().unwrap_or_default().to_owned();
+        StoreError::backend(
+            location.to_owned(),
+            format!("cannot open: fjall failed on its own files, which are damaged ({first})"),
+        )
+    })
 }
 
 /// fjall's errors print as their `Debug` form (`FjallError: Io(Os { code:

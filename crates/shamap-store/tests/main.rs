@@ -11,6 +11,7 @@ mod clio_cassandra;
 mod crash;
 mod disk_faults;
 mod faults;
+mod fjall_damage;
 mod gc;
 mod ledgers;
 mod node_log;
