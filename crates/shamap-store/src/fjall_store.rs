@@ -494,7 +494,7 @@ thread_local! {
 /// some damaged files instead of returning an error: a flipped bit in a
 /// keyspace's version file (`filter_hash_type should be XXH3`), and, in
 /// builds with debug assertions, in a journal entry's lengths. The torture
-/// harness found both (3 of 323 bit flips on fjall at 52cf6b5).
+/// harness found both (3 of 323 bit flips on fjall at 541da3d).
 ///
 /// The panic's own report is kept off stderr: the first call installs a
 /// panic hook that says nothing for a panic on a thread inside this

@@ -2,7 +2,7 @@
 //! abort. lsm-tree asserts on some damaged keyspace version files (`level
 //! count should be 7`, `filter_hash_type should be XXH3`) inside a lock its
 //! own `Drop` then takes, so the process aborts; the torture harness found
-//! it (3 of 323 bit flips on fjall at 52cf6b5). `FjallStore` checks each
+//! it (3 of 323 bit flips on fjall at 541da3d). `FjallStore` checks each
 //! version file against the checksum its `current` file records before
 //! fjall opens anything, and contains a panic from fjall's opening.
 //!
