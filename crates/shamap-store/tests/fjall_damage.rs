@@ -19,21 +19,7 @@ use shamap_store::{import_ledger, verify_all, FjallStore};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::support::{random_map, seed};
-
-/// Copies the store directory `from` into a new directory `to`.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read dir") {
-        let e = e.expect("entry");
-        let target = to.join(e.file_name());
-        if e.file_type().expect("type").is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).expect("copy");
-        }
-    }
-}
+use crate::support::{copy_store_dir, random_map, seed};
 
 /// Files under `dir` (relative paths) that `want` picks.
 fn files(dir: &Path, want: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
@@ -116,7 +102,7 @@ fn a_flipped_bit_in_fjalls_version_files_current_files_or_journal_is_one_line_ne
     let (mut opened, mut refused) = (0usize, 0usize);
     for (n, (file, byte, bit)) in targets.iter().enumerate() {
         let copy = root.path().join(format!("case{n}"));
-        copy_dir(&pristine, &copy);
+        copy_store_dir(&pristine, &copy);
         let path = copy.join(file);
         let mut bytes = std::fs::read(&path).expect("read");
         bytes[*byte] ^= 1 << bit;

@@ -366,3 +366,15 @@ pub fn assert_bad_node(err: shamap_store::StoreError, hash: shamap::Hash256, key
         other => panic!("{other}"),
     }
 }
+
+/// Copies the store directory `from` to `to`, which must not exist (sparse
+/// files stay sparse: fjall's journals are preallocated).
+pub fn copy_store_dir(from: &std::path::Path, to: &std::path::Path) {
+    let ok = std::process::Command::new("cp")
+        .args(["-a", "--sparse=always"])
+        .arg(from)
+        .arg(to)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "cp -a {} {}", from.display(), to.display());
+}

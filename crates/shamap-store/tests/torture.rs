@@ -75,6 +75,7 @@ use shamap_store::{
     StoreError, StoredMap,
 };
 
+use crate::support::copy_store_dir;
 use crate::tmpfs::Tmpfs;
 
 /// Seconds of torture per backend when `SHAMAP_TORTURE_SECS` is not set:
@@ -1264,18 +1265,6 @@ fn judge(model: &mut Model, check: Check, refusal_fails: bool, read_only: bool) 
 
 // ---- the faults on files ----
 
-/// Copies a store directory (sparse files stay sparse: fjall's journals
-/// are preallocated).
-fn copy_dir(from: &Path, to: &Path) {
-    let ok = Command::new("cp")
-        .args(["-a", "--sparse=always"])
-        .arg(from)
-        .arg(to)
-        .status()
-        .is_ok_and(|s| s.success());
-    assert!(ok, "cp -a {} {}", from.display(), to.display());
-}
-
 /// Points the copy's index checkpoint (if any) at the copied log: it names
 /// its log by device and inode, which a copy changes, and would be
 /// ignored. The layout is the one `log_store::checkpoint` documents
@@ -1612,10 +1601,10 @@ impl Torture {
             ));
             let _ = std::fs::create_dir_all(keep);
             let _ = std::fs::remove_dir_all(&to);
-            copy_dir(copy, &to);
+            copy_store_dir(copy, &to);
             let before = self.scratch.path().join("before-after");
             if class == Class::After && before.exists() {
-                copy_dir(&before, &to.with_extension("before"));
+                copy_store_dir(&before, &to.with_extension("before"));
             }
         }
         self.tally.add(class, outcome, &context);
@@ -1743,7 +1732,7 @@ impl Torture {
         let to = self.scratch.path().join(name);
         let _ = std::fs::remove_dir_all(&to);
         if self.live_dir().exists() {
-            copy_dir(&self.live_dir(), &to);
+            copy_store_dir(&self.live_dir(), &to);
         } else {
             std::fs::create_dir_all(&to).expect("mkdir");
         }
@@ -1776,7 +1765,7 @@ impl Torture {
                 // the case if it fails.
                 let before = self.scratch.path().join("before-after");
                 let _ = std::fs::remove_dir_all(&before);
-                copy_dir(&copy, &before);
+                copy_store_dir(&copy, &before);
             }
             self.go_on_after(class, &copy, &mut model, &fault);
         }
@@ -1958,7 +1947,7 @@ impl Torture {
         self.tmpfs_ok = Some(true);
         let db = fs.path.join("db");
         if self.live_dir().exists() {
-            copy_dir(&self.live_dir(), &db);
+            copy_store_dir(&self.live_dir(), &db);
         }
         let used = df_used_kib(&fs.path);
         let margin_kib = self.rng.gen_range(0..256u64);
