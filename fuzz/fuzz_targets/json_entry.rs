@@ -70,7 +70,9 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => one_line(e),
         Ok(entry) if is_decoded_state(obj) => {
             // Round trip through the codec's decoder.
-            if let Some(mut back) = decoded_object(&entry.data).filter(|_| !has_negative_integer(&v)) {
+            if let Some(mut back) =
+                decoded_object(&entry.data).filter(|_| !has_negative_integer(&v))
+            {
                 back.insert("index".into(), Value::String(entry.key.to_hex()));
                 let again = read_state_entry(&Value::Object(back))
                     .unwrap_or_else(|e| panic!("decoded JSON of an encoded entry is refused: {e}"));
@@ -108,8 +110,9 @@ fuzz_target!(|data: &[u8]| {
                     );
                     let key = if meta_decoded { "metaData" } else { "meta" };
                     back.insert(key.into(), meta);
-                    let again = read_tx_entry(&Value::Object(back))
-                        .unwrap_or_else(|e| panic!("decoded JSON of an encoded tx is refused: {e}"));
+                    let again = read_tx_entry(&Value::Object(back)).unwrap_or_else(|e| {
+                        panic!("decoded JSON of an encoded tx is refused: {e}")
+                    });
                     assert_eq!(&again, entry, "decode and encode again changes the bytes");
                 }
                 let mut extra = obj.clone();

@@ -135,7 +135,10 @@ fuzz_target!(|data: &[u8]| {
                     );
                 }
             }
-            Err(e) => assert!(!acknowledged, "an acknowledged write made the store refuse: {e}"),
+            Err(e) => assert!(
+                !acknowledged,
+                "an acknowledged write made the store refuse: {e}"
+            ),
         }
     }
     let _ = std::fs::remove_dir_all(&dir);

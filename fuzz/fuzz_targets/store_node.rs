@@ -42,7 +42,11 @@ fn value_mode(mut data: &[u8]) {
     let key = Hash256(take32(&mut data));
     if let Ok(obj) = NodeObject::decode(key, data.to_vec()) {
         assert_eq!(obj.hash(), key);
-        assert_eq!(keyed(obj.value()), key, "accepted a value that does not hash to its key");
+        assert_eq!(
+            keyed(obj.value()),
+            key,
+            "accepted a value that does not hash to its key"
+        );
         let _ = obj.parse();
         let _ = obj.to_wire();
     }
@@ -111,7 +115,10 @@ fn hostile_store_mode(data: &[u8]) {
     for i in (0..blobs.len()).rev() {
         let b = &blobs[i];
         let value = if b.first().is_some_and(|x| x % 2 == 1) {
-            let mask = u16::from_le_bytes([b.get(1).copied().unwrap_or(0), b.get(2).copied().unwrap_or(0)]);
+            let mask = u16::from_le_bytes([
+                b.get(1).copied().unwrap_or(0),
+                b.get(2).copied().unwrap_or(0),
+            ]);
             let mut v = vec![0u8; 8];
             v.push(b.get(3).map_or(3, |t| if t % 3 == 0 { 4 } else { 3 }));
             let mut next = i + 1;
@@ -131,7 +138,10 @@ fn hostile_store_mode(data: &[u8]) {
         store.insert_raw(hashes[i], value);
     }
     let Some(&root) = hashes.first() else { return };
-    let opts = BackedOptions { budget_bytes: 4096 };
+    let opts = BackedOptions {
+        budget_bytes: 4096,
+        ..BackedOptions::default()
+    };
     let Ok(mut m) = BackedMap::open(&store, root, MapKind::AccountState, opts) else {
         return;
     };
