@@ -23,4 +23,4 @@ scripts/cassandra.sh wipe
 scripts/cassandra.sh start --nodes 3
 export SHAMAP_CASSANDRA_CLUSTER=127.0.0.1:9042,127.0.0.2:9042,127.0.0.3:9042
 cargo test -p shamap-store --features cassandra --test main cassandra::faults_on_three_nodes -- --ignored --nocapture
-cargo test -p shamap-store --features cassandra --test main clio_cassandra::clio_verify_through_a_node_kill -- --ignored --nocapture
+cargo test -p shamap-clio --test main clio_cassandra::clio_verify_through_a_node_kill -- --ignored --nocapture

@@ -1,5 +1,5 @@
 //! `shamap clio verify`: verify a Clio database (Cassandra or ScyllaDB)
-//! ledger by ledger ([`shamap_store::clio::ClioVerifier`]).
+//! ledger by ledger ([`shamap_clio::ClioVerifier`]).
 //!
 //! Text output, per ledger, as it is verified:
 //!
@@ -48,14 +48,14 @@ use std::path::PathBuf;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
-use shamap_ledger::verify::Checked;
-use shamap_store::clio::{
-    random_chain, read_floor, AuditFinding, ChainShape, ClioLoader, ClioReader, ClioVerifier,
-    LedgerCheck, Pair,
+use shamap_clio::report::{audit_json, render_audit, render_text, JsonReport};
+use shamap_clio::{
+    ledgers_wanted, random_chain, read_floor, ChainShape, ClioLoader, ClioReader, ClioRun,
+    ClioVerifier, StatePolicy, Stop,
 };
-use shamap_store::{BackedOptions, MemStore, NodeStore};
+use shamap_store::{MemStore, NodeStore};
 
-use crate::output::{print_json, print_text, Exit, Failure};
+use crate::output::{print_json, print_json_streamed, print_text, Exit, Failure};
 
 /// Arguments of `shamap clio`.
 #[derive(Debug, clap::Args)]
@@ -222,161 +222,6 @@ fn unusable(e: impl std::fmt::Display) -> Failure {
     Failure::unusable(e.to_string())
 }
 
-fn status_word(p: &Pair) -> String {
-    if p.0 == p.1 {
-        format!("{} match", p.0)
-    } else {
-        format!("{} MISMATCH expected {}", p.0, p.1)
-    }
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-/// Keys listed on one line, at most `max`.
-fn key_list(keys: &[impl std::fmt::Display], max: usize) -> String {
-    let mut s: Vec<String> = keys.iter().take(max).map(|k| k.to_string()).collect();
-    if keys.len() > max {
-        s.push(format!("… and {} more", keys.len() - max));
-    }
-    s.join(" ")
-}
-
-/// One ledger's text report.
-pub fn render_text(c: &LedgerCheck) -> String {
-    let what = if c.full_build {
-        format!(
-            "full build: {}, {}",
-            plural(c.state_entries, "state entry", "state entries"),
-            plural(c.transactions as u64, "transaction", "transactions")
-        )
-    } else {
-        format!(
-            "{}, {}, {}",
-            plural(c.diff_keys.len() as u64, "diff key", "diff keys"),
-            plural(c.state_entries, "state entry", "state entries"),
-            plural(c.transactions as u64, "transaction", "transactions")
-        )
-    };
-    let mut out = format!("ledger {} ({what})\n", c.seq);
-    out.push_str(&format!("account_hash {}\n", status_word(&c.account_hash)));
-    out.push_str(&format!(
-        "transaction_hash {}\n",
-        status_word(&c.transaction_hash)
-    ));
-    out.push_str(&format!("ledger_hash {}\n", status_word(&c.ledger_hash)));
-    if let Some(p) = c.parent_hash.filter(|p| p.0 != p.1) {
-        out.push_str(&format!("parent_hash {}\n", status_word(&p)));
-    }
-    for p in &c.problems {
-        out.push_str(&format!("key {}: {}\n", p.key, p.what));
-    }
-    if c.account_hash.0 != c.account_hash.1 && !c.full_build {
-        out.push_str(&format!(
-            "diff keys at ledger {}: {}\n",
-            c.seq,
-            if c.diff_keys.is_empty() {
-                "none".to_owned()
-            } else {
-                key_list(&c.diff_keys, 64)
-            }
-        ));
-    }
-    out
-}
-
-/// The one line saying why a ledger did not match: its first problem by
-/// key, else the first value that differs.
-pub fn summary(c: &LedgerCheck) -> String {
-    let n = c.seq;
-    if let Some(p) = c.problems.first() {
-        let more = match c.problems.len() {
-            1 => String::new(),
-            k => format!(" (and {} more)", k - 1),
-        };
-        return format!("ledger {n}: key {}: {}{more}", p.key, p.what);
-    }
-    if c.account_hash.0 != c.account_hash.1 {
-        if c.full_build {
-            return format!(
-                "ledger {n}: account_hash {} MISMATCH expected {} (state built whole from the successor list: {})",
-                c.account_hash.0,
-                c.account_hash.1,
-                plural(c.state_entries, "entry", "entries")
-            );
-        }
-        return format!(
-            "ledger {n}: account_hash {} MISMATCH expected {}; the ledger's diff keys: {}",
-            c.account_hash.0,
-            c.account_hash.1,
-            if c.diff_keys.is_empty() {
-                "none".to_owned()
-            } else {
-                key_list(&c.diff_keys, 8)
-            }
-        );
-    }
-    if c.transaction_hash.0 != c.transaction_hash.1 {
-        return format!(
-            "ledger {n}: transaction_hash {} MISMATCH expected {}",
-            c.transaction_hash.0, c.transaction_hash.1
-        );
-    }
-    if c.ledger_hash.0 != c.ledger_hash.1 {
-        return format!(
-            "ledger {n}: the stored ledger hash {} is not the hash of the header's fields {}",
-            c.ledger_hash.1, c.ledger_hash.0
-        );
-    }
-    if let Some(p) = c.parent_hash.filter(|p| p.0 != p.1) {
-        return format!(
-            "ledger {n}: parent_hash {} is not ledger {}'s hash {}",
-            p.0,
-            n.saturating_sub(1),
-            p.1
-        );
-    }
-    format!("ledger {n}: does not match")
-}
-
-fn checked(p: &Pair) -> Value {
-    Checked::computed(p.0, Some(p.1)).to_json()
-}
-
-/// One ledger as JSON.
-pub fn ledger_json(c: &LedgerCheck) -> Value {
-    json!({
-        "ledger_index": c.seq,
-        "full_build": c.full_build,
-        "state_entries": c.state_entries,
-        "diff_keys": c.diff_keys.iter().map(|k| k.to_string()).collect::<Vec<_>>(),
-        "transactions": c.transactions,
-        "account_hash": checked(&c.account_hash),
-        "transaction_hash": checked(&c.transaction_hash),
-        "ledger_hash": checked(&c.ledger_hash),
-        "parent_hash": c.parent_hash.as_ref().map(checked),
-        "problems": c.problems.iter().map(|p| json!({"key": p.key.to_string(), "what": p.what})).collect::<Vec<_>>(),
-    })
-}
-
-/// The final audit's text: one line, and one per finding.
-pub fn render_audit(seq: u32, entries: u64, found: &[AuditFinding]) -> String {
-    let mut out = format!(
-        "audit of the state at ledger {seq}: {} re-read, {}\n",
-        plural(entries, "live key", "live keys"),
-        if found.is_empty() {
-            "all match".to_owned()
-        } else {
-            plural(found.len() as u64, "finding", "findings")
-        }
-    );
-    for f in found {
-        out.push_str(&format!("ledger {} key {}: {}\n", f.seq, f.key, f.what));
-    }
-    out
-}
-
 fn progress(len: u64) -> ProgressBar {
     if !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
@@ -390,96 +235,6 @@ fn progress(len: u64) -> ProgressBar {
     bar
 }
 
-/// The ledgers to verify: `(from, to)`, from the arguments and the range.
-fn wanted(args: &ClioVerifyArgs, range: Option<(u32, u32)>) -> Result<(u32, u32), Failure> {
-    let (from, to) = match (args.ledger, args.from, args.to, range) {
-        (Some(n), ..) => (n, n),
-        (None, Some(a), Some(b), _) => (a, b),
-        (None, a, b, Some((r0, r1))) => (a.unwrap_or(r0), b.unwrap_or(r1)),
-        (None, ..) => return Err(Failure::unusable(
-            "table ledger_range is empty: no ledgers to verify (give --ledger or --from and --to)",
-        )),
-    };
-    if from > to {
-        return Err(Failure::unusable(format!(
-            "--from {from} is after --to {to}"
-        )));
-    }
-    if let Some((r0, r1)) = range {
-        if from < r0 || to > r1 {
-            return Err(Failure::unusable(format!(
-                "ledgers {from}..{to} are not all within ledger_range {r0}..{r1}"
-            )));
-        }
-    }
-    Ok((from, to))
-}
-
-/// `--json` output, written as the run goes: the `ledgers` array a ledger
-/// at a time, then the other fields, so a long run holds no report of its
-/// ledgers in memory.
-#[derive(Default)]
-struct JsonOut {
-    started: bool,
-    checked: usize,
-    mismatches: usize,
-}
-
-impl JsonOut {
-    fn open(&mut self) -> Result<(), Failure> {
-        if !self.started {
-            self.started = true;
-            print_text("{\n  \"ledgers\": [")?;
-        }
-        Ok(())
-    }
-
-    fn ledger(&mut self, c: &LedgerCheck) -> Result<(), Failure> {
-        let first = !self.started;
-        self.open()?;
-        let pairs = [&c.account_hash, &c.transaction_hash, &c.ledger_hash]
-            .into_iter()
-            .chain(c.parent_hash.as_ref());
-        for p in pairs {
-            self.checked += 1;
-            self.mismatches += usize::from(p.0 != p.1);
-        }
-        let body = serde_json::to_string_pretty(&ledger_json(c)).unwrap_or_default();
-        let mut out = String::from(if first { "\n" } else { ",\n" });
-        for (i, line) in body.lines().enumerate() {
-            if i > 0 {
-                out.push('\n');
-            }
-            out.push_str("    ");
-            out.push_str(line);
-        }
-        print_text(&out)
-    }
-
-    /// Closes the array and writes the other fields.
-    fn finish(mut self, rest: Value) -> Result<(), Failure> {
-        let had_ledgers = self.started && self.checked > 0;
-        self.open()?;
-        let mut rest = rest;
-        if let Value::Object(m) = &mut rest {
-            m.insert("checked".into(), json!(self.checked));
-            m.insert("mismatches".into(), json!(self.mismatches));
-        }
-        let body = serde_json::to_string_pretty(&rest).unwrap_or_default();
-        // `{\n  "a": …\n}` without its opening brace, after the array.
-        let tail = body
-            .strip_prefix('{')
-            .unwrap_or(&body)
-            .trim_start_matches('\n');
-        let close = if had_ledgers { "\n  ]" } else { "]" };
-        if tail.starts_with('}') {
-            print_text(&format!("{close}\n}}\n"))
-        } else {
-            print_text(&format!("{close},\n{tail}\n"))
-        }
-    }
-}
-
 /// Set by Ctrl-C during `--follow`: stop after the ledger in progress.
 static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -490,38 +245,23 @@ fn stop_requested() -> bool {
 fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
     let reader = ClioReader::open(&args.db).map_err(unusable)?;
     let range = reader.range().map_err(unusable)?;
-    let (from, to) = wanted(args, range)?;
+    let (from, to) =
+        ledgers_wanted(args.ledger, args.from, args.to, range).map_err(Failure::unusable)?;
     let mem;
     let log;
-    let (store, opts, persist): (&dyn NodeStore, BackedOptions, bool) = match &args.state {
+    let (store, policy): (&dyn NodeStore, StatePolicy) = match &args.state {
         Some(dir) => {
             log = crate::input::open_or_create(dir).map_err(|f| f.about_store(dir))?;
-            // A ledger's changes are a few hundred KiB of dirty nodes; only
-            // the first ledger's build spills, and it peaks lower spilling
-            // a sixteenth of the budget at a time than a quarter.
-            // The budget covers the process heap's growth, not only the
-            // map's own accounting (rows read ahead, the allocator's
-            // metadata): see `BackedOptions::heap_probe`.
-            let opts = BackedOptions {
-                dirty_share: 16,
+            let policy = StatePolicy::Stored {
+                cache_mb: args.cache_mb,
+                keep_history: args.keep_history,
                 heap_probe: crate::heap::probe(),
-                ..BackedOptions::with_budget_mb(args.cache_mb)
             };
-            let opts = if args.keep_history {
-                opts
-            } else {
-                opts.pruning()
-            };
-            (&*log, opts, true)
+            (&*log, policy)
         }
         None => {
             mem = MemStore::new();
-            // In memory: a budget that never spills to the store.
-            let opts = BackedOptions {
-                budget_bytes: usize::MAX / 8,
-                ..BackedOptions::default()
-            };
-            (&mem, opts, false)
+            (&mem, StatePolicy::InMemory)
         }
     };
     let about_state = |f: Failure| match &args.state {
@@ -529,25 +269,17 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         None => f,
     };
     let mut verifier =
-        ClioVerifier::new(&reader, store, opts, persist).map_err(|e| about_state(unusable(e)))?;
-    let resumed_after = verifier.last_verified();
-    let start = match resumed_after {
-        None => from,
-        Some(s) if from > s + 1 => {
-            return Err(about_state(Failure::unusable(format!(
-                "the state holds ledgers verified up to {s}; starting at {from} would skip {}..{}",
-                s + 1,
-                from - 1
-            ))))
-        }
-        Some(s) => s + 1,
-    };
+        ClioVerifier::with_state(&reader, store, policy).map_err(|e| about_state(unusable(e)))?;
+    let mut run =
+        ClioRun::new(&mut verifier, from, to).map_err(|e| about_state(Failure::unusable(e)))?;
+    let resumed_after = run.resumed_after();
+    if args.json {
+        return verify_json(args, run, resumed_after, &about_state);
+    }
     if let Some(s) = resumed_after {
-        if !args.json {
-            print_text(&format!(
-                "resuming after ledger {s}, verified before into the state\n"
-            ))?;
-        }
+        print_text(&format!(
+            "resuming after ledger {s}, verified before into the state\n"
+        ))?;
     }
     if args.follow {
         // Ctrl-C: the ledger in progress is finished (and, with --state,
@@ -555,45 +287,22 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         // leaves Ctrl-C as it is: every ledger verified is recorded anyway.
         let _ = ctrlc::set_handler(|| STOP.store(true, std::sync::atomic::Ordering::SeqCst));
     }
-    verifier.prefetch_until(to);
-    let mut json = JsonOut::default();
-    let mut verified = 0u64;
-    let mut last_checked = None;
-    let bar = progress(u64::from(to.saturating_sub(start)) + u64::from(start <= to));
-    let mut failure = None;
+    let bar = progress(u64::from(to.saturating_sub(run.first())) + u64::from(run.first() <= to));
     let mut stopped = false;
-    let mut seq = start;
-    let mut to = to;
+    let mut failure = None;
     loop {
-        while seq <= to {
-            if stop_requested() {
-                stopped = true;
+        while !stop_requested() {
+            let Some(check) = run.next_check() else {
                 break;
-            }
-            match verifier.verify(seq) {
-                Err(e) => {
-                    failure = Some(about_state(unusable(e)));
-                    break;
-                }
-                Ok(check) => {
-                    bar.inc(1);
-                    if args.json {
-                        json.ledger(&check)?;
-                    } else {
-                        bar.suspend(|| print_text(&render_text(&check)))?;
-                    }
-                    let ok = check.is_match();
-                    verified += 1;
-                    last_checked = Some(check.seq);
-                    if !ok {
-                        failure = Some(Failure::negative(summary(&check)));
-                        break;
-                    }
-                }
-            }
-            seq += 1;
+            };
+            bar.inc(1);
+            bar.suspend(|| print_text(&render_text(&check)))?;
         }
-        if failure.is_some() || !args.follow || stopped {
+        if stop_requested() {
+            stopped = true;
+            break;
+        }
+        if run.stop().is_some() || !args.follow {
             break;
         }
         // --follow: wait for the range to grow, a second at most between
@@ -604,15 +313,10 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
             std::thread::sleep(step);
             waited += step;
         }
-        if stop_requested() {
-            stopped = true;
-            break;
-        }
         match reader.range() {
-            Ok(Some((_, end))) if end > to => {
-                bar.inc_length(u64::from(end - to));
-                to = end;
-                verifier.prefetch_until(to);
+            Ok(Some((_, end))) if end > run.last() => {
+                bar.inc_length(u64::from(end - run.last()));
+                run.extend_to(end);
             }
             Ok(_) => {}
             Err(e) => {
@@ -623,8 +327,7 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
     }
     bar.finish_and_clear();
     if stopped {
-        let last = verifier.last_verified();
-        print_text(&match (last, persist) {
+        print_text(&match (run.last_verified(), policy.persists()) {
             (Some(l), true) => {
                 format!("stopped (Ctrl-C) after ledger {l}: every ledger verified is recorded in the state\n")
             }
@@ -633,72 +336,71 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         })?;
         return Ok(Exit::Done);
     }
-    let audited_at = last_checked.unwrap_or(to);
-    let mut audit = None;
-    if failure.is_none() && verified > 0 && !args.no_audit {
-        match verifier.audit() {
-            Err(e) => failure = Some(about_state(unusable(e))),
-            Ok(found) => {
-                if !args.json {
-                    print_text(&render_audit(audited_at, verifier.map_entries(), &found))?;
-                }
-                if let Some(f) = found.first() {
-                    let more = match found.len() {
-                        1 => String::new(),
-                        n => format!(" (and {} more)", n - 1),
-                    };
-                    failure = Some(Failure::negative(format!(
-                        "ledger {}: key {}: {}{more}",
-                        f.seq, f.key, f.what
-                    )));
-                }
-                audit = Some(found);
-            }
+    if failure.is_none() && !args.no_audit {
+        if let Some(found) = run.audit() {
+            print_text(&render_audit(run.audited_at(), run.map_entries(), &found))?;
         }
     }
-    if args.json {
-        let errors: Vec<&str> = failure.iter().map(|f| f.line.as_str()).collect();
-        json.finish(json!({
-            "ok": failure.is_none(),
-            "errors": errors,
-            "resumed_after": resumed_after,
-            "audit": audit.as_ref().map(|found| json!({
-                "ledger_index": audited_at,
-                "findings": found.iter().map(|f| json!({"ledger_index": f.seq, "key": f.key.to_string(), "what": f.what})).collect::<Vec<_>>(),
-            })),
-        }))?;
+    if let Some(f) = failure.or_else(|| run.stop().map(|s| stop_failure(s, &about_state))) {
+        return Err(f);
     }
-    match failure {
+    if run.verified() == 0 {
+        print_text(&format!(
+            "nothing to verify: ledgers up to {} are verified in the state\n",
+            resumed_after.unwrap_or(to)
+        ))?;
+    }
+    Ok(Exit::Done)
+}
+
+/// The failure of a run that stopped early.
+fn stop_failure(stop: &Stop, about_state: &dyn Fn(Failure) -> Failure) -> Failure {
+    match stop {
+        Stop::Unusable(line) => about_state(Failure::unusable(line.clone())),
+        Stop::Mismatch(line) => Failure::negative(line.clone()),
+    }
+}
+
+/// `--json`: one document, its ledgers written as they are verified
+/// ([`JsonReport`]).
+fn verify_json(
+    args: &ClioVerifyArgs,
+    run: ClioRun<'_, '_, '_>,
+    resumed_after: Option<u32>,
+    about_state: &dyn Fn(Failure) -> Failure,
+) -> Result<Exit, Failure> {
+    let run = std::cell::RefCell::new(run);
+    let failure = std::cell::RefCell::new(None);
+    let report = JsonReport::new(
+        || run.borrow_mut().next_check(),
+        || {
+            let mut r = run.borrow_mut();
+            let audit = if args.no_audit { None } else { r.audit() };
+            let f = r.stop().map(|s| stop_failure(s, about_state));
+            let errors: Vec<String> = f.iter().map(|f| f.line.clone()).collect();
+            *failure.borrow_mut() = f;
+            vec![
+                ("ok", json!(errors.is_empty())),
+                ("errors", json!(errors)),
+                ("resumed_after", json!(resumed_after)),
+                (
+                    "audit",
+                    audit.map_or(Value::Null, |found| audit_json(r.audited_at(), &found)),
+                ),
+            ]
+        },
+    );
+    print_json_streamed(&report)?;
+    match failure.into_inner() {
         Some(f) => Err(f),
-        None => {
-            if verified == 0 && !args.json {
-                print_text(&format!(
-                    "nothing to verify: ledgers up to {} are verified in the state\n",
-                    resumed_after.unwrap_or(to)
-                ))?;
-            }
-            Ok(Exit::Done)
-        }
+        None => Ok(Exit::Done),
     }
 }
 
 fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
     let reader = ClioReader::open(&args.db).map_err(unusable)?;
     let range = reader.range().map_err(unusable)?;
-    let (from, to) = match (args.from, args.to, range) {
-        (Some(a), Some(b), _) => (a, b),
-        (a, b, Some((r0, r1))) => (a.unwrap_or(r0), b.unwrap_or(r1)),
-        _ => {
-            return Err(Failure::unusable(
-                "table ledger_range is empty: give --from and --to",
-            ))
-        }
-    };
-    if from > to {
-        return Err(Failure::unusable(format!(
-            "--from {from} is after --to {to}"
-        )));
-    }
+    let (from, to) = ledgers_wanted(None, args.from, args.to, range).map_err(Failure::unusable)?;
     let f = read_floor(&reader, from, to).map_err(unusable)?;
     let secs = |d: std::time::Duration| d.as_secs_f64();
     if args.json {

@@ -163,6 +163,23 @@ pub fn print_json(value: &serde_json::Value) -> Result<(), Failure> {
     print_text(&s)
 }
 
+/// Writes `value` as pretty JSON and a newline on stdout while it is
+/// serialized (a document whose parts are computed as it is written, as
+/// `clio verify --json`'s ledgers are), flushed as it goes; a closed pipe
+/// is not an error, as [`print_text`].
+pub fn print_json_streamed(value: &impl serde::Serialize) -> Result<(), Failure> {
+    let mut stdout = io::LineWriter::new(io::stdout().lock());
+    let written = serde_json::to_writer_pretty(&mut stdout, value)
+        .map_err(io::Error::from)
+        .and_then(|()| stdout.write_all(b"\n"))
+        .and_then(|()| stdout.flush());
+    match written {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::unusable(format!("cannot write output: {e}"))),
+    }
+}
+
 /// Writes `text` on stdout; a write error is reported but does not change
 /// the exit status. The store subcommands (`import`, `get`, `scan`,
 /// `apply`, `info`, `sync`, `gc`, `verify --db`) have always printed this

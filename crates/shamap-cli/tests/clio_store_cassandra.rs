@@ -1,6 +1,6 @@
 //! `shamap clio verify` against a real Cassandra named by `SHAMAP_CASSANDRA`
 //! (`HOST:PORT`; `scripts/cassandra.sh start` starts one at 127.0.0.1:9042).
-//! Ledgers are written into Clio's schema by `shamap_store::clio::ClioLoader`
+//! Ledgers are written into Clio's schema by `shamap_clio::ClioLoader`
 //! (as Clio's ETL writes them); the faults are made with plain CQL, as any
 //! client of the cluster could. Without a cluster each test says it skips.
 
@@ -9,9 +9,10 @@ use std::ops::Bound::{Excluded, Unbounded};
 use std::time::Duration;
 
 use shamap::Key;
-use shamap_store::clio::{random_chain, ChainShape, ClioLedger, ClioLoader};
+use shamap_clio::{random_chain, ChainShape, ClioLedger, ClioLoader};
 
-use crate::cassandra_cluster::{cluster, ledger_38129, load};
+use crate::cassandra_cluster::cluster;
+use crate::clio_ledgers::{ledger_38129, load};
 use crate::support::{
     assert_contains, assert_starts_with, data, ledger_headings, one_error_line, shamap,
     shamap_within, Run, ACCOUNT_38129, LEDGER_38129, TX_38129,
@@ -266,7 +267,7 @@ fn faulted(host: &str, t: &Target, name: &str, damage: impl FnOnce(&str) -> Stri
 /// The last ledger the `--state` store in `dir` records as verified.
 fn verified_through(dir: &std::path::Path) -> u32 {
     let store = shamap_store::LogStore::open(dir).expect("state");
-    let rec = shamap_store::clio::read_verified(&store)
+    let rec = shamap_clio::read_verified(&store)
         .expect("record")
         .expect("some ledgers verified");
     rec.seq

@@ -4,6 +4,8 @@
 mod apply_input;
 #[path = "../../shamap-store/tests/cassandra_cluster.rs"]
 mod cassandra_cluster;
+#[path = "../../shamap-clio/tests/clio_ledgers.rs"]
+mod clio_ledgers;
 mod clio_store_cassandra;
 mod diffs;
 mod proofs;

@@ -9,8 +9,11 @@
 //! | 2, compressed inner | u16 big-endian mask (0x8000 = branch 0) ‖ n × 32-byte hashes |
 //! | 3, full inner | 16 × 32-byte hashes |
 //!
-//! The 9-byte value header and the `MIN\0` prefix are implied. Values other
-//! than inner nodes would go through LZ4 (type 1), not modelled here.
+//! The 9-byte value header and the `MIN\0` prefix are implied. This is the
+//! one home of the codec: the node log's inner records, the backed map's
+//! cache entries and rippled's NuDB values all encode and decode inner
+//! nodes here. (Values other than inner nodes go through LZ4, type 1, in
+//! rippled's NuDB store: read by its backend.)
 
 use shamap::node_hash::{self, INNER_MESSAGE_LEN};
 use shamap::Hash256;
@@ -38,27 +41,52 @@ pub fn encode_inner(value: &[u8]) -> Option<Vec<u8>> {
 /// node; returns its length.
 pub fn encode_inner_into(value: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     let hashes = inner_children(value)?;
+    Some(encode_children_into(hashes.iter(), out))
+}
+
+/// Appends the compact encoding of an inner node with these sixteen child
+/// hashes (all zero = empty branch) to `out`; returns its length. The one
+/// writer of the codec: the node log's inner records and the backed map's
+/// cache entries both go through it.
+pub fn encode_children_into<'a>(
+    children: impl ExactSizeIterator<Item = &'a [u8; 32]> + Clone,
+    out: &mut Vec<u8>,
+) -> usize {
+    debug_assert_eq!(children.len(), 16);
     let mut mask: u16 = 0;
-    for (b, h) in hashes.iter().enumerate() {
+    for (b, h) in children.clone().enumerate() {
         if *h != [0u8; 32] {
             mask |= 0x8000 >> b;
         }
     }
     let start = out.len();
     if mask == 0xFFFF {
+        out.reserve(1 + 512);
         out.push(3);
-        out.extend_from_slice(hashes.as_flattened());
-        return Some(out.len() - start);
+        for h in children {
+            out.extend_from_slice(h);
+        }
+        return out.len() - start;
     }
     out.reserve(3 + 32 * mask.count_ones() as usize);
     out.push(2);
     out.extend_from_slice(&mask.to_be_bytes());
-    for (b, h) in hashes.iter().enumerate() {
+    for (b, h) in children.enumerate() {
         if mask & (0x8000 >> b) != 0 {
             out.extend_from_slice(h);
         }
     }
-    Some(out.len() - start)
+    out.len() - start
+}
+
+/// Length of the compact encoding of an inner node with `present`
+/// non-empty branches.
+pub fn encoded_len(present: usize) -> usize {
+    if present == 16 {
+        1 + 512
+    } else {
+        3 + 32 * present
+    }
 }
 
 /// Length of [`encode_inner`]'s output without building it.
@@ -67,12 +95,14 @@ pub fn inner_len(value: &[u8]) -> Option<usize> {
         .iter()
         .filter(|h| h.iter().any(|&x| x != 0))
         .count();
-    Some(if n == 16 { 1 + 512 } else { 3 + 32 * n })
+    Some(encoded_len(n))
 }
 
-/// Restores the NodeStore value of an inner node of type `node_type` from
-/// its compact encoding.
-pub fn decode_inner(compact: &[u8], node_type: NodeType) -> Option<Vec<u8>> {
+/// The sixteen child hashes of a compact encoding (type 2 with its mask,
+/// or type 3), or `None` when it is neither or its length does not fit:
+/// the one reader of the codec (the node log, the backed map's cache and
+/// rippled's NuDB values).
+pub fn decode_children(compact: &[u8]) -> Option<[Hash256; 16]> {
     let mut children = [Hash256::ZERO; 16];
     match compact.split_first()? {
         (3, body) if body.len() == 512 => {
@@ -95,6 +125,13 @@ pub fn decode_inner(compact: &[u8], node_type: NodeType) -> Option<Vec<u8>> {
         }
         _ => return None,
     }
+    Some(children)
+}
+
+/// Restores the NodeStore value of an inner node of type `node_type` from
+/// its compact encoding.
+pub fn decode_inner(compact: &[u8], node_type: NodeType) -> Option<Vec<u8>> {
+    let children = decode_children(compact)?;
     let mut out = Vec::with_capacity(INNER_VALUE_LEN);
     out.extend_from_slice(&[0; 8]);
     out.push(node_type as u8);

@@ -10,9 +10,6 @@
 //!   in memory), [`FjallStore`] on disk (fjall, pure Rust), `RocksStore` with the `rocksdb`
 //!   feature, `CassandraStore` on an Apache Cassandra or ScyllaDB cluster
 //!   with the `cassandra` feature.
-//! - `clio` (feature `cassandra`): reads a Clio database's flat tables
-//!   and verifies them ledger by ledger against their headers' hashes,
-//!   keeping the verified state in a backed map.
 //! - [`NodeObject`]: a stored value (`8 zero bytes ‖ type ‖ prefix format`),
 //!   verified against its key on every [`NodeStoreExt::get`].
 //! - [`BackedMap`]: a writable map opened by root hash, nodes loaded lazily
@@ -31,42 +28,39 @@
 //! map's kind and its position ([`NodeId`]: depth, a leaf's key on its
 //! path, no leaf as a root).
 //!
+//! The crate by layer: [`backend`] (the stores), [`map`] (maps over any
+//! store), and at the top what both share: the traits ([`store`]), the
+//! stored value ([`node`], [`compact`]), the metadata records ([`meta`]),
+//! errors and the one opening of a location ([`open`]).
+//!
 //! Layout of records and values: `crates/shamap-store/README.md`.
 
-pub mod ack;
-pub mod backed;
-#[cfg(feature = "cassandra")]
-pub mod cassandra;
-#[cfg(feature = "cassandra")]
-pub mod clio;
+pub mod backend;
 pub mod compact;
-mod directory;
 pub mod error;
-pub mod fault;
-mod fetch;
-mod fjall_store;
-pub mod gc;
-pub mod import;
-pub mod log_store;
-mod mem;
+pub mod map;
 pub mod meta;
 pub mod node;
-mod node_id;
 pub mod open;
-pub mod reader;
-#[cfg(feature = "rocksdb")]
-mod rocks;
 pub mod store;
-pub mod sync;
-pub mod verify;
-mod writers;
+
+// The modules by their short names, as before the split into `backend/`
+// and `map/`: `shamap_store::log_store`, `shamap_store::reader`, ...
+#[cfg(feature = "cassandra")]
+pub use backend::cassandra;
+pub(crate) use backend::directory;
+#[cfg(feature = "rocksdb")]
+pub(crate) use backend::rocks;
+pub use backend::{ack, fault, log_store, mem};
+pub use map::{backed, gc, import, reader, sync, verify};
+pub(crate) use map::{fetch, node_id, writers};
 
 pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
+pub use backend::fjall::{FjallOptions, FjallStore};
 #[cfg(feature = "cassandra")]
 pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;
 pub use fault::{Fault, FaultError, FaultyStore, OpClass, OpCounts};
-pub use fjall_store::{FjallOptions, FjallStore};
 pub use gc::{gc, gc_counting, GcReport};
 pub use import::{
     import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,

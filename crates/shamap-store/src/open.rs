@@ -7,8 +7,8 @@
 
 use std::path::Path;
 
+use crate::backend::fjall::{FjallOptions, FjallStore};
 use crate::error::StoreError;
-use crate::fjall_store::{FjallOptions, FjallStore};
 use crate::log_store::LogStore;
 use crate::store::NodeStore;
 

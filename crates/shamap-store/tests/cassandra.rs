@@ -17,7 +17,7 @@ use shamap_store::{
 };
 
 use crate::backed::random_ops_against_oracles;
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::{cluster, cluster_script};
 use crate::support::{count, random_map, seed};
 
 /// The URL of keyspace `t_<name>_<pid>` on the cluster.
@@ -248,17 +248,6 @@ fn an_unreachable_cluster_is_one_line_in_bounded_time() {
         "{line}"
     );
     assert!(!line.contains('\n'), "{line}");
-}
-
-/// `scripts/cassandra.sh` with `args` (the cluster's state directory comes
-/// from the environment, as the fault run sets it).
-pub(crate) fn cluster_script(args: &[&str]) {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/cassandra.sh");
-    let status = std::process::Command::new(script)
-        .args(args)
-        .status()
-        .expect("scripts/cassandra.sh runs");
-    assert!(status.success(), "scripts/cassandra.sh {args:?}: {status}");
 }
 
 /// Creates the keyspace at `url` once the cluster can take quorum

@@ -6,8 +6,6 @@ mod bulk;
 mod cassandra;
 #[cfg(feature = "cassandra")]
 mod cassandra_cluster;
-#[cfg(feature = "cassandra")]
-mod clio_cassandra;
 mod crash;
 mod disk_faults;
 mod faults;

@@ -1,4 +1,4 @@
-//! Clio's Cassandra data model (feature `cassandra`): reading it
+//! Clio's Cassandra data model: reading it
 //! ([`ClioReader`]), writing ledgers into it the way Clio's ETL does, for
 //! tests ([`ClioLoader`]), and verifying it ledger by ledger against the
 //! hashes in its headers ([`ClioVerifier`]).
@@ -32,22 +32,27 @@ use scylla::statement::prepared::PreparedStatement;
 use shamap::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
 use shamap::{Hash256, Key};
 
-use crate::cassandra::CassandraOptions;
-use crate::error::StoreError;
+use shamap_store::CassandraOptions;
+use shamap_store::StoreError;
 
 mod build;
+#[cfg(feature = "test-chain")]
 mod chain;
 mod floor;
 mod loader;
 mod reader;
+pub mod report;
+mod run;
 mod verify;
 
+#[cfg(feature = "test-chain")]
 pub use chain::{random_chain, ChainShape};
 pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};
 pub use reader::{
     Background, ClioReader, LedgerRows, Prefetch, ScanRow, StateRow, TxRow, SCAN_RANGES,
 };
+pub use run::{ledgers_wanted, ClioRun, StatePolicy, Stop};
 pub use verify::{
     read_verified, record_verified, AuditFinding, ClioVerifier, LedgerCheck, Pair, Problem,
     Verified, PREFETCH_LEDGERS, STATE_ROOT_NAME, VERIFIED_RECORD,

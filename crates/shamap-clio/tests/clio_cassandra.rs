@@ -5,13 +5,12 @@
 //! passes. Each test uses a keyspace of its own, dropped when it passes.
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::clio::{
-    random_chain, read_verified, ChainShape, ClioReader, ClioVerifier, LedgerCheck,
-};
+use shamap_clio::{random_chain, read_verified, ChainShape, ClioReader, ClioVerifier, LedgerCheck};
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
-use crate::cassandra_cluster::{cluster, ledger_38129, load};
-use crate::support::seed;
+use crate::cassandra_cluster::cluster;
+use crate::clio_ledgers::{ledger_38129, load};
+use crate::seed;
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
 const LEDGER_38129: &str = "E6DB7365949BF9814D76BCC730B01818EB9136A89DB224F3F9F5AAE4569D758E";
@@ -271,7 +270,7 @@ fn measure_verify_against_read_floor() {
         t2.elapsed()
     );
     // Read floor: the same rows read with the same pipelining, nothing built.
-    let f = shamap_store::clio::read_floor(&reader, 1, last).expect("floor");
+    let f = shamap_clio::read_floor(&reader, 1, last).expect("floor");
     eprintln!("MEASURE floor {f:?}");
     loader.drop_keyspace().expect("drop");
 }
@@ -332,7 +331,7 @@ fn clio_verify_through_a_node_kill() {
         for seq in 5000..=last {
             if seq == kill_at {
                 killer = Some(std::thread::spawn(|| {
-                    crate::cassandra::cluster_script(&["kill", "1"]);
+                    crate::cassandra_cluster::cluster_script(&["kill", "1"]);
                 }));
             }
             match v.verify(seq) {
@@ -364,7 +363,7 @@ fn clio_verify_through_a_node_kill() {
             }
         );
     }
-    crate::cassandra::cluster_script(&["start", "--nodes", "3"]);
+    crate::cassandra_cluster::cluster_script(&["start", "--nodes", "3"]);
     if stopped.is_some() {
         let reader = ClioReader::open(&u).expect("reopen");
         let store = LogStore::open(dir.path()).expect("reopen state");

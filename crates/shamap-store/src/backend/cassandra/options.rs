@@ -203,10 +203,7 @@ impl CassandraOptions {
     /// (`connect_timeout * 3 + request_timeout`) on top of the driver's own
     /// timeouts. Errors: `cannot start the driver's runtime: …` or `cannot
     /// connect to HOSTS: …` (the driver's error may span lines).
-    pub(crate) fn connect(
-        &self,
-        thread_name: &str,
-    ) -> Result<(tokio::runtime::Runtime, Session), String> {
+    pub fn connect(&self, thread_name: &str) -> Result<(tokio::runtime::Runtime, Session), String> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name(thread_name)

@@ -1,0 +1,23 @@
+//! The map layer over any backend: maps read, verified, written, synced
+//! and collected through the [`crate::NodeStore`] traits, never through a
+//! backend's own API.
+//!
+//! - [`fetch`]: the one verified load of a node (hash, kind, position).
+//! - [`reader`]: reading a stored map by root ([`crate::StoredMap`]).
+//! - [`verify`]: rehashing everything reachable from a root.
+//! - [`backed`]: a writable map over a store within a memory budget.
+//! - [`import`]: writing maps and ledgers, then their root record.
+//! - [`sync`]: copying maps between stores through wire blobs.
+//! - [`gc`]: keeping some roots and deleting what they do not reach;
+//!   [`writers`] pins what backed-map writers hold against it.
+//! - [`node_id`]: a node's position in a map.
+
+pub mod backed;
+pub(crate) mod fetch;
+pub mod gc;
+pub mod import;
+pub(crate) mod node_id;
+pub mod reader;
+pub mod sync;
+pub mod verify;
+pub(crate) mod writers;
