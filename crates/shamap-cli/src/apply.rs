@@ -16,7 +16,9 @@ use serde_json::json;
 use shamap::{Hash256, Key};
 use shamap_store::{meta, BackedMap, BackedOptions};
 
-use crate::input::{map_root, open_for_backed_map, parse_root, read_file, Access, MapArgs};
+use shamap_store::Access;
+
+use crate::input::{map_root, open_for_backed_map, parse_root, read_file, MapArgs};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 

@@ -8,11 +8,8 @@ use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 use serde_json::json;
-use shamap::node_hash::NodeTag;
-use shamap::xrpl::HashPrefix;
 use shamap::MapKind;
-use shamap_store::node::VALUE_HEADER_LEN;
-use shamap_store::{compact, meta, root_kind, NodeStore, RootKind};
+use shamap_store::{compact, meta, root_kind, NodeStore, RootKind, ValueKind};
 
 use crate::input::open_to_read;
 use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
@@ -50,19 +47,18 @@ fn info(args: &InfoArgs) -> Result<(), Failure> {
     let mut c = Counts::default();
     store.for_each_value(&mut |_, v| {
         c.value_bytes += v.len() as u64;
-        let message = v.get(VALUE_HEADER_LEN..).unwrap_or_default();
-        match NodeTag::of(message) {
-            Some(NodeTag::Inner) => {
+        match ValueKind::of_value(v) {
+            ValueKind::Inner => {
                 c.inner += 1;
                 c.inner_bytes += v.len() as u64;
                 c.inner_compact_bytes += compact::inner_len(v).unwrap_or(v.len()) as u64;
             }
-            Some(NodeTag::Leaf(MapKind::AccountState)) => c.state_leaves += 1,
-            Some(NodeTag::Leaf(MapKind::TransactionWithMeta | MapKind::TransactionNoMeta)) => {
+            ValueKind::Leaf(MapKind::AccountState) => c.state_leaves += 1,
+            ValueKind::Leaf(MapKind::TransactionWithMeta | MapKind::TransactionNoMeta) => {
                 c.tx_leaves += 1;
             }
-            None if message.starts_with(HashPrefix::LEDGER_MASTER.bytes()) => c.headers += 1,
-            None => c.other += 1,
+            ValueKind::Ledger => c.headers += 1,
+            ValueKind::Unknown => c.other += 1,
         }
         ControlFlow::Continue(())
     })?;

@@ -13,8 +13,8 @@ use shamap_ledger::dump::{self, LedgerDump};
 use shamap_ledger::pages::{self, PagedLedger, PagesError};
 use shamap_store::log_store::LogAudit;
 use shamap_store::{
-    meta, root_kind, Access as StoreAccess, BackedMap, BackedOptions, FjallOptions, FjallStore,
-    LogStore, NodeStore, OpenOptions, RootKind,
+    meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, FjallStore, LogStore,
+    NodeStore, OpenOptions, RootKind,
 };
 
 use crate::output::Failure;
@@ -141,32 +141,15 @@ cassandra://HOST[:PORT]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N] \
 /// A store opened from a `--db` argument, whichever backend it names.
 pub type Store = Box<dyn NodeStore>;
 
-/// What a command does with the store `--db` names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Opening {
-    /// Writes to it, creating it if absent (`import`, `sync --to`).
-    Create,
-    /// Writes to an existing store (`gc`).
-    Write,
-    /// Reads an existing store.
-    Read,
-    /// A backed-map command (`scan`, `apply`): as `Write` or `Read`, and a
-    /// fjall store gets its caches set by
-    /// [`FjallOptions::beside_node_cache`].
-    BackedMap(Access),
-}
-
 /// The one place a `--db` argument becomes a store, through the store
 /// crate's one opening ([`shamap_store::open_with`]: a node log, a fjall
 /// database, a `cassandra://` keyspace; a mistyped directory is an error,
-/// not a new empty store).
-fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
-    let mut opts = OpenOptions::new(match opening {
-        Opening::Create => StoreAccess::Create,
-        Opening::Write | Opening::BackedMap(Access::Write) => StoreAccess::Write,
-        Opening::Read | Opening::BackedMap(Access::Read) => StoreAccess::Read,
-    });
-    if matches!(opening, Opening::BackedMap(_)) {
+/// not a new empty store), for `access`. Under a backed map (`scan`,
+/// `apply`), a fjall store gets its caches set by
+/// [`FjallOptions::beside_node_cache`].
+fn open_db(db: &Path, access: Access, under_backed_map: bool) -> Result<Store, Failure> {
+    let mut opts = OpenOptions::new(access);
+    if under_backed_map {
         opts.fjall = FjallOptions::beside_node_cache();
     }
     Ok(shamap_store::open_with(db, &opts)?.into_boxed())
@@ -174,7 +157,7 @@ fn open_db(db: &Path, opening: Opening) -> Result<Store, Failure> {
 
 /// Opens an existing store to write to it (never creates one).
 pub fn open_existing(db: &Path) -> Result<Store, Failure> {
-    open_db(db, Opening::Write)
+    open_db(db, Access::Write, false)
 }
 
 /// Opens an existing store to read it: as [`open_existing`], or, where a
@@ -183,7 +166,7 @@ pub fn open_existing(db: &Path) -> Result<Store, Failure> {
 /// [`FjallStore::open_read_only`]); a Cassandra keyspace read-only. A store
 /// locked by a writer is an error that says so.
 pub fn open_to_read(db: &Path) -> Result<Store, Failure> {
-    open_db(db, Opening::Read)
+    open_db(db, Access::Read, false)
 }
 
 /// Opens a store to audit it (`verify --db`): a node log is read whole,
@@ -195,12 +178,12 @@ pub fn open_to_audit(db: &Path) -> Result<(Store, Option<LogAudit>), Failure> {
         let (store, audit) = LogStore::open_audit(db)?;
         return Ok((Box::new(store), Some(audit)));
     }
-    Ok((open_db(db, Opening::Read)?, None))
+    Ok((open_db(db, Access::Read, false)?, None))
 }
 
 /// Opens a store, creating it if needed.
 pub fn open_or_create(db: &Path) -> Result<Store, Failure> {
-    open_db(db, Opening::Create)
+    open_db(db, Access::Create, false)
 }
 
 /// Opens an existing store for the backed-map commands (`scan`, `apply`),
@@ -210,7 +193,7 @@ pub fn open_or_create(db: &Path) -> Result<Store, Failure> {
 /// directory that cannot be written is opened read-only (see
 /// [`open_to_read`]).
 pub fn open_for_backed_map(db: &Path, access: Access) -> Result<Store, Failure> {
-    open_db(db, Opening::BackedMap(access))
+    open_db(db, access, true)
 }
 
 /// The arguments every backed-map command (`get`, `scan`, `apply`) shares:
@@ -228,15 +211,6 @@ pub struct MapArgs {
     #[arg(long, value_name = "MB", default_value_t = 64,
           value_parser = clap::value_parser!(u64).range(0..=MAX_CACHE_MB))]
     pub cache_mb: u64,
-}
-
-/// What a command does with a store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// Only reads it.
-    Read,
-    /// Writes to it.
-    Write,
 }
 
 /// The map named by `--root` (see [`map_root`]), opened as a backed map

@@ -17,7 +17,9 @@ use shamap::xrpl::Sha512Half;
 
 use shamap_store::FjallOptions;
 
-use crate::input::{open_backed, open_for_backed_map, Access, MapArgs};
+use shamap_store::Access;
+
+use crate::input::{open_backed, open_for_backed_map, MapArgs};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 

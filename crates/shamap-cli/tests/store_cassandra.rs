@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use shamap_store::cassandra::Opening;
+use shamap_store::Access;
 use shamap_store::CassandraStore;
 
 use crate::cassandra_cluster::cluster;
@@ -20,14 +20,14 @@ const DATA_START: &str = "1100612200000000240000000125";
 /// A keyspace URL of this run, emptied first if a previous run left it.
 fn fresh_url(host: &str, name: &str) -> String {
     let url = format!("cassandra://{host}/cli_{name}_{}", std::process::id());
-    if let Ok(old) = CassandraStore::open_url(&url, Opening::Existing) {
+    if let Ok(old) = CassandraStore::open_url(&url, Access::Write) {
         old.drop_keyspace().expect("drop a leftover keyspace");
     }
     url
 }
 
 fn drop_keyspace(url: &str) {
-    CassandraStore::open_url(url, Opening::Existing)
+    CassandraStore::open_url(url, Access::Write)
         .and_then(CassandraStore::drop_keyspace)
         .expect("drop the keyspace");
 }

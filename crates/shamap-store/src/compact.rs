@@ -133,9 +133,7 @@ pub fn decode_children(compact: &[u8]) -> Option<[Hash256; 16]> {
 pub fn decode_inner(compact: &[u8], node_type: NodeType) -> Option<Vec<u8>> {
     let children = decode_children(compact)?;
     let mut out = Vec::with_capacity(INNER_VALUE_LEN);
-    out.extend_from_slice(&[0; 8]);
-    out.push(node_type as u8);
-    out.extend_from_slice(&node_hash::inner_message(&children));
+    node_type.append_value(&node_hash::inner_message(&children), &mut out);
     Some(out)
 }
 

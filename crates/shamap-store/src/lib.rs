@@ -68,7 +68,7 @@ pub use import::{
 pub use log_store::{LogStore, LogUsage};
 pub use mem::MemStore;
 pub use meta::RetainedRoot;
-pub use node::{Node, NodeObject, NodeType};
+pub use node::{Node, NodeObject, NodeType, ValueKind};
 pub use node_id::NodeId;
 pub use open::{open, open_with, Access, NewStore, OpenOptions, Opened};
 pub use reader::{root_kind, RootKind, StoredIter, StoredMap};

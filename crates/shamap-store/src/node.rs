@@ -40,6 +40,23 @@ pub enum NodeType {
 }
 
 impl NodeType {
+    /// The 9-byte header of a stored value of this type: 8 zero bytes
+    /// (rippled's unused ledger index) and the type byte. The one writer
+    /// of the header: every value is built as `value_header() ‖ prefix
+    /// format`.
+    pub fn value_header(self) -> [u8; VALUE_HEADER_LEN] {
+        let mut h = [0; VALUE_HEADER_LEN];
+        h[8] = self as u8;
+        h
+    }
+
+    /// The value `value_header() ‖ prefix_bytes`, appended to `out`.
+    pub fn append_value(self, prefix_bytes: &[u8], out: &mut Vec<u8>) {
+        out.reserve(VALUE_HEADER_LEN + prefix_bytes.len());
+        out.extend_from_slice(&self.value_header());
+        out.extend_from_slice(prefix_bytes);
+    }
+
     /// The type byte's meaning, or `None` for a byte rippled does not use
     /// for these objects.
     pub fn from_byte(b: u8) -> Option<NodeType> {
@@ -87,6 +104,34 @@ pub enum Node {
     Ledger(LedgerHeader),
 }
 
+/// What a stored value holds, told from its hash prefix alone (no hash
+/// computed, nothing else parsed): for counting a store's values
+/// (`shamap info`) without verifying each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueKind {
+    /// An inner node (`MIN\0`).
+    Inner,
+    /// A leaf of a map of this kind.
+    Leaf(MapKind),
+    /// A ledger header (`LWR\0`).
+    Ledger,
+    /// Too short for a header and prefix, or a prefix no node has.
+    Unknown,
+}
+
+impl ValueKind {
+    /// The kind of the stored value `value` (header ‖ prefix format).
+    pub fn of_value(value: &[u8]) -> ValueKind {
+        let message = value.get(VALUE_HEADER_LEN..).unwrap_or_default();
+        match NodeTag::of(message) {
+            Some(NodeTag::Inner) => ValueKind::Inner,
+            Some(NodeTag::Leaf(kind)) => ValueKind::Leaf(kind),
+            None if message.starts_with(HashPrefix::LEDGER_MASTER.bytes()) => ValueKind::Ledger,
+            None => ValueKind::Unknown,
+        }
+    }
+}
+
 impl Node {
     /// A short name for messages: `an inner node`, `a state leaf`, ...
     pub fn describe(&self) -> &'static str {
@@ -112,10 +157,8 @@ impl Node {
 impl NodeObject {
     /// A node from its type and prefix-format bytes; computes the hash.
     pub fn from_prefix(node_type: NodeType, prefix_bytes: &[u8]) -> NodeObject {
-        let mut value = Vec::with_capacity(VALUE_HEADER_LEN + prefix_bytes.len());
-        value.extend_from_slice(&[0; 8]);
-        value.push(node_type as u8);
-        value.extend_from_slice(prefix_bytes);
+        let mut value = Vec::new();
+        node_type.append_value(prefix_bytes, &mut value);
         NodeObject {
             hash: sha512_half(&[prefix_bytes]),
             value,
@@ -129,10 +172,8 @@ impl NodeObject {
         hash: Hash256,
         prefix_bytes: &[u8],
     ) -> NodeObject {
-        let mut value = Vec::with_capacity(VALUE_HEADER_LEN + prefix_bytes.len());
-        value.extend_from_slice(&[0; 8]);
-        value.push(node_type as u8);
-        value.extend_from_slice(prefix_bytes);
+        let mut value = Vec::new();
+        node_type.append_value(prefix_bytes, &mut value);
         debug_assert_eq!(hash, sha512_half(&[prefix_bytes]));
         NodeObject { hash, value }
     }

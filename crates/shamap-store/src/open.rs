@@ -166,14 +166,8 @@ fn open_fjall(dir: &Path, opts: &OpenOptions) -> Result<Opened, StoreError> {
 
 #[cfg(feature = "cassandra")]
 fn open_cassandra(url: &str, access: Access) -> Result<Opened, StoreError> {
-    use crate::cassandra::Opening;
-    let keyspace = match access {
-        Access::Create => Opening::Create,
-        Access::Write => Opening::Existing,
-        Access::Read => Opening::ReadOnly,
-    };
     Ok(Opened::Cassandra(crate::CassandraStore::open_url(
-        url, keyspace,
+        url, access,
     )?))
 }
 

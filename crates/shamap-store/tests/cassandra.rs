@@ -10,7 +10,8 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind};
-use shamap_store::cassandra::{CassandraOptions, Opening};
+use shamap_store::cassandra::CassandraOptions;
+use shamap_store::Access;
 use shamap_store::{
     copy_root, gc, import_ledger, meta, verify_all, CassandraStore, FjallStore, NodeObject,
     NodeStore, NodeStoreExt, NodeType, StoreError, StoredMap,
@@ -28,10 +29,10 @@ fn url(host: &str, name: &str) -> String {
 /// A fresh store: its keyspace dropped first if a previous run left it.
 fn fresh(host: &str, name: &str) -> CassandraStore {
     let url = url(host, name);
-    if let Ok(old) = CassandraStore::open_url(&url, Opening::Existing) {
+    if let Ok(old) = CassandraStore::open_url(&url, Access::Write) {
         old.drop_keyspace().expect("drop a leftover keyspace");
     }
-    CassandraStore::open_url(&url, Opening::Create).expect("create the store")
+    CassandraStore::open_url(&url, Access::Create).expect("create the store")
 }
 
 #[test]
@@ -50,8 +51,7 @@ fn nodes_and_records_round_trip() {
     assert_eq!(count(&store), report.nodes());
 
     // Reopened by another session (read-only): the same records and map.
-    let again =
-        CassandraStore::open_url(&url(&host, "round_trip"), Opening::ReadOnly).expect("reopen");
+    let again = CassandraStore::open_url(&url(&host, "round_trip"), Access::Read).expect("reopen");
     let roots = meta::retained(&again).expect("retained");
     assert_eq!(roots.len(), 1);
     assert_eq!(
@@ -226,7 +226,7 @@ fn a_missing_keyspace_is_an_error_unless_created() {
         return;
     };
     let url = url(&host, "never_made");
-    for opening in [Opening::Existing, Opening::ReadOnly] {
+    for opening in [Access::Write, Access::Read] {
         let err = CassandraStore::open_url(&url, opening).expect_err("no such keyspace");
         let line = err.to_string();
         assert!(line.contains("does not exist"), "{line}");
@@ -240,7 +240,7 @@ fn an_unreachable_cluster_is_one_line_in_bounded_time() {
     let mut opts = CassandraOptions::from_url("cassandra://127.0.0.1:1/ks").expect("url");
     opts.connect_timeout = Duration::from_secs(2);
     let t = Instant::now();
-    let err = CassandraStore::open(opts, Opening::Create).expect_err("unreachable");
+    let err = CassandraStore::open(opts, Access::Create).expect_err("unreachable");
     let line = err.to_string();
     assert!(t.elapsed() < Duration::from_secs(30), "{:?}", t.elapsed());
     assert!(
@@ -258,7 +258,7 @@ fn an_unreachable_cluster_is_one_line_in_bounded_time() {
 fn create_once_the_cluster_is_up(url: &str) -> CassandraStore {
     let start = Instant::now();
     loop {
-        match CassandraStore::open_url(url, Opening::Create) {
+        match CassandraStore::open_url(url, Access::Create) {
             Ok(store) => return store,
             Err(e)
                 if e.to_string().contains("Not enough nodes are alive")
@@ -292,7 +292,7 @@ fn faults_on_three_nodes() {
         "cassandra://{hosts}/faults_{}?replication=3&consistency=quorum",
         std::process::id()
     );
-    if let Ok(old) = CassandraStore::open_url(&url, Opening::Existing) {
+    if let Ok(old) = CassandraStore::open_url(&url, Access::Write) {
         old.drop_keyspace().expect("drop a leftover keyspace");
     }
     let store = create_once_the_cluster_is_up(&url);

@@ -160,9 +160,7 @@ pub fn write_snapshot(
         bulk.ingest_unordered(&mut |put| {
             snapshot.for_each_node(|n| {
                 value.clear();
-                value.extend_from_slice(&[0; 8]);
-                value.push(node_type as u8);
-                value.extend_from_slice(&n.prefix_bytes);
+                node_type.append_value(&n.prefix_bytes, &mut value);
                 put(&n.hash, &value);
                 stats.visited += 1;
                 stats.written += 1;

@@ -32,4 +32,4 @@ pub use options::{
     CassandraOptions, Consistency, DEFAULT_INFLIGHT, DEFAULT_PORT, DEFAULT_REPLICATION,
     MAX_INFLIGHT,
 };
-pub use store::{CassandraStore, Opening};
+pub use store::CassandraStore;

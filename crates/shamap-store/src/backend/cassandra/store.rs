@@ -13,6 +13,7 @@ use shamap::Hash256;
 
 use crate::error::StoreError;
 use crate::meta;
+use crate::open::Access;
 use crate::store::{Batch, NodeStore, Op};
 
 use super::options::CassandraOptions;
@@ -21,18 +22,6 @@ use super::options::CassandraOptions;
 const SCAN_RANGES: u32 = 16;
 /// Rows per page of a scan.
 const SCAN_PAGE_ROWS: i32 = 2000;
-
-/// How [`CassandraStore::open`] treats the keyspace.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Opening {
-    /// Creates the keyspace and tables when missing (import, sync's target).
-    Create,
-    /// The keyspace must exist; writes allowed.
-    Existing,
-    /// The keyspace must exist; writes refused, and an empty store does not
-    /// get its format version recorded.
-    ReadOnly,
-}
 
 /// A row of table `nodes`: hash and value.
 type Row = (Vec<u8>, Vec<u8>);
@@ -89,14 +78,14 @@ fn one_line(e: impl std::fmt::Display) -> String {
 
 impl CassandraStore {
     /// Opens the store the URL names ([`CassandraOptions::from_url`]).
-    pub fn open_url(url: &str, opening: Opening) -> Result<CassandraStore, StoreError> {
+    pub fn open_url(url: &str, opening: Access) -> Result<CassandraStore, StoreError> {
         let opts = CassandraOptions::from_url(url).map_err(|e| StoreError::backend(url, e))?;
         CassandraStore::open(opts, opening)
     }
 
     /// Connects, creates the keyspace and tables if `opening` says so,
     /// prepares the statements and checks (or records) the format version.
-    pub fn open(opts: CassandraOptions, opening: Opening) -> Result<CassandraStore, StoreError> {
+    pub fn open(opts: CassandraOptions, opening: Access) -> Result<CassandraStore, StoreError> {
         let location = opts.location();
         let fail = |what: &str, e: &dyn std::fmt::Display| {
             StoreError::backend(location.clone(), one_line(format!("{what}: {e}")))
@@ -111,7 +100,7 @@ impl CassandraStore {
                 .await
                 .map_err(|e| fail("cannot read the schema", &e))?;
             match (exists, opening) {
-                (false, Opening::Create) => {
+                (false, Access::Create) => {
                     let cql = format!(
                         "CREATE KEYSPACE IF NOT EXISTS {ks} WITH replication = \
                          {{'class': 'NetworkTopologyStrategy', 'replication_factor': {}}}",
@@ -130,7 +119,7 @@ impl CassandraStore {
                 }
                 (true, _) => {}
             }
-            if opening != Opening::ReadOnly {
+            if opening != Access::Read {
                 for cql in [
                     format!(
                         "CREATE TABLE IF NOT EXISTS {ks}.nodes (hash blob PRIMARY KEY, value blob)"
@@ -153,7 +142,7 @@ impl CassandraStore {
             })
         })?;
         let store = CassandraStore {
-            read_only: opening == Opening::ReadOnly,
+            read_only: opening == Access::Read,
             opts,
             location,
             runtime,
