@@ -76,7 +76,7 @@ struct Args {
     #[arg(long)]
     cache_mb: Option<u64>,
     /// fjall's block cache, MiB (default: 8 for the backed ops and `scan`,
-    /// otherwise the store's default).
+    /// otherwise 64).
     #[arg(long)]
     fjall_cache_mb: Option<u64>,
     /// Cassandra: `cassandra://HOST:PORT/KEYSPACE[?inflight=N&replication=N]`.
