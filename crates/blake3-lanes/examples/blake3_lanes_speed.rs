@@ -12,6 +12,7 @@
 //! sha512-lanes' `examples/support/speed.rs`, shared by both crates).
 
 use blake3_lanes::{backend, hash_batch, hash_batch_with, Backend};
+use clap::Parser;
 
 #[path = "../../sha512-lanes/examples/support/speed.rs"]
 mod speed;
@@ -68,13 +69,20 @@ fn run(count: usize, len: usize) {
     println!();
 }
 
+/// Throughput of BLAKE3 on batches of short messages.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Messages per call.
+    #[arg(default_value_t = 512)]
+    count: usize,
+    /// Message lengths, one run each.
+    #[arg(default_values_t = [516usize, 100])]
+    lens: Vec<usize>,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(512);
-    let mut lens: Vec<usize> = args.filter_map(|a| a.parse().ok()).collect();
-    if lens.is_empty() {
-        lens = vec![516, 100];
-    }
+    let Args { count, lens } = Args::parse();
     println!(
         "BLAKE3 (32-byte output); detected backend: {}, backend() in use: {}; \
          sha512-lanes backend: {}",

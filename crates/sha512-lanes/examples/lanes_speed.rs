@@ -14,6 +14,7 @@
 //! CPU with AVX2, sha2 0.10 uses its own AVX2 SHA-512 compressor whatever the
 //! `asm` setting; `asm` only replaces its non-AVX2 fallback.
 
+use clap::Parser;
 use sha2::{Digest, Sha512};
 use sha512_lanes::{backend, sha512_half_batch, sha512_half_batch_with, Backend};
 
@@ -35,10 +36,21 @@ fn sha2_half(msgs: &[&[u8]], out: &mut [[u8; 32]]) {
     }
 }
 
+/// Throughput of SHA512Half: `sha2` single-stream against this crate's
+/// backends.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Messages per pass.
+    #[arg(default_value_t = 256)]
+    count: usize,
+    /// Bytes per message.
+    #[arg(default_value_t = 516)]
+    len: usize,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let count: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(256);
-    let len: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(516);
+    let Args { count, len } = Args::parse();
 
     let owned = messages(count, len);
     let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();

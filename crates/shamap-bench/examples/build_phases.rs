@@ -6,17 +6,37 @@
 
 use std::time::Instant;
 
+use clap::{Parser, ValueEnum};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind, MapOptions, ShaMap};
 
+/// Where a build's time goes.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Entries of the map.
+    #[arg(default_value_t = 1_000_000)]
+    entries: usize,
+    /// Builds, one after another.
+    #[arg(default_value_t = 3)]
+    rounds: usize,
+    /// How the map is built.
+    #[arg(value_enum, default_value_t = Build::Sorted)]
+    build: Build,
+}
+
+/// `from_sorted` of the sorted keys, or inserts in random order.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Build {
+    Sorted,
+    Insert,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let entries: usize = args
-        .next()
-        .map_or(1_000_000, |a| a.parse().expect("entries"));
-    let rounds: usize = args.next().map_or(3, |a| a.parse().expect("rounds"));
-    let inserts = args.next().is_some_and(|a| a == "insert");
+    let args = Args::parse();
+    let (entries, rounds) = (args.entries, args.rounds);
+    let inserts = args.build == Build::Insert;
     let mut rng = SmallRng::seed_from_u64(7);
     let data = vec![0x42u8; 64];
     let mut keys: Vec<Key> = (0..entries).map(|_| Key(rng.gen())).collect();

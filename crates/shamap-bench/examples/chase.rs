@@ -13,6 +13,7 @@
 
 use std::time::Instant;
 
+use clap::Parser;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
@@ -55,16 +56,17 @@ fn chase<const K: usize>(mem: &[usize], order: &[usize]) -> f64 {
     ns
 }
 
+/// The latency of one dependent random load, by working-set size.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Working-set sizes in MB.
+    #[arg(default_values_t = [1usize, 8, 32, 128, 512])]
+    sizes: Vec<usize>,
+}
+
 fn main() {
-    let sizes: Vec<usize> = std::env::args()
-        .skip(1)
-        .map(|a| a.parse().expect("sizes in MB"))
-        .collect();
-    let sizes = if sizes.is_empty() {
-        vec![1, 8, 32, 128, 512]
-    } else {
-        sizes
-    };
+    let sizes = Args::parse().sizes;
     println!("| working set | ns per load: 1 chain (dependent) | 4 chains | 16 chains |");
     println!("|---|---|---|---|");
     for mb in sizes {

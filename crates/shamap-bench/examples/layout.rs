@@ -12,6 +12,7 @@
 
 use std::time::Instant;
 
+use clap::{Parser, ValueEnum};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{HashWork, Key, MapKind, MapOptions, ShaMap};
@@ -36,10 +37,28 @@ fn floor(work: &HashWork) -> f64 {
     t.elapsed().as_secs_f64()
 }
 
+/// What the nodes' layout in memory costs.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Rounds, each measuring both maps.
+    #[arg(default_value_t = 6)]
+    rounds: usize,
+    /// What is measured.
+    #[arg(value_enum, default_value_t = Measure::Scratch)]
+    what: Measure,
+}
+
+/// The measurements (see the module docs).
+#[derive(Clone, Copy, ValueEnum)]
+enum Measure {
+    Scratch,
+    Clone,
+    Gets,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let rounds: usize = args.next().map_or(6, |a| a.parse().expect("rounds"));
-    let what = args.next().unwrap_or_else(|| "scratch".into());
+    let Args { rounds, what } = Args::parse();
     let mut rng = SmallRng::seed_from_u64(7);
     let data = vec![0x42u8; 64];
     let keys: Vec<Key> = (0..1_000_000).map(|_| Key(rng.gen())).collect();
@@ -60,8 +79,8 @@ fn main() {
         .map(|_| keys[rng.gen_range(0..keys.len())])
         .collect();
     for r in 0..rounds {
-        match what.as_str() {
-            "scratch" => {
+        match what {
+            Measure::Scratch => {
                 let mut t = [0.0; 2];
                 let mut f = 0.0;
                 for (i, m) in [&mut inserted, &mut ordered].into_iter().enumerate() {
@@ -80,7 +99,7 @@ fn main() {
                     t[1] / f
                 );
             }
-            "clone" => {
+            Measure::Clone => {
                 let mut t = [0.0; 2];
                 for (i, m) in [&inserted, &ordered].into_iter().enumerate() {
                     let start = Instant::now();
@@ -94,7 +113,7 @@ fn main() {
                     t[1] * 1e3
                 );
             }
-            "gets" => {
+            Measure::Gets => {
                 let mut rate = [0.0; 2];
                 for (i, m) in [&inserted, &ordered].into_iter().enumerate() {
                     let start = Instant::now();
@@ -105,10 +124,6 @@ fn main() {
                     "round {r}: gets as inserted {:.2}M/s, key order {:.2}M/s",
                     rate[0], rate[1]
                 );
-            }
-            other => {
-                eprintln!("error: unknown measurement {other:?} (scratch, clone or gets)");
-                std::process::exit(2);
             }
         }
     }

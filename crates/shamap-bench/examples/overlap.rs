@@ -19,13 +19,21 @@
 use std::hint::black_box;
 use std::time::Instant;
 
+use clap::Parser;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+/// Whether memory work hides under the multi-lane hashing on one thread.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Rounds of every measurement.
+    #[arg(default_value_t = 7)]
+    rounds: usize,
+}
+
 fn main() {
-    let rounds: usize = std::env::args()
-        .nth(1)
-        .map_or(7, |a| a.parse().expect("rounds"));
+    let rounds = Args::parse().rounds;
     let mem = vec![1u8; 256 << 20];
     let lines = mem.len() / 64;
     let mut rng = SmallRng::seed_from_u64(3);

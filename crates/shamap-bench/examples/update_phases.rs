@@ -7,6 +7,7 @@
 
 use std::time::{Duration, Instant};
 
+use clap::{Parser, ValueEnum};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind, MapOptions, ShaMap};
@@ -15,13 +16,32 @@ use shamap::{Key, MapKind, MapOptions, ShaMap};
 mod blocks;
 use blocks::{apply_block, gen_block, one_thread, write_block};
 
+/// Where a 10k-write block's time goes.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Entries of the map.
+    #[arg(default_value_t = 1_000_000)]
+    entries: usize,
+    /// Blocks of 10,000 writes.
+    #[arg(default_value_t = 40)]
+    blocks: usize,
+    /// How a block is applied.
+    #[arg(value_enum, default_value_t = Apply::Writes)]
+    apply: Apply,
+}
+
+/// Writes one by one and then the root (each timed), or `ShaMap::apply`.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Apply {
+    Writes,
+    Apply,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let entries: usize = args
-        .next()
-        .map_or(1_000_000, |a| a.parse().expect("entries"));
-    let blocks: usize = args.next().map_or(40, |a| a.parse().expect("blocks"));
-    let use_apply = args.next().is_some_and(|a| a == "apply");
+    let args = Args::parse();
+    let (entries, blocks) = (args.entries, args.blocks);
+    let use_apply = args.apply == Apply::Apply;
     let mut rng = SmallRng::seed_from_u64(7);
     let data = vec![0x42u8; 64];
     let mut keys: Vec<Key> = (0..entries).map(|_| Key(rng.gen())).collect();

@@ -3,9 +3,18 @@
 use clap::Parser;
 use shamap::{HashFunction, MapOptions};
 
+use crate::durable::ChildStep;
+
 /// The default of `--engines`.
-pub(crate) const DEFAULT_ENGINES: &str =
-    "ours,ours-sorted,ours-blake3,ours-sorted-blake3,nomt,jmt,alloy-trie";
+pub(crate) const DEFAULT_ENGINES: [&str; 7] = [
+    "ours",
+    "ours-sorted",
+    "ours-blake3",
+    "ours-sorted-blake3",
+    "nomt",
+    "jmt",
+    "alloy-trie",
+];
 
 /// Workload benchmarks for shamap.
 #[derive(Debug, Parser)]
@@ -30,8 +39,13 @@ pub(crate) struct Args {
     /// `peers` (with the `peers` feature) runs the peer comparison instead;
     /// `durable` the on-disk comparison (ours on fjall, nomt with the
     /// `peer-nomt` feature, and the disk floor), each step in a child process.
-    #[arg(long, default_value = "build,update,get,proof,snapshot,session,diff")]
-    pub(crate) workloads: String,
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_values = ["build", "update", "get", "proof", "snapshot", "session", "diff"]
+    )]
+    pub(crate) workloads: Vec<Workload>,
     /// Print JSON instead of a markdown table.
     #[arg(long)]
     pub(crate) json: bool,
@@ -76,8 +90,8 @@ pub(crate) struct Args {
     /// In the `durable` workload: ours (the node log), ours-fjall,
     /// ours-rocks (feature `rocksdb`), nomt; the default runs every one
     /// built in.
-    #[arg(long, default_value = DEFAULT_ENGINES)]
-    pub(crate) engines: String,
+    #[arg(long, value_delimiter = ',', default_values = DEFAULT_ENGINES)]
+    pub(crate) engines: Vec<String>,
     /// Blocks of `--block` writes the `durable` workload commits.
     #[arg(long, default_value_t = 20)]
     pub(crate) blocks: usize,
@@ -113,8 +127,22 @@ pub(crate) struct Args {
     pub(crate) keep_dir: bool,
     /// Internal: run one step of the `durable` workload (`ENGINE/STEP`) and
     /// print its row.
-    #[arg(long, hide = true)]
-    pub(crate) durable_child: Option<String>,
+    #[arg(long, hide = true, value_parser = ChildStep::parse)]
+    pub(crate) durable_child: Option<ChildStep>,
+}
+
+/// `--workloads` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Workload {
+    Build,
+    Update,
+    Get,
+    Proof,
+    Snapshot,
+    Session,
+    Diff,
+    Peers,
+    Durable,
 }
 
 /// `--huge-pages` values.

@@ -30,7 +30,7 @@ mod report;
 mod rss;
 mod workloads;
 
-use args::Args;
+use args::{Args, Workload};
 
 fn main() {
     let args = Args::parse();
@@ -38,11 +38,11 @@ fn main() {
         quick::run(&args);
         return;
     }
-    if args.workloads.split(',').any(|w| w.trim() == "peers") {
+    if args.workloads.contains(&Workload::Peers) {
         run_peers(&args);
         return;
     }
-    if args.workloads.split(',').any(|w| w.trim() == "durable") {
+    if args.workloads.contains(&Workload::Durable) {
         durable::run(&args);
         return;
     }

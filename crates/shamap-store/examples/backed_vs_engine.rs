@@ -18,6 +18,8 @@
 
 use std::time::Instant;
 
+use clap::Parser;
+
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind, ShaMap};
@@ -56,13 +58,28 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// The backed map's tree beside the engine's batched `apply`, on the same
+/// blocks.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Entries of the base map.
+    #[arg(default_value_t = 200_000)]
+    entries: usize,
+    /// Blocks applied.
+    #[arg(default_value_t = 40)]
+    blocks: usize,
+    /// Writes per block.
+    #[arg(default_value_t = 1000)]
+    writes: usize,
+}
+
 fn main() {
-    let arg = |i: usize, d: usize| {
-        std::env::args()
-            .nth(i)
-            .map_or(d, |a| a.parse().expect("a number"))
-    };
-    let (entries, nblocks, writes) = (arg(1, 200_000), arg(2, 40), arg(3, 1000));
+    let Args {
+        entries,
+        blocks: nblocks,
+        writes,
+    } = Args::parse();
     let mut rng = SmallRng::seed_from_u64(7);
     let mut items: Vec<(Key, Vec<u8>)> = (0..entries)
         .map(|_| {

@@ -31,6 +31,7 @@
 
 use std::time::{Duration, Instant};
 
+use clap::Parser;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::xrpl::sha512_half;
@@ -40,54 +41,47 @@ use shamap_store::{
     MemStore, NewStore, NodeStore, OpenOptions, Opened, StoredMap,
 };
 
+/// Store workloads: import, reads, commits and backed-map ops on one
+/// backend.
+#[derive(Parser)]
+#[command(about)]
 struct Args {
+    /// mem, log, fjall, rocksdb (feature `rocksdb`) or cassandra (feature
+    /// `cassandra`).
+    #[arg(long, default_value = "fjall")]
     backend: String,
+    /// import, read, commit, backed-read, backed-commit or scan.
+    #[arg(long, default_value = "import")]
     op: String,
+    /// Entries of the benchmark map.
+    #[arg(long, default_value_t = 1_000_000)]
     entries: usize,
+    /// Random reads.
+    #[arg(long, default_value_t = 200_000)]
     reads: usize,
+    /// Committed blocks.
+    #[arg(long, default_value_t = 20)]
     commits: usize,
+    /// Updates per committed block.
+    #[arg(long, default_value_t = 10_000)]
     updates: usize,
+    /// Seed of the keys and data.
+    #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Directory of an on-disk store.
+    #[arg(long, default_value_os_t = std::env::temp_dir().join("shamap-store-bench"))]
     dir: std::path::PathBuf,
+    /// The backed map's budget, MiB (default: 5% of the state); for the
+    /// other ops on fjall, fjall's block cache.
+    #[arg(long)]
     cache_mb: Option<u64>,
+    /// fjall's block cache, MiB (default: 8 for the backed ops and `scan`,
+    /// otherwise 64).
+    #[arg(long)]
     fjall_cache_mb: Option<u64>,
+    /// Cassandra: `cassandra://HOST:PORT/KEYSPACE[?inflight=N&replication=N]`.
+    #[arg(long)]
     url: Option<String>,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let mut a = Args {
-        backend: "fjall".into(),
-        op: "import".into(),
-        entries: 1_000_000,
-        reads: 200_000,
-        commits: 20,
-        updates: 10_000,
-        seed: 1,
-        dir: std::env::temp_dir().join("shamap-store-bench"),
-        cache_mb: None,
-        fjall_cache_mb: None,
-        url: None,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut val = || it.next().ok_or(format!("{flag} needs a value"));
-        let num = |v: String| v.parse::<u64>().map_err(|e| format!("{v}: {e}"));
-        match flag.as_str() {
-            "--backend" => a.backend = val()?,
-            "--op" => a.op = val()?,
-            "--entries" => a.entries = num(val()?)? as usize,
-            "--reads" => a.reads = num(val()?)? as usize,
-            "--commits" => a.commits = num(val()?)? as usize,
-            "--updates" => a.updates = num(val()?)? as usize,
-            "--seed" => a.seed = num(val()?)?,
-            "--dir" => a.dir = val()?.into(),
-            "--cache-mb" => a.cache_mb = Some(num(val()?)?),
-            "--fjall-cache-mb" => a.fjall_cache_mb = Some(num(val()?)?),
-            "--url" => a.url = Some(val()?),
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(a)
 }
 
 /// Key `i` of the benchmark map of `seed`: a pure function, so backed ops
@@ -263,7 +257,7 @@ fn ensure_imported(
 }
 
 fn run() -> Result<(), String> {
-    let a = parse_args()?;
+    let a = Args::parse();
     if (a.backend == "fjall" || a.backend == "rocksdb") && a.op == "import" && a.dir.exists() {
         std::fs::remove_dir_all(&a.dir).map_err(|e| e.to_string())?;
     }

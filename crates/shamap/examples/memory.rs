@@ -6,19 +6,27 @@
 
 use std::time::Instant;
 
+use clap::Parser;
 use shamap::{Key, MapKind, MapOptions, ShaMap, SizeClasses};
 
+/// Builds N random entries and prints the counted memory and the time to
+/// build and hash.
+#[derive(Parser)]
+#[command(about)]
+struct Args {
+    /// Entries.
+    #[arg(default_value_t = 1_000_000)]
+    n: usize,
+    /// Bytes of data per entry.
+    #[arg(default_value_t = 32)]
+    len: usize,
+    /// The inner nodes' size classes (children per node), comma-separated.
+    #[arg(value_delimiter = ',', default_values_t = [2u8, 4, 6, 16])]
+    classes: Vec<u8>,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let n: usize = args
-        .next()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1_000_000);
-    let len: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(32);
-    let classes: Vec<u8> = args
-        .next()
-        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|| vec![2, 4, 6, 16]);
+    let Args { n, len, classes } = Args::parse();
     let classes = SizeClasses::new(&classes).expect("valid size classes");
     let mut map = ShaMap::with_options(
         MapKind::AccountState,

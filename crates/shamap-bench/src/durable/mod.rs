@@ -138,6 +138,27 @@ impl Step {
     }
 }
 
+/// The step a child process runs: `--durable-child ENGINE/STEP`.
+#[derive(Clone, Debug)]
+pub struct ChildStep {
+    pub engine: String,
+    pub step: Step,
+}
+
+impl ChildStep {
+    /// Parses `ENGINE/STEP` (the command-line value).
+    pub fn parse(spec: &str) -> Result<ChildStep, String> {
+        let (engine, step) = spec.split_once('/').unwrap_or((spec, ""));
+        match Step::parse(step) {
+            Some(step) => Ok(ChildStep {
+                engine: engine.to_owned(),
+                step,
+            }),
+            None => Err(format!("unknown durable step {spec:?}")),
+        }
+    }
+}
+
 /// The parameters every step shares, from the command line.
 pub struct Plan {
     pub entries: u64,
@@ -192,14 +213,14 @@ pub fn run(args: &Args) {
         child(args, spec);
         return;
     }
-    let wanted: Vec<&str> = args.engines.split(',').map(str::trim).collect();
+    let wanted: Vec<&str> = args.engines.iter().map(String::as_str).collect();
     let built = engines();
     // The peer comparison's default list names engines this workload does
     // not have; keep the ones it has.
     let chosen: Vec<&str> = built
         .iter()
         .copied()
-        .filter(|e| wanted.contains(e) || args.engines == crate::args::DEFAULT_ENGINES)
+        .filter(|e| wanted.contains(e) || wanted == crate::args::DEFAULT_ENGINES)
         .collect();
     if chosen.is_empty() {
         eprintln!("error: none of the engines {wanted:?} runs the durable workload (ours, ours-fjall; ours-rocks with the rocksdb feature; nomt with the peer-nomt feature)");
@@ -381,17 +402,13 @@ fn spawn(args: &Args, plan: &Plan, engine: &str, step: Step) -> Result<Row, Stri
 }
 
 /// The child: runs one step and prints its row as one JSON line.
-fn child(args: &Args, spec: &str) {
+fn child(args: &Args, spec: &ChildStep) {
     let dir = args.dir.clone().unwrap_or_else(|| {
         eprintln!("error: --durable-child needs --dir");
         std::process::exit(2);
     });
     let plan = Plan::from_args(args, dir);
-    let (engine, step) = spec.split_once('/').unwrap_or((spec, ""));
-    let Some(step) = Step::parse(step) else {
-        eprintln!("error: unknown durable step {spec:?}");
-        std::process::exit(2);
-    };
+    let (engine, step) = (spec.engine.as_str(), spec.step);
     let backend = ours::Backend::all()
         .into_iter()
         .find(|(n, _)| *n == engine)

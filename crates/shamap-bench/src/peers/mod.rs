@@ -208,7 +208,7 @@ fn update_label(w: &Workload, args: &Args) -> String {
 /// Runs the comparison and prints the table (or JSON).
 pub fn run(args: &Args) {
     let w = Workload::generate(args);
-    let wanted: Vec<&str> = args.engines.split(',').map(str::trim).collect();
+    let wanted: Vec<&str> = args.engines.iter().map(String::as_str).collect();
     let all = peers();
     for name in &wanted {
         if !all.iter().any(|p| p.name == *name) {

@@ -23,7 +23,7 @@ use rand::{Rng, SeedableRng};
 use shamap::xrpl::sha512_half;
 use shamap::{HashFunction, HashWork};
 
-use crate::args::Args;
+use crate::args::{Args, Workload};
 use crate::report::Report;
 
 /// Runs the workloads `args.workloads` names on one map and prints the
@@ -36,22 +36,20 @@ pub(crate) fn run(args: &Args) {
         args.hash,
         args.map_options().leaf_hashes,
     );
-    let wanted: Vec<&str> = args.workloads.split(',').map(str::trim).collect();
+    let wanted = &args.workloads;
     let mut rng = SmallRng::seed_from_u64(args.seed);
-    let (mut map, mut keys) = build_map(args, &mut rng, &mut report, wanted.contains(&"build"));
-    for w in &wanted {
-        match *w {
-            "build" => {}
-            "update" => update_blocks(args, &mut rng, &mut map, &mut keys, &mut report),
-            "get" => gets(args, &mut rng, &map, &keys, &mut report),
-            "proof" => proofs(args, &mut rng, &mut map, &keys, &mut report),
-            "snapshot" => snapshots(args, &mut rng, &mut map, &keys, &mut report),
-            "session" => sessions(args, &mut rng, &mut map, &mut keys, &mut report),
-            "diff" => diffs(args, &mut rng, &mut map, &keys, &mut report),
-            other => {
-                eprintln!("error: unknown workload {other:?}");
-                std::process::exit(2);
-            }
+    let built = wanted.contains(&Workload::Build);
+    let (mut map, mut keys) = build_map(args, &mut rng, &mut report, built);
+    for w in wanted {
+        match w {
+            // `peers` and `durable` run alone (`main` picks them first).
+            Workload::Build | Workload::Peers | Workload::Durable => {}
+            Workload::Update => update_blocks(args, &mut rng, &mut map, &mut keys, &mut report),
+            Workload::Get => gets(args, &mut rng, &map, &keys, &mut report),
+            Workload::Proof => proofs(args, &mut rng, &mut map, &keys, &mut report),
+            Workload::Snapshot => snapshots(args, &mut rng, &mut map, &keys, &mut report),
+            Workload::Session => sessions(args, &mut rng, &mut map, &mut keys, &mut report),
+            Workload::Diff => diffs(args, &mut rng, &mut map, &keys, &mut report),
         }
     }
     if args.json {
