@@ -65,7 +65,9 @@ pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
 #[cfg(feature = "cassandra")]
 pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;
-pub use fault::{Fault, FaultError, FaultyStore, OpClass, OpCounts};
+pub use fault::{
+    fail_acknowledgments, AckFault, AckStage, Fault, FaultError, FaultyStore, OpClass, OpCounts,
+};
 pub use fjall_store::{FjallOptions, FjallStore};
 pub use gc::{gc, gc_counting, GcReport};
 pub use import::{

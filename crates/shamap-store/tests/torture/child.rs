@@ -14,12 +14,16 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, MapKind, ShaMap};
 use shamap_store::{
-    gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, NodeStore, StoreError, StoredMap,
+    fail_acknowledgments, gc, import_ledger, meta, verify_all, AckFault, AckStage, BackedMap,
+    BackedOptions, NodeStore, StoreError, StoredMap,
 };
 
 use super::backend::Backend;
 use super::oracle::{apply, changes, root_of, Contents};
-use super::{BACKED_BUDGET, ENV_BACKEND, ENV_DIR, ENV_HOLD, ENV_READ_ONLY, ENV_WORKER_SEED, TAG};
+use super::{
+    BACKED_BUDGET, ENV_ACK_FAULT, ENV_BACKEND, ENV_DIR, ENV_HOLD, ENV_READ_ONLY, ENV_WORKER_SEED,
+    TAG,
+};
 
 pub(super) fn roots_line(roots: &[meta::RetainedRoot]) -> String {
     roots
@@ -97,6 +101,22 @@ pub(super) fn worker() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     let hold = std::env::var(ENV_HOLD).is_ok();
+    if let Ok(f) = std::env::var(ENV_ACK_FAULT) {
+        let parts: Vec<&str> = f.split(',').collect();
+        let [stage, errno, after] = parts.as_slice() else {
+            panic!("{ENV_ACK_FAULT}={f:?}: not stage,errno,after");
+        };
+        let stage = match *stage {
+            "open" => AckStage::Open,
+            _ => AckStage::Record,
+        };
+        let fault = AckFault {
+            stage,
+            errno: errno.parse().expect("errno"),
+            after: after.parse().expect("after"),
+        };
+        fail_acknowledgments(&dir, Some(fault));
+    }
     let mut rng = SmallRng::seed_from_u64(seed);
     let stop = Arc::new(AtomicBool::new(false));
     {

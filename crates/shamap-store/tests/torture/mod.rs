@@ -88,6 +88,10 @@ const ENV_READ_ONLY: &str = "SHAMAP_TORTURE_READ_ONLY";
 /// from its opening until it is killed: it never closes and reopens, and
 /// after a failed operation it stops working but keeps the store open.
 const ENV_HOLD: &str = "SHAMAP_TORTURE_HOLD";
+/// Set for a worker whose store's acknowledgment record fails:
+/// `stage,errno,after` (stage `open` or `record`; see
+/// `shamap_store::fail_acknowledgments`).
+const ENV_ACK_FAULT: &str = "SHAMAP_TORTURE_ACK_FAULT";
 
 #[test]
 #[ignore = "child process of the torture tests (torture::torture_*)"]

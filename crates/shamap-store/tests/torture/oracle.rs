@@ -234,6 +234,13 @@ impl Model {
                 self.contents.retain(|h, _| roots.iter().any(|r| r.1 == *h));
                 Ok(())
             }
+            // A change whose error says it was not committed is not in
+            // the store: an opening that shows it shows a change never
+            // acknowledged.
+            ["error", ..] if line.contains("not committed") => {
+                self.pending = None;
+                Ok(())
+            }
             // A failed change may or may not have taken effect: it stays
             // in flight until an opening shows which.
             ["error", ..] | ["refused", ..] | ["closed"] => Ok(()),

@@ -13,7 +13,10 @@ use shamap::Hash256;
 use super::backend::Backend;
 use super::child::trace;
 use super::oracle::{parse_roots, Roots};
-use super::{CHILD_PATIENCE, ENV_BACKEND, ENV_DIR, ENV_HOLD, ENV_READ_ONLY, ENV_WORKER_SEED, TAG};
+use super::{
+    CHILD_PATIENCE, ENV_ACK_FAULT, ENV_BACKEND, ENV_DIR, ENV_HOLD, ENV_READ_ONLY, ENV_WORKER_SEED,
+    TAG,
+};
 
 /// The lines a child prints, read by a thread: complete lines only (a
 /// line cut by a kill is not one).
@@ -55,6 +58,7 @@ pub(super) fn child_command(test: &str, backend: Backend, dir: &Path, stderr: &P
     .env(ENV_BACKEND, backend.name())
     .env_remove(ENV_READ_ONLY)
     .env_remove(ENV_HOLD)
+    .env_remove(ENV_ACK_FAULT)
     .stdout(Stdio::piped())
     .stderr(std::fs::File::create(stderr).expect("stderr file"));
     c
@@ -97,6 +101,20 @@ impl Worker {
     pub(super) fn spawn_holding(backend: Backend, dir: &Path, seed: u64, stderr: &Path) -> Worker {
         let mut c = child_command("torture::torture_worker", backend, dir, stderr);
         c.env(ENV_HOLD, "1");
+        Worker::start(c, seed, stderr)
+    }
+
+    /// A worker whose store's acknowledgment record fails as `fault`
+    /// (`stage,errno,after`) says ([`ENV_ACK_FAULT`]).
+    pub(super) fn spawn_failing_acks(
+        backend: Backend,
+        dir: &Path,
+        seed: u64,
+        stderr: &Path,
+        fault: &str,
+    ) -> Worker {
+        let mut c = child_command("torture::torture_worker", backend, dir, stderr);
+        c.env(ENV_ACK_FAULT, fault);
         Worker::start(c, seed, stderr)
     }
 

@@ -38,6 +38,9 @@ pub(super) struct Torture {
     /// Full-disk cases where writes failed, and the failed operations.
     pub(super) full_disks: u64,
     pub(super) full_disk_errors: u64,
+    /// Failed-acknowledgment cases where no operation failed (the worker
+    /// did not reach the failing acknowledgment).
+    pub(super) ack_fault_quiet: u64,
 }
 
 impl Torture {
@@ -69,6 +72,7 @@ impl Torture {
             acks: 0,
             full_disks: 0,
             full_disk_errors: 0,
+            ack_fault_quiet: 0,
         }
     }
 
@@ -264,7 +268,8 @@ impl Torture {
         };
         let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
         let mut model = self.model.clone();
-        let outcome = judge(&mut model, check, false, false);
+        // A power loss is no damage: the store must open.
+        let outcome = judge(&mut model, check, class == Class::PowerLoss, false);
         self.record(class, &outcome, &fault, Some(&copy));
         if matches!(outcome, Outcome::Kept)
             && class != Class::Fifo
@@ -344,6 +349,9 @@ impl Torture {
             if self.classes.contains(&Class::Enospc) && self.rng.gen_bool(0.15) {
                 self.enospc_fault();
             }
+            if self.classes.contains(&Class::AckFail) && self.rng.gen_bool(0.2) {
+                self.ack_fault();
+            }
         }
         self.acks += std::mem::take(&mut self.model.acks);
         let mut table = self
@@ -351,11 +359,12 @@ impl Torture {
             .table(self.backend, self.seed, start.elapsed().as_secs_f64());
         let _ = writeln!(
             table,
-            "  {} rounds, {} changes acknowledged by the live workers; {} full-disk cases saw {} operations fail (each in one line)",
+            "  {} rounds, {} changes acknowledged by the live workers; {} full-disk cases saw {} operations fail (each in one line); {} failed-acknowledgment cases saw no operation fail",
             self.round,
             self.acks,
             self.full_disks,
-            self.full_disk_errors
+            self.full_disk_errors,
+            self.ack_fault_quiet
         );
         eprintln!("{table}");
         if let Ok(path) = std::env::var("SHAMAP_TORTURE_REPORT") {

@@ -1,5 +1,6 @@
 //! The faults that need writers running: the lock file deleted under a
-//! writer with a second one trying, and a full disk.
+//! writer with a second one trying, a full disk, and a failing
+//! acknowledgment record.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,6 +18,64 @@ use crate::support::copy_store_dir;
 use crate::tmpfs::Tmpfs;
 
 impl Torture {
+    /// A worker on a copy whose acknowledgment record fails (to open, or
+    /// to be written) from a random acknowledgment on, with one of the
+    /// errors a disk or the system gives; then the copy is checked. It is
+    /// no damage: the store must open, every acknowledged root there, and
+    /// no change a worker's error called "not committed" (the model drops
+    /// it, [`super::oracle::Model::take`]).
+    pub(super) fn ack_fault(&mut self) {
+        let copy = self.copy("ackfail");
+        let mut model = self.model.clone();
+        let stage = if self.rng.gen_bool(0.5) {
+            "open"
+        } else {
+            "record"
+        };
+        let errnos = [
+            ("EPERM", libc::EPERM),
+            ("EACCES", libc::EACCES),
+            ("ENOSPC", libc::ENOSPC),
+            ("EMFILE", libc::EMFILE),
+            ("EIO", libc::EIO),
+        ];
+        let (ename, errno) = errnos[self.rng.gen_range(0..errnos.len())];
+        let after: u64 = self.rng.gen_range(0..4);
+        let wseed = self.rng.gen();
+        let run = Duration::from_millis(self.rng.gen_range(300..1500));
+        let kill = self.rng.gen_bool(0.5);
+        let mut errors = 0;
+        let mut w = Worker::spawn_failing_acks(
+            self.backend,
+            &copy,
+            wseed,
+            &self.stderr_path("ackfail"),
+            &format!("{stage},{errno},{after}"),
+        );
+        let (mut result, _) = Self::drive(&mut model, &mut w, run, kill, true, &mut errors);
+        if result.is_ok() && !kill {
+            result = w.wait_exit(Instant::now() + CHILD_PATIENCE);
+        }
+        drop(w);
+        let fault = format!(
+            "the acknowledgment record fails ({stage}, {ename}) after {after} acknowledgments under a worker (seed {wseed}) {} ms then {}; {errors} failed operations",
+            run.as_millis(),
+            if kill { "SIGKILL" } else { "stop" }
+        );
+        let outcome = match result {
+            Err(why) => Outcome::Failed(why),
+            Ok(()) => {
+                let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
+                judge(&mut model, check, true, false)
+            }
+        };
+        if errors == 0 {
+            self.ack_fault_quiet += 1;
+        }
+        self.record(Class::AckFail, &outcome, &fault, Some(&copy));
+        let _ = std::fs::remove_dir_all(&copy);
+    }
+
     /// The lock file deleted while a writer runs on a copy, then a second
     /// writer: it must be refused, and nothing acknowledged lost. Writer A
     /// holds the store from its opening until it is killed (a worker that
