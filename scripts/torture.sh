@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Long runs of the store torture harness (crates/shamap-store/tests/torture.rs):
+# Long runs of the store torture harness (crates/shamap-store/tests/torture/):
 # a randomized workload in a child process against an oracle of acknowledged
 # commits, with SIGKILLs, truncations, bit flips, replayed and swapped
 # batches, FIFOs, a deleted lock with two writers and a full disk.

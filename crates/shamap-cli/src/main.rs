@@ -105,7 +105,8 @@ enum Command {
     Scan(scan::ScanArgs),
     /// Apply a file of changes (`set KEY HEX` / `del KEY`) to a stored map
     /// within a memory budget and commit the new root atomically.
-    /// Exit status: 0, or 2 (nothing committed).
+    /// Exit status: 0, or 2 (nothing committed, unless the error says the
+    /// commit may have landed).
     Apply(apply::ApplyArgs),
     /// Show a store's roots, node counts and bytes on disk.
     Info(info::InfoArgs),

@@ -60,7 +60,9 @@ pub use backend::fjall::{FjallOptions, FjallStore};
 #[cfg(feature = "cassandra")]
 pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;
-pub use fault::{Fault, FaultError, FaultyStore, OpClass, OpCounts};
+pub use fault::{
+    fail_acknowledgments, AckFault, AckStage, Fault, FaultError, FaultyStore, OpClass, OpCounts,
+};
 pub use gc::{gc, gc_counting, GcReport};
 pub use import::{
     import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,

@@ -1,5 +1,6 @@
 //! Integration tests of shamap-store, compiled as one binary.
 
+mod ack_faults;
 mod backed;
 mod backed_differential;
 mod bulk;
@@ -18,6 +19,7 @@ mod node_log_checkpoint;
 mod node_log_faults;
 mod node_log_integrity;
 mod placement;
+mod power_loss;
 mod prune;
 mod reader;
 mod readers;

@@ -9,9 +9,14 @@
 //!
 //! Layout (32 bytes, little-endian): magic `SHMAPACK`, the batch's
 //! sequence number `u64`, the log's end after it `u64`, reserved `u32`,
-//! crc32c of the 28 bytes before it `u32`. It is overwritten in place
-//! (one sector, one `pwrite`) after each durable write has been synced,
-//! and synced itself when the writer closes: after a crash of the
+//! crc32c of the 28 bytes before it `u32`. It is made whole before it
+//! appears (written and synced under a temporary name, renamed into
+//! place, the directory synced), so that no crash leaves an empty one;
+//! an empty or all-zero record (left by earlier builds, which created it
+//! in place) reads as no record, the crash before its first write that it
+//! is. Then it is overwritten in place (one sector, one `pwrite`) after
+//! each durable write has been synced, and synced itself when the writer
+//! closes: after a crash of the
 //! process it is always current; after a power loss or an operating
 //! system crash it may be older than the last acknowledged batch (never
 //! newer than what the log holds, since the log was synced before it was
@@ -78,14 +83,72 @@ pub(crate) fn read(dir: &Path, name: &str) -> Result<Option<Ack>, String> {
         return Ok(None);
     };
     let len = file.metadata().map_err(|e| why(&e))?.len();
+    if len == 0 {
+        // Created and never written: a crash before its first record.
+        return Ok(None);
+    }
     if len != ACK_LEN as u64 {
-        return Err(format!("{ACK_FILE} is damaged: {len} bytes, not {ACK_LEN}"));
+        return Err(format!("{name} is damaged: {len} bytes, not {ACK_LEN}"));
     }
     let mut b = [0u8; ACK_LEN];
     file.read_exact_at(&mut b, 0).map_err(|e| why(&e))?;
+    if b == [0; ACK_LEN] {
+        // Its size reached the disk, its first record did not.
+        return Ok(None);
+    }
     decode(&b)
         .map(Some)
-        .map_err(|e| format!("{ACK_FILE} is damaged: {e}"))
+        .map_err(|e| format!("{name} is damaged: {e}"))
+}
+
+/// Why recording an acknowledgment failed, and whether the record may
+/// have been written (or put in place) all the same.
+#[derive(Debug)]
+pub(crate) struct RecordError {
+    /// What failed.
+    pub(crate) error: std::io::Error,
+    /// False when the record is certainly as it was: opening or creating
+    /// it failed before anything was put in place.
+    pub(crate) touched: bool,
+}
+
+/// Records `a` in `slot`'s record, opening the record `name` in `dir`
+/// first when `slot` is empty, or creating it whole (see the module docs)
+/// when there is none.
+pub(crate) fn record_in(
+    slot: &mut Option<AckFile>,
+    dir: &Path,
+    name: &str,
+    a: Ack,
+) -> Result<(), RecordError> {
+    let untouched = |error| RecordError {
+        error,
+        touched: false,
+    };
+    use crate::fault::{ack_fault, AckStage};
+    if let Some(error) = ack_fault(dir, AckStage::Open) {
+        return Err(untouched(error));
+    }
+    if slot.is_none() {
+        match open_regular(&dir.join(name), true).map_err(untouched)? {
+            Some(file) => *slot = Some(AckFile { file }),
+            None => {
+                *slot = Some(AckFile::create(dir, name, a)?);
+                return Ok(());
+            }
+        }
+    }
+    let f = slot.as_ref().expect("opened above");
+    if let Some(error) = ack_fault(dir, AckStage::Record) {
+        return Err(RecordError {
+            error,
+            touched: true,
+        });
+    }
+    f.record(a).map_err(|error| RecordError {
+        error,
+        touched: true,
+    })
 }
 
 /// The writer's handle on the record, opened (or created) at its first
@@ -96,17 +159,42 @@ pub(crate) struct AckFile {
 }
 
 impl AckFile {
-    /// Opens or creates the record `name` in `dir`.
-    pub(crate) fn open(dir: &Path, name: &str) -> std::io::Result<AckFile> {
-        let path = dir.join(name);
-        let file = match open_regular(&path, true)? {
-            Some(f) => f,
-            None => std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create_new(true)
-                .open(&path)?,
+    /// Creates the record `name` in `dir` holding `a`: written and synced
+    /// as `<name>.tmp` (created exclusively, never through a link, after a
+    /// leftover is removed), renamed into place, the directory synced.
+    fn create(dir: &Path, name: &str, a: Ack) -> Result<AckFile, RecordError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let untouched = |error| RecordError {
+            error,
+            touched: false,
         };
+        let tmp = dir.join(format!("{name}.tmp"));
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(untouched(e)),
+            _ => {}
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&tmp)
+            .map_err(untouched)?;
+        let made = file
+            .write_all_at(&encode(a), 0)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| std::fs::rename(&tmp, dir.join(name)));
+        if let Err(e) = made {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(untouched(e));
+        }
+        // Renamed: the record is in place, if not yet durably.
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|error| RecordError {
+                error,
+                touched: true,
+            })?;
         Ok(AckFile { file })
     }
 

@@ -237,6 +237,62 @@ impl<S: NodeStore> NodeStore for FaultyStore<S> {
     }
 }
 
+/// Where an injected failure of the acknowledgment record strikes
+/// ([`fail_acknowledgments`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AckStage {
+    /// Opening (or creating) the record: nothing is written, as when the
+    /// file is immutable, its permissions forbid it, or the process is out
+    /// of file descriptors.
+    Open,
+    /// Writing the record: it may or may not have been written, as after
+    /// an I/O error.
+    Record,
+}
+
+/// An injected failure of the acknowledgment record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckFault {
+    /// Where it strikes.
+    pub stage: AckStage,
+    /// The operating system's error number it fails with (`libc::EPERM`,
+    /// `EACCES`, `ENOSPC`, `EMFILE`, `EIO`, ...).
+    pub errno: i32,
+    /// Acknowledgments that succeed first; every one after fails.
+    pub after: u64,
+}
+
+/// The failures set by [`fail_acknowledgments`]: per store directory,
+/// the fault and the acknowledgments let through so far.
+static ACK_FAULTS: std::sync::Mutex<Vec<(std::path::PathBuf, AckFault, u64)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Makes every acknowledgment record of the store in `dir` (the node log's
+/// `nodes.ack`, fjall's `shamap.ack`) fail as `fault` says, in this
+/// process, from its `after`-th acknowledgment on; `None` clears it. `dir`
+/// is the path the store was opened with. For tests of what a failed
+/// acknowledgment leaves (the store's own I/O, not a wrapper: the record is
+/// the store's, below its [`NodeStore`] face).
+pub fn fail_acknowledgments(dir: &std::path::Path, fault: Option<AckFault>) {
+    let mut all = ACK_FAULTS.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|(d, _, _)| d != dir);
+    if let Some(f) = fault {
+        all.push((dir.to_path_buf(), f, 0));
+    }
+}
+
+/// The injected failure for an acknowledgment of the store in `dir` at
+/// `stage`, if one is set and due (counted once per acknowledgment, at
+/// [`AckStage::Open`], which every acknowledgment passes first).
+pub(crate) fn ack_fault(dir: &std::path::Path, stage: AckStage) -> Option<std::io::Error> {
+    let mut all = ACK_FAULTS.lock().unwrap_or_else(|p| p.into_inner());
+    let (_, f, seen) = all.iter_mut().find(|(d, _, _)| d == dir)?;
+    if stage == AckStage::Open {
+        *seen += 1;
+    }
+    (*seen > f.after && f.stage == stage).then(|| std::io::Error::from_raw_os_error(f.errno))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -112,6 +112,9 @@ pub(super) const FJALL_ACK_FILE: &str = "shamap.ack";
 struct Acknowledged {
     next: u64,
     file: Option<crate::ack::AckFile>,
+    /// Set when a durable write could not be recorded as acknowledged:
+    /// no more writes until the store is reopened.
+    poisoned: Option<String>,
 }
 
 impl std::fmt::Debug for FjallStore {
@@ -335,22 +338,41 @@ impl FjallStore {
     }
 
     /// Writes `batch` and syncs it, numbered, then records it as
-    /// acknowledged.
+    /// acknowledged. A write that fjall committed and synced but whose
+    /// record cannot be written is in the database (fjall cannot take it
+    /// back): the error says the commit may have landed, and the store
+    /// takes no more writes until reopened (the next opening numbers on
+    /// from the database, which holds it).
     fn write_acknowledged(&self, mut batch: Batch) -> Result<(), StoreError> {
         let mut a = self.acks();
+        if let Some(why) = &a.poisoned {
+            return Err(self.fail("cannot write", why.as_str()));
+        }
         let seq = a.next;
         batch.put_meta(DURABLE_SEQ, seq.to_le_bytes().to_vec());
         self.write_with(batch, PersistMode::SyncAll)?;
         a.next = seq + 1;
-        let what = "cannot record the write as acknowledged";
-        if a.file.is_none() {
-            let f = crate::ack::AckFile::open(&self.path, FJALL_ACK_FILE)
-                .map_err(|e| self.fail(what, e))?;
-            a.file = Some(f);
+        let ack = crate::ack::Ack { seq, end: 0 };
+        let recorded = crate::ack::record_in(&mut a.file, &self.path, FJALL_ACK_FILE, ack);
+        recorded.map_err(|e| {
+            let e = e.error;
+            a.poisoned = Some(format!(
+                "an earlier durable write could not be recorded as acknowledged ({FJALL_ACK_FILE}: {e}); reopen the store"
+            ));
+            self.fail(
+                "cannot record the write as acknowledged",
+                format!("{FJALL_ACK_FILE}: {e}; durable write {seq} is synced in the database all the same, so the commit may have landed (the next opening reads it); no more writes until the store is reopened"),
+            )
+        })
+    }
+
+    /// Refuses a write once a durable write could not be recorded as
+    /// acknowledged.
+    fn check_not_poisoned(&self) -> Result<(), StoreError> {
+        match &self.acks().poisoned {
+            Some(why) => Err(self.fail("cannot write", why.as_str())),
+            None => Ok(()),
         }
-        let f = a.file.as_ref().expect("opened above");
-        f.record(crate::ack::Ack { seq, end: 0 })
-            .map_err(|e| self.fail(what, e))
     }
 
     /// Moves everything from the write buffers into table files and waits

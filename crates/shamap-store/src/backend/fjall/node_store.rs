@@ -29,6 +29,7 @@ impl NodeStore for FjallStore {
     }
 
     fn write(&self, batch: Batch) -> Result<(), StoreError> {
+        self.check_not_poisoned()?;
         self.write_with(batch, PersistMode::Buffer)
     }
 

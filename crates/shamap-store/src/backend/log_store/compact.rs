@@ -204,6 +204,11 @@ impl LogStore {
             s.end = end;
             s.live_bytes = live;
         }
-        self.acknowledge(w, next_seq - 1, end)
+        self.acknowledge(w, next_seq - 1, end).map_err(|f| {
+            // The compacted log is in place and synced; what this process
+            // holds and what the next opening reads could part from here.
+            w.poisoned = Some(format!("{}; reopen the store", f.error));
+            f.error
+        })
     }
 }

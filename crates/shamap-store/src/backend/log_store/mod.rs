@@ -21,11 +21,12 @@
 //!   checksums match and whose sequence number follows the last one's,
 //!   and writes nothing; or, from the index checkpoint a writer left when
 //!   it closed ([`checkpoint`]), only the batches written after it
-//!   (`recovery.rs`). A write that never finished is dropped (the next
-//!   write cuts it off) only when it comes after the last batch
-//!   acknowledged as durable ([`crate::ack`]); a log that lacks an acknowledged
-//!   batch, or holds damage, is refused in one line naming the byte
-//!   offset, and nothing is truncated. The whole contract, case by case:
+//!   (`recovery.rs`). Whatever follows the last batch acknowledged as
+//!   durable ([`crate::ack`]) and is not whole and in sequence is a write
+//!   a crash or a power loss cut short, dropped (the next write cuts it
+//!   off); a log that lacks an acknowledged batch, or holds damage at or
+//!   before it, is refused in one line naming the byte offset, and
+//!   nothing is truncated. The whole contract, case by case:
 //!   `docs/design.md`, "The node log's recovery contract".
 //! - Deletes (gc) append delete records; when more than half the log is
 //!   dead, the live records are copied to a new log, synced and renamed

@@ -69,6 +69,11 @@ pub(super) struct Scan {
     /// and list it, instead of stopping at the first: the audit of
     /// `verify --db`, which then tells which roots it affects.
     pub(super) tolerate_damage: bool,
+    /// The end and next sequence number an index checkpoint recorded,
+    /// checked against the batches read (the audit, which reads the log
+    /// from its start): a batch must end there, and the next one must
+    /// have that number.
+    pub(super) confirm_checkpoint: Option<(u64, u64)>,
 }
 
 /// Reads the log: checks the file header, applies every whole batch in
@@ -98,6 +103,9 @@ pub(super) fn scan(file: &File, how: Scan) -> Result<Scanned, String> {
     let mut batches = 0u64;
     // Where the batch the acknowledgment names was seen to end.
     let mut acked_end_seen = None;
+    // Whether a batch was seen to end where the checkpoint to confirm
+    // says one does.
+    let mut checkpoint_seen = false;
     let mut body = Vec::new();
     let mut reader = PosReader::new(file, len, 4 << 20);
     // Where the whole batches end, and whether what follows may be a write
@@ -130,6 +138,18 @@ pub(super) fn scan(file: &File, how: Scan) -> Result<Scanned, String> {
                             expected = Some(seq + 1);
                             batches += 1;
                             pos = next_pos;
+                            if let Some(d) = confirm(how.confirm_checkpoint, seq, pos) {
+                                // Damage below the checkpoint, whatever
+                                // the acknowledgment says: a writer's
+                                // check below the checkpoint refuses it.
+                                checkpoint_seen = true;
+                                if !how.tolerate_damage {
+                                    return Err(d.to_string());
+                                }
+                                damage.push(d);
+                            } else if how.confirm_checkpoint.is_some_and(|c| c.0 == pos) {
+                                checkpoint_seen = true;
+                            }
                             None
                         }
                     },
@@ -137,7 +157,16 @@ pub(super) fn scan(file: &File, how: Scan) -> Result<Scanned, String> {
             }
         };
         let Some(what) = problem else { continue };
-        let d = Damage { at, what };
+        if past_ack(how.ack, expected) {
+            // Nothing from here on was acknowledged as durable: whatever
+            // is wrong with it is a write a crash or a power loss cut
+            // short (any of its unsynced pages may be lost), cut off.
+            break Some(at);
+        }
+        let d = Damage {
+            at,
+            what: before_ack(what, how.ack),
+        };
         if !how.tolerate_damage {
             return Err(d.to_string());
         }
@@ -160,8 +189,10 @@ pub(super) fn scan(file: &File, how: Scan) -> Result<Scanned, String> {
     } else {
         torn_from.unwrap_or(len)
     };
-    if let Some(cut) = torn_from {
-        // An unfinished write is the last thing in the log.
+    if let Some(cut) = torn_from.filter(|_| !past_ack(how.ack, expected)) {
+        // An unfinished write is the last thing in the log, unless the
+        // acknowledged batch lies behind it (then everything after that
+        // batch is an unfinished write, whole batches among it or not).
         if let Some(later) = later_whole_batch(file, cut, len)? {
             let d = Damage {
                 at: cut,
@@ -176,6 +207,22 @@ pub(super) fn scan(file: &File, how: Scan) -> Result<Scanned, String> {
         }
     }
     let next_seq = expected.unwrap_or(0);
+    if let Some((cend, cnext)) = how.confirm_checkpoint {
+        if !checkpoint_seen && cend > FILE_HEADER_LEN {
+            let d = Damage {
+                at: cend.min(end),
+                what: format!(
+                    "the index checkpoint ({}) recorded batch {} ending at byte {cend}, but no whole batch of the log ends there (its whole batches end at byte {end}): the log was cut short or rewritten",
+                    super::checkpoint::CHECKPOINT_FILE,
+                    cnext.saturating_sub(1)
+                ),
+            };
+            if !how.tolerate_damage {
+                return Err(d.to_string());
+            }
+            damage.push(d);
+        }
+    }
     if let Some(a) = how.ack {
         let whole_through = next_seq.checked_sub(1).filter(|_| expected.is_some());
         let missing = match whole_through {
@@ -228,6 +275,40 @@ pub(super) fn scan(file: &File, how: Scan) -> Result<Scanned, String> {
         damage,
         from_checkpoint,
     })
+}
+
+/// The damage when batch `seq`, ending at `end`, ends where the
+/// checkpoint to confirm (`(end, next_seq)`) says a batch ends, but not
+/// the batch it names.
+fn confirm(checkpoint: Option<(u64, u64)>, seq: u64, end: u64) -> Option<Damage> {
+    let (cend, cnext) = checkpoint?;
+    (cend == end && cnext != seq + 1).then(|| Damage {
+        at: end,
+        what: format!(
+            "batch {seq} ends here, but the index checkpoint ({}) recorded batch {} ending here (the log was rewritten after the checkpoint, or the checkpoint describes another log)",
+            super::checkpoint::CHECKPOINT_FILE,
+            cnext.saturating_sub(1)
+        ),
+    })
+}
+
+/// True when the batches read so far (the next one expected to have
+/// number `expected`) include the one `ack` names: what follows was never
+/// acknowledged as durable.
+fn past_ack(ack: Option<Ack>, expected: Option<u64>) -> bool {
+    matches!((ack, expected), (Some(a), Some(e)) if e > a.seq)
+}
+
+/// What damage found before the acknowledged batch is: its description,
+/// naming the batch it keeps from the store.
+fn before_ack(what: String, ack: Option<Ack>) -> String {
+    match ack {
+        Some(a) => format!(
+            "{what}, at or before batch {} (ending at byte {}), which was acknowledged as durable ({ACK_FILE})",
+            a.seq, a.end
+        ),
+        None => what,
+    }
 }
 
 /// Checks the log's batches in `[FILE_HEADER_LEN, to)` without applying

@@ -339,7 +339,15 @@ fn open_log(
         ))
     })?;
     format::check_file_header(&header).map_err(|e| fail(&e))?;
+    // The audit reads the whole log, and checks it against the checkpoint
+    // as an opening would: what an opening refuses is never whole.
+    let mut checkpoint_damage = None;
+    let mut confirm_checkpoint = None;
     let from = if audit {
+        match checkpoint::load(path, &file, log_len) {
+            Ok(c) => confirm_checkpoint = c.map(|c| (c.end, c.next_seq)),
+            Err(e) => checkpoint_damage = Some(checkpoint_refusal(e, log_len)),
+        }
         None
     } else {
         checkpoint::load(path, &file, log_len).map_err(|e| fail(&e))?
@@ -348,9 +356,35 @@ fn open_log(
         from,
         ack,
         tolerate_damage: audit,
+        confirm_checkpoint,
     };
-    let scanned = scan(&file, how).map_err(|e| fail(&e))?;
+    let mut scanned = scan(&file, how).map_err(|e| fail(&e))?;
+    if let Some(d) = checkpoint_damage {
+        scanned.damage.push(d);
+        scanned.damage.sort_by_key(|d| d.at);
+    }
     Ok((scanned, file, ack))
+}
+
+/// The damage an opening's refusal of the index checkpoint names (`the
+/// node log is damaged at byte N: …`), for the audit's list: the offset
+/// it names (else the log's length) and what it says.
+fn checkpoint_refusal(e: String, log_len: u64) -> Damage {
+    let rest = e
+        .strip_prefix("the node log is damaged at byte ")
+        .or_else(|| e.strip_prefix("the node log is damaged at bytes "));
+    let at = rest.and_then(|r| {
+        let digits: String = r.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    });
+    let what = match rest.and_then(|r| r.split_once(": ")) {
+        Some((_, what)) if at.is_some() => what.to_owned(),
+        _ => e.clone(),
+    };
+    Damage {
+        at: at.unwrap_or(log_len),
+        what,
+    }
 }
 
 /// What [`LogStore::open_audit`] found reading a whole log.

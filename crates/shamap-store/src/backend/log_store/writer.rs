@@ -12,7 +12,7 @@ use super::format::BatchEncoder;
 use super::index;
 use super::recovery::Damage;
 use super::{LogStore, LOG_FILE};
-use crate::ack::{Ack, AckFile, ACK_FILE};
+use crate::ack::{Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::store::{Batch, Op};
 
@@ -42,7 +42,7 @@ pub(super) struct Writer {
     pub(super) not_started: u64,
     pub(super) write_out: WriteOut,
     /// The acknowledgment record, opened at the first acknowledgment.
-    pub(super) ack: Option<AckFile>,
+    pub(super) ack: Option<crate::ack::AckFile>,
     /// The check of the log below the index checkpoint the opening
     /// started from ([`super::recovery::check_below`]), running on a
     /// thread of its own; the first write waits for it.
@@ -142,6 +142,25 @@ impl Drop for WriteOut {
     }
 }
 
+/// What [`LogStore::acknowledge`] says when it fails.
+const ACK_FAILED: &str = "cannot record the commit as acknowledged";
+
+/// A failed acknowledgment: the error, and whether the record may have
+/// been written (opening it failed: it was not).
+pub(super) struct AckFailure {
+    pub(super) error: StoreError,
+    pub(super) touched: bool,
+}
+
+/// The message of a store error, without the store's name (which the
+/// error it goes into names again).
+fn message_of(e: &StoreError) -> String {
+    match e {
+        StoreError::Backend { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// What publishing a written batch does to the store's state, one per
 /// change, in the batch's order.
 enum Effect {
@@ -228,17 +247,64 @@ impl LogStore {
     /// Records batch `seq`, ending the log at `end`, as acknowledged
     /// durable (after it was synced), once the log is confirmed to be the
     /// file at the store's path. An error means the commit is not
-    /// acknowledged (although the batch may be on disk).
-    pub(super) fn acknowledge(&self, w: &mut Writer, seq: u64, end: u64) -> Result<(), StoreError> {
-        self.check_log_in_place(w)?;
-        if w.ack.is_none() {
-            let opened = AckFile::open(&self.inner.path, ACK_FILE)
-                .map_err(|e| self.fail("cannot record the commit as acknowledged", e))?;
-            w.ack = Some(opened);
-        }
-        let a = w.ack.as_ref().expect("opened above");
-        a.record(Ack { seq, end })
-            .map_err(|e| self.fail("cannot record the commit as acknowledged", e))
+    /// acknowledged (although the batch is on disk); it says whether the
+    /// record may have been written ([`AckFailure::touched`]).
+    pub(super) fn acknowledge(&self, w: &mut Writer, seq: u64, end: u64) -> Result<(), AckFailure> {
+        let untouched = |error| AckFailure {
+            error,
+            touched: false,
+        };
+        self.check_log_in_place(w).map_err(untouched)?;
+        crate::ack::record_in(&mut w.ack, &self.inner.path, ACK_FILE, Ack { seq, end }).map_err(
+            |e| AckFailure {
+                error: self.fail(ACK_FAILED, format!("{ACK_FILE}: {}", e.error)),
+                touched: e.touched,
+            },
+        )
+    }
+
+    /// After batch `seq`, written at `start` and synced, could not be
+    /// recorded as acknowledged: the writer takes no more writes (what
+    /// this process holds in memory and what the next opening reads
+    /// could otherwise part), and the batch is cut back and its number
+    /// handed back when the record was never touched, so that the error's
+    /// word "not committed" is true and the store opens as it was before
+    /// the batch. When the record may have been written, or the cut
+    /// fails, the batch stays (it is whole and synced: the next opening
+    /// takes it) and the error says the commit may have landed.
+    pub(super) fn undo_unacknowledged(
+        &self,
+        w: &mut Writer,
+        file: &File,
+        seq: u64,
+        start: u64,
+        failure: AckFailure,
+    ) -> StoreError {
+        let cut = if failure.touched {
+            Err("the record may have been written".to_owned())
+        } else {
+            file.set_len(start)
+                .and_then(|()| file.sync_data())
+                .map_err(|e| e.to_string())
+        };
+        let (poison, words) = match cut {
+            Ok(()) => {
+                w.next_seq = seq;
+                (
+                    format!("an earlier commit could not be recorded as acknowledged ({ACK_FILE}); reopen the store"),
+                    "its batch was cut back from the log: not committed".to_owned(),
+                )
+            }
+            Err(why) => (
+                format!("an earlier commit could not be recorded as acknowledged ({ACK_FILE}) nor undone ({why}); reopen the store"),
+                format!("the commit may have landed: its batch {seq} is synced and the next opening takes it ({why})"),
+            ),
+        };
+        w.poisoned = Some(poison);
+        StoreError::backend(
+            self.inner.location.clone(),
+            format!("{}; {words}", message_of(&failure.error)),
+        )
     }
 
     /// At a writer's opening: the whole batches the scan accepted after
@@ -261,7 +327,7 @@ impl LogStore {
         }
         file.sync_data()
             .map_err(|e| self.fail("cannot sync the batches found at opening", e))?;
-        self.acknowledge(&mut w, last, end)
+        self.acknowledge(&mut w, last, end).map_err(|f| f.error)
     }
 
     /// Refuses a batch that would end past the largest offset the index
@@ -337,7 +403,9 @@ impl LogStore {
         w.next_seq += 1;
         if durable {
             self.sync_file(w, &file)?;
-            self.acknowledge(w, seq, end)?;
+            if let Err(failure) = self.acknowledge(w, seq, end) {
+                return Err(self.undo_unacknowledged(w, &file, seq, start, failure));
+            }
         } else {
             w.wrote_unsynced(&file, end - start);
         }
@@ -421,7 +489,17 @@ impl LogStore {
         };
         self.sync_file(w, &file)?;
         match w.next_seq.checked_sub(1) {
-            Some(seq) if end > super::format::FILE_HEADER_LEN => self.acknowledge(w, seq, end),
+            Some(seq) if end > super::format::FILE_HEADER_LEN => {
+                self.acknowledge(w, seq, end).map_err(|failure| {
+                    // What was written is published and synced: it stays,
+                    // and the next opening takes it.
+                    w.poisoned = Some(format!("an earlier sync could not be recorded as acknowledged ({ACK_FILE}); reopen the store"));
+                    StoreError::backend(
+                        self.inner.location.clone(),
+                        format!("{}; the writes before it are synced and stay (the next opening takes them)", message_of(&failure.error)),
+                    )
+                })
+            }
             _ => Ok(()),
         }
     }
