@@ -82,7 +82,9 @@ pub fn without_records(
             continue;
         }
         let start = (r.offset as usize) + 6 + ks;
-        let value = &bytes[start..start + r.size as usize];
+        let value = bytes.get(start..start + r.size as usize).ok_or_else(|| {
+            WriteError::Source(format!("{}: record at {} cut off", dat.display(), r.offset))
+        })?;
         w.insert_encoded(&r.key, value.to_vec(), r.codec)?;
     }
     w.finish()

@@ -96,6 +96,9 @@ pub enum WriteError {
     /// A value the codec cannot encode as asked.
     #[error(transparent)]
     Codec(#[from] codec::CodecError),
+    /// A database to copy from that does not hold what its listing says.
+    #[error("{0}")]
+    Source(String),
     /// A spill pointer this writer did not write (a bug).
     #[error("spill record at {0} unknown")]
     Spill(u64),
@@ -241,7 +244,8 @@ impl NudbWriter {
         let mut key = create_new(&key_path)?;
         create_new(&log_path)?;
         let mut dat = BufWriter::with_capacity(1 << 20, dat);
-        dat.write_all(&headers.dat_header()).map_err(io(&dat_path))?;
+        dat.write_all(&headers.dat_header())
+            .map_err(io(&dat_path))?;
         key.write_all(&headers.key_header_block())
             .map_err(io(&key_path))?;
         key.write_all(&Bucket::default().encode_block(block_size))
@@ -284,7 +288,12 @@ impl NudbWriter {
     }
 
     /// Inserts a NodeStore value encoded as codec type `t`.
-    pub fn insert_as(&mut self, key: &[u8], value: &[u8], t: CodecType) -> Result<bool, WriteError> {
+    pub fn insert_as(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        t: CodecType,
+    ) -> Result<bool, WriteError> {
         let encoded = codec::encode(value, t)?;
         self.insert_encoded(key, encoded, Some(t))
     }
@@ -324,6 +333,8 @@ impl NudbWriter {
     /// Commits the buffered inserts (NuDB's `flush`).
     pub fn commit(&mut self) -> Result<(), WriteError> {
         if let Some(dirty) = self.apply_pending()? {
+            // NuDB syncs the data file before writing the key file.
+            self.flush_dat()?;
             self.write_buckets(&dirty)?;
         }
         Ok(())
@@ -512,7 +523,11 @@ impl NudbWriter {
         }
         let mut spill = std::mem::take(&mut self.buckets[n1].spill);
         while spill != 0 {
-            let tmp = self.spills.get(&spill).cloned().ok_or(WriteError::Spill(spill))?;
+            let tmp = self
+                .spills
+                .get(&spill)
+                .cloned()
+                .ok_or(WriteError::Spill(spill))?;
             for e in tmp.entries {
                 let n = if goes(&e) { n2 } else { n1 };
                 self.maybe_spill(n)?;

@@ -3,5 +3,6 @@
 
 mod faults;
 mod ledgers;
+mod real_nudb;
 mod support;
 mod writer;

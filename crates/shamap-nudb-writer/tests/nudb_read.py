@@ -256,7 +256,8 @@ class Store:
             "block_size": be(key, 44, 2), "load_factor": be(key, 46, 2),
         }
         kh = self.key_header
-        self.ks = kh["key_size"]
+        # The data file's own key size frames its records.
+        self.ks = self.dat_header["key_size"]
         self.salt = kh["salt"]
         self.bs = kh["block_size"]
         self.problems = []
