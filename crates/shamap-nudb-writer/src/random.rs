@@ -9,9 +9,12 @@ use shamap::{Hash256, Key, MapKind, ShaMap};
 
 use crate::ledgers::Ledger;
 
-/// Serialized-entry shapes: (weight, ledger entry type, fields), a field
-/// being (field code byte, bytes of value, random or mostly zero).
-const SHAPES: &[(u32, u16, &[(u8, usize, bool)])] = &[
+/// A field of a shape: field code byte, bytes of value (0: a vector of
+/// hashes), random or mostly zero.
+type Field = (u8, usize, bool);
+
+/// Serialized-entry shapes: (weight, ledger entry type, fields).
+const SHAPES: &[(u32, u16, &[Field])] = &[
     // AccountRoot: flags, sequence, owner count, balance, account, previd.
     (
         40,

@@ -57,7 +57,7 @@ impl Default for NudbOptions {
         NudbOptions {
             block_size: 4096,
             load_factor: 0.5,
-            salt: 0x5EED_0F_5A17_u64,
+            salt: 0x0005_EED0_F5A1_7000_u64,
             uid: 0x0001_D0C5_u64,
             appnum: 1,
             key_size: 32,
