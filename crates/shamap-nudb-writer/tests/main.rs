@@ -1,0 +1,8 @@
+//! Tests of the NuDB writer: what it writes, read back by the independent
+//! Python reader (`nudb_read.py`) on every run.
+
+mod faults;
+mod ledgers;
+mod real_nudb;
+mod support;
+mod writer;
