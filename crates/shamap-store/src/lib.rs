@@ -18,9 +18,12 @@
 //! - [`BackedMap`]: a writable map opened by root hash, nodes loaded lazily
 //!   and verified through a bounded cache, committed in one atomic batch.
 //! - [`StoredMap`]: reads a map by root hash, one verified node per level;
+//!   [`diff_stored`] compares two, skipping equal subtrees;
 //!   [`verify_all`] rehashes everything reachable from a root.
 //! - [`import_ledger`] / [`write_snapshot`] / [`write_changed`]: writes
 //!   maps, then records the root in one atomic step ([`meta`]).
+//! - [`ledger`]: what a `--root` hash or a ledger sequence names, for
+//!   every command ([`ledger::resolve_root`], [`ledger::ledger_by_seq`]).
 //! - [`gc()`]: mark from the kept roots, sweep the rest.
 //! - [`FaultyStore`]: fails the k-th read, write or sync, for fault tests.
 //! - [`SyncSession`]: `missing_nodes`, `add_root_node`, `add_known_node`
@@ -47,7 +50,9 @@ mod fetch;
 mod fjall_store;
 pub mod gc;
 pub mod import;
+pub mod ledger;
 pub mod log_store;
+mod map_diff;
 mod mem;
 pub mod meta;
 pub mod node;
@@ -72,6 +77,7 @@ pub use import::{
     import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,
 };
 pub use log_store::{LogStore, LogUsage};
+pub use map_diff::{diff_stored, StoredDifference};
 pub use mem::MemStore;
 pub use meta::RetainedRoot;
 pub use node::{Node, NodeObject, NodeType};
