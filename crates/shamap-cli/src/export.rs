@@ -122,9 +122,8 @@ pub fn run(args: &ExportArgs) -> Result<Exit, Failure> {
     let v2 = args.api_version == 2;
     match &args.out {
         Some(out) if out.as_os_str() != "-" => {
-            let cannot = |e: io::Error| {
-                Failure::unusable(format!("{}: cannot write: {e}", out.display()))
-            };
+            let cannot =
+                |e: io::Error| Failure::unusable(format!("{}: cannot write: {e}", out.display()));
             write_file_streamed(out, &mut |w| {
                 write_response(w, &ledger, v2).map_err(|stop| match stop {
                     Stop::Io(e) => cannot(e),

@@ -13,8 +13,8 @@ use shamap_ledger::dump::{self, LedgerDump};
 use shamap_ledger::pages::{self, PagedLedger, PagesError};
 use shamap_store::log_store::LogAudit;
 use shamap_store::{
-    ledger, meta, root_kind, Access as StoreAccess, BackedMap, BackedOptions, FjallOptions, FjallStore,
-    LogStore, NodeStore, OpenOptions, RootKind,
+    ledger, meta, root_kind, Access as StoreAccess, BackedMap, BackedOptions, FjallOptions,
+    FjallStore, LogStore, NodeStore, OpenOptions, RootKind,
 };
 
 use crate::maps::KindArg;

@@ -135,10 +135,8 @@ fn main() -> ExitCode {
     };
     output::finish(match cli.command {
         Command::Verify(args) => match &args.db {
-            Some(db) => {
-                verify_db::run(db, args.root.as_deref(), args.ledger, args.json)
-                    .map_err(|f| f.about_store(db))
-            }
+            Some(db) => verify_db::run(db, args.root.as_deref(), args.ledger, args.json)
+                .map_err(|f| f.about_store(db)),
             None => verify::run(&args),
         },
         Command::Stats(args) => stats::run(&args),

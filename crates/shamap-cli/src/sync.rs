@@ -25,7 +25,12 @@ pub struct SyncArgs {
     #[arg(long, value_name = "DB")]
     pub to: PathBuf,
     /// A ledger hash or map root in the source.
-    #[arg(long, value_name = "HEX", required_unless_present = "ledger", conflicts_with = "ledger")]
+    #[arg(
+        long,
+        value_name = "HEX",
+        required_unless_present = "ledger",
+        conflicts_with = "ledger"
+    )]
     pub root: Option<String>,
     /// The ledger with this sequence number, as the source lists it
     /// (rippled's ledger.db, or the retained ledgers).

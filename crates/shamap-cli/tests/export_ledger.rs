@@ -123,7 +123,10 @@ fn the_response_has_rippleds_binary_shape() {
     import(&[ledger_38129()], &db);
     let r = shamap(["export", "--db", s(&db), "--root", LEDGER_38129], None);
     let text = ok(&r);
-    assert_starts_with(text, "{\"result\":{\"ledger\":{\"accountState\":[\n{\"hash\":\"");
+    assert_starts_with(
+        text,
+        "{\"result\":{\"ledger\":{\"accountState\":[\n{\"hash\":\"",
+    );
     assert_contains(text, "\n],\"closed\":true,\"ledger_data\":\"00009571");
     assert_ends_with(
         text,
@@ -423,7 +426,10 @@ fn hashes_that_name_no_ledger_are_one_line() {
     let unknown = "AB".repeat(32);
     let account = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
     for (root, says) in [
-        (unknown.as_str(), format!("nothing is stored under {unknown}")),
+        (
+            unknown.as_str(),
+            format!("nothing is stored under {unknown}"),
+        ),
         (
             account,
             format!("{account} is the root of a state map, not a ledger hash"),

@@ -68,7 +68,10 @@ fn get_scan_and_prove_read_either_map_of_a_ledger() {
         // The state map by default; the transaction's ID is not in it.
         args.push(&txid);
         let r = run(&args);
-        assert_contains(&one_error_line(&r, 1), &format!("not in map {ACCOUNT_38129}"));
+        assert_contains(
+            &one_error_line(&r, 1),
+            &format!("not in map {ACCOUNT_38129}"),
+        );
 
         let mut scan = vec!["scan", "--db", s(&db), "--json"];
         scan.extend(at);
@@ -77,7 +80,10 @@ fn get_scan_and_prove_read_either_map_of_a_ledger() {
         assert_eq!(v["items"], 261);
         scan.extend(["--kind", "tx"]);
         let v: serde_json::Value = serde_json::from_str(ok(&run(&scan))).expect("JSON");
-        assert_eq!((v["root"].as_str(), v["items"].as_u64()), (Some(TX_38129), Some(1)));
+        assert_eq!(
+            (v["root"].as_str(), v["items"].as_u64()),
+            (Some(TX_38129), Some(1))
+        );
         assert_eq!(v["kind"], "tx");
 
         let mut prove = vec!["prove", "--db", s(&db)];
@@ -99,9 +105,35 @@ fn a_ledger_without_transactions_has_no_tx_map_to_read() {
     let db = store(&dir);
     let (txid, _) = tx_38129();
     for cmd in [
-        vec!["get", "--db", s(&db), "--ledger", "40000", "--kind", "tx", &txid],
-        vec!["scan", "--db", s(&db), "--root", LEDGER_40000, "--kind", "tx"],
-        vec!["prove", "--db", s(&db), "--ledger", "40000", "--kind", "tx", &txid],
+        vec![
+            "get",
+            "--db",
+            s(&db),
+            "--ledger",
+            "40000",
+            "--kind",
+            "tx",
+            &txid,
+        ],
+        vec![
+            "scan",
+            "--db",
+            s(&db),
+            "--root",
+            LEDGER_40000,
+            "--kind",
+            "tx",
+        ],
+        vec![
+            "prove",
+            "--db",
+            s(&db),
+            "--ledger",
+            "40000",
+            "--kind",
+            "tx",
+            &txid,
+        ],
     ] {
         let line = one_error_line(&run(&cmd), 2);
         assert_contains(
@@ -135,7 +167,15 @@ fn stored_diffs_equal_the_files_diffs() {
     assert_eq!(v["left"]["root"], ACCOUNT_38129);
     assert_eq!(v["left"]["entries"], serde_json::Value::Null);
     // Equal ledgers: nothing.
-    let r = run(&["diff", "--db", s(&db), "38129", LEDGER_38129, "--kind", "tx"]);
+    let r = run(&[
+        "diff",
+        "--db",
+        s(&db),
+        "38129",
+        LEDGER_38129,
+        "--kind",
+        "tx",
+    ]);
     assert_eq!(ok(&r), "0 differences: 0 added, 0 removed, 0 modified\n");
     // A transaction map against the empty one of ledger 40000.
     let r = run(&["diff", "--db", s(&db), "38129", "40000", "--kind", "tx"]);
@@ -153,14 +193,31 @@ fn ledger_hashes_need_no_retained_record() {
     let dbs = s(&db);
     let r = run(&["get", "--db", dbs, "--root", LEDGER_38129, KEY_38129]);
     assert!(!ok(&r).is_empty());
-    let r = run(&["get", "--db", dbs, "--root", LEDGER_38129, "--kind", "tx", &txid]);
+    let r = run(&[
+        "get",
+        "--db",
+        dbs,
+        "--root",
+        LEDGER_38129,
+        "--kind",
+        "tx",
+        &txid,
+    ]);
     assert_eq!(ok(&r).trim(), txdata);
     let r = run(&["prove", "--db", dbs, "--root", LEDGER_38129, KEY_38129]);
     ok(&r);
     let r = run(&["verify", "--db", dbs, "--root", LEDGER_38129]);
     assert_contains(ok(&r), &format!("root {LEDGER_38129} (given) ok"));
     let to = dir.path().join("copy");
-    let r = run(&["sync", "--from", dbs, "--to", s(&to), "--root", LEDGER_38129]);
+    let r = run(&[
+        "sync",
+        "--from",
+        dbs,
+        "--to",
+        s(&to),
+        "--root",
+        LEDGER_38129,
+    ]);
     ok(&r);
     let r = run(&["verify", "--db", s(&to), "--ledger", "38129"]);
     assert_contains(ok(&r), &format!("root {LEDGER_38129} (ledger 38129) ok"));
@@ -173,7 +230,10 @@ fn ledger_hashes_need_no_retained_record() {
     let r = run(&["scan", "--db", dbs, "--root", ACCOUNT_38129]);
     assert_contains(&one_error_line(&r, 2), "is not a root of this store");
     let r = run(&["scan", "--db", dbs]);
-    assert_contains(&one_error_line(&r, 2), "the store has no imported state map");
+    assert_contains(
+        &one_error_line(&r, 2),
+        "the store has no imported state map",
+    );
 }
 
 #[test]
@@ -199,7 +259,15 @@ fn sequences_name_ledgers_in_every_command() {
         );
     }
     // --root and --ledger together are a usage error.
-    let r = run(&["scan", "--db", dbs, "--ledger", "38129", "--root", LEDGER_38129]);
+    let r = run(&[
+        "scan",
+        "--db",
+        dbs,
+        "--ledger",
+        "38129",
+        "--root",
+        LEDGER_38129,
+    ]);
     one_error_line(&r, 2);
     let r = run(&["prove", "--db", dbs, KEY_38129]);
     assert_contains(&one_error_line(&r, 2), "with --db, give --root or --ledger");

@@ -204,13 +204,15 @@ pub fn ledger_by_seq(store: &dyn NodeStore, seq: u32) -> Result<Hash256, StoreEr
                 LedgerSource::Store => "the store's ledger list",
                 LedgerSource::Retained => "the retained ledgers",
             };
-            Err(unresolved(match (list.ledgers.first(), list.ledgers.last()) {
-                (Some((lo, _)), Some((hi, _))) => format!(
+            Err(unresolved(
+                match (list.ledgers.first(), list.ledgers.last()) {
+                    (Some((lo, _)), Some((hi, _))) => format!(
                     "no ledger with sequence {seq} in {whose} ({} ledgers, sequences {lo} to {hi})",
                     list.ledgers.len()
                 ),
-                _ => format!("no ledger with sequence {seq}: {whose} is empty"),
-            }))
+                    _ => format!("no ledger with sequence {seq}: {whose} is empty"),
+                },
+            ))
         }
         many => Err(unresolved(format!(
             "{} ledgers have sequence {seq} ({}): give the ledger hash with --root",
@@ -241,8 +243,8 @@ mod tests {
         state.insert(Key([0xEE; 32]), &[2; 20]).expect("new");
         let mut tx = ShaMap::new(MapKind::TransactionWithMeta);
         if with_tx {
-            let (k, d) = shamap::xrpl::tx::tx_with_meta_item(&[seq as u8; 30], &[7; 25])
-                .expect("small");
+            let (k, d) =
+                shamap::xrpl::tx::tx_with_meta_item(&[seq as u8; 30], &[7; 25]).expect("small");
             tx.insert(k, &d).expect("new");
         }
         let header = LedgerHeader {
@@ -343,7 +345,10 @@ mod tests {
         let (a, _) = one_ledger(&s, 10, true);
         let (b, h) = one_ledger(&s, 11, true);
         let e = ledger_by_seq(&s, 10).expect_err("nothing retained");
-        assert!(e.to_string().ends_with("the retained ledgers is empty"), "{e}");
+        assert!(
+            e.to_string().ends_with("the retained ledgers is empty"),
+            "{e}"
+        );
         // A retained map root is left out of the list.
         retain(&s, &[b, a, h.account_hash]);
         let list = ledgers(&s).expect("list");

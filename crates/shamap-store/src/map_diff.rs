@@ -214,8 +214,7 @@ impl Diff<'_, '_, '_> {
             Some(MapNode::Inner(children)) => {
                 for n in Nibble::all() {
                     let h = children[usize::from(n.get())];
-                    if !h.is_zero() && self.each_leaf(side, Some((h, id.child(n))), f)?.is_break()
-                    {
+                    if !h.is_zero() && self.each_leaf(side, Some((h, id.child(n))), f)?.is_break() {
                         return Ok(ControlFlow::Break(()));
                     }
                 }

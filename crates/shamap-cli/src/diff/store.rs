@@ -19,7 +19,9 @@ fn side_hash(store: &dyn NodeStore, what: &str, arg: &Path) -> Result<Hash256, F
     let text = text.trim();
     if !text.is_empty() && text.len() < 64 && text.bytes().all(|b| b.is_ascii_digit()) {
         let seq: u32 = text.parse().map_err(|_| {
-            Failure::unusable(format!("{what} '{text}': not a ledger sequence number (at most 4294967295)"))
+            Failure::unusable(format!(
+                "{what} '{text}': not a ledger sequence number (at most 4294967295)"
+            ))
         })?;
         return Ok(ledger::ledger_by_seq(store, seq)?);
     }
