@@ -1,5 +1,5 @@
-//! `shamap apply --db DB [--root HEX] [--cache-mb N] [--name NAME] FILE`:
-//! applies a file of changes (`set KEY HEX` / `del KEY`, one per line; `#`
+//! `shamap apply --db DB [--root HEX | --ledger SEQ] [--kind state|tx]
+//! [--cache-mb N] [--name NAME] FILE`: applies a file of changes (`set KEY HEX` / `del KEY`, one per line; `#`
 //! comments and blank lines ignored) to a stored map, through a backed map
 //! (nodes loaded lazily and verified, held in a node cache of
 //! `--cache-mb`), and commits the result as retained root NAME in one
@@ -18,7 +18,7 @@ use shamap_store::{meta, BackedMap, BackedOptions};
 
 use shamap_store::Access;
 
-use crate::input::{map_root, open_for_backed_map, parse_root, read_file, MapArgs};
+use crate::input::{open_for_backed_map, read_file, MapArgs};
 use crate::memory_report::{peak_rss_bytes, rss_json, stats_json, stats_text};
 use crate::output::{print_text_status_kept, Exit, Failure};
 
@@ -43,7 +43,6 @@ pub struct ApplyArgs {
 
 /// Runs `shamap apply`.
 pub fn run(args: &ApplyArgs) -> Result<Exit, Failure> {
-    let root = parse_root(args.map.root.as_deref())?;
     let (name, bytes) = read_file(&args.file)?;
     let text = String::from_utf8(bytes)
         .map_err(|e| Failure::unusable(format!("{name}: not UTF-8 text: {e}")))?;
@@ -51,7 +50,7 @@ pub fn run(args: &ApplyArgs) -> Result<Exit, Failure> {
     let changes = parse_changes(&text, &name)?;
     let store = open_for_backed_map(&args.map.db, Access::Write)?;
     meta::check_name(&store, &args.name)?;
-    let (root, kind) = map_root(&store, root)?;
+    let (root, kind) = args.map.at.resolve(&store)?;
     let mut map = BackedMap::open(
         &store,
         root,

@@ -6,6 +6,15 @@
 //! the left side: a key only in FILE_B is `added`, only in FILE_A
 //! `removed`, in both with other data `modified`.
 //!
+//! With `--db DB`, the two sides come from a store instead: each is a
+//! ledger hash (its state map, or with `--kind tx` its transaction map), a
+//! map root the store knows, or a ledger sequence number (the ledger the
+//! store lists with it), resolved by the store crate's one rule
+//! (`shamap_store::ledger`); the maps are compared in the store
+//! ([`shamap_store::diff_stored`]: equal subtrees skipped, every node
+//! verified as it is read). Their `entries` are `null` in the JSON report
+//! (counting them would read both maps whole).
+//!
 //! Text output: one line per key, then a summary line:
 //!
 //! ```text
@@ -36,6 +45,8 @@ use serde_json::{json, Value};
 use shamap::hash::encode_hex_upper;
 use shamap::{Difference, Hash256, MapKind};
 
+mod store;
+
 use crate::input::read_ledger;
 use crate::maps::{build_map, KindArg};
 use crate::output::{print_json, print_text, Exit, Failure};
@@ -43,12 +54,18 @@ use crate::output::{print_json, print_text, Exit, Failure};
 /// Arguments of `shamap diff`.
 #[derive(Debug, clap::Args)]
 pub struct DiffArgs {
-    /// The left (older) ledger dump; `-` reads standard input.
+    /// The left (older) ledger dump; `-` reads standard input. With --db:
+    /// a ledger hash, a map root, or a ledger sequence number.
     #[arg(value_name = "FILE_A")]
     pub file_a: PathBuf,
-    /// The right (newer) ledger dump; `-` reads standard input.
+    /// The right (newer) ledger dump; `-` reads standard input. With --db:
+    /// a ledger hash, a map root, or a ledger sequence number.
     #[arg(value_name = "FILE_B")]
     pub file_b: PathBuf,
+    /// Compare two maps of a store instead of two files: a node store
+    /// directory or cassandra://HOST[:PORT]/KEYSPACE.
+    #[arg(long, value_name = "DB")]
+    pub db: Option<PathBuf>,
     /// Print one JSON object, with the data of each key, instead of text.
     #[arg(long)]
     pub json: bool,
@@ -56,9 +73,10 @@ pub struct DiffArgs {
     /// `compare`. No limit by default.
     #[arg(long, value_name = "N")]
     pub max: Option<usize>,
-    /// Which map to compare.
-    #[arg(long, default_value = "state", value_parser = KindArg::header_maps())]
-    pub kind: KindArg,
+    /// Which map to compare: state (the default) or tx. With --db and map
+    /// roots, their own kind by default.
+    #[arg(long, value_parser = KindArg::header_maps())]
+    pub kind: Option<KindArg>,
 }
 
 /// How a key changed from the left side to the right.
@@ -98,8 +116,8 @@ pub struct Side {
     pub source: String,
     /// The map's root hash.
     pub root: Hash256,
-    /// Entries in the map.
-    pub entries: usize,
+    /// Entries in the map (`None` for a stored map: not counted).
+    pub entries: Option<usize>,
 }
 
 fn counts(diffs: &[Difference<'_>]) -> [usize; 3] {
@@ -157,6 +175,10 @@ pub fn render_json(kind: MapKind, left: &Side, right: &Side, diffs: &[Difference
 
 /// Runs `shamap diff`.
 pub fn run(args: &DiffArgs) -> Result<Exit, Failure> {
+    if let Some(db) = &args.db {
+        return store::run(args, db).map_err(|f| f.about_store(db));
+    }
+    let kind = args.kind.unwrap_or(KindArg::State);
     if args.file_a.as_os_str() == "-" && args.file_b.as_os_str() == "-" {
         return Err(Failure::unusable(
             "only one of FILE_A and FILE_B can be standard input",
@@ -165,7 +187,7 @@ pub fn run(args: &DiffArgs) -> Result<Exit, Failure> {
     let mut built = Vec::with_capacity(2);
     for path in [&args.file_a, &args.file_b] {
         let input = read_ledger(path)?;
-        let b = build_map(&input, args.kind)?;
+        let b = build_map(&input, kind)?;
         built.push((input.name, b.map));
     }
     let (Some((name_b, mut b)), Some((name_a, mut a))) = (built.pop(), built.pop()) else {
@@ -174,19 +196,19 @@ pub fn run(args: &DiffArgs) -> Result<Exit, Failure> {
     let left = Side {
         source: name_a,
         root: a.root_hash(),
-        entries: a.len(),
+        entries: Some(a.len()),
     };
     let right = Side {
         source: name_b,
         root: b.root_hash(),
-        entries: b.len(),
+        entries: Some(b.len()),
     };
     let max = args.max.unwrap_or(usize::MAX);
     let diffs = a
         .diff(&mut b, max)
         .map_err(|e| Failure::negative(format!("{e} (raise --max to see them)")))?;
     if args.json {
-        print_json(&render_json(args.kind.kind(), &left, &right, &diffs))?;
+        print_json(&render_json(kind.kind(), &left, &right, &diffs))?;
     } else {
         print_text(&render_text(&diffs))?;
     }
@@ -209,7 +231,7 @@ mod tests {
         let side = |m: &mut ShaMap, s: &str| Side {
             source: s.to_owned(),
             root: m.root_hash(),
-            entries: m.len(),
+            entries: Some(m.len()),
         };
         let (l, r) = (side(&mut a, "a"), side(&mut b, "b"));
         let diffs = a.diff(&mut b, 10).expect("few");

@@ -1,6 +1,9 @@
-//! `shamap get --db DB [--root HEX] [--cache-mb N] KEY...`: items' data,
-//! in hex (one line per key), read through a backed map: a walk from the
-//! root with each node loaded once, verified, and kept in the node cache.
+//! `shamap get --db DB [--root HEX | --ledger SEQ] [--kind state|tx]
+//! [--cache-mb N] KEY...`: items' data, in hex (one line per key), read
+//! through a backed map: a walk from the root with each node loaded once,
+//! verified, and kept in the node cache. A ledger hash (or `--ledger`)
+//! reads its state map, or with `--kind tx` its transaction map (a
+//! transaction's data is `VL(tx_blob) ‖ VL(meta)`, under its ID).
 
 use shamap::Key;
 
@@ -27,7 +30,7 @@ pub fn run(args: &GetArgs) -> Result<Exit, Failure> {
         .map(|k| parse_hash("key", k).map(Key::from))
         .collect::<Result<Vec<Key>, Failure>>()?;
     let store = open_to_read(&args.map.db)?;
-    let map = open_backed(&store, args.map.root.as_deref(), args.map.cache_mb)?;
+    let map = open_backed(&store, &args.map.at, args.map.cache_mb)?;
     let root = map.committed_root();
     let mut out = String::new();
     for key in &keys {

@@ -13,10 +13,11 @@ use shamap_ledger::dump::{self, LedgerDump};
 use shamap_ledger::pages::{self, PagedLedger, PagesError};
 use shamap_store::log_store::LogAudit;
 use shamap_store::{
-    meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, FjallStore, LogStore,
+    ledger, meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, FjallStore, LogStore,
     NodeStore, OpenOptions, RootKind,
 };
 
+use crate::maps::KindArg;
 use crate::output::Failure;
 
 /// The largest `--cache-mb` (1 TiB): a budget, not an allocation, but a
@@ -202,10 +203,9 @@ pub fn open_for_backed_map(db: &Path, access: Access) -> Result<Store, Failure> 
 pub struct MapArgs {
     #[arg(long, value_name = "DB", help = DB_HELP)]
     pub db: PathBuf,
-    /// A ledger hash (its state map) or a map root the store knows; default:
-    /// the newest imported state map. `0` (64 zeros) is the empty map.
-    #[arg(long, value_name = "HEX")]
-    pub root: Option<String>,
+    /// The map: --root, --ledger and --kind.
+    #[command(flatten)]
+    pub at: RootArgs,
     /// Memory budget of the node cache (and, for `apply`, the dirty nodes;
     /// on a node log, also its index), in MiB, at most 1048576 (1 TiB).
     #[arg(long, value_name = "MB", default_value_t = 64,
@@ -213,14 +213,57 @@ pub struct MapArgs {
     pub cache_mb: u64,
 }
 
-/// The map named by `--root` (see [`map_root`]), opened as a backed map
-/// with a node cache of `cache_mb` MiB.
+/// Which map of a store a command reads (`--root`, `--ledger`, `--kind`),
+/// resolved by [`RootArgs::resolve`] through the store crate's one rule
+/// ([`ledger::resolve_root`]).
+#[derive(Debug, Clone, clap::Args)]
+pub struct RootArgs {
+    /// A ledger hash (its state map; with --kind tx, its transaction map)
+    /// or a map root the store knows; default: the newest imported map of
+    /// the kind. `0` (64 zeros) is the empty map.
+    #[arg(long, value_name = "HEX", conflicts_with = "ledger")]
+    pub root: Option<String>,
+    /// The ledger with this sequence number, as the store lists it (the
+    /// store's own ledger list, as rippled's ledger.db; else the retained
+    /// ledgers, `shamap info`).
+    #[arg(long, value_name = "SEQ")]
+    pub ledger: Option<u32>,
+    /// Which map of a ledger: state (account_hash, the default) or tx
+    /// (transaction_hash, the transactions with their metadata).
+    #[arg(long, value_parser = KindArg::header_maps())]
+    pub kind: Option<KindArg>,
+}
+
+impl RootArgs {
+    /// The map these arguments name in `store`: see [`map_root`].
+    pub fn resolve(&self, store: &dyn NodeStore) -> Result<(Hash256, MapKind), Failure> {
+        let hash = given_root(store, self.root.as_deref(), self.ledger)?;
+        map_root(store, hash, self.kind.map(KindArg::kind))
+    }
+}
+
+/// The hash `--root HEX` or `--ledger SEQ` names (the ledger's hash, from
+/// [`ledger::ledger_by_seq`]), or `None` when neither is given.
+pub fn given_root(
+    store: &dyn NodeStore,
+    root: Option<&str>,
+    seq: Option<u32>,
+) -> Result<Option<Hash256>, Failure> {
+    match (parse_root(root)?, seq) {
+        (Some(hash), _) => Ok(Some(hash)),
+        (None, Some(seq)) => Ok(Some(ledger::ledger_by_seq(store, seq)?)),
+        (None, None) => Ok(None),
+    }
+}
+
+/// The map named by `--root`, `--ledger` and `--kind` (see [`map_root`]),
+/// opened as a backed map with a node cache of `cache_mb` MiB.
 pub fn open_backed<'s>(
     store: &'s dyn NodeStore,
-    root: Option<&str>,
+    at: &RootArgs,
     cache_mb: u64,
 ) -> Result<BackedMap<'s>, Failure> {
-    let (root, kind) = map_root(store, parse_root(root)?)?;
+    let (root, kind) = at.resolve(store)?;
     Ok(BackedMap::open(
         store,
         root,
@@ -229,41 +272,48 @@ pub fn open_backed<'s>(
     )?)
 }
 
-/// The map to read for `root` (a ledger hash → its state map; a map root
-/// → that map), or, when `root` is `None`, the newest retained state map
-/// (a retained ledger's, or a retained state root). A given root must be
-/// one the store knows as a root ([`meta::known_root`]): an inner node's
-/// hash is refused, not read as a map. The empty map (the zero hash, given
-/// or retained) is a state map with no entries.
+/// The map to read for `root`, through the store crate's one rule
+/// ([`ledger::resolve_root`]: a ledger hash → its state map, or with
+/// `kind` the transaction map, no metadata record needed; a map root the
+/// store knows → that map; an inner node's hash is refused, not read as a
+/// map), or, when `root` is `None`, the newest retained map of `kind`
+/// (state by default: a retained ledger's, or a retained map root). The
+/// empty map (the zero hash, given or retained) is a map with no entries.
 pub fn map_root(
     store: &dyn NodeStore,
     root: Option<Hash256>,
+    kind: Option<MapKind>,
 ) -> Result<(Hash256, MapKind), Failure> {
     if let Some(root) = root {
-        meta::known_root(store, &root)?;
-        if root.is_zero() {
-            return Ok((root, MapKind::AccountState));
-        }
-        return Ok(match root_kind(store, &root)? {
-            RootKind::Ledger(h) => (h.account_hash, MapKind::AccountState),
-            RootKind::Map(kind) => (root, kind),
-        });
+        let r = ledger::resolve_root(store, &root, kind)?;
+        return Ok((r.root, r.kind));
     }
+    let want = kind.unwrap_or(MapKind::AccountState);
     for r in meta::retained(store)?.iter().rev() {
         if r.hash.is_zero() {
-            return Ok((r.hash, MapKind::AccountState));
+            if want == MapKind::AccountState {
+                return Ok((r.hash, want));
+            }
+            continue;
         }
         match root_kind(store, &r.hash)? {
-            RootKind::Ledger(h) if !h.account_hash.is_zero() => {
-                return Ok((h.account_hash, MapKind::AccountState))
+            RootKind::Ledger(h) => {
+                let root = match want {
+                    MapKind::AccountState => h.account_hash,
+                    _ => h.transaction_hash,
+                };
+                if !root.is_zero() {
+                    return Ok((root, want));
+                }
             }
-            RootKind::Map(MapKind::AccountState) => return Ok((r.hash, MapKind::AccountState)),
+            RootKind::Map(k) if k == want => return Ok((r.hash, want)),
             _ => {}
         }
     }
     Err(Failure::unusable(format!(
-        "{}: the store has no imported state map (give --root)",
-        store.location()
+        "{}: the store has no imported {} map (give --root or --ledger)",
+        store.location(),
+        want.name()
     )))
 }
 

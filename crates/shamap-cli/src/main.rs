@@ -27,6 +27,7 @@ mod bench;
 mod check_proof;
 mod clio;
 mod diff;
+mod export;
 mod gc;
 mod get;
 mod import;
@@ -110,6 +111,11 @@ enum Command {
     Apply(apply::ApplyArgs),
     /// Show a store's roots, node counts and bytes on disk.
     Info(info::InfoArgs),
+    /// Write a stored ledger as rippled's binary `ledger` response (header,
+    /// state entries, transactions with metadata), streamed as its maps
+    /// are walked, each node verified. Exit status: 0, or 2 (with --out, no
+    /// file is left).
+    Export(export::ExportArgs),
     /// Copy a ledger or map between stores through wire blobs, each node
     /// checked against its parent. Exit status: 0, or 2.
     Sync(sync::SyncArgs),
@@ -130,9 +136,8 @@ fn main() -> ExitCode {
     };
     output::finish(match cli.command {
         Command::Verify(args) => match &args.db {
-            Some(db) => {
-                verify_db::run(db, args.root.as_deref(), args.json).map_err(|f| f.about_store(db))
-            }
+            Some(db) => verify_db::run(db, args.root.as_deref(), args.ledger, args.json)
+                .map_err(|f| f.about_store(db)),
             None => verify::run(&args),
         },
         Command::Stats(args) => stats::run(&args),
@@ -145,6 +150,7 @@ fn main() -> ExitCode {
         Command::Scan(args) => scan::run(&args).map_err(|f| f.about_store(&args.map.db)),
         Command::Apply(args) => apply::run(&args).map_err(|f| f.about_store(&args.map.db)),
         Command::Info(args) => info::run(&args).map_err(|f| f.about_store(&args.db)),
+        Command::Export(args) => export::run(&args).map_err(|f| f.about_store(&args.db)),
         Command::Sync(args) => sync::run(&args).map_err(|f| f.about_sync(&args.from, &args.to)),
         Command::Gc(args) => gc::run(&args).map_err(|f| f.about_store(&args.db)),
         Command::Clio(args) => clio::run(&args),

@@ -16,8 +16,9 @@
 //! [`Exit::Negative`]. Usage errors (from clap) and panics are printed here
 //! too, each as one `error:` line.
 //!
-//! Files a command writes (today `stats --plot`'s charts) go through
-//! [`write_files_whole`]: each is written whole or not at all.
+//! Files a command writes (`stats --plot`'s charts, `export --out`'s
+//! ledger) go through [`write_files_whole`] or, streamed,
+//! [`write_file_streamed`]: each is written whole or not at all.
 
 use std::fmt;
 use std::fs::{self, OpenOptions};
@@ -255,6 +256,28 @@ pub fn write_files_whole(files: &[(PathBuf, Vec<u8>)]) -> Result<(), Failure> {
     for ((target, _), temp) in files.iter().zip(&temps.0) {
         fs::rename(temp, target).map_err(|e| fail(target, e))?;
     }
+    temps.0.clear();
+    Ok(())
+}
+
+/// Writes `target` whole or not at all from a stream: `fill` writes the
+/// bytes (through a buffer) to a temporary file beside `target`, which is
+/// synced and renamed over `target` only when `fill` succeeds. On any
+/// failure, `fill`'s or the file's, the temporary file is removed and
+/// `target` is not touched; the file's errors are one line naming
+/// `target`. What `fill` writes is never held in memory whole.
+pub fn write_file_streamed(
+    target: &Path,
+    fill: &mut dyn FnMut(&mut dyn Write) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let fail = |e: io::Error| Failure::unusable(format!("{}: cannot write: {e}", target.display()));
+    let (path, file) = create_temp_beside(target).map_err(fail)?;
+    let mut temps = TempFiles(vec![path.clone()]);
+    let mut w = io::BufWriter::with_capacity(1 << 20, file);
+    fill(&mut w)?;
+    let file = w.into_inner().map_err(|e| fail(e.into_error()))?;
+    file.sync_all().map_err(fail)?;
+    fs::rename(&path, target).map_err(fail)?;
     temps.0.clear();
     Ok(())
 }

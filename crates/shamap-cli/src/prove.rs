@@ -7,11 +7,12 @@
 //!
 //! `shamap check-proof --root ROOT --key KEY FILE` verifies the output.
 //!
-//! With `--db DIR --root HASH KEY` the proof comes from a stored map
-//! instead (a node store: a node log or fjall directory, or
-//! `cassandra://…`): the map `HASH` names (a ledger hash: its state map; a
-//! map root the store knows), each node verified as it is read; the same
-//! JSON as from a file. A state verified by `shamap clio verify --state`
+//! With `--db DIR --root HASH KEY` (or `--ledger SEQ` for `--root`) the
+//! proof comes from a stored map instead (a node store: a node log or
+//! fjall directory, or `cassandra://…`): the map `HASH` names (a ledger
+//! hash: its state map, or with `--kind tx` its transaction map; a map root
+//! the store knows), each node verified as it is read; the same JSON as
+//! from a file. A state verified by `shamap clio verify --state`
 //! answers for every ledger it verified by ledger hash, and for the last
 //! one by account_hash.
 //!
@@ -30,7 +31,7 @@ use shamap::xrpl::wire::{WireError, MIN_LEAF_DATA};
 use shamap::{Key, MapKind, ProofPath};
 use shamap_store::StoredMap;
 
-use crate::input::{map_root, open_to_read, parse_root, read_ledger};
+use crate::input::{given_root, map_root, open_to_read, read_ledger};
 use crate::maps::{build_map, BuiltMap, KindArg};
 use crate::output::{print_text, Exit, Failure};
 use crate::proof_file::render_proof;
@@ -48,13 +49,17 @@ pub struct ProveArgs {
     #[arg(value_name = "KEY", required_unless_present = "db")]
     pub key: Option<Key>,
     /// Prove from a stored map instead of a file: a node store directory
-    /// or cassandra://HOST[:PORT]/KEYSPACE (with --root).
-    #[arg(long, value_name = "DB", requires = "root")]
+    /// or cassandra://HOST[:PORT]/KEYSPACE (with --root or --ledger).
+    #[arg(long, value_name = "DB")]
     pub db: Option<PathBuf>,
-    /// With --db: a ledger hash (its state map) or a map root the store
-    /// knows.
-    #[arg(long, value_name = "HEX", requires = "db")]
+    /// With --db: a ledger hash (its state map; with --kind tx, its
+    /// transaction map) or a map root the store knows.
+    #[arg(long, value_name = "HEX", requires = "db", conflicts_with = "ledger")]
     pub root: Option<String>,
+    /// With --db: the ledger with this sequence number, as the store lists
+    /// it (rippled's ledger.db, or the retained ledgers).
+    #[arg(long, value_name = "SEQ", requires = "db")]
+    pub ledger: Option<u32>,
     /// Write a proof of absence when the key is not in the map (exit 0)
     /// instead of failing with status 1.
     #[arg(long)]
@@ -62,21 +67,23 @@ pub struct ProveArgs {
     /// Accepted for symmetry: the output is always JSON.
     #[arg(long)]
     pub json: bool,
-    /// Which map to build.
-    #[arg(long, default_value = "state", value_parser = KindArg::header_maps())]
-    pub kind: KindArg,
+    /// Which map: state (the default) or tx. With --db and a map root, the
+    /// root's own kind by default.
+    #[arg(long, value_parser = KindArg::header_maps())]
+    pub kind: Option<KindArg>,
 }
 
 /// The proof from a ledger dump: the input's name, the key and the proof.
 fn from_file(args: &ProveArgs, key: Key) -> Result<(String, ProofPath), Failure> {
+    let kind = args.kind.unwrap_or(KindArg::State);
     let input = read_ledger(&args.file)?;
     let BuiltMap {
         mut map,
         claimed_root,
-    } = build_map(&input, args.kind)?;
+    } = build_map(&input, kind)?;
     let root = map.root_hash();
     if let Some(claimed) = claimed_root.filter(|c| *c != root) {
-        let field = args.kind.root_field().unwrap_or_default();
+        let field = kind.root_field().unwrap_or_default();
         return Err(Failure::unusable(format!(
             "{}: the entries hash to {root}, not the {field} {claimed} the file claims",
             input.name
@@ -86,17 +93,19 @@ fn from_file(args: &ProveArgs, key: Key) -> Result<(String, ProofPath), Failure>
 }
 
 /// The proof from a stored map: the store's name and the proof.
-fn from_store(db: &Path, root: &str, key: Key) -> Result<(String, ProofPath), Failure> {
+fn from_store(args: &ProveArgs, db: &Path, key: Key) -> Result<(String, ProofPath), Failure> {
     let store = open_to_read(db)?;
-    let (root, kind) = map_root(&*store, parse_root(Some(root))?)?;
+    let root = given_root(&*store, args.root.as_deref(), args.ledger)?
+        .ok_or_else(|| Failure::unusable("with --db, give --root or --ledger"))?;
+    let (root, kind) = map_root(&*store, Some(root), args.kind.map(KindArg::kind))?;
     let map = StoredMap::open(&*store, root, kind)?;
     Ok((store.location(), map.proof_path(&key)?))
 }
 
 /// Runs `shamap prove`.
 pub fn run(args: &ProveArgs) -> Result<Exit, Failure> {
-    let (name, proof) = match (&args.db, args.root.as_deref()) {
-        (Some(db), Some(root)) => {
+    let (name, proof) = match &args.db {
+        Some(db) => {
             if args.key.is_some() {
                 return Err(Failure::unusable(
                     "with --db, give only KEY (no FILE): the map comes from the store",
@@ -106,9 +115,9 @@ pub fn run(args: &ProveArgs) -> Result<Exit, Failure> {
             let key: Key = text
                 .parse()
                 .map_err(|e| Failure::unusable(format!("KEY '{text}': {e}")))?;
-            from_store(db, root, key).map_err(|f| f.about_store(db))?
+            from_store(args, db, key).map_err(|f| f.about_store(db))?
         }
-        _ => {
+        None => {
             let key = args
                 .key
                 .ok_or_else(|| Failure::unusable("give FILE and KEY (or --db, --root and KEY)"))?;

@@ -1,5 +1,5 @@
-//! `shamap scan --db DB [--root HEX] [--cache-mb N] [--json]`: reads
-//! every item of a stored map in key order, through a backed map (nodes
+//! `shamap scan --db DB [--root HEX | --ledger SEQ] [--kind state|tx]
+//! [--cache-mb N] [--json]`: reads every item of a stored map in key order, through a backed map (nodes
 //! loaded lazily and verified, held in a node cache of `--cache-mb`), and
 //! reports the count, data bytes, a digest of the contents, cache counters
 //! and peak RSS.
@@ -37,7 +37,7 @@ pub struct ScanArgs {
 /// Runs `shamap scan`.
 pub fn run(args: &ScanArgs) -> Result<Exit, Failure> {
     let store = open_for_backed_map(&args.map.db, Access::Read)?;
-    let map = open_backed(&store, args.map.root.as_deref(), args.map.cache_mb)?;
+    let map = open_backed(&store, &args.map.at, args.map.cache_mb)?;
     let (root, kind) = (map.committed_root(), map.kind());
     let started = std::time::Instant::now();
     let (mut items, mut bytes) = (0u64, 0u64);

@@ -1,14 +1,16 @@
-//! `shamap sync --from DB --to DB --root HEX`: copy a ledger (or one map)
-//! from one store to another the way a peer would get it: wire blobs only,
-//! each checked against its parent before it is stored. A ledger hash
-//! copies the header (checked against the hash) and both maps; the root is
-//! then recorded in the target.
+//! `shamap sync --from DB --to DB (--root HEX | --ledger SEQ)`: copy a
+//! ledger (or one map) from one store to another the way a peer would get
+//! it: wire blobs only, each checked against its parent before it is
+//! stored. A ledger hash (or `--ledger`, the ledger the source lists with
+//! that sequence) copies the header (checked against the hash) and both
+//! maps; the root is then recorded in the target. The source needs no
+//! metadata record for a ledger hash (rippled's node store has none).
 
 use std::path::PathBuf;
 
-use shamap_store::{copy_root, meta};
+use shamap_store::{copy_root, ledger};
 
-use crate::input::{open_or_create, open_to_read, parse_hash};
+use crate::input::{given_root, open_or_create, open_to_read, parse_root};
 use crate::output::{node_progress, print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap sync`.
@@ -23,16 +25,27 @@ pub struct SyncArgs {
     #[arg(long, value_name = "DB")]
     pub to: PathBuf,
     /// A ledger hash or map root in the source.
-    #[arg(long, value_name = "HEX")]
-    pub root: String,
+    #[arg(
+        long,
+        value_name = "HEX",
+        required_unless_present = "ledger",
+        conflicts_with = "ledger"
+    )]
+    pub root: Option<String>,
+    /// The ledger with this sequence number, as the source lists it
+    /// (rippled's ledger.db, or the retained ledgers).
+    #[arg(long, value_name = "SEQ")]
+    pub ledger: Option<u32>,
 }
 
 /// Runs `shamap sync`. The root is checked in the source before the target
 /// is opened, so a wrong root leaves no new, empty target behind.
 pub fn run(args: &SyncArgs) -> Result<Exit, Failure> {
-    let root = parse_hash("root", &args.root)?;
+    parse_root(args.root.as_deref())?;
     let from = open_to_read(&args.from)?;
-    meta::known_root(&from, &root)?;
+    let root = given_root(&from, args.root.as_deref(), args.ledger)?
+        .ok_or_else(|| Failure::unusable("give --root or --ledger"))?;
+    ledger::resolve_root(&from, &root, None)?;
     let to = open_or_create(&args.to)?;
     let bar = node_progress(0, "nodes");
     let report = copy_root(

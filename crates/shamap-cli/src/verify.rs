@@ -85,7 +85,8 @@ pub struct VerifyArgs {
     pub json: bool,
     /// Audit a node store instead of files: a node log is first read whole,
     /// past any damage, which is listed by byte offset; then everything
-    /// reachable from --root (default: every retained root) is rehashed and
+    /// reachable from --root or --ledger (default: every retained root) is
+    /// rehashed and
     /// each root reported whole or damaged, with its first bad node. Exit 0
     /// when all is whole, 2 (after the report) on any damage. A directory
     /// (a node log; fjall stores made by earlier versions still open) or
@@ -93,8 +94,12 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "DB")]
     pub db: Option<PathBuf>,
     /// With --db: the ledger hash or map root to verify.
-    #[arg(long, value_name = "HEX", requires = "db")]
+    #[arg(long, value_name = "HEX", requires = "db", conflicts_with = "ledger")]
     pub root: Option<String>,
+    /// With --db: the ledger with this sequence number, as the store lists
+    /// it (rippled's ledger.db, or the retained ledgers).
+    #[arg(long, value_name = "SEQ", requires = "db")]
+    pub ledger: Option<u32>,
 }
 
 /// Builds the maps of one ledger and compares their roots, and the ledger

@@ -1,4 +1,4 @@
-//! `shamap verify --db DB [--root HEX]`: audit a store. A node log is read
+//! `shamap verify --db DB [--root HEX | --ledger SEQ]`: audit a store. A node log is read
 //! whole (every batch's checksums and sequence number, every record), past
 //! any damage, which is listed by byte offset; then every retained root
 //! (or the one given) is rehashed from the root down, and each is reported
@@ -7,27 +7,36 @@
 //!
 //! Reached through `verify` (files) when `--db` is given, so that the
 //! command keeps one name for both kinds of verification; its arguments
-//! are [`crate::verify::VerifyArgs`]' `--db`, `--root` and `--json`.
+//! are [`crate::verify::VerifyArgs`]' `--db`, `--root`, `--ledger` and
+//! `--json`. A ledger hash needs no metadata record (rippled's node store
+//! keeps none); `--ledger SEQ` is the ledger the store lists with that
+//! sequence ([`ledger::ledger_by_seq`]).
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::json;
-use shamap_store::{meta, verify_all};
+use shamap_store::{ledger, meta, verify_all};
 
-use crate::input::{open_to_audit, parse_hash};
+use crate::input::{given_root, open_to_audit, parse_root};
 use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
 
 /// Runs `shamap verify --db`: exit 0 when the log (for a node log) is
 /// whole and every root checked is complete and valid; 2, after the report
 /// of every root, when any damage was found or the store is unreadable.
-pub fn run(db: &Path, root: Option<&str>, as_json: bool) -> Result<Exit, Failure> {
+pub fn run(
+    db: &Path,
+    root: Option<&str>,
+    seq: Option<u32>,
+    as_json: bool,
+) -> Result<Exit, Failure> {
+    parse_root(root)?;
     let (store, audit) = open_to_audit(db)?;
-    let roots = match root {
-        Some(r) => {
-            let hash = parse_hash("root", r)?;
-            meta::known_root(&*store, &hash)?;
-            vec![(String::from("given"), hash)]
+    let roots = match given_root(&*store, root, seq)? {
+        Some(hash) => {
+            ledger::resolve_root(&*store, &hash, None)?;
+            let name = seq.map_or_else(|| "given".to_owned(), |s| format!("ledger {s}"));
+            vec![(name, hash)]
         }
         None => meta::retained(&*store)?
             .into_iter()

@@ -8,6 +8,8 @@ mod cassandra_cluster;
 mod clio_ledgers;
 mod clio_store_cassandra;
 mod diffs;
+mod export_ledger;
+mod ledger_roots;
 mod proofs;
 mod stats_errors;
 mod stats_ledger;

@@ -85,6 +85,18 @@ pub enum StoreError {
         /// The hash given.
         hash: Hash256,
     },
+    /// A root or ledger asked for that the store cannot give as asked: a
+    /// hash with nothing stored under it, a sequence no listed ledger has
+    /// (or more than one has), a transaction map of a ledger without
+    /// transactions, a map of another kind than asked
+    /// ([`crate::ledger::resolve_root`], [`crate::ledger::ledger_by_seq`]).
+    #[error("store {location}: {message}")]
+    Unresolved {
+        /// The store.
+        location: String,
+        /// What was asked and why it cannot be given, on one line.
+        message: String,
+    },
     /// Another process writes the store: one writer at a time. A reader
     /// may still open it read-only.
     #[error("store {location}: the store is locked by another process (one writer at a time)")]

@@ -15,9 +15,12 @@
 //! - [`BackedMap`]: a writable map opened by root hash, nodes loaded lazily
 //!   and verified through a bounded cache, committed in one atomic batch.
 //! - [`StoredMap`]: reads a map by root hash, one verified node per level;
+//!   [`diff_stored`] compares two, skipping equal subtrees;
 //!   [`verify_all`] rehashes everything reachable from a root.
 //! - [`import_ledger`] / [`write_snapshot`] / [`write_changed`]: writes
 //!   maps, then records the root in one atomic step ([`meta`]).
+//! - [`ledger`]: what a `--root` hash or a ledger sequence names, for
+//!   every command ([`ledger::resolve_root`], [`ledger::ledger_by_seq`]).
 //! - [`gc()`]: mark from the kept roots, sweep the rest.
 //! - [`FaultyStore`]: fails the k-th read, write or sync, for fault tests.
 //! - [`SyncSession`]: `missing_nodes`, `add_root_node`, `add_known_node`
@@ -52,7 +55,7 @@ pub(crate) use backend::directory;
 #[cfg(feature = "rocksdb")]
 pub(crate) use backend::rocks;
 pub use backend::{ack, fault, log_store, mem};
-pub use map::{backed, gc, import, reader, sync, verify};
+pub use map::{backed, gc, import, ledger, reader, sync, verify};
 pub(crate) use map::{fetch, node_id, writers};
 
 pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
@@ -68,6 +71,7 @@ pub use import::{
     import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,
 };
 pub use log_store::{LogStore, LogUsage};
+pub use map::diff::{diff_stored, StoredDifference};
 pub use mem::MemStore;
 pub use meta::RetainedRoot;
 pub use node::{Node, NodeObject, NodeType, ValueKind};

@@ -136,7 +136,7 @@ pub const WRITE_BATCH_NODES: usize = 4096;
 ///
 /// A backend implements the seven raw operations (read a value, apply a
 /// batch, iterate the values, read a metadata record, disk bytes, sync,
-/// location). The five provided methods have correct defaults (written
+/// location). The six provided methods have correct defaults (written
 /// with those seven; 0 for [`NodeStore::resident_bytes`]), and a backend
 /// overrides one only where it has a faster way to the same answer, or
 /// memory to report. Callers use [`NodeStoreExt`] (implemented for
@@ -236,6 +236,17 @@ pub trait NodeStore: Send + Sync {
     /// through [`NodeStore::write`] ([`BatchedIngest`]).
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         None
+    }
+
+    /// The ledgers the backend itself lists, as `(sequence, ledger hash)`
+    /// pairs in any order, when it keeps such a list beside its nodes
+    /// (rippled's node store: the `Ledgers` table of its `ledger.db`).
+    /// `None` by default: [`crate::ledger::ledgers`] then lists the
+    /// retained roots whose header objects are stored. A hash listed here
+    /// is only a hint: whoever reads the ledger loads and verifies its
+    /// header object like any node.
+    fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
+        Ok(None)
     }
 }
 
@@ -432,5 +443,9 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {
         (**self).bulk_ingest()
+    }
+
+    fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
+        (**self).ledger_hashes()
     }
 }

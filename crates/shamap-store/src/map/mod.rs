@@ -8,14 +8,18 @@
 //! - [`backed`]: a writable map over a store within a memory budget.
 //! - [`import`]: writing maps and ledgers, then their root record.
 //! - [`sync`]: copying maps between stores through wire blobs.
+//! - [`ledger`]: what a `--root` hash or a ledger sequence names.
+//! - [`diff`]: two stored maps compared in key order.
 //! - [`gc`]: keeping some roots and deleting what they do not reach;
 //!   [`writers`] pins what backed-map writers hold against it.
 //! - [`node_id`]: a node's position in a map.
 
 pub mod backed;
+pub mod diff;
 pub(crate) mod fetch;
 pub mod gc;
 pub mod import;
+pub mod ledger;
 pub(crate) mod node_id;
 pub mod reader;
 pub mod sync;

@@ -102,6 +102,11 @@ impl<'s> StoredMap<'s> {
         self.kind
     }
 
+    /// The store the map is read from.
+    pub fn store(&self) -> &'s dyn NodeStore {
+        self.store
+    }
+
     /// Loads and checks the node under `hash` at `id`.
     fn node_at(&self, hash: &Hash256, id: &NodeId) -> Result<MapNode, StoreError> {
         Ok(fetch_required(self.store, hash, self.kind, id)?.node)
