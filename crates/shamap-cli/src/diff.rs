@@ -62,9 +62,7 @@ pub struct DiffArgs {
     /// a ledger hash, a map root, or a ledger sequence number.
     #[arg(value_name = "FILE_B")]
     pub file_b: PathBuf,
-    /// Compare two maps of a store instead of two files: a node store
-    /// directory or cassandra://HOST[:PORT]/KEYSPACE.
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", help = crate::input::db_help("Compare two maps of a store instead of two files"))]
     pub db: Option<PathBuf>,
     /// Print one JSON object, with the data of each key, instead of text.
     #[arg(long)]

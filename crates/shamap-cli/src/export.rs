@@ -46,13 +46,13 @@ use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::{ledger, NodeStore, StoredMap};
 
-use crate::input::{given_root, open_to_read, parse_root, DB_HELP};
+use crate::input::{given_root, open_to_read, parse_root};
 use crate::output::{write_file_streamed, Exit, Failure};
 
 /// Arguments of `shamap export`.
 #[derive(Debug, clap::Args)]
 pub struct ExportArgs {
-    #[arg(long, value_name = "DB", help = DB_HELP)]
+    #[arg(long, value_name = "DB", help = crate::input::db_help("The store"))]
     pub db: PathBuf,
     /// The ledger's hash (the key of its header object).
     #[arg(

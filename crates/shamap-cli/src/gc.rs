@@ -13,7 +13,7 @@ use crate::output::{print_text_status_kept, Exit, Failure};
 /// Arguments of `shamap gc`.
 #[derive(Debug, clap::Args)]
 pub struct GcArgs {
-    #[arg(long, value_name = "DB", help = crate::input::DB_HELP)]
+    #[arg(long, value_name = "DB", help = crate::input::db_help("The store"))]
     pub db: PathBuf,
     /// Roots to keep, comma-separated.
     #[arg(long, value_name = "HEX,...", value_delimiter = ',', required = true)]

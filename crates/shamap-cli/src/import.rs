@@ -19,14 +19,11 @@ use crate::output::{node_progress, print_text_status_kept, Exit, Failure};
 /// Arguments of `shamap import`.
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
-    /// Ledger JSON files (`ledger` responses or `ledger_data` pages, with
-    /// "binary": true); `-` reads standard input.
+    /// Ledger JSON files (`ledger` responses or `ledger_data` pages, binary
+    /// or decoded JSON); `-` reads standard input.
     #[arg(value_name = "FILE", required = true)]
     pub files: Vec<PathBuf>,
-    /// The store (created if absent; a new directory store is a node log):
-    /// a directory (a node log; fjall stores made by earlier versions still open) or
-    /// cassandra://HOST[:PORT]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N].
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", help = crate::input::db_help("The store (created if absent; a new directory store is a node log)"))]
     pub db: PathBuf,
 }
 

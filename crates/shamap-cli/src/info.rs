@@ -17,7 +17,7 @@ use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failur
 /// Arguments of `shamap info`.
 #[derive(Debug, clap::Args)]
 pub struct InfoArgs {
-    #[arg(long, value_name = "DB", help = crate::input::DB_HELP)]
+    #[arg(long, value_name = "DB", help = crate::input::db_help("The store"))]
     pub db: PathBuf,
     /// Print one JSON object instead of text.
     #[arg(long)]

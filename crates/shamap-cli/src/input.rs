@@ -131,13 +131,17 @@ pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
     root.map(|r| parse_hash("root", r)).transpose()
 }
 
-/// What `--db` names: a store directory (a node log; a fjall store made by
-/// an earlier version still opens), or a
-/// Cassandra keyspace (`cassandra://HOST[:PORT][,HOST...]/KEYSPACE[?consistency=C&replication=N&inflight=N]`).
-pub const DB_HELP: &str = "The store: a directory (a node log; a fjall store made by \
-an earlier version still opens), or \
-cassandra://HOST[:PORT]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N] \
+/// What `--db` (and `sync`'s `--from` and `--to`) names: the one
+/// description every such argument's help is made from ([`db_help`]).
+pub const DB_HELP: &str = "a directory (a node log; a fjall store made by an earlier version \
+still opens; a rippled NuDB store, nudb:DIR or a directory holding nudb.dat and nudb.key, read-only), \
+or cassandra://HOST[:PORT][,HOST...]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N] \
 (an Apache Cassandra or ScyllaDB keyspace; see the store README)";
+
+/// The help of a store argument: what it is for, then [`DB_HELP`].
+pub fn db_help(what: &str) -> String {
+    format!("{what}: {DB_HELP}")
+}
 
 /// A store opened from a `--db` argument, whichever backend it names.
 pub type Store = Box<dyn NodeStore>;
@@ -201,7 +205,7 @@ pub fn open_for_backed_map(db: &Path, access: Access) -> Result<Store, Failure> 
 /// the store, the map in it, and the memory budget.
 #[derive(Debug, clap::Args)]
 pub struct MapArgs {
-    #[arg(long, value_name = "DB", help = DB_HELP)]
+    #[arg(long, value_name = "DB", help = db_help("The store"))]
     pub db: PathBuf,
     /// The map: --root, --ledger and --kind.
     #[command(flatten)]

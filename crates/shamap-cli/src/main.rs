@@ -52,8 +52,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Recompute a ledger's account_hash, transaction_hash and ledger_hash
-    /// from rippled/Clio JSON (`ledger` or `ledger_data`, binary: true) and
-    /// compare them with the values the JSON claims.
+    /// from rippled/Clio JSON (`ledger` or `ledger_data`, binary or decoded)
+    /// and compare them with the values the JSON claims; or, with --db,
+    /// audit a node store.
     ///
     /// Each file that cannot be used (unreadable, malformed, a page of a
     /// ledger whose last page is missing) is one error line on stderr; the

@@ -39,7 +39,7 @@ use crate::proof_file::render_proof;
 /// Arguments of `shamap prove`.
 #[derive(Debug, clap::Args)]
 pub struct ProveArgs {
-    /// A rippled/Clio `ledger` response (binary, expanded) or a
+    /// A rippled/Clio `ledger` response (binary or decoded JSON) or a
     /// `ledger_data` page without a marker (one with a marker is refused:
     /// the ledger continues past it); `-` reads standard input. With
     /// --db, the only positional argument is KEY.
@@ -48,9 +48,7 @@ pub struct ProveArgs {
     /// The key to prove, 64 hex digits (a transaction ID with --kind tx).
     #[arg(value_name = "KEY", required_unless_present = "db")]
     pub key: Option<Key>,
-    /// Prove from a stored map instead of a file: a node store directory
-    /// or cassandra://HOST[:PORT]/KEYSPACE (with --root or --ledger).
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", help = crate::input::db_help("Prove from a stored map instead of a file (with --root or --ledger)"))]
     pub db: Option<PathBuf>,
     /// With --db: a ledger hash (its state map; with --kind tx, its
     /// transaction map) or a map root the store knows.

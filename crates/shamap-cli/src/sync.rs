@@ -16,13 +16,9 @@ use crate::output::{node_progress, print_text_status_kept, Exit, Failure};
 /// Arguments of `shamap sync`.
 #[derive(Debug, clap::Args)]
 pub struct SyncArgs {
-    /// The store to copy from: a directory (a node log; fjall stores
-    /// still open) or cassandra://HOST[:PORT]/KEYSPACE.
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", help = crate::input::db_help("The store to copy from"))]
     pub from: PathBuf,
-    /// The store to copy into (created if absent): a directory (a node
-    /// log; fjall stores still open) or cassandra://HOST[:PORT]/KEYSPACE.
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", help = crate::input::db_help("The store to copy into (created if absent)"))]
     pub to: PathBuf,
     /// A ledger hash or map root in the source.
     #[arg(

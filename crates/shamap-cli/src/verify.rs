@@ -71,9 +71,10 @@ use crate::output::{print_json, print_text, report, Exit, Failure};
 /// Arguments of `shamap verify`.
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// JSON files: rippled or Clio `ledger` responses (with "binary": true,
-    /// "expand": true, and "accounts" and/or "transactions") or `ledger_data`
-    /// pages (with "binary": true). `-` reads standard input.
+    /// JSON files: rippled or Clio `ledger` responses (with "accounts"
+    /// and/or "transactions"; binary (`binary: true`) or decoded JSON
+    /// (`expand: true` without `binary`), or both mixed) or `ledger_data`
+    /// pages (binary or decoded). `-` reads standard input.
     #[arg(
         value_name = "FILE",
         required_unless_present = "db",
@@ -83,15 +84,12 @@ pub struct VerifyArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Audit a node store instead of files: a node log is first read whole,
-    /// past any damage, which is listed by byte offset; then everything
-    /// reachable from --root or --ledger (default: every retained root) is
-    /// rehashed and
-    /// each root reported whole or damaged, with its first bad node. Exit 0
-    /// when all is whole, 2 (after the report) on any damage. A directory
-    /// (a node log; fjall stores made by earlier versions still open) or
-    /// cassandra://HOST[:PORT]/KEYSPACE.
-    #[arg(long, value_name = "DB")]
+    #[arg(long, value_name = "DB", help = crate::input::db_help(
+        "Audit a node store instead of files: a node log is first read whole, past any damage, \
+         which is listed by byte offset (a rippled NuDB store: every record decoded and hashed); \
+         then everything reachable from --root or --ledger (default: every retained root or \
+         ledger) is rehashed and each reported whole or damaged, with its first bad node. Exit 0 \
+         when all is whole, 2 (after the report) on any damage. The store"))]
     pub db: Option<PathBuf>,
     /// With --db: the ledger hash or map root to verify.
     #[arg(long, value_name = "HEX", requires = "db", conflicts_with = "ledger")]

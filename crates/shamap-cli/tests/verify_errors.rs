@@ -282,3 +282,47 @@ fn a_bad_file_beside_good_ones_is_reported_with_their_results() {
     assert!(run.stdout.is_empty(), "{}", run.stdout);
     assert_eq!(run.stderr.lines().count(), 2, "{}", run.stderr);
 }
+
+/// Every help text names both inputs `verify` reads (binary and decoded
+/// JSON), and every store argument's help is the one description (it
+/// names a node log, NuDB and Cassandra).
+#[test]
+fn help_texts_name_binary_and_decoded_input_and_every_store() {
+    for args in [
+        &["verify", "--help"][..],
+        &["import", "--help"],
+        &["prove", "--help"],
+    ] {
+        let run = shamap(args, None);
+        assert_eq!(run.code, Some(0), "{args:?}");
+        let text = &run.stdout;
+        assert!(
+            text.contains("binary"),
+            "{args:?} names binary input:\n{text}"
+        );
+        assert!(
+            text.contains("decoded"),
+            "{args:?} names decoded input:\n{text}"
+        );
+    }
+    for args in [
+        &["verify", "--help"][..],
+        &["import", "--help"],
+        &["get", "--help"],
+        &["info", "--help"],
+        &["sync", "--help"],
+        &["export", "--help"],
+        &["diff", "--help"],
+        &["gc", "--help"],
+    ] {
+        let run = shamap(args, None);
+        assert_eq!(run.code, Some(0), "{args:?}");
+        let text = &run.stdout;
+        for word in ["node log", "NuDB", "cassandra://"] {
+            assert!(
+                text.contains(word),
+                "{args:?}: the store help names {word}:\n{text}"
+            );
+        }
+    }
+}
