@@ -125,9 +125,14 @@ pub fn parse_hash(what: &str, s: &str) -> Result<Hash256, Failure> {
     Hash256::from_hex(s.trim()).map_err(|e| Failure::unusable(format!("{what} '{s}': {e}")))
 }
 
-/// The optional `--root` argument, parsed.
+/// The optional `--root` argument, parsed: 64 hex digits, or `0` for the
+/// zero hash (the empty map), as the help offers.
 pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
-    root.map(|r| parse_hash("root", r)).transpose()
+    root.map(|r| match r.trim() {
+        "0" => Ok(Hash256::ZERO),
+        _ => parse_hash("root", r),
+    })
+    .transpose()
 }
 
 /// What `--db` names: a store directory (a node log; a fjall store made by
@@ -220,7 +225,9 @@ pub struct MapArgs {
     #[arg(long, value_name = "DB", help = DB_HELP)]
     pub db: PathBuf,
     /// A ledger hash (its state map) or a map root the store knows; default:
-    /// the newest imported state map. `0` (64 zeros) is the empty map.
+    /// the state map of the newest retained root that has one (the last
+    /// import, apply or sync of a state map). `0` (or 64 zeros) is the
+    /// empty map.
     #[arg(long, value_name = "HEX")]
     pub root: Option<String>,
     /// Memory budget of the node cache (and, for `apply`, the dirty nodes;

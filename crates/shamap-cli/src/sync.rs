@@ -2,7 +2,9 @@
 //! from one store to another the way a peer would get it: wire blobs only,
 //! each checked against its parent before it is stored. A ledger hash
 //! copies the header (checked against the hash) and both maps; the root is
-//! then recorded in the target.
+//! then recorded in the target. A node the target holds in a damaged copy
+//! (one that does not hash to its key) is copied again over it, and the
+//! line says how many were.
 
 use std::path::PathBuf;
 
@@ -46,8 +48,14 @@ pub fn run(args: &SyncArgs) -> Result<Exit, Failure> {
         },
     )?;
     bar.finish_and_clear();
+    let repaired = match report.repaired {
+        0 => String::new(),
+        n => format!(
+            " ({n} of them replacing a damaged copy in the target that did not hash to its key)"
+        ),
+    };
     print_text_status_kept(&format!(
-        "root {root} synced: {} nodes copied in {} rounds\n",
+        "root {root} synced: {} nodes copied in {} rounds{repaired}\n",
         report.copied, report.rounds
     ));
     Ok(Exit::Done)

@@ -79,13 +79,13 @@ pub(crate) fn read(dir: &Path, name: &str) -> Result<Option<Ack>, String> {
     };
     let len = file.metadata().map_err(|e| why(&e))?.len();
     if len != ACK_LEN as u64 {
-        return Err(format!("{ACK_FILE} is damaged: {len} bytes, not {ACK_LEN}"));
+        return Err(format!("{name} is damaged: {len} bytes, not {ACK_LEN}"));
     }
     let mut b = [0u8; ACK_LEN];
     file.read_exact_at(&mut b, 0).map_err(|e| why(&e))?;
     decode(&b)
         .map(Some)
-        .map_err(|e| format!("{ACK_FILE} is damaged: {e}"))
+        .map_err(|e| format!("{name} is damaged: {e}"))
 }
 
 /// The writer's handle on the record, opened (or created) at its first

@@ -1,6 +1,7 @@
 //! Integration tests of shamap-store, compiled as one binary.
 
 mod backed;
+mod bad_day;
 mod bulk;
 #[cfg(feature = "cassandra")]
 mod cassandra;
