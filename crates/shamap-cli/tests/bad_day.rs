@@ -11,8 +11,8 @@ use std::time::Duration;
 use shamap_store::log_store::format::{self, Encoding, Record};
 
 use crate::support::{
-    import, ledger_38129, one_error_line, ok, shamap, shamap_within, temp_file, Run,
-    ACCOUNT_38129, KEY_38129, LEDGER_38129, TX_38129,
+    import, ledger_38129, ok, one_error_line, shamap, shamap_within, temp_file, Run, ACCOUNT_38129,
+    KEY_38129, LEDGER_38129, TX_38129,
 };
 
 fn run(args: &[&OsStr]) -> Run {
@@ -35,7 +35,11 @@ fn changes_file(dir: &Path) -> PathBuf {
     let path = dir.join("changes.txt");
     let mut text = String::new();
     for i in 1..=40u8 {
-        text.push_str(&format!("set {} {}\n", format!("{i:02X}").repeat(32), "AB".repeat(30)));
+        text.push_str(&format!(
+            "set {} {}\n",
+            format!("{i:02X}").repeat(32),
+            "AB".repeat(30)
+        ));
     }
     text.push_str(&format!("set {KEY_38129} {}\n", "CD".repeat(40)));
     std::fs::write(&path, text).expect("write");
@@ -73,13 +77,21 @@ fn a_fifo_or_a_symlink_at_the_temporary_checkpoint_neither_hangs_nor_writes_outs
     assert!(ok_fifo, "mkfifo");
     ok(&apply(&db, &changes, Duration::from_secs(60)));
     assert!(!tmp.exists(), "the FIFO is left");
-    assert!(db.join("nodes.idx").symlink_metadata().expect("checkpoint").is_file());
+    assert!(db
+        .join("nodes.idx")
+        .symlink_metadata()
+        .expect("checkpoint")
+        .is_file());
 
     let outside = dir.path().join("outside.txt");
     std::fs::write(&outside, b"mine").expect("write");
     std::os::unix::fs::symlink(&outside, &tmp).expect("symlink");
     ok(&apply(&db, &changes, Duration::from_secs(60)));
-    assert_eq!(std::fs::read(&outside).expect("read"), b"mine", "written through");
+    assert_eq!(
+        std::fs::read(&outside).expect("read"),
+        b"mine",
+        "written through"
+    );
     assert!(outside.exists() && !tmp.exists());
     ok(&run(&[os("verify"), os("--db"), db.as_os_str()]));
 }
@@ -104,13 +116,21 @@ fn forge(db: &Path, pick: impl Fn(&shamap::Hash256, Encoding) -> bool, byte: usi
     let mut log = std::fs::read(&path).expect("log");
     let mut pos = format::FILE_HEADER_LEN as usize;
     while pos + format::BATCH_HEADER_LEN <= log.len() {
-        let h: &[u8; format::BATCH_HEADER_LEN] =
-            log[pos..pos + format::BATCH_HEADER_LEN].try_into().expect("32");
+        let h: &[u8; format::BATCH_HEADER_LEN] = log[pos..pos + format::BATCH_HEADER_LEN]
+            .try_into()
+            .expect("32");
         let header = format::decode_batch_header(h).expect("a whole log");
         let body_at = pos + format::BATCH_HEADER_LEN;
         let end = body_at + header.body_len as usize;
         let found = format::records(&log[body_at..end]).find_map(|r| match r.expect("record") {
-            (at, Record::PutNode { hash, value, encoding }) if pick(&hash, encoding) => {
+            (
+                at,
+                Record::PutNode {
+                    hash,
+                    value,
+                    encoding,
+                },
+            ) if pick(&hash, encoding) => {
                 Some((at + format::NODE_HEAD_LEN + byte.min(value.len() - 1), hash))
             }
             _ => None,
@@ -210,7 +230,10 @@ fn apply_refuses_leaves_under_twelve_bytes_and_names_a_long_name() {
         format!("set {} {}\n", "5A".repeat(32), "AB".repeat(11)).as_bytes(),
     );
     let line = one_error_line(&apply(&db, &tiny, Duration::from_secs(60)), 2);
-    assert!(line.contains(":1: ") && line.contains("11 bytes") && line.contains("12"), "{line}");
+    assert!(
+        line.contains(":1: ") && line.contains("11 bytes") && line.contains("12"),
+        "{line}"
+    );
     let changes = changes_file(dir.path());
     let long = "n".repeat(300);
     let r = run(&[
@@ -222,14 +245,24 @@ fn apply_refuses_leaves_under_twelve_bytes_and_names_a_long_name() {
         changes.as_os_str(),
     ]);
     let line = one_error_line(&r, 2);
-    assert!(line.contains("too long") && line.contains("300 bytes"), "{line}");
+    assert!(
+        line.contains("too long") && line.contains("300 bytes"),
+        "{line}"
+    );
     assert!(!line.contains("malformed"), "{line}");
 }
 
 #[test]
 fn root_zero_is_the_empty_map_as_the_help_says() {
     let (_dir, db) = store_38129();
-    let r = run(&[os("get"), os("--db"), db.as_os_str(), os("--root"), os("0"), os(KEY_38129)]);
+    let r = run(&[
+        os("get"),
+        os("--db"),
+        db.as_os_str(),
+        os("--root"),
+        os("0"),
+        os(KEY_38129),
+    ]);
     let line = one_error_line(&r, 1);
     assert!(line.contains("not in map"), "{line}");
     let help = ok(&run(&[os("get"), os("--help")])).to_owned();
@@ -245,7 +278,11 @@ fn a_proof_file_with_a_key_twice_is_refused() {
     let text = ok(&proof).to_owned();
     // A second "root" (the transaction root) before the real one: a reader
     // keeping the last would never see it.
-    let twice = text.replacen("\"root\"", &format!("\"root\": \"{TX_38129}\",\n  \"root\""), 1);
+    let twice = text.replacen(
+        "\"root\"",
+        &format!("\"root\": \"{TX_38129}\",\n  \"root\""),
+        1,
+    );
     let file = temp_file(&dir, "twice.json", twice.as_bytes());
     let r = run(&[
         os("check-proof"),
@@ -263,8 +300,8 @@ fn a_proof_file_with_a_key_twice_is_refused() {
 #[test]
 fn decoded_numbers_rippled_never_prints_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let text = std::fs::read_to_string(crate::support::data("ledger-full-38129.json"))
-        .expect("fixture");
+    let text =
+        std::fs::read_to_string(crate::support::data("ledger-full-38129.json")).expect("fixture");
     assert!(text.contains("\"370000000\""));
     for (from, to) in [
         ("\"Balance\":\"370000000\"", "\"Balance\":\"+370000000\""),

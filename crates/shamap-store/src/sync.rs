@@ -543,4 +543,3 @@ fn copy_rounds(
         progress(report.copied);
     }
 }
-

@@ -15,8 +15,8 @@ use shamap_store::log_store::checkpoint::{CHECKPOINT_FILE, CHECKPOINT_TMP_FILE};
 use shamap_store::log_store::format::{self, Encoding, Record};
 use shamap_store::log_store::LOG_FILE;
 use shamap_store::{
-    copy_root, gc, import_ledger, verify_all, Batch, LogStore, NodeObject, NodeStore,
-    NodeStoreExt, NodeType,
+    copy_root, gc, import_ledger, verify_all, Batch, LogStore, NodeObject, NodeStore, NodeStoreExt,
+    NodeType,
 };
 
 use crate::support::{log_batches, nodes_of, random_map, seed};
@@ -25,7 +25,11 @@ const COMPACT_FILE: &str = "nodes.log.compact";
 
 /// Runs `f` on a thread of its own; fails the test if it has not returned
 /// within `limit` (a FIFO would block it for ever).
-fn within<T: Send + 'static>(limit: Duration, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+fn within<T: Send + 'static>(
+    limit: Duration,
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(f());
@@ -94,7 +98,10 @@ fn a_fifo_or_a_symlink_at_a_temporary_file_neither_blocks_nor_writes_outside() {
         verify_all(&reopened, &root).unwrap_or_else(|e| panic!("{what}: {e}"));
         if name == CHECKPOINT_TMP_FILE {
             assert!(
-                db.join(CHECKPOINT_FILE).symlink_metadata().expect("checkpoint").is_file(),
+                db.join(CHECKPOINT_FILE)
+                    .symlink_metadata()
+                    .expect("checkpoint")
+                    .is_file(),
                 "{what}: no checkpoint saved"
             );
             assert!(
@@ -159,7 +166,11 @@ fn a_version_1_log_still_opens_and_a_compaction_gives_it_an_identity() {
     let db = dir.path();
     let (root, _) = store_with_map(db, 400, seed(43));
     let mut log = std::fs::read(db.join(LOG_FILE)).expect("log");
-    assert_eq!(log[8..12], 2u32.to_le_bytes(), "this build writes version 2");
+    assert_eq!(
+        log[8..12],
+        2u32.to_le_bytes(),
+        "this build writes version 2"
+    );
     assert_ne!(log[12..16], [0; 4], "with an identity");
     log[8..16].copy_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
     std::fs::write(db.join(LOG_FILE), &log).expect("as version 1");
@@ -195,9 +206,14 @@ fn forge(path: &Path, hash: &Hash256, byte: impl Fn(&[u8]) -> usize) -> Encoding
         let body_at = b.at + format::BATCH_HEADER_LEN;
         let body = &log[body_at..b.at + b.len];
         let found = format::records(body).find_map(|r| match r.expect("record") {
-            (at, Record::PutNode { hash: h, value, encoding }) if h == *hash => {
-                Some((at + format::NODE_HEAD_LEN, byte(value), encoding))
-            }
+            (
+                at,
+                Record::PutNode {
+                    hash: h,
+                    value,
+                    encoding,
+                },
+            ) if h == *hash => Some((at + format::NODE_HEAD_LEN, byte(value), encoding)),
             _ => None,
         });
         let Some((value_at, i, encoding)) = found else {
@@ -327,7 +343,10 @@ fn a_tail_of_zeros_is_not_read_through_at_opening() {
     let (root, _) = store_with_map(db, 300, seed(47));
     let log = db.join(LOG_FILE);
     let len = std::fs::metadata(&log).expect("log").len();
-    let f = std::fs::OpenOptions::new().write(true).open(&log).expect("open");
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&log)
+        .expect("open");
     f.set_len(len + (4 << 30)).expect("extend");
     drop(f);
     let mut times = BTreeMap::new();

@@ -345,7 +345,7 @@ fn integer(v: &Value, p: &str) -> Result<i64, FieldError> {
     match v {
         // `-0` is no integer rippled prints (whatever the JSON reader
         // makes of it: a float, or 0).
-        Value::Number(n) if n.to_string().starts_with("-0") => {
+        Value::Number(n) if n.to_string().starts_with('-') && n.as_f64() == Some(0.0) => {
             Err(refused(p, v, "is -0, which rippled never prints"))
         }
         Value::Number(n) => n
@@ -354,7 +354,11 @@ fn integer(v: &Value, p: &str) -> Result<i64, FieldError> {
         Value::String(s) => {
             let digits = s.strip_prefix('-').unwrap_or(s);
             if digits.len() > 19 || !printed_integer(s) {
-                return Err(refused(p, v, "is not a base-10 integer as rippled prints one"));
+                return Err(refused(
+                    p,
+                    v,
+                    "is not a base-10 integer as rippled prints one",
+                ));
             }
             s.parse::<i64>()
                 .map_err(|_| refused(p, v, "is not an integer in range"))

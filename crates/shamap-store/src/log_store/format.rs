@@ -529,7 +529,11 @@ mod tests {
     fn file_headers_are_checked() {
         assert!(check_file_header(&file_header()).is_ok_and(|id| id != 0));
         assert_eq!(check_file_header(&file_header_with(77)), Ok(77));
-        assert_ne!(file_header(), file_header(), "each log gets its own identity");
+        assert_ne!(
+            file_header(),
+            file_header(),
+            "each log gets its own identity"
+        );
         // Version 1: no identity.
         let mut v1 = file_header_with(5);
         v1[8..16].copy_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
@@ -538,7 +542,10 @@ mod tests {
         assert!(check_file_header(&v1).is_err());
         let mut v2 = file_header_with(5);
         v2[12] = 0;
-        assert!(check_file_header(&v2).is_err(), "version 2 without identity");
+        assert!(
+            check_file_header(&v2).is_err(),
+            "version 2 without identity"
+        );
         let mut h = file_header();
         h[8] = 9;
         assert!(check_file_header(&h)
