@@ -1,6 +1,6 @@
 //! `shamap apply --db DB [--root HEX | --ledger SEQ] [--kind state|tx]
 //! [--cache-mb N] [--name NAME] FILE`: applies a file of changes (`set KEY HEX` / `del KEY`, one per line; `#`
-//! comments and blank lines ignored) to a stored map, through a backed map
+//! comments and blank lines ignored; data of at least rippled's 12 bytes) to a stored map, through a backed map
 //! (nodes loaded lazily and verified, held in a node cache of
 //! `--cache-mb`), and commits the result as retained root NAME in one
 //! atomic batch; prints the new root.
@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 
 use serde_json::json;
+use shamap::xrpl::wire::MIN_LEAF_DATA;
 use shamap::{Hash256, Key};
 use shamap_store::{meta, BackedMap, BackedOptions};
 
@@ -132,6 +133,14 @@ fn parse_changes(text: &str, file: &str) -> Result<Vec<Change>, Failure> {
                     .next()
                     .ok_or_else(|| at("'set' needs data (hex)".into()))?;
                 let data = shamap::hash::decode_hex(hex).map_err(|e| at(format!("data: {e}")))?;
+                if data.len() < MIN_LEAF_DATA {
+                    // rippled decodes no shorter leaf: the map could not
+                    // be synced to a peer or proved.
+                    return Err(at(format!(
+                        "data of {} bytes: rippled's leaves hold at least {MIN_LEAF_DATA}",
+                        data.len()
+                    )));
+                }
                 Change::Set(key, data)
             }
             "del" => Change::Del(key),

@@ -126,9 +126,14 @@ pub fn parse_hash(what: &str, s: &str) -> Result<Hash256, Failure> {
     Hash256::from_hex(s.trim()).map_err(|e| Failure::unusable(format!("{what} '{s}': {e}")))
 }
 
-/// The optional `--root` argument, parsed.
+/// The optional `--root` argument, parsed: 64 hex digits, or `0` for the
+/// zero hash (the empty map), as the help offers.
 pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
-    root.map(|r| parse_hash("root", r)).transpose()
+    root.map(|r| match r.trim() {
+        "0" => Ok(Hash256::ZERO),
+        _ => parse_hash("root", r),
+    })
+    .transpose()
 }
 
 /// What `--db` (and `sync`'s `--from` and `--to`) names: the one
@@ -224,7 +229,7 @@ pub struct MapArgs {
 pub struct RootArgs {
     /// A ledger hash (its state map; with --kind tx, its transaction map)
     /// or a map root the store knows; default: the newest imported map of
-    /// the kind. `0` (64 zeros) is the empty map.
+    /// the kind. `0` (or 64 zeros) is the empty map.
     #[arg(long, value_name = "HEX", conflicts_with = "ledger")]
     pub root: Option<String>,
     /// The ledger with this sequence number, as the store lists it (the

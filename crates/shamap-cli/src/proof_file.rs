@@ -16,7 +16,7 @@
 //!
 //! [`parse_proof`] also takes a bare JSON array of hex wire blobs (as
 //! rippled's `getProofPath` gives them); every field but `nodes` is
-//! optional when reading.
+//! optional when reading, and none may appear twice.
 
 use serde_json::Value;
 use shamap::hash::{decode_hex, encode_hex_upper};
@@ -60,8 +60,13 @@ pub struct ProofFile {
     pub included: Option<bool>,
 }
 
-/// Parses a proof file (see the module docs). The error is one line.
+/// Parses a proof file (see the module docs). The error is one line. An
+/// object with a key twice (`"root"` twice, say) is refused: a reader
+/// would keep one of the two, and the file says two things.
 pub fn parse_proof(bytes: &[u8]) -> Result<ProofFile, String> {
+    if let Some(e) = shamap_ledger::dump::duplicate_key(bytes) {
+        return Err(e.to_string());
+    }
     let v: Value = serde_json::from_slice(bytes).map_err(|e| {
         format!(
             "invalid JSON at line {} column {}: {}",

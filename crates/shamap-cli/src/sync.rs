@@ -4,7 +4,9 @@
 //! stored. A ledger hash (or `--ledger`, the ledger the source lists with
 //! that sequence) copies the header (checked against the hash) and both
 //! maps; the root is then recorded in the target. The source needs no
-//! metadata record for a ledger hash (rippled's node store has none).
+//! metadata record for a ledger hash (rippled's node store has none). A
+//! node the target holds in a damaged copy (one that does not hash to its
+//! key) is copied again over it, and the line says how many were.
 
 use std::path::PathBuf;
 
@@ -55,8 +57,14 @@ pub fn run(args: &SyncArgs) -> Result<Exit, Failure> {
         },
     )?;
     bar.finish_and_clear();
+    let repaired = match report.repaired {
+        0 => String::new(),
+        n => format!(
+            " ({n} of them replacing a damaged copy in the target that did not hash to its key)"
+        ),
+    };
     print_text_status_kept(&format!(
-        "root {root} synced: {} nodes copied in {} rounds\n",
+        "root {root} synced: {} nodes copied in {} rounds{repaired}\n",
         report.copied, report.rounds
     ));
     Ok(Exit::Done)

@@ -2,6 +2,7 @@
 //! Each module runs the built binary on real or deliberately broken input.
 
 mod apply_input;
+mod bad_day;
 #[path = "../../shamap-store/tests/cassandra_cluster.rs"]
 mod cassandra_cluster;
 #[path = "../../shamap-clio/tests/clio_ledgers.rs"]

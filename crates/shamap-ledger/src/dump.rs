@@ -70,6 +70,20 @@ pub fn parse_dom(input: &[u8]) -> Result<LedgerDump, DumpError> {
     read_dom(document(input)?)
 }
 
+/// The first key that appears twice in one object of the JSON document
+/// `input` (any JSON, not only a dump), as [`DumpError::DuplicateKey`];
+/// `None` when every object's keys are distinct, or `input` is not JSON
+/// (the caller's reader reports that). `serde_json` keeps the last of two
+/// equal keys, so a reader of other JSON files (a proof file) refuses them
+/// with this first.
+pub fn duplicate_key(input: &[u8]) -> Option<DumpError> {
+    unique_keys::first_duplicate(input).map(|d| DumpError::DuplicateKey {
+        key: d.key,
+        path: d.path,
+        entry: d.entry,
+    })
+}
+
 /// The input past one byte-order mark; blank input is an error.
 fn document(input: &[u8]) -> Result<&[u8], DumpError> {
     let input = input.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(input);

@@ -87,14 +87,17 @@ pub const MAX_NAME_LEN: usize = 255;
 /// Refuses a root name longer than [`MAX_NAME_LEN`] bytes, before anything
 /// is written under it (cut, two long names would become one).
 pub fn check_name(store: &dyn NodeStore, name: &str) -> Result<(), StoreError> {
-    let bad = |reason: String| StoreError::BadMeta {
-        location: store.location(),
-        name: RETAINED.to_owned(),
-        reason,
+    // The name given is refused, not a record found: nothing stored is
+    // malformed.
+    let bad = |reason: String| {
+        StoreError::backend(
+            store.location(),
+            format!("cannot retain a root under that name: {reason}"),
+        )
     };
     if name.len() > MAX_NAME_LEN {
         return Err(bad(format!(
-            "a root name of {} bytes; at most {MAX_NAME_LEN}",
+            "the root name is too long ({} bytes; at most {MAX_NAME_LEN})",
             name.len()
         )));
     }

@@ -128,6 +128,16 @@ pub fn open_with(location: impl AsRef<Path>, opts: &OpenOptions) -> Result<Opene
     if opts.access != Access::Create && !dir.is_dir() {
         return Err(no_store("no store here (not a directory)"));
     }
+    // A directory that cannot be listed (mode 000, another user's) may well
+    // hold a store: say so, not that there is none.
+    if dir.is_dir() {
+        if let Err(e) = std::fs::read_dir(dir) {
+            return Err(StoreError::backend(
+                dir.display().to_string(),
+                format!("cannot read the directory: {e}"),
+            ));
+        }
+    }
     if FjallStore::is_store(dir) {
         return open_fjall(dir, opts);
     }

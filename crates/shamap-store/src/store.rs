@@ -248,6 +248,15 @@ pub trait NodeStore: Send + Sync {
     fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
         Ok(None)
     }
+
+    /// Gives back the space that dead records hold, when enough of it is
+    /// dead: what [`crate::gc()`] calls after its sweep. The node log
+    /// compacts then (dead bytes are those of records deleted or written
+    /// again, whether or not this gc deleted anything); the default does
+    /// nothing (fjall's and RocksDB's compactions run on their own).
+    fn reclaim_space(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 /// What callers use a [`NodeStore`] through: verified reads and one-line
@@ -447,5 +456,9 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
 
     fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
         (**self).ledger_hashes()
+    }
+
+    fn reclaim_space(&self) -> Result<(), StoreError> {
+        (**self).reclaim_space()
     }
 }

@@ -3,6 +3,7 @@
 mod ack_faults;
 mod backed;
 mod backed_differential;
+mod bad_day;
 mod bulk;
 #[cfg(feature = "cassandra")]
 mod cassandra;

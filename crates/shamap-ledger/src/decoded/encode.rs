@@ -343,14 +343,22 @@ fn write_value(f: &FieldInstance, v: &Value, p: &str, out: &mut Vec<u8>) -> Resu
 /// An integer field's value: a JSON integer or a base-10 string.
 fn integer(v: &Value, p: &str) -> Result<i64, FieldError> {
     match v {
+        // `-0` is no integer rippled prints (whatever the JSON reader
+        // makes of it: a float, or 0).
+        Value::Number(n) if n.to_string().starts_with('-') && n.as_f64() == Some(0.0) => {
+            Err(refused(p, v, "is -0, which rippled never prints"))
+        }
         Value::Number(n) => n
             .as_i64()
             .ok_or_else(|| refused(p, v, "is not an integer in range")),
         Value::String(s) => {
             let digits = s.strip_prefix('-').unwrap_or(s);
-            if digits.is_empty() || digits.len() > 19 || !digits.bytes().all(|b| b.is_ascii_digit())
-            {
-                return Err(refused(p, v, "is not a base-10 integer"));
+            if digits.len() > 19 || !printed_integer(s) {
+                return Err(refused(
+                    p,
+                    v,
+                    "is not a base-10 integer as rippled prints one",
+                ));
             }
             s.parse::<i64>()
                 .map_err(|_| refused(p, v, "is not an integer in range"))
@@ -531,8 +539,28 @@ fn digits<'b>(b: &'b [u8], i: &mut usize) -> &'b [u8] {
     &b[start..*i]
 }
 
+/// True when `s` is an integer as rippled prints one: `-?(0|[1-9][0-9]*)`,
+/// never `-0`, a `+`, a fraction or an exponent.
+fn printed_integer(s: &str) -> bool {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && s != "-0"
+}
+
 /// An integral amount (XRP drops, MPT units): the magnitude, at most `max`.
+/// Only as rippled prints it (`STAmount::getText`: the integer's digits,
+/// `-` when negative): `+370000000`, `3.7e8`, `370000000.0` or `-0` would
+/// read as the same amount, but no rippled wrote them.
 fn integral(s: &str, max: u128, v: &Value, p: &str, what: &str) -> Result<(bool, u64), FieldError> {
+    if !printed_integer(s) {
+        return Err(refused(
+            p,
+            v,
+            format!("is not an {what} as rippled prints one (base-10 digits, `-` if negative, no `+`, fraction or exponent)"),
+        ));
+    }
     let (negative, mut m, e) = decimal_parts(s)
         .ok_or_else(|| refused(p, v, format!("is not an {what} (an integer as a string)")))?;
     if e < 0 {
@@ -562,6 +590,10 @@ fn integral(s: &str, max: u128, v: &Value, p: &str, what: &str) -> Result<(bool,
 
 /// An issued-currency value: rippled's 8 bytes (`STAmount::add`).
 fn iou_value(s: &str, v: &Value, p: &str) -> Result<u64, FieldError> {
+    if s.starts_with('+') {
+        // rippled prints a sign only when negative.
+        return Err(refused(p, v, "has a `+` sign, which rippled never prints"));
+    }
     let (negative, mut m, mut e) = decimal_parts(s).ok_or_else(|| {
         refused(
             p,

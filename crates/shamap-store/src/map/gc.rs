@@ -9,7 +9,10 @@
 //! slots hang under (opened, spilled or committed), the mark also walks
 //! the pins (without retaining them), and writers' spills and commits wait
 //! while a collection runs (see `writers`). Another process cannot write
-//! meanwhile: fjall locks the store directory.
+//! meanwhile: fjall locks the store directory. Last, the store gives back
+//! the space dead records hold ([`NodeStore::reclaim_space`]: the node log
+//! compacts when a quarter of it is dead, deleted now or written over
+//! before).
 
 use std::ops::ControlFlow;
 
@@ -163,5 +166,6 @@ pub fn gc_counting(
     }
     store.delete(&doomed)?;
     report.deleted += doomed.len() as u64;
+    store.reclaim_space()?;
     store.sync()
 }

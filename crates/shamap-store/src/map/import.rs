@@ -84,7 +84,7 @@ impl<'a> Writer<'a> {
         }
         let nodes = std::mem::take(&mut self.pending);
         let hashes: Vec<_> = nodes.iter().map(NodeObject::hash).collect();
-        let stored = match self.store.read_values(&hashes) {
+        let stored = match read_stored(self.store, &hashes) {
             Ok(s) => s,
             Err(e) => {
                 self.failure = Some(e);
@@ -115,6 +115,27 @@ impl<'a> Writer<'a> {
             Some(e) => Err(e),
             None => Ok(self.stats),
         }
+    }
+}
+
+/// The stored values of `hashes`, read for all at once; when that read
+/// fails on a stored copy that cannot be read as a value (a compact inner
+/// record that no longer decodes: [`StoreError::Corrupt`]), read one by
+/// one, such a copy given as empty bytes: a damaged copy, which no node's
+/// value equals, so that the import writes the node over it.
+fn read_stored(
+    store: &dyn NodeStore,
+    hashes: &[Hash256],
+) -> Result<Vec<Option<Vec<u8>>>, StoreError> {
+    match store.read_values(hashes) {
+        Err(StoreError::Corrupt { .. }) => hashes
+            .iter()
+            .map(|h| match store.read_value(h) {
+                Err(StoreError::Corrupt { .. }) => Ok(Some(Vec::new())),
+                other => other,
+            })
+            .collect(),
+        other => other,
     }
 }
 

@@ -4,7 +4,11 @@
 //! Every node is checked against the hash its parent (already stored, so
 //! already verified) names at that node ID before it is stored; the root is
 //! checked against the root hash the caller trusts. Invalid and duplicate
-//! blobs are reported and never stored. Stored nodes are read through the
+//! blobs are reported and never stored. A stored copy that does not verify
+//! (its value does not hash to its key, or its compact record does not
+//! decode: damage the log's checksums let through) counts as missing: it
+//! is asked for again, and the verified blob offered replaces it (counted
+//! in [`SyncSession::repaired`]). Stored nodes are read through the
 //! store's one verified fetch (`crate::fetch`), and received blobs get the
 //! same checks of type and place.
 
@@ -12,7 +16,7 @@ use hashbrown::{HashMap, HashSet};
 use shamap::{Hash256, MapKind, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{check_node, fetch_node, MapNode};
+use crate::fetch::{check_node, fetch_node, Fetched, MapNode};
 use crate::node::NodeObject;
 use crate::node_id::NodeId;
 use crate::reader::{root_kind, RootKind};
@@ -43,6 +47,52 @@ pub struct SyncSession<'s> {
     /// Children of stored inner nodes whose subtrees are not complete yet,
     /// so that each round does not reload and rehash them.
     incomplete: HashMap<Hash256, Box<[Hash256; 16]>>,
+    /// Damaged stored copies replaced by verified blobs.
+    repaired: u64,
+}
+
+/// What the store holds under a hash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stored {
+    /// Nothing.
+    Absent,
+    /// A value that verifies against the hash.
+    Whole,
+    /// A value that does not (see the module docs): to be replaced.
+    Damaged,
+}
+
+/// What `store` holds under `hash`.
+fn stored(store: &dyn NodeStore, hash: &Hash256) -> Result<Stored, StoreError> {
+    match store.get(hash) {
+        Ok(Some(_)) => Ok(Stored::Whole),
+        Ok(None) => Ok(Stored::Absent),
+        Err(StoreError::Corrupt { .. }) => Ok(Stored::Damaged),
+        Err(e) => Err(e),
+    }
+}
+
+/// [`fetch_node`], with a stored copy that does not verify against its
+/// hash read as absent (see the module docs); one that verifies and fails
+/// the other checks is still an error.
+fn fetch_or_missing(
+    store: &dyn NodeStore,
+    hash: &Hash256,
+    kind: MapKind,
+    id: &NodeId,
+) -> Result<Option<Fetched>, StoreError> {
+    match store.get(hash) {
+        Err(StoreError::Corrupt { .. }) => Ok(None),
+        Err(e) => Err(e.at(*hash, &id.nibbles())),
+        Ok(None) => Ok(None),
+        Ok(Some(obj)) => {
+            let node = check_node(&obj, kind, id)?;
+            Ok(Some(Fetched {
+                node,
+                value_len: obj.value().len(),
+            }))
+        }
+    }
 }
 
 impl<'s> SyncSession<'s> {
@@ -56,7 +106,14 @@ impl<'s> SyncSession<'s> {
             full_below: HashSet::new(),
             expected: HashMap::new(),
             incomplete: HashMap::new(),
+            repaired: 0,
         }
+    }
+
+    /// How many damaged stored copies this session replaced with verified
+    /// blobs.
+    pub fn repaired(&self) -> u64 {
+        self.repaired
     }
 
     /// The root being synced.
@@ -98,7 +155,7 @@ impl<'s> SyncSession<'s> {
         }
         let children = match self.incomplete.remove(&hash) {
             Some(c) => c,
-            None => match fetch_node(self.store, &hash, self.kind, &id)? {
+            None => match fetch_or_missing(self.store, &hash, self.kind, &id)? {
                 None => {
                     out.push((id, hash));
                     return Ok(false);
@@ -137,7 +194,8 @@ impl<'s> SyncSession<'s> {
     /// Offers the root node's wire blob: stored if it decodes to an inner
     /// node hashing to the session's root.
     pub fn add_root_node(&mut self, blob: &[u8]) -> Result<AddOutcome, StoreError> {
-        if stored_whole(self.store, &self.root)? {
+        let was = stored(self.store, &self.root)?;
+        if was == Stored::Whole {
             return Ok(AddOutcome::Duplicate);
         }
         let (obj, node) = match self.check_blob(blob, self.root, NodeId::ROOT) {
@@ -148,6 +206,7 @@ impl<'s> SyncSession<'s> {
         b.put_node(obj);
         self.store.write(b)?;
         self.remember(self.root, node);
+        self.repaired += u64::from(was == Stored::Damaged);
         Ok(AddOutcome::Useful)
     }
 
@@ -182,6 +241,7 @@ impl<'s> SyncSession<'s> {
         let mut batch = Batch::new();
         let mut in_batch: HashSet<Hash256> = HashSet::new();
         let mut accepted = Vec::new();
+        let mut repairs = 0;
         let mut outcomes = Vec::with_capacity(nodes.len());
         for (id, blob) in nodes {
             if id.depth() == 0 {
@@ -200,12 +260,18 @@ impl<'s> SyncSession<'s> {
                     }
                 },
             };
-            if in_batch.contains(&expected) || stored_whole(self.store, &expected)? {
+            if in_batch.contains(&expected) {
+                outcomes.push(AddOutcome::Duplicate);
+                continue;
+            }
+            let was = stored(self.store, &expected)?;
+            if was == Stored::Whole {
                 outcomes.push(AddOutcome::Duplicate);
                 continue;
             }
             match self.check_blob(blob, expected, *id) {
                 Ok((obj, node)) => {
+                    repairs += u64::from(was == Stored::Damaged);
                     in_batch.insert(expected);
                     accepted.push((expected, node));
                     batch.put_node(obj);
@@ -216,6 +282,7 @@ impl<'s> SyncSession<'s> {
             }
         }
         self.store.write(batch)?;
+        self.repaired += repairs;
         for (hash, node) in accepted {
             self.remember(hash, node);
         }
@@ -338,6 +405,9 @@ pub const COPY_ROUND: usize = 4096;
 pub struct CopyReport {
     /// Nodes stored in the target.
     pub copied: u64,
+    /// Of those, nodes the target held a damaged copy of (a value that
+    /// does not verify against its hash), now replaced.
+    pub repaired: u64,
     /// Rounds of missing-node requests.
     pub rounds: u64,
 }
@@ -406,6 +476,27 @@ fn copy_map(
     let fetch = |h: &Hash256| -> Result<Vec<u8>, StoreError> {
         wire_blob(from, h)?.ok_or_else(|| absent(h))
     };
+    let mut s = SyncSession::new(to, root, kind);
+    let result = copy_rounds(&mut s, root, &fetch, report, progress, from);
+    report.repaired += s.repaired;
+    result
+}
+
+/// The rounds of [`copy_map`] through session `s`.
+fn copy_rounds(
+    s: &mut SyncSession<'_>,
+    root: Hash256,
+    fetch: &dyn Fn(&Hash256) -> Result<Vec<u8>, StoreError>,
+    report: &mut CopyReport,
+    progress: &mut dyn FnMut(u64),
+    from: &dyn NodeStore,
+) -> Result<(), StoreError> {
+    let absent = |h: &Hash256| {
+        StoreError::backend(
+            from.location(),
+            format!("node {h} is missing from the source"),
+        )
+    };
     let refused = |h: &Hash256, depth: u8, why: String| StoreError::Corrupt {
         hash: *h,
         reason: format!(
@@ -413,8 +504,7 @@ fn copy_map(
             from.location()
         ),
     };
-    let mut s = SyncSession::new(to, root, kind);
-    if !to.contains(&root)? {
+    if stored(s.store, &root)? != Stored::Whole {
         match s.add_root_node(&fetch(&root)?)? {
             AddOutcome::Useful => report.copied += 1,
             AddOutcome::Duplicate => {}
@@ -451,15 +541,5 @@ fn copy_map(
             }
         }
         progress(report.copied);
-    }
-}
-
-/// True when `hash` is stored and its value verifies: a damaged copy
-/// counts as absent, so that the node offered again replaces it.
-fn stored_whole(store: &dyn NodeStore, hash: &Hash256) -> Result<bool, StoreError> {
-    match store.get(hash) {
-        Ok(found) => Ok(found.is_some()),
-        Err(StoreError::Corrupt { .. }) => Ok(false),
-        Err(e) => Err(e),
     }
 }

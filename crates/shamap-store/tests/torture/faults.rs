@@ -101,7 +101,7 @@ pub(super) fn rehome_checkpoint(dir: &Path) -> bool {
     let Ok(log) = std::fs::metadata(dir.join(LOG_FILE)) else {
         return false;
     };
-    if bytes.len() < 40 || &bytes[..8] != b"SHMAPIDX" || bytes[8..12] != 1u32.to_le_bytes() {
+    if bytes.len() < 40 || &bytes[..8] != b"SHMAPIDX" || !matches!(bytes[8..12], [1 | 2, 0, 0, 0]) {
         return false;
     }
     let n = bytes.len();

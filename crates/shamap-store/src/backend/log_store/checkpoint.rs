@@ -8,8 +8,9 @@
 //! every check passes (otherwise the whole log is scanned, as without one,
 //! or the opening refuses, see below):
 //! - its own bytes: magic, version, lengths and a crc32c over all of them;
-//! - it names the log file it describes (device and inode) and a length
-//!   the log still has, and the crc32c of the log's last bytes below that
+//! - it names the log file it describes (device and inode, and the
+//!   identity in the log's header, [`super::format`]) and a length the log
+//!   still has, and the crc32c of the log's last bytes below that
 //!   length (up to 4 KiB) matches;
 //! - the index it holds is a well-formed table (see `Index::from_slots`),
 //!   every offset below its length.
@@ -26,8 +27,17 @@
 //! lost bytes: the opening refuses, naming the offset. One whose own bytes
 //! are damaged, or that names another file (a copied store), is ignored.
 //!
-//! Layout (little-endian): magic `SHMAPIDX`, version `u32`, reserved
-//! `u32`; the log's device `u64` and inode `u64`; the length covered `u64`,
+//! The identity matters because a file system may give a new file the inode
+//! of one removed (ext4 does): `rm nodes.log nodes.ack` and a new store in
+//! the same directory must not meet the old log's checkpoint as its own.
+//! A log made by this build has a random identity, which its checkpoints
+//! record; a checkpoint whose identity differs from the log's is one of
+//! another log, ignored like one naming another inode (and removed when a
+//! new log is created).
+//!
+//! Layout (little-endian): magic `SHMAPIDX`, version `u32` (2; version 1,
+//! of earlier builds, held 0 in the next field and is read as a checkpoint
+//! of a log without identity), the log's identity `u32`; the log's device `u64` and inode `u64`; the length covered `u64`,
 //! the crc32c of the log's last `min(4096, covered - 16)` bytes below it
 //! `u32`, reserved `u32`; the next batch sequence number `u64`; live record
 //! bytes `u64`; the index's `bits` `u32`, reserved `u32`, its entry count
@@ -51,7 +61,9 @@ pub const CHECKPOINT_FILE: &str = "nodes.idx";
 pub const CHECKPOINT_TMP_FILE: &str = "nodes.idx.tmp";
 
 const MAGIC: &[u8; 8] = b"SHMAPIDX";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
+/// The version earlier builds wrote: no log identity.
+const VERSION_WITHOUT_IDENTITY: u32 = 1;
 /// How many of the log's last bytes below the covered length are checked.
 const TAIL_CHECK: u64 = 4096;
 
@@ -60,6 +72,8 @@ const TAIL_CHECK: u64 = 4096;
 pub struct Checkpoint {
     /// The log file's device and inode.
     pub(crate) log_id: (u64, u64),
+    /// The identity in the log's header (0: a log without one).
+    pub(crate) log_identity: u32,
     /// The log's length covered: the end of its last whole batch.
     pub(crate) end: u64,
     /// crc32c of the log's last bytes below `end` (see `tail_crc`).
@@ -78,6 +92,14 @@ pub struct Checkpoint {
 pub(crate) fn file_id(file: &File) -> std::io::Result<(u64, u64)> {
     let m = file.metadata()?;
     Ok((m.dev(), m.ino()))
+}
+
+/// The identity in `log`'s header (0 for a log without one, or whose
+/// header does not read as a node log's: such a log has no checkpoint).
+pub(crate) fn log_identity(log: &File) -> std::io::Result<u32> {
+    let mut h = [0u8; FILE_HEADER_LEN as usize];
+    log.read_exact_at(&mut h, 0)?;
+    Ok(super::format::check_file_header(&h).unwrap_or(0))
 }
 
 /// crc32c of `log`'s last `min(4096, end - 16)` bytes below `end`.
@@ -110,7 +132,7 @@ pub(crate) fn encode(c: &Checkpoint, out: impl Write) -> std::io::Result<()> {
     };
     w.put(MAGIC)?;
     w.put(&VERSION.to_le_bytes())?;
-    w.put(&0u32.to_le_bytes())?;
+    w.put(&c.log_identity.to_le_bytes())?;
     w.put(&c.log_id.0.to_le_bytes())?;
     w.put(&c.log_id.1.to_le_bytes())?;
     w.put(&c.end.to_le_bytes())?;
@@ -193,10 +215,16 @@ fn decode_from(input: impl std::io::Read, len: u64) -> Result<Checkpoint, String
         return Err("not an index checkpoint".into());
     }
     let version = c.u32()?;
-    if version != VERSION {
-        return Err(format!("version {version}, not {VERSION}"));
+    let log_identity = c.u32()?;
+    match version {
+        VERSION => {}
+        VERSION_WITHOUT_IDENTITY if log_identity == 0 => {}
+        _ => {
+            return Err(format!(
+                "version {version} with log identity {log_identity:#x}"
+            ))
+        }
     }
-    c.u32()?;
     let log_id = (c.u64()?, c.u64()?);
     let end = c.u64()?;
     if end < FILE_HEADER_LEN {
@@ -250,6 +278,7 @@ fn decode_from(input: impl std::io::Read, len: u64) -> Result<Checkpoint, String
     }
     Ok(Checkpoint {
         log_id,
+        log_identity,
         end,
         tail_crc,
         next_seq,
@@ -263,7 +292,7 @@ fn decode_from(input: impl std::io::Read, len: u64) -> Result<Checkpoint, String
 /// when there is one and it describes this log, `None` when there is none
 /// or it is not usable (its own bytes damaged, not a regular file, or made
 /// for another log file: the caller scans the whole log then). `Err` when
-/// it describes this very file (device and inode) and contradicts it: the
+/// it describes this very file (device, inode and identity) and contradicts it: the
 /// log is shorter than the length it recorded, or its bytes below that
 /// length changed. Those bytes never change while the file is the log
 /// (see the module doc), so the log lost bytes that a writer had closed
@@ -278,7 +307,9 @@ pub(crate) fn load(dir: &Path, log: &File, log_len: u64) -> Result<Option<Checkp
     let Ok(c) = decode_from(std::io::BufReader::with_capacity(1 << 20, file), len) else {
         return Ok(None);
     };
-    if file_id(log).map_err(|e| e.to_string())? != c.log_id {
+    if file_id(log).map_err(|e| e.to_string())? != c.log_id
+        || log_identity(log).map_err(|e| e.to_string())? != c.log_identity
+    {
         return Ok(None);
     }
     if c.end > log_len {
@@ -302,7 +333,8 @@ pub(crate) fn load(dir: &Path, log: &File, log_len: u64) -> Result<Option<Checkp
 pub(crate) fn save(dir: &Path, c: &Checkpoint) -> std::io::Result<()> {
     let tmp = dir.join(CHECKPOINT_TMP_FILE);
     let written = (|| {
-        let f = File::create(&tmp)?;
+        // Never a FIFO or a symlink someone put there: see `create_exclusive`.
+        let f = super::files::create_exclusive(&tmp)?;
         encode(c, &f)?;
         f.sync_all()?;
         std::fs::rename(&tmp, dir.join(CHECKPOINT_FILE))?;

@@ -22,6 +22,11 @@ const COMPACT_READ_BYTES: usize = 1 << 20;
 /// this many: a gc's rewrite costs at most about twice what it freed.
 const COMPACT_MIN_DEAD: u64 = 4 << 20;
 
+/// A compaction asked for ([`LogStore::compact_if_worthwhile`], at the
+/// end of a gc) starts when dead bytes are at least this many and a
+/// quarter of the log.
+const RECLAIM_MIN_DEAD: u64 = 1 << 20;
+
 /// Room in the batch buffer past [`COMPACT_BATCH_BYTES`] for the record
 /// that crosses it (a larger one grows the buffer).
 const COMPACT_BATCH_SLACK: usize = 64 << 10;
@@ -108,6 +113,26 @@ impl LogStore {
             return Ok(());
         }
         self.compact(w)
+    }
+
+    /// Copies the live records to a new log when a quarter of the log (and
+    /// at least 1 MiB) is dead: records deleted, or written again (a
+    /// damaged copy repaired, a node stored twice by earlier builds). What
+    /// a gc calls last, whether or not it deleted anything.
+    pub fn compact_if_worthwhile(&self) -> Result<(), StoreError> {
+        if self.inner.read_only {
+            return Ok(());
+        }
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let (end, live) = {
+            let s = self.state();
+            (s.end, s.live_bytes)
+        };
+        let dead = end - live;
+        if dead < RECLAIM_MIN_DEAD || dead * 4 < end {
+            return Ok(());
+        }
+        self.compact(&mut w)
     }
 
     /// Writes every live node and the metadata to a new log, syncs it and

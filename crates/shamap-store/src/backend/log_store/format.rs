@@ -3,12 +3,21 @@
 //! aligned, so that a record's offset divided by 8 fits the index.
 //!
 //! ```text
-//! file header (16 B)   "SHAMAPNL" ‖ version u32 ‖ 0u32
+//! file header (16 B)   "SHAMAPNL" ‖ version u32 ‖ log identity u32
 //! batch header (32 B)  "BTCH" ‖ 0u32 ‖ body length u64 ‖ sequence u64 ‖
 //!                      body crc32c u32 ‖ crc32c of the 28 bytes before it u32
 //! record (8 B + ...)   kind u8 ‖ key length u8 ‖ 0u16 ‖ value length u32 ‖
 //!                      key ‖ value ‖ zeros to a multiple of 8
 //! ```
+//!
+//! Versions: 2 (written by this build) holds the log's identity, a random
+//! non-zero number drawn when the file is created ([`file_header`]), which
+//! the index checkpoint records: a checkpoint left by an earlier log never
+//! describes a new one, even when the file system gives the new file the
+//! old one's inode. Version 1 (earlier builds) has 0 there, no identity;
+//! this build reads it as a log of identity 0 (its records are the same)
+//! and keeps appending to it, and a compaction rewrites it as version 2.
+//! A build that reads only version 1 refuses a version 2 log by name.
 //!
 //! Kinds: 1 node put (key: the 32-byte hash, value: the stored node), 2 node
 //! delete (key: the hash, no value), 3 metadata put (key: the record's
@@ -30,8 +39,10 @@ use shamap::Hash256;
 
 /// The first 8 bytes of every node log.
 pub const MAGIC: &[u8; 8] = b"SHAMAPNL";
-/// The layout version this build writes and reads.
-pub const VERSION: u32 = 1;
+/// The layout version this build writes (it reads 1 too).
+pub const VERSION: u32 = 2;
+/// The layout version without a log identity.
+pub const VERSION_WITHOUT_IDENTITY: u32 = 1;
 /// Bytes of the file header.
 pub const FILE_HEADER_LEN: u64 = 16;
 /// Bytes of a batch header.
@@ -49,26 +60,57 @@ const PUT_META: u8 = 3;
 const DELETE_META: u8 = 4;
 const PUT_COMPACT_INNER: u8 = 5;
 
-/// The file header this build writes.
+/// The file header of a new log: this build's version and a new identity
+/// ([`new_log_identity`]).
 pub fn file_header() -> [u8; FILE_HEADER_LEN as usize] {
+    file_header_with(new_log_identity())
+}
+
+/// The file header of a log of identity `identity` (non-zero).
+pub fn file_header_with(identity: u32) -> [u8; FILE_HEADER_LEN as usize] {
     let mut h = [0u8; FILE_HEADER_LEN as usize];
     h[..8].copy_from_slice(MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&identity.to_le_bytes());
     h
 }
 
-/// Checks a file header: the magic, then the version.
-pub fn check_file_header(h: &[u8]) -> Result<(), String> {
+/// A random non-zero log identity: from the standard library's randomly
+/// keyed hasher (seeded from the operating system's random source), the
+/// time and the process id.
+pub fn new_log_identity() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    h.write_u128(now);
+    h.write_u32(std::process::id());
+    let x = h.finish();
+    match (x ^ (x >> 32)) as u32 {
+        0 => 1,
+        n => n,
+    }
+}
+
+/// Checks a file header: the magic, then the version. Returns the log's
+/// identity (0 for a version 1 log, which has none).
+pub fn check_file_header(h: &[u8]) -> Result<u32, String> {
     if h.len() < FILE_HEADER_LEN as usize || &h[..8] != MAGIC {
         return Err("not a node log (its first bytes are not SHAMAPNL)".to_owned());
     }
     let version = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
-    if version != VERSION {
-        return Err(format!(
-            "node log layout version {version} is not supported (this build reads version {VERSION})"
-        ));
+    let identity = u32::from_le_bytes([h[12], h[13], h[14], h[15]]);
+    match version {
+        VERSION_WITHOUT_IDENTITY if identity == 0 => Ok(0),
+        VERSION if identity != 0 => Ok(identity),
+        VERSION_WITHOUT_IDENTITY | VERSION => Err(format!(
+            "not a node log of version {version}: its header's identity field holds {identity:#x}"
+        )),
+        _ => Err(format!(
+            "node log layout version {version} is not supported (this build reads versions {VERSION_WITHOUT_IDENTITY} and {VERSION})"
+        )),
     }
-    Ok(())
 }
 
 /// `n` rounded up to a multiple of 8.
@@ -485,7 +527,25 @@ mod tests {
 
     #[test]
     fn file_headers_are_checked() {
-        assert!(check_file_header(&file_header()).is_ok());
+        assert!(check_file_header(&file_header()).is_ok_and(|id| id != 0));
+        assert_eq!(check_file_header(&file_header_with(77)), Ok(77));
+        assert_ne!(
+            file_header(),
+            file_header(),
+            "each log gets its own identity"
+        );
+        // Version 1: no identity.
+        let mut v1 = file_header_with(5);
+        v1[8..16].copy_from_slice(&[1, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(check_file_header(&v1), Ok(0));
+        v1[12] = 3;
+        assert!(check_file_header(&v1).is_err());
+        let mut v2 = file_header_with(5);
+        v2[12] = 0;
+        assert!(
+            check_file_header(&v2).is_err(),
+            "version 2 without identity"
+        );
         let mut h = file_header();
         h[8] = 9;
         assert!(check_file_header(&h)

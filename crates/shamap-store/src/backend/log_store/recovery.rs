@@ -466,9 +466,22 @@ fn later_whole_batch(file: &File, from: u64, len: u64) -> Result<Option<u64>, St
     let mut buf = vec![0u8; (PIECE + hl) as usize];
     let mut at = from + 8;
     while at + hl <= len {
+        // Holes (zeros never written) hold no batch: skipped unread.
+        match super::files::next_data(file, at).map_err(|e| e.to_string())? {
+            Some(data) => at = data & !7,
+            None => break,
+        }
+        if at + hl > len {
+            break;
+        }
         let n = (PIECE + hl).min(len - at);
         let chunk = &mut buf[..n as usize];
         file.read_exact_at(chunk, at).map_err(|e| e.to_string())?;
+        if chunk.iter().all(|&b| b == 0) {
+            // Zeros written: no header starts here either.
+            at += PIECE;
+            continue;
+        }
         let mut i = 0u64;
         while i + hl <= n && i < PIECE {
             let h: &[u8; format::BATCH_HEADER_LEN] = chunk[i as usize..(i + hl) as usize]

@@ -73,6 +73,7 @@ fn save_checkpoint(dir: &Path, s: &mut State, next_seq: u64) -> std::io::Result<
     s.file.sync_data()?;
     let c = checkpoint::Checkpoint {
         log_id: checkpoint::file_id(&s.file)?,
+        log_identity: checkpoint::log_identity(&s.file)?,
         end: s.end,
         tail_crc: checkpoint::tail_crc(&s.file, s.end)?,
         next_seq,
@@ -216,11 +217,15 @@ impl LogStore {
                         &format!("{LOG_FILE} is missing, but {ACK_FILE} records commits acknowledged as durable in it: refusing to start an empty log in its place"),
                     ));
                 }
+                // A checkpoint of a log removed describes nothing here (the
+                // new log's identity differs from the one it records, even
+                // if the new file gets the old one's inode): gone first.
                 // Made whole under another name, then renamed: a crash while
                 // making it leaves no log (the next opening starts over),
                 // never an empty one that no opening accepts.
                 let tmp = path.join(COMPACT_FILE);
-                files::create_log(&tmp)
+                checkpoint::remove(path)
+                    .and_then(|()| files::create_log(&tmp))
                     .and_then(|_| std::fs::rename(&tmp, &log_path))
                     .map_err(|e| opening_error(&location, "cannot create the node log", e))?;
                 files::sync_dir(path).map_err(|e| fail("cannot sync the directory", &e))?;
@@ -326,8 +331,25 @@ fn open_log(
         )
     };
     let ack = ack::read(path, ACK_FILE).map_err(|e| fail(&e))?;
-    let file = crate::directory::open_regular(&path.join(LOG_FILE), !read_only)
-        .map_err(|e| opening_error(&path.display().to_string(), "cannot open the node log", e))?
+    let log_path = path.join(LOG_FILE);
+    let file = crate::directory::open_regular(&log_path, !read_only)
+        .map_err(|e| {
+            // The log cannot be opened for writing: the case for a
+            // read-only opening only when it can be read (a log that
+            // cannot be read at all is not a directory that cannot be
+            // written, and no opening reads it).
+            let only_unwritable = !read_only
+                && (e.raw_os_error() == Some(libc::EROFS)
+                    || crate::directory::open_regular(&log_path, false).is_ok());
+            if only_unwritable {
+                opening_error(&path.display().to_string(), "cannot open the node log", e)
+            } else {
+                StoreError::backend(
+                    path.display().to_string(),
+                    format!("cannot read the node log {LOG_FILE}: {e}"),
+                )
+            }
+        })?
         .ok_or_else(|| fail(&format!("{LOG_FILE} is missing")))?;
     let log_len = file.metadata().map_err(|e| fail(&e))?.len();
     // What the file is comes first: a file that is not a node log at all
@@ -464,6 +486,12 @@ impl NodeStore for LogStore {
     fn disk_bytes(&self) -> Result<u64, StoreError> {
         crate::directory::dir_bytes(&self.inner.path)
             .map_err(|e| self.fail("cannot measure the directory", e))
+    }
+
+    /// Compacts when a quarter of the log is dead (see
+    /// `compact.rs`, [`LogStore::compact_if_worthwhile`]).
+    fn reclaim_space(&self) -> Result<(), StoreError> {
+        self.compact_if_worthwhile()
     }
 
     fn sync(&self) -> Result<(), StoreError> {

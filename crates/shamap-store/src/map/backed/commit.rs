@@ -366,6 +366,15 @@ struct Pieces<'s> {
 }
 
 impl Pieces<'_> {
+    /// True when the store already has `hash`: a node a write-out made
+    /// again (the same changes applied twice, a subtree back to an earlier
+    /// form) is not written again. Only the node itself is skipped, never
+    /// its subtree: a store may hold an inner node without all of its
+    /// subtree (a sync stores parents first).
+    fn has(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        self.store.contains(hash)
+    }
+
     fn put(&mut self, node: NodeObject) -> Result<(), StoreError> {
         self.batch.put_node(node);
         if self.batch.payload_bytes() >= self.bytes {
@@ -375,8 +384,8 @@ impl Pieces<'_> {
     }
 }
 
-/// Adds every dirty node below and at `slot` that the store lacks to
-/// `pieces`; returns the slot's hash. Every hash is known
+/// Adds every dirty node below and at `slot` that the store lacks (not
+/// loaded from it, and not in it: [`Pieces::has`]) to `pieces`; returns the slot's hash. Every hash is known
 /// ([`hash_batched`] ran). Nodes stay dirty (see [`settle`]).
 fn collect(
     kind: MapKind,
@@ -393,7 +402,7 @@ fn collect(
     Ok(match d {
         Dirty::Leaf(l) => {
             let h = l.hash.expect("hashed by hash_batched");
-            if !l.stored {
+            if !l.stored && !pieces.has(&h)? {
                 let message = node_hash::leaf_message(kind, &l.key, &l.data);
                 pieces.put(NodeObject::hashed_by_engine(node_type, h, &message))?;
                 *written += 1;
@@ -407,9 +416,11 @@ fn collect(
                 for (ch, c) in hashes.iter_mut().zip(i.children.iter_mut()) {
                     *ch = collect(kind, node_type, c, pieces, written)?;
                 }
-                let message = node_hash::inner_message(&hashes);
-                pieces.put(NodeObject::hashed_by_engine(node_type, h, &message))?;
-                *written += 1;
+                if !pieces.has(&h)? {
+                    let message = node_hash::inner_message(&hashes);
+                    pieces.put(NodeObject::hashed_by_engine(node_type, h, &message))?;
+                    *written += 1;
+                }
             }
             h
         }
