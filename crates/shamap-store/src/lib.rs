@@ -35,6 +35,7 @@
 
 pub mod ack;
 pub mod backed;
+pub mod backend;
 #[cfg(feature = "cassandra")]
 pub mod cassandra;
 #[cfg(feature = "cassandra")]
@@ -61,6 +62,7 @@ pub mod sync;
 pub mod verify;
 mod writers;
 
+pub use backend::nudb::NudbStore;
 pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
 #[cfg(feature = "cassandra")]
 pub use cassandra::{CassandraOptions, CassandraStore};
