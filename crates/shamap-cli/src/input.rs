@@ -134,7 +134,8 @@ pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
 /// an earlier version still opens), or a
 /// Cassandra keyspace (`cassandra://HOST[:PORT][,HOST...]/KEYSPACE[?consistency=C&replication=N&inflight=N]`).
 pub const DB_HELP: &str = "The store: a directory (a node log; a fjall store made by \
-an earlier version still opens), or \
+an earlier version still opens; rippled's NuDB node store, read-only: a directory \
+holding nudb.dat and nudb.key, or rotated rippledb.* ones, also as nudb:DIR), or \
 cassandra://HOST[:PORT]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N] \
 (an Apache Cassandra or ScyllaDB keyspace; see the store README)";
 

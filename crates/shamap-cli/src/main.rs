@@ -18,6 +18,7 @@ use clap::{Parser, Subcommand};
 mod heap;
 mod input;
 mod maps;
+mod nudb;
 mod memory_report;
 mod output;
 mod proof_file;
@@ -129,6 +130,14 @@ fn main() -> ExitCode {
     };
     output::finish(match cli.command {
         Command::Verify(args) => match &args.db {
+            Some(db) if nudb::is_nudb(db) => nudb::verify(
+                db,
+                args.root.as_deref(),
+                args.ledger,
+                args.ledger_db.as_deref(),
+                args.json,
+            )
+            .map_err(|f| f.about_store(db)),
             Some(db) => {
                 verify_db::run(db, args.root.as_deref(), args.json).map_err(|f| f.about_store(db))
             }

@@ -88,13 +88,26 @@ pub struct VerifyArgs {
     /// reachable from --root (default: every retained root) is rehashed and
     /// each root reported whole or damaged, with its first bad node. Exit 0
     /// when all is whole, 2 (after the report) on any damage. A directory
-    /// (a node log; fjall stores made by earlier versions still open) or
-    /// cassandra://HOST[:PORT]/KEYSPACE.
+    /// (a node log; fjall stores made by earlier versions still open),
+    /// cassandra://HOST[:PORT]/KEYSPACE, or rippled's NuDB node store (a
+    /// directory with nudb.dat and nudb.key, rotated rippledb.* ones, or
+    /// nudb:DIR): every record decoded and hashed, every ledger (from
+    /// ledger.db, else the headers found) walked, each damaged or missing
+    /// node reported with its file, byte offset and the ledgers it breaks.
     #[arg(long, value_name = "DB")]
     pub db: Option<PathBuf>,
     /// With --db: the ledger hash or map root to verify.
     #[arg(long, value_name = "HEX", requires = "db")]
     pub root: Option<String>,
+    /// With --db on rippled's NuDB store: the ledger of this sequence only
+    /// (found in ledger.db, else among the ledger headers).
+    #[arg(long, value_name = "SEQ", requires = "db", conflicts_with = "root")]
+    pub ledger: Option<u32>,
+    /// With --db on rippled's NuDB store: rippled's ledger.db (SQLite),
+    /// which lists the ledgers by sequence (default: a ledger.db in the
+    /// store's directory or the one above it).
+    #[arg(long, value_name = "FILE", requires = "db")]
+    pub ledger_db: Option<PathBuf>,
 }
 
 /// Builds the maps of one ledger and compares their roots, and the ledger

@@ -27,7 +27,8 @@ pub mod scan;
 pub mod store;
 pub mod walk;
 
-pub use audit::{audit, AuditOptions, AuditReport, DamagedNode, LedgerAudit, Only};
+pub use audit::{audit, headers_in_data, AuditOptions, RecordCounts, AuditReport, DamagedNode, LedgerAudit, Only};
 pub use dir::NudbDir;
-pub use scan::{decode_and_hash_floor, FloorReport, ScanReport};
+pub use ledger_db::{read_ledgers, LedgerRow};
+pub use scan::{decode_and_hash_floor, DamagedRecord, FloorReport, FoundHeader, ScanReport};
 pub use store::{is_nudb_store, NudbStore};
