@@ -18,8 +18,8 @@ use clap::{Parser, Subcommand};
 mod heap;
 mod input;
 mod maps;
-mod nudb;
 mod memory_report;
+mod nudb;
 mod output;
 mod proof_file;
 

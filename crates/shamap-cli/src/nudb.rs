@@ -41,7 +41,10 @@ pub fn open(db: &Path, ledger_db: Option<&Path>) -> Result<NudbStore, Failure> {
     let mut store = NudbStore::open(&dir)?;
     if let Some(l) = ledger_db {
         if !l.is_file() {
-            return Err(Failure::unusable(format!("{}: no such file (--ledger-db)", l.display())));
+            return Err(Failure::unusable(format!(
+                "{}: no such file (--ledger-db)",
+                l.display()
+            )));
         }
         store.set_ledger_db(Some(l.to_owned()));
     }
@@ -107,8 +110,10 @@ pub fn verify(
 }
 
 fn at_text(at: &Option<(PathBuf, u64)>) -> String {
-    at.as_ref()
-        .map_or_else(|| "no record".to_owned(), |(f, o)| format!("{} at byte {o}", f.display()))
+    at.as_ref().map_or_else(
+        || "no record".to_owned(),
+        |(f, o)| format!("{} at byte {o}", f.display()),
+    )
 }
 
 fn to_text(r: &AuditReport) -> String {
@@ -275,7 +280,11 @@ pub fn info(db: &Path, ledger_db: Option<&Path>, as_json: bool) -> Result<Exit, 
         return Ok(Exit::Done);
     }
     let mut out = String::new();
-    let _ = writeln!(out, "store {}: rippled's NuDB node store (read-only)", db.display());
+    let _ = writeln!(
+        out,
+        "store {}: rippled's NuDB node store (read-only)",
+        db.display()
+    );
     for p in store.parts() {
         let _ = writeln!(
             out,

@@ -62,8 +62,8 @@ pub mod sync;
 pub mod verify;
 mod writers;
 
-pub use backend::nudb::NudbStore;
 pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
+pub use backend::nudb::NudbStore;
 #[cfg(feature = "cassandra")]
 pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;

@@ -168,7 +168,10 @@ pub fn audit(
         }],
         (Some(Only::Seq(s)), Some(rows), _) => {
             let row = rows.iter().find(|r| r.seq == s).cloned().ok_or_else(|| {
-                StoreError::backend(&loc, format!("ledger {s} is not in {}", report.ledgers_from))
+                StoreError::backend(
+                    &loc,
+                    format!("ledger {s} is not in {}", report.ledgers_from),
+                )
             })?;
             vec![Target {
                 hash: row.hash,
@@ -220,7 +223,10 @@ pub fn audit(
             };
             s.damaged
                 .iter()
-                .filter_map(|d| d.key.map(|k| (k, (index(&d.file), d.offset, d.what.clone()))))
+                .filter_map(|d| {
+                    d.key
+                        .map(|k| (k, (index(&d.file), d.offset, d.what.clone())))
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -243,7 +249,12 @@ pub fn audit(
                 parents.push((report.ledgers.len(), h.seq - 1, h.parent_hash));
             }
             walker.walk_map(h.account_hash, &whole_before, &mut visited, &mut problems);
-            walker.walk_map(h.transaction_hash, &whole_before, &mut visited, &mut problems);
+            walker.walk_map(
+                h.transaction_hash,
+                &whole_before,
+                &mut visited,
+                &mut problems,
+            );
         }
         let mut counts = walker.counts;
         counts.inner -= counts_before.inner;
@@ -292,7 +303,12 @@ pub fn audit(
         l.problems.truncate(MAX_LEDGER_PROBLEMS);
     }
     let mut nodes: Vec<DamagedNode> = nodes.into_values().collect();
-    nodes.sort_by(|a, b| a.ledgers.first().cmp(&b.ledgers.first()).then(a.key.cmp(&b.key)));
+    nodes.sort_by(|a, b| {
+        a.ledgers
+            .first()
+            .cmp(&b.ledgers.first())
+            .then(a.key.cmp(&b.key))
+    });
     report.nodes = nodes;
     report.scan = scanned;
     Ok(report)
@@ -309,7 +325,11 @@ fn ledger_header(
     let mut problem = |what: String| {
         problems.push(NodeProblem {
             key: t.hash,
-            at: store.locate(&t.hash).ok().flatten().map(|(i, off, _)| (i, off)),
+            at: store
+                .locate(&t.hash)
+                .ok()
+                .flatten()
+                .map(|(i, off, _)| (i, off)),
             what,
         })
     };

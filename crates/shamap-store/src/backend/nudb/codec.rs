@@ -102,11 +102,9 @@ pub fn decode_value(raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
                         "the LZ4 value declares {size} decompressed bytes and decompresses to {got}"
                     ))
                 }
-                Err(e) => {
-                    return Err(format!(
-                        "the LZ4 value (declaring {size} decompressed bytes) does not decompress: {e}"
-                    ))
-                }
+                Err(e) => return Err(format!(
+                    "the LZ4 value (declaring {size} decompressed bytes) does not decompress: {e}"
+                )),
             }
         }
         2 => {
@@ -224,7 +222,9 @@ mod tests {
         let mut huge = vec![1];
         write_varint(1 << 40, &mut huge);
         huge.push(0);
-        assert!(decode_value(&huge, &mut out).expect_err("huge").contains("declares"));
+        assert!(decode_value(&huge, &mut out)
+            .expect_err("huge")
+            .contains("declares"));
     }
 
     #[test]

@@ -181,9 +181,12 @@ impl DatFile {
                 self.len
             ));
         }
-        self.file
-            .read_exact_at(buf, offset)
-            .map_err(|e| format!("{}: reading {what} at byte {offset}: {e}", self.path.display()))
+        self.file.read_exact_at(buf, offset).map_err(|e| {
+            format!(
+                "{}: reading {what} at byte {offset}: {e}",
+                self.path.display()
+            )
+        })
     }
 
     /// The data record at `offset` that a bucket entry says holds a value
@@ -217,7 +220,7 @@ impl DatFile {
     /// holding at most `capacity` entries.
     pub fn read_spill(&self, offset: u64, capacity: usize) -> Result<Bucket, String> {
         let mut head = [0u8; SPILL_HEAD_LEN];
-        let start = offset.checked_sub(SPILL_HEAD_LEN as u64).unwrap_or(0);
+        let start = offset.saturating_sub(SPILL_HEAD_LEN as u64);
         self.read_exact_at(&mut head, start, "a spill record")?;
         if u48(&head, 0) != 0 {
             return Err(format!(
@@ -295,7 +298,13 @@ impl Chunks {
         bytes.resize(have + want, 0);
         self.file
             .read_exact_at(&mut bytes[have..], self.next)
-            .map_err(|e| format!("{}: reading at byte {}: {e}", self.path.display(), self.next))?;
+            .map_err(|e| {
+                format!(
+                    "{}: reading at byte {}: {e}",
+                    self.path.display(),
+                    self.next
+                )
+            })?;
         self.next += want as u64;
         let at_end = self.next == self.len;
         let mut chunk = Chunk {

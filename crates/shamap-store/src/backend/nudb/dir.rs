@@ -84,9 +84,15 @@ impl NudbDir {
             KeyHeader::parse(&b, key_len).map_err(|e| format!("{}: {e}", key_path.display()))?;
         let d = &dat.header;
         let contradiction = if key_header.uid != d.uid {
-            Some(format!("uid {:#x}, the data file's is {:#x}", key_header.uid, d.uid))
+            Some(format!(
+                "uid {:#x}, the data file's is {:#x}",
+                key_header.uid, d.uid
+            ))
         } else if key_header.appnum != d.appnum {
-            Some(format!("appnum {}, the data file's is {}", key_header.appnum, d.appnum))
+            Some(format!(
+                "appnum {}, the data file's is {}",
+                key_header.appnum, d.appnum
+            ))
         } else if key_header.key_size != d.key_size {
             Some(format!(
                 "key size {}, the data file's is {}",
@@ -138,9 +144,12 @@ impl NudbDir {
                 self.key_len
             ));
         }
-        self.key
-            .read_exact_at(&mut b, at)
-            .map_err(|e| format!("{}: reading bucket {n} at byte {at}: {e}", self.key_path.display()))?;
+        self.key.read_exact_at(&mut b, at).map_err(|e| {
+            format!(
+                "{}: reading bucket {n} at byte {at}: {e}",
+                self.key_path.display()
+            )
+        })?;
         Bucket::parse(&b, kh.capacity)
             .map_err(|e| format!("{}: bucket {n} at byte {at}: {e}", self.key_path.display()))
     }

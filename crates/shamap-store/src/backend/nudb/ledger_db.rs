@@ -36,7 +36,9 @@ pub fn read_ledgers(path: &Path, seq: Option<u32>) -> Result<Vec<LedgerRow>, Str
     let uri = format!("file:{}?mode=ro&immutable=1", path.display());
     let conn = rusqlite::Connection::open_with_flags(
         uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(|e| format!("{name}: {e}"))?;
     let sql = "SELECT LedgerHash, LedgerSeq, PrevHash, AccountSetHash, TransSetHash FROM Ledgers \
@@ -58,7 +60,8 @@ pub fn read_ledgers(path: &Path, seq: Option<u32>) -> Result<Vec<LedgerRow>, Str
     let mut out = Vec::new();
     for row in rows {
         let (hash, s, prev, acct, tx) = row.map_err(|e| format!("{name}: {e}"))?;
-        let parse = |h: &Option<String>| h.as_deref().and_then(|h| Hash256::from_hex(h.trim()).ok());
+        let parse =
+            |h: &Option<String>| h.as_deref().and_then(|h| Hash256::from_hex(h.trim()).ok());
         let hash = parse(&hash).ok_or_else(|| {
             format!("{name}: a Ledgers row (LedgerSeq {s:?}) whose LedgerHash is not 64 hex digits")
         })?;

@@ -27,7 +27,9 @@ pub mod scan;
 pub mod store;
 pub mod walk;
 
-pub use audit::{audit, headers_in_data, AuditOptions, RecordCounts, AuditReport, DamagedNode, LedgerAudit, Only};
+pub use audit::{
+    audit, headers_in_data, AuditOptions, AuditReport, DamagedNode, LedgerAudit, Only, RecordCounts,
+};
 pub use dir::NudbDir;
 pub use ledger_db::{read_ledgers, LedgerRow};
 pub use scan::{decode_and_hash_floor, DamagedRecord, FloorReport, FoundHeader, ScanReport};

@@ -157,7 +157,10 @@ pub fn scan(
                             what,
                         });
                     }
-                    progress(read.fetch_add(c.bytes.len() as u64, Ordering::Relaxed) + c.bytes.len() as u64);
+                    progress(
+                        read.fetch_add(c.bytes.len() as u64, Ordering::Relaxed)
+                            + c.bytes.len() as u64,
+                    );
                     if tx.send((i, c)).is_err() {
                         break;
                     }
@@ -166,12 +169,12 @@ pub fn scan(
             Ok(broken)
         });
         let reader_result = reader.join().unwrap_or_else(|_| {
-            Err(StoreError::backend(store.location_str(), "the scan's reader thread failed"))
+            Err(StoreError::backend(
+                store.location_str(),
+                "the scan's reader thread failed",
+            ))
         });
-        let parts: Vec<ScanReport> = workers
-            .into_iter()
-            .filter_map(|w| w.join().ok())
-            .collect();
+        let parts: Vec<ScanReport> = workers.into_iter().filter_map(|w| w.join().ok()).collect();
         (reader_result, parts)
     });
     let broken = reader_result?;
@@ -187,9 +190,7 @@ pub fn scan(
             total.verified_below[i] = total.verified_below[i].min(d.offset);
         }
     }
-    total
-        .damaged
-        .sort_by(|a, b| (file_index(&a.file), a.offset).cmp(&(file_index(&b.file), b.offset)));
+    total.damaged.sort_by_key(|d| (file_index(&d.file), d.offset));
     total.headers.sort_by_key(|h| (h.header.seq, h.hash));
     total.headers.dedup();
     Ok(total)
@@ -216,7 +217,9 @@ fn check_chunk(store: &NudbStore, part: usize, chunk: &Chunk, out: &mut ScanRepo
     let ks = usize::from(p.dat.header.key_size);
     let mut batch: Vec<(Hash256, Vec<u8>)> = Vec::with_capacity(HASH_BATCH);
     let mut offsets: Vec<(u64, u64)> = Vec::with_capacity(HASH_BATCH);
-    let flush = |batch: &mut Vec<(Hash256, Vec<u8>)>, offsets: &mut Vec<(u64, u64)>, out: &mut ScanReport| {
+    let flush = |batch: &mut Vec<(Hash256, Vec<u8>)>,
+                 offsets: &mut Vec<(u64, u64)>,
+                 out: &mut ScanReport| {
         for (r, (offset, ty)) in NodeObject::decode_many(std::mem::take(batch))
             .into_iter()
             .zip(offsets.drain(..))

@@ -17,6 +17,10 @@ use crate::store::{Batch, NodeStore};
 pub const READ_ONLY: &str =
     "read-only: a rippled NuDB store (shamap reads it; `shamap sync --from` copies a ledger out)";
 
+/// What [`NudbStore::for_each_record`] calls: the directory's index, the
+/// record's offset, its key, its raw value.
+pub type RecordVisitor<'a> = dyn FnMut(usize, u64, &[u8], &[u8]) -> ControlFlow<()> + 'a;
+
 /// Bytes a sequential scan of a data file reads at a time.
 pub const SCAN_BLOCK: usize = 4 << 20;
 
@@ -134,10 +138,9 @@ impl NudbStore {
     /// and the record's offset and value size.
     pub fn locate(&self, hash: &Hash256) -> Result<Option<(usize, u64, u64)>, StoreError> {
         for (i, p) in self.parts.iter().enumerate() {
-            if let Some(l) = p
-                .locate(hash)
-                .map_err(|e| StoreError::backend(&self.location, format!("looking up {hash}: {e}")))?
-            {
+            if let Some(l) = p.locate(hash).map_err(|e| {
+                StoreError::backend(&self.location, format!("looking up {hash}: {e}"))
+            })? {
                 return Ok(Some((i, l.offset, l.size)));
             }
         }
@@ -148,7 +151,7 @@ impl NudbStore {
     /// index, the record's offset, its key, its raw value) in file order.
     pub fn for_each_record(
         &self,
-        f: &mut dyn FnMut(usize, u64, &[u8], &[u8]) -> ControlFlow<()>,
+        f: &mut RecordVisitor<'_>,
     ) -> Result<(), StoreError> {
         for (i, p) in self.parts.iter().enumerate() {
             let ks = usize::from(p.dat.header.key_size);
@@ -215,10 +218,7 @@ impl NodeStore for NudbStore {
             if let Err(e) = decode_value(raw, &mut value) {
                 failed = Some(StoreError::Corrupt {
                     hash,
-                    reason: format!(
-                        "{} at byte {offset}: {e}",
-                        self.parts[i].dat.path.display()
-                    ),
+                    reason: format!("{} at byte {offset}: {e}", self.parts[i].dat.path.display()),
                 });
                 return ControlFlow::Break(());
             }

@@ -178,9 +178,9 @@ impl<'a> Walker<'a> {
                 .is_some_and(|s| offset < s.report.verified_below[i]);
             let ty = codec_type(&peeked.bytes)
                 .ok_or_else(|| problem(at, "the value has no codec type".to_owned()))?;
-            let odd = self.scanned.is_some_and(|s| {
-                s.report.odd_inner_overflow || s.report.odd_inner.contains(hash)
-            });
+            let odd = self
+                .scanned
+                .is_some_and(|s| s.report.odd_inner_overflow || s.report.odd_inner.contains(hash));
             if trusted && ty == 1 && !odd {
                 return Ok(Found::Leaf);
             }
@@ -209,7 +209,10 @@ impl<'a> Walker<'a> {
             }
             self.counts.hashed += 1;
             let obj = NodeObject::decode(*hash, value).map_err(|e| {
-                problem(at, format!("{e} ({} at byte {offset})", p.dat.path.display()))
+                problem(
+                    at,
+                    format!("{e} ({} at byte {offset})", p.dat.path.display()),
+                )
             })?;
             return match obj.parse() {
                 Ok(Node::Inner(c)) => Ok(Found::Inner(c)),
