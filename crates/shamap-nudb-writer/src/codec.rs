@@ -299,9 +299,14 @@ mod tests {
             assert_eq!(e[0], t as u8);
             assert_eq!(decode(&e).expect("decodes"), want, "{t:?}");
         }
-        assert_eq!(encode(&full, CodecType::InnerFull).expect("full").len(), 513);
         assert_eq!(
-            encode(&sparse, CodecType::InnerCompressed).expect("sparse").len(),
+            encode(&full, CodecType::InnerFull).expect("full").len(),
+            513
+        );
+        assert_eq!(
+            encode(&sparse, CodecType::InnerCompressed)
+                .expect("sparse")
+                .len(),
             3 + 3 * 32
         );
         assert_eq!(
@@ -312,7 +317,10 @@ mod tests {
             encode(&leaf, CodecType::InnerCompressed),
             Err(CodecError::NotInner(CodecType::InnerCompressed))
         );
-        assert_eq!(choose(CodecPolicy::Rippled, &[0], &full), CodecType::InnerFull);
+        assert_eq!(
+            choose(CodecPolicy::Rippled, &[0], &full),
+            CodecType::InnerFull
+        );
         assert_eq!(
             choose(CodecPolicy::Rippled, &[0], &sparse),
             CodecType::InnerCompressed
@@ -324,7 +332,10 @@ mod tests {
     fn a_lying_lz4_size_does_not_decode() {
         let leaf = [&[0u8; 8][..], &[3], b"MLN\0", &[7u8; 100]].concat();
         for declared in [leaf.len() as u64 + 1, leaf.len() as u64 - 1, 1 << 40] {
-            assert!(decode(&lz4_declaring(&leaf, declared)).is_err(), "{declared}");
+            assert!(
+                decode(&lz4_declaring(&leaf, declared)).is_err(),
+                "{declared}"
+            );
         }
         assert_eq!(
             decode(&lz4_declaring(&leaf, leaf.len() as u64)).expect("true size"),

@@ -41,7 +41,9 @@ pub fn put_u48(out: &mut Vec<u8>, v: u64) {
 
 /// The 48-bit big-endian value at `b[..6]`.
 pub fn get_u48(b: &[u8]) -> u64 {
-    b[..6].iter().fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+    b[..6]
+        .iter()
+        .fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
 }
 
 /// Writes the low 48 bits of `v` big-endian into `b[..6]`.

@@ -99,11 +99,7 @@ impl Ledger {
 
     /// Calls `f` with the objects of the ledger whose hashes are not in
     /// `seen`, adding them.
-    pub fn objects_new_to(
-        &self,
-        seen: &mut HashSet<Hash256>,
-        f: &mut dyn FnMut(Hash256, Vec<u8>),
-    ) {
+    pub fn objects_new_to(&self, seen: &mut HashSet<Hash256>, f: &mut dyn FnMut(Hash256, Vec<u8>)) {
         for snap in [&self.state, &self.tx] {
             for_each_map_object(snap, |h, v| {
                 if seen.insert(h) {

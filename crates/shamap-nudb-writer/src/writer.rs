@@ -241,7 +241,8 @@ impl NudbWriter {
         let mut key = create_new(&key_path)?;
         create_new(&log_path)?;
         let mut dat = BufWriter::with_capacity(1 << 20, dat);
-        dat.write_all(&headers.dat_header()).map_err(io(&dat_path))?;
+        dat.write_all(&headers.dat_header())
+            .map_err(io(&dat_path))?;
         key.write_all(&headers.key_header_block())
             .map_err(io(&key_path))?;
         key.write_all(&Bucket::default().encode_block(block_size))
@@ -284,7 +285,12 @@ impl NudbWriter {
     }
 
     /// Inserts a NodeStore value encoded as codec type `t`.
-    pub fn insert_as(&mut self, key: &[u8], value: &[u8], t: CodecType) -> Result<bool, WriteError> {
+    pub fn insert_as(
+        &mut self,
+        key: &[u8],
+        value: &[u8],
+        t: CodecType,
+    ) -> Result<bool, WriteError> {
         let encoded = codec::encode(value, t)?;
         self.insert_encoded(key, encoded, Some(t))
     }
@@ -512,7 +518,11 @@ impl NudbWriter {
         }
         let mut spill = std::mem::take(&mut self.buckets[n1].spill);
         while spill != 0 {
-            let tmp = self.spills.get(&spill).cloned().ok_or(WriteError::Spill(spill))?;
+            let tmp = self
+                .spills
+                .get(&spill)
+                .cloned()
+                .ok_or(WriteError::Spill(spill))?;
             for e in tmp.entries {
                 let n = if goes(&e) { n2 } else { n1 };
                 self.maybe_spill(n)?;

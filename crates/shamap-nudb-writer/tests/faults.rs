@@ -118,8 +118,12 @@ fn an_lz4_value_whose_size_lies_does_not_decode() {
         let lie = lz4_declaring(&value, declared);
         assert!(codec::decode(&lie).is_err(), "{what}");
         w.insert_raw(&leaf, &lie).expect("insert");
-        w.insert_as(&l.hash().0, &l.objects().last().expect("header").1, CodecType::Lz4)
-            .expect("header");
+        w.insert_as(
+            &l.hash().0,
+            &l.objects().last().expect("header").1,
+            CodecType::Lz4,
+        )
+        .expect("header");
         let w = w.finish().expect("finish");
         let report = python_report(dir.path());
         let r = record(&report, &leaf);
@@ -195,7 +199,10 @@ fn a_database_of_another_key_size() {
     let w = w.finish().expect("finish");
     let report = python_report(dir.path());
     assert_eq!(report["key_header"]["key_size"].as_u64(), Some(33));
-    assert_eq!(report["records"].as_array().map(Vec::len), Some(w.records.len()));
+    assert_eq!(
+        report["records"].as_array().map(Vec::len),
+        Some(w.records.len())
+    );
 }
 
 /// A commit cut short: `nudb.log` holds its header (the sizes before the
@@ -251,7 +258,11 @@ fn an_interrupted_commit_leaves_a_log() {
             at_log += 8 + len;
         }
         let key_now = std::fs::read(written.path("nudb.key")).expect("key");
-        assert_eq!(key_now == key_before, at == Interrupt::BeforeKeyFile, "{at:?}");
+        assert_eq!(
+            key_now == key_before,
+            at == Interrupt::BeforeKeyFile,
+            "{at:?}"
+        );
         let report = python_report(dir.path());
         for h in &added {
             let r = record(&report, &h.0);

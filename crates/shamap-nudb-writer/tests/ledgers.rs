@@ -40,8 +40,12 @@ fn the_shipped_ledgers_are_read_back_whole() {
             ),
         ] {
             let dir = tempfile::tempdir().expect("tempdir");
-            let w = write_ledgers(dir.path(), NudbOptions { codec, ..o }, std::slice::from_ref(&l))
-                .expect("write");
+            let w = write_ledgers(
+                dir.path(),
+                NudbOptions { codec, ..o },
+                std::slice::from_ref(&l),
+            )
+            .expect("write");
             assert_eq!(w.records.len(), objects.len(), "{}", path.display());
             let report = python_report(dir.path());
             agrees(&w, &report);
@@ -90,10 +94,18 @@ fn a_history_shares_nodes_and_chains_its_headers() {
     assert_eq!(w.commits, ledgers.len());
     let total: usize = ledgers.iter().map(|l| l.objects().len()).sum();
     let stored: HashSet<Vec<u8>> = w.records.iter().map(|r| r.key.clone()).collect();
-    assert!(w.records.len() * 3 < total, "{} of {total}", w.records.len());
+    assert!(
+        w.records.len() * 3 < total,
+        "{} of {total}",
+        w.records.len()
+    );
     for l in &ledgers {
         for (h, _) in l.objects() {
-            assert!(stored.contains(&h.0[..]), "seed {seed}: ledger {}", l.header.seq);
+            assert!(
+                stored.contains(&h.0[..]),
+                "seed {seed}: ledger {}",
+                l.header.seq
+            );
         }
     }
     agrees(&w, &python_report(dir.path()));
@@ -152,7 +164,11 @@ fn ledger_db_has_rippleds_table() {
         .args(["-c", &script])
         .output()
         .expect("python3");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     let mut lines = text.lines();
     assert!(lines.next().expect("index").contains("Ledgers(LedgerSeq)"));

@@ -64,7 +64,11 @@ pub fn python_report(dir: &Path) -> Value {
 /// The Python reader's failure message on `dir`; panics when it succeeds.
 pub fn python_refuses(dir: &Path) -> String {
     let (ok, _, err) = python(&[dir.to_str().expect("utf-8 path")]);
-    assert!(!ok, "nudb_read.py {} accepted a damaged store", dir.display());
+    assert!(
+        !ok,
+        "nudb_read.py {} accepted a damaged store",
+        dir.display()
+    );
     err
 }
 
@@ -102,8 +106,12 @@ pub fn agrees(w: &Written, report: &Value) {
         Some(w.records.len() as u64),
         "{ctx}: bucket entries"
     );
-    let dat = std::fs::metadata(w.path("nudb.dat")).expect("nudb.dat").len();
-    let key = std::fs::metadata(w.path("nudb.key")).expect("nudb.key").len();
+    let dat = std::fs::metadata(w.path("nudb.dat"))
+        .expect("nudb.dat")
+        .len();
+    let key = std::fs::metadata(w.path("nudb.key"))
+        .expect("nudb.key")
+        .len();
     assert_eq!((dat, key), (w.dat_len, w.key_len), "{ctx}: file sizes");
     assert_eq!(
         key,

@@ -77,7 +77,10 @@ fn an_empty_database_has_nudbs_header_bytes() {
     want.extend_from_slice(&[1, 0, 0x80, 0]);
     want.resize(512, 0);
     assert_eq!(key, want);
-    assert!(!w.path("nudb.log").exists(), "a clean close removes the log");
+    assert!(
+        !w.path("nudb.log").exists(),
+        "a clean close removes the log"
+    );
     // The pepper is XXH64 as the Python reader computes it.
     agrees(&w, &python_report(dir.path()));
 }
@@ -165,7 +168,11 @@ fn buckets_split_on_nudbs_schedule() {
             w.insert(&k, &v).expect("insert");
         }
         let written = w.finish().expect("finish");
-        assert_eq!(written.buckets, 1 + (thresh / 2 + 65536 * n) / thresh, "n {n}");
+        assert_eq!(
+            written.buckets,
+            1 + (thresh / 2 + 65536 * n) / thresh,
+            "n {n}"
+        );
     }
 }
 
@@ -222,7 +229,10 @@ fn small_blocks_spill_and_every_key_is_found() {
         for b in key.chunks_exact(usize::from(block)).skip(1) {
             let b = Bucket::decode(b).expect("bucket");
             assert!(b.entries.len() <= cap, "{ctx}");
-            assert!(b.entries.windows(2).all(|e| e[0].hash <= e[1].hash), "{ctx}");
+            assert!(
+                b.entries.windows(2).all(|e| e[0].hash <= e[1].hash),
+                "{ctx}"
+            );
         }
     }
 }
@@ -285,7 +295,11 @@ fn every_codec_type_is_written_and_read_back() {
     for (k, t, type_byte) in want {
         let r = record(&report, &k);
         assert_eq!(r["codec"].as_u64(), Some(t as u64), "seed {seed}");
-        assert_eq!(r["type"].as_u64(), Some(u64::from(type_byte)), "seed {seed}");
+        assert_eq!(
+            r["type"].as_u64(),
+            Some(u64::from(type_byte)),
+            "seed {seed}"
+        );
     }
 }
 
@@ -309,9 +323,16 @@ fn other_key_sizes_are_read_by_the_python_reader() {
         }
         let written = w.finish().expect("finish");
         let report = python_report(dir.path());
-        for (r, p) in written.records.iter().zip(report["records"].as_array().expect("r")) {
+        for (r, p) in written
+            .records
+            .iter()
+            .zip(report["records"].as_array().expect("r"))
+        {
             assert_eq!(p["found_at"].as_u64(), Some(r.offset), "key size {ks}");
         }
-        assert_eq!(report["dat_header"]["key_size"].as_u64(), Some(u64::from(ks)));
+        assert_eq!(
+            report["dat_header"]["key_size"].as_u64(),
+            Some(u64::from(ks))
+        );
     }
 }

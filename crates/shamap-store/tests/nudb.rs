@@ -16,7 +16,9 @@ use shamap_nudb_writer::{
     Ledger, NudbOptions, NudbWriter, Written,
 };
 use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport, NudbStore, Only};
-use shamap_store::{open_with, verify_all, Access, NodeObject, NodeStore, NodeStoreExt, OpenOptions, Opened};
+use shamap_store::{
+    open_with, verify_all, Access, NodeObject, NodeStore, NodeStoreExt, OpenOptions, Opened,
+};
 
 use crate::support::{data, seed};
 
@@ -88,8 +90,12 @@ fn shipped_ledgers_read_back_whole() {
             (small(), CodecPolicy::Mixed),
         ] {
             let dir = tempfile::tempdir().expect("tempdir");
-            let w = write_ledgers(dir.path(), NudbOptions { codec, ..o }, std::slice::from_ref(&l))
-                .expect("write");
+            let w = write_ledgers(
+                dir.path(),
+                NudbOptions { codec, ..o },
+                std::slice::from_ref(&l),
+            )
+            .expect("write");
             let before = snapshot(dir.path());
             let store = NudbStore::open(dir.path()).expect("open");
             for (h, v) in l.objects() {
@@ -101,7 +107,10 @@ fn shipped_ledgers_read_back_whole() {
                     .starts_with(b"MIN\0")
                 {
                     // rippled's codec drops an inner node's type byte.
-                    if matches!(w.record(&h.0).and_then(|r| r.codec), Some(CodecType::InnerCompressed | CodecType::InnerFull)) {
+                    if matches!(
+                        w.record(&h.0).and_then(|r| r.codec),
+                        Some(CodecType::InnerCompressed | CodecType::InnerFull)
+                    ) {
                         want[8] = 0;
                     }
                 }
@@ -112,7 +121,10 @@ fn shipped_ledgers_read_back_whole() {
             let r = audit_all(&store);
             assert!(r.is_whole(), "{}: {:?}", path.display(), r.nodes);
             assert_eq!(r.ledgers.len(), 1);
-            assert_eq!(r.scan.as_ref().expect("scan").records, w.records.len() as u64);
+            assert_eq!(
+                r.scan.as_ref().expect("scan").records,
+                w.records.len() as u64
+            );
             assert_eq!(snapshot(dir.path()), before, "nothing written");
         }
     }
@@ -136,7 +148,10 @@ fn a_history_is_audited_ledger_by_ledger() {
     let r = audit_all(&store);
     assert!(r.is_whole(), "seed {s}: {:?}", r.nodes);
     assert_eq!(r.ledgers.len(), 8, "seed {s}");
-    assert!(r.ledgers[1..].iter().all(|l| l.counts.skipped > 0), "seed {s}");
+    assert!(
+        r.ledgers[1..].iter().all(|l| l.counts.skipped > 0),
+        "seed {s}"
+    );
     let seqs: Vec<Option<u32>> = r.ledgers.iter().map(|l| l.seq).collect();
     let want: Vec<Option<u32>> = ledgers.iter().map(|l| Some(l.header.seq)).collect();
     assert_eq!(seqs, want);
@@ -148,13 +163,31 @@ fn a_history_is_audited_ledger_by_ledger() {
     let r = audit_all(&store);
     assert!(r.is_whole() && r.ledgers.len() == 8, "seed {s}");
     assert!(r.ledgers_from.ends_with("ledger.db"));
-    for only in [Only::Seq(ledgers[5].header.seq), Only::Hash(ledgers[5].hash())] {
-        let r = audit(&store, &AuditOptions { only: Some(only), threads: 1 }, &no_progress).expect("one");
+    for only in [
+        Only::Seq(ledgers[5].header.seq),
+        Only::Hash(ledgers[5].hash()),
+    ] {
+        let r = audit(
+            &store,
+            &AuditOptions {
+                only: Some(only),
+                threads: 1,
+            },
+            &no_progress,
+        )
+        .expect("one");
         assert!(r.is_whole() && r.scan.is_none(), "{only:?}");
         assert_eq!(r.ledgers[0].hash, ledgers[5].hash());
-        assert!(r.ledgers[0].counts.hashed > 0, "walked alone, every node hashed");
+        assert!(
+            r.ledgers[0].counts.hashed > 0,
+            "walked alone, every node hashed"
+        );
     }
-    assert_eq!(snapshot(dir.path()), before_all, "nothing written, nothing created");
+    assert_eq!(
+        snapshot(dir.path()),
+        before_all,
+        "nothing written, nothing created"
+    );
     assert_eq!(snapshot(&db), before);
 }
 
@@ -196,7 +229,12 @@ fn assert_damage(r: &AuditReport, key: &Hash256, offset: Option<u64>, what: &str
     assert!(!r.is_whole(), "{what}: reported whole");
     let node = r.nodes.iter().find(|n| n.key == *key);
     let record = r.damaged_records().iter().find(|d| d.key == Some(*key));
-    assert!(node.is_some() || record.is_some(), "{what}: {key} not named: {:?} {:?}", r.nodes, r.damaged_records());
+    assert!(
+        node.is_some() || record.is_some(),
+        "{what}: {key} not named: {:?} {:?}",
+        r.nodes,
+        r.damaged_records()
+    );
     if let Some(off) = offset {
         let at = node
             .and_then(|n| n.at.as_ref().map(|a| a.1))
@@ -228,13 +266,23 @@ fn a_flipped_byte_is_found_with_its_key_and_offset() {
         let store = NudbStore::open(dir.path()).expect("open");
         let rep = audit_all(&store);
         assert_damage(&rep, &key, Some(r.offset), name);
-        assert!(rep.ledgers[0].is_whole(), "{name}: the first ledger is whole");
+        assert!(
+            rep.ledgers[0].is_whole(),
+            "{name}: the first ledger is whole"
+        );
         let last_audit = rep.ledgers.iter().find(|l| l.hash == last.hash());
         assert!(last_audit.is_none_or(|l| !l.is_whole()), "{name}: seed {s}");
         assert_eq!(snapshot(dir.path()), before);
         // One ledger walked alone finds it too.
-        let one = audit(&store, &AuditOptions { only: Some(Only::Hash(last.hash())), threads: 1 }, &no_progress)
-            .expect("walk");
+        let one = audit(
+            &store,
+            &AuditOptions {
+                only: Some(Only::Hash(last.hash())),
+                threads: 1,
+            },
+            &no_progress,
+        )
+        .expect("walk");
         assert!(!one.is_whole(), "{name}: the walk alone");
     }
 }
@@ -245,7 +293,8 @@ fn a_flipped_byte_is_found_with_its_key_and_offset() {
 fn a_missing_node_breaks_its_ledger() {
     let dir = tempfile::tempdir().expect("tempdir");
     let l = base();
-    let w = write_ledgers(&dir.path().join("full"), small(), std::slice::from_ref(&l)).expect("write");
+    let w =
+        write_ledgers(&dir.path().join("full"), small(), std::slice::from_ref(&l)).expect("write");
     let [_, root, leaf] = keys(&l);
     let mut inner = None;
     l.state.for_each_node(|n| {
@@ -253,7 +302,11 @@ fn a_missing_node_breaks_its_ledger() {
             inner = Some(n.hash);
         }
     });
-    for (key, what) in [(inner.expect("an inner node"), "inner"), (leaf, "leaf"), (root, "state root")] {
+    for (key, what) in [
+        (inner.expect("an inner node"), "inner"),
+        (leaf, "leaf"),
+        (root, "state root"),
+    ] {
         let out = dir.path().join(what.replace(' ', "_"));
         faults::without_records(&w, &out, small(), &[&key.0]).expect("rewrite");
         let before = snapshot(&out);
@@ -279,20 +332,33 @@ fn a_lying_lz4_size_is_damage() {
         }
     });
     let value = value.expect("leaf value");
-    let header_value = l.objects().into_iter().find(|(h, _)| *h == header).expect("header").1;
+    let header_value = l
+        .objects()
+        .into_iter()
+        .find(|(h, _)| *h == header)
+        .expect("header")
+        .1;
     for declared in [value.len() as u64 + 7, value.len() as u64 - 7, 1 << 40] {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut w = NudbWriter::create(dir.path(), small()).expect("create");
-        w.insert_raw(&leaf.0, &shamap_nudb_writer::codec::lz4_declaring(&value, declared))
-            .expect("insert");
-        w.insert_as(&header.0, &header_value, CodecType::Lz4).expect("header");
+        w.insert_raw(
+            &leaf.0,
+            &shamap_nudb_writer::codec::lz4_declaring(&value, declared),
+        )
+        .expect("insert");
+        w.insert_as(&header.0, &header_value, CodecType::Lz4)
+            .expect("header");
         let w = w.finish().expect("finish");
         let store = NudbStore::open(dir.path()).expect("open");
         let off = w.record(&leaf.0).expect("record").offset;
         let r = audit_all(&store);
         assert_damage(&r, &leaf, Some(off), &format!("declared {declared}"));
         let d = &r.damaged_records()[0];
-        assert!(d.what.contains("LZ4") && d.what.contains(&leaf.to_string()), "{}", d.what);
+        assert!(
+            d.what.contains("LZ4") && d.what.contains(&leaf.to_string()),
+            "{}",
+            d.what
+        );
         let e = store.get(&leaf).expect_err("a read refuses it");
         assert!(e.to_string().contains(&format!("byte {off}")), "{e}");
     }
@@ -311,8 +377,16 @@ fn a_truncated_data_file_is_damage() {
     let store = NudbStore::open(dir.path()).expect("open");
     let r = audit_all(&store);
     assert!(!r.is_whole());
-    let d = r.damaged_records().iter().find(|d| d.offset == last.offset).expect("the cut record");
-    assert!(d.what.contains("nudb.dat") && d.what.contains("past the end"), "{}", d.what);
+    let d = r
+        .damaged_records()
+        .iter()
+        .find(|d| d.offset == last.offset)
+        .expect("the cut record");
+    assert!(
+        d.what.contains("nudb.dat") && d.what.contains("past the end"),
+        "{}",
+        d.what
+    );
     assert_eq!(snapshot(dir.path()), before);
 }
 
@@ -324,12 +398,36 @@ fn refusals_at_opening_name_the_file() {
     let l = base();
     type Damage = fn(&Path, &Written) -> Result<(), String>;
     let cases: [(&str, Damage, &str); 6] = [
-        ("uid", |d, _| faults::patch_key_header(d, Field::Uid(99)), "nudb.key"),
-        ("appnum in the key file", |d, _| faults::patch_key_header(d, Field::Appnum(2)), "nudb.key"),
-        ("log", |d, _| faults::write_log(d, b"nudb.log and more"), "nudb.log"),
-        ("appnum", |d, _| faults::patch_both_headers(d, Field::Appnum(7)), "appnum 7"),
-        ("key size", |d, _| faults::patch_both_headers(d, Field::KeySize(20)), "key size"),
-        ("pepper", |d, _| faults::patch_key_header(d, Field::Pepper(5)), "pepper"),
+        (
+            "uid",
+            |d, _| faults::patch_key_header(d, Field::Uid(99)),
+            "nudb.key",
+        ),
+        (
+            "appnum in the key file",
+            |d, _| faults::patch_key_header(d, Field::Appnum(2)),
+            "nudb.key",
+        ),
+        (
+            "log",
+            |d, _| faults::write_log(d, b"nudb.log and more"),
+            "nudb.log",
+        ),
+        (
+            "appnum",
+            |d, _| faults::patch_both_headers(d, Field::Appnum(7)),
+            "appnum 7",
+        ),
+        (
+            "key size",
+            |d, _| faults::patch_both_headers(d, Field::KeySize(20)),
+            "key size",
+        ),
+        (
+            "pepper",
+            |d, _| faults::patch_key_header(d, Field::Pepper(5)),
+            "pepper",
+        ),
     ];
     for (what, damage, expect) in cases {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -347,7 +445,8 @@ fn refusals_at_opening_name_the_file() {
     for (h, v) in l.objects() {
         w.insert(&h.0, &v).expect("insert");
     }
-    w.finish_interrupted(Interrupt::AfterKeyFile).expect("interrupted");
+    w.finish_interrupted(Interrupt::AfterKeyFile)
+        .expect("interrupted");
     let before = snapshot(dir.path());
     let e = NudbStore::open(dir.path()).expect_err("log").to_string();
     assert!(e.contains("nudb.log"), "{e}");
@@ -369,7 +468,10 @@ fn key_file_damage_breaks_the_ledger() {
         let r = audit_all(&store);
         assert!(!r.is_whole(), "{key}");
         let e = store.get(&key).expect_err("a read fails").to_string();
-        assert!(e.contains("outside the records") && e.contains("nudb.dat"), "{e}");
+        assert!(
+            e.contains("outside the records") && e.contains("nudb.dat"),
+            "{e}"
+        );
     }
     let dir = tempfile::tempdir().expect("tempdir");
     let w = write_ledgers(

@@ -26,7 +26,7 @@ use shamap::Hash256;
 use super::ledger_db::read_ledgers;
 use super::scan::{scan, DamagedRecord, ScanReport};
 use super::store::NudbStore;
-use super::walk::{NodeProblem, Scanned, WalkCounts, Walker};
+use super::walk::{walk_map, NodeProblem, Scanned, WalkCounts, Walker};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
 use crate::store::{NodeStore, NodeStoreExt};
@@ -234,13 +234,24 @@ pub fn audit(
         report: r,
         damaged: damaged_by_key,
     });
-    let mut walker = Walker::new(store, scanned_view.as_ref());
+    let mut walkers: Vec<Walker<'_>> = (0..threads.max(1))
+        .map(|_| Walker::new(store, scanned_view.as_ref()))
+        .collect();
+    let total_counts = |ws: &[Walker<'_>]| {
+        ws.iter().fold(WalkCounts::default(), |mut a, w| {
+            a.inner += w.counts.inner;
+            a.leaves += w.counts.leaves;
+            a.skipped += w.counts.skipped;
+            a.hashed += w.counts.hashed;
+            a
+        })
+    };
     let mut whole_before: HashSet<Hash256> = HashSet::new();
     let mut headers: HashMap<u32, Hash256> = HashMap::new();
     let mut parents: Vec<(usize, u32, Hash256)> = Vec::new();
     for t in &targets {
         let mut problems = Vec::new();
-        let counts_before = walker.counts;
+        let counts_before = total_counts(&walkers);
         let header = ledger_header(store, t, &mut problems);
         let mut visited = HashSet::new();
         if let Some(h) = &header {
@@ -256,7 +267,7 @@ pub fn audit(
                 &mut problems,
             );
         }
-        let mut counts = walker.counts;
+        let mut counts = total_counts(&walkers);
         counts.inner -= counts_before.inner;
         counts.leaves -= counts_before.leaves;
         counts.skipped -= counts_before.skipped;

@@ -102,9 +102,11 @@ pub fn decode_value(raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
                         "the LZ4 value declares {size} decompressed bytes and decompresses to {got}"
                     ))
                 }
-                Err(e) => return Err(format!(
+                Err(e) => {
+                    return Err(format!(
                     "the LZ4 value (declaring {size} decompressed bytes) does not decompress: {e}"
-                )),
+                ))
+                }
             }
         }
         2 => {

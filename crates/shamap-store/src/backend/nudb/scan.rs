@@ -190,7 +190,9 @@ pub fn scan(
             total.verified_below[i] = total.verified_below[i].min(d.offset);
         }
     }
-    total.damaged.sort_by_key(|d| (file_index(&d.file), d.offset));
+    total
+        .damaged
+        .sort_by_key(|d| (file_index(&d.file), d.offset));
     total.headers.sort_by_key(|h| (h.header.seq, h.hash));
     total.headers.dedup();
     Ok(total)

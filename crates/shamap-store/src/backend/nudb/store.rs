@@ -149,10 +149,7 @@ impl NudbStore {
 
     /// Calls `f` with every data record of every directory (the directory's
     /// index, the record's offset, its key, its raw value) in file order.
-    pub fn for_each_record(
-        &self,
-        f: &mut RecordVisitor<'_>,
-    ) -> Result<(), StoreError> {
+    pub fn for_each_record(&self, f: &mut RecordVisitor<'_>) -> Result<(), StoreError> {
         for (i, p) in self.parts.iter().enumerate() {
             let ks = usize::from(p.dat.header.key_size);
             let mut chunks = p

@@ -89,23 +89,28 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Walks the map under `root` (zero: the empty map). Problems are
-    /// pushed to `problems`; the inner nodes visited to `visited` (up to
-    /// [`MAX_VISITED`]); a subtree whose root is in `skip` is not entered.
-    pub fn walk_map(
+    /// Walks the subtrees under `start` (hash and depth each): problems
+    /// are pushed to `problems`; the inner nodes visited to `visited` (up
+    /// to [`MAX_VISITED`]); a subtree whose root is in `skip` is not
+    /// entered; a node at depth `stop_at` is not read but pushed to
+    /// `deferred` (what [`walk_map`] hands to its threads).
+    pub fn walk(
         &mut self,
-        root: Hash256,
+        start: Vec<(Hash256, u8)>,
+        stop_at: u8,
+        deferred: &mut Vec<(Hash256, u8)>,
         skip: &HashSet<Hash256>,
         visited: &mut HashSet<Hash256>,
         problems: &mut Vec<NodeProblem>,
     ) {
-        if root.is_zero() {
-            return;
-        }
-        let mut stack: Vec<(Hash256, u8)> = vec![(root, 0)];
+        let mut stack = start;
         while let Some((hash, depth)) = stack.pop() {
             if skip.contains(&hash) {
                 self.counts.skipped += 1;
+                continue;
+            }
+            if depth == stop_at {
+                deferred.push((hash, depth));
                 continue;
             }
             match self.node(&hash) {
@@ -230,4 +235,68 @@ fn inner_children(value: &[u8]) -> Option<Box<[Hash256; 16]>> {
     let p = value.get(crate::node::VALUE_HEADER_LEN..)?;
     let hashes = shamap::node_hash::inner_children(p)?;
     Some(Box::new(hashes.map(Hash256)))
+}
+
+/// Depth at which [`walk_map`] splits a map between its threads (up to
+/// 256 subtrees).
+const SPLIT_DEPTH: u8 = 2;
+
+/// Walks the map under `root` (zero: the empty map) with one thread per
+/// walker: the top levels on the first, the subtrees below
+/// [`SPLIT_DEPTH`] shared out between all. Returns the problems and the
+/// inner nodes visited.
+pub fn walk_map(
+    walkers: &mut [Walker<'_>],
+    root: Hash256,
+    skip: &HashSet<Hash256>,
+    visited: &mut HashSet<Hash256>,
+    problems: &mut Vec<NodeProblem>,
+) {
+    if root.is_zero() || walkers.is_empty() {
+        return;
+    }
+    let mut tasks = Vec::new();
+    let stop = if walkers.len() > 1 {
+        SPLIT_DEPTH
+    } else {
+        u8::MAX
+    };
+    walkers[0].walk(vec![(root, 0)], stop, &mut tasks, skip, visited, problems);
+    if tasks.is_empty() {
+        return;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let tasks = &tasks;
+    let results: Vec<(HashSet<Hash256>, Vec<NodeProblem>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = walkers
+            .iter_mut()
+            .map(|w| {
+                let next = &next;
+                s.spawn(move || {
+                    let mut vis = HashSet::new();
+                    let mut probs = Vec::new();
+                    let mut none = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(t) = tasks.get(i) else { break };
+                        w.walk(vec![*t], u8::MAX, &mut none, skip, &mut vis, &mut probs);
+                    }
+                    (vis, probs)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for (vis, probs) in results {
+        for h in vis {
+            if visited.len() >= MAX_VISITED {
+                break;
+            }
+            visited.insert(h);
+        }
+        problems.extend(probs);
+    }
 }
