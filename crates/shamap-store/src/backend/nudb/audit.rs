@@ -259,13 +259,15 @@ pub fn audit(
             if h.seq > 0 {
                 parents.push((report.ledgers.len(), h.seq - 1, h.parent_hash));
             }
-            walker.walk_map(h.account_hash, &whole_before, &mut visited, &mut problems);
-            walker.walk_map(
-                h.transaction_hash,
-                &whole_before,
-                &mut visited,
-                &mut problems,
-            );
+            for root in [h.account_hash, h.transaction_hash] {
+                walk_map(
+                    &mut walkers,
+                    root,
+                    &whole_before,
+                    &mut visited,
+                    &mut problems,
+                );
+            }
         }
         let mut counts = total_counts(&walkers);
         counts.inner -= counts_before.inner;

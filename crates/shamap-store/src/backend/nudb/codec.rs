@@ -231,9 +231,6 @@ mod tests {
 
     #[test]
     fn inner_nodes_decode_with_type_zero() {
-        let mut children = [[0u8; 32]; 16];
-        children[1] = [5; 32];
-        children[15] = [6; 32];
         let mut compressed = vec![2, 0x40, 0x01];
         compressed.extend_from_slice(&[5; 32]);
         compressed.extend_from_slice(&[6; 32]);
