@@ -151,6 +151,10 @@ pub fn audit(
     } else {
         None
     };
+    let mut scanned = scanned;
+    if let Some(s) = scanned.as_mut() {
+        check_key_files(store, s);
+    }
     let mut report = AuditReport {
         ledgers_from: match &ledger_db {
             Some(p) => p.display().to_string(),
@@ -452,4 +456,44 @@ pub fn headers_in_data(
         std::ops::ControlFlow::Continue(())
     })?;
     Ok(counts)
+}
+
+/// Reads every bucket of every key file and follows its spill chain to its
+/// end: entries pointing outside the data file and chains that loop are
+/// damage (reported against the key file, at the bucket's offset), found
+/// even where no lookup of the walk goes.
+fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
+    for p in store.parts() {
+        for n in 0..p.key_header.buckets {
+            let at = p.key_header.bucket_offset(n);
+            let outcome = p.read_bucket(n).and_then(|b| {
+                let mut bad = None;
+                let mut check = |e: &super::key_file::Entry| {
+                    if e.offset.saturating_add(e.size) > p.dat.len {
+                        bad = Some(format!(
+                            "{}: bucket {n} names a record at byte {} of {} bytes, past the end of {} ({} bytes)",
+                            p.key_path.display(),
+                            e.offset,
+                            e.size,
+                            p.dat.path.display(),
+                            p.dat.len
+                        ));
+                    }
+                };
+                p.walk_chain(n, &b, &mut check)?;
+                bad.map_or(Ok(()), Err)
+            });
+            if let Err(what) = outcome {
+                scan.damaged_count += 1;
+                if scan.damaged.len() < super::scan::MAX_DAMAGE {
+                    scan.damaged.push(DamagedRecord {
+                        file: p.key_path.clone(),
+                        offset: at,
+                        key: None,
+                        what,
+                    });
+                }
+            }
+        }
+    }
 }

@@ -194,6 +194,38 @@ impl NudbDir {
         }
     }
 
+    /// Calls `f` with every entry of bucket `n` and of its spills, to the
+    /// chain's end (the loop check of [`NudbDir::search_bucket`]).
+    pub fn walk_chain(
+        &self,
+        n: u64,
+        bucket: &Bucket,
+        f: &mut dyn FnMut(&Entry),
+    ) -> Result<(), String> {
+        let mut current;
+        let mut b = bucket;
+        let mut last_spill = u64::MAX;
+        loop {
+            b.entries.iter().for_each(&mut *f);
+            if b.spill == 0 {
+                return Ok(());
+            }
+            if b.spill >= last_spill {
+                return Err(format!(
+                    "{}: the spill chain of bucket {n} loops: the spill at byte {last_spill} points to byte {} (not earlier in the file)",
+                    self.dat.path.display(),
+                    b.spill
+                ));
+            }
+            last_spill = b.spill;
+            current = self
+                .dat
+                .read_spill(b.spill, self.key_header.capacity)
+                .map_err(|e| format!("{e} (spill chain of bucket {n})"))?;
+            b = &current;
+        }
+    }
+
     /// Where `key`'s record is, if the store has it: the bucket's entries
     /// with the key's hash, each confirmed by the key in its record.
     pub fn locate(&self, key: &Hash256) -> Result<Option<Located>, String> {
