@@ -22,6 +22,10 @@ pub struct InfoArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// rippled's ledger.db (SQLite) of a NuDB store, which lists its
+    /// ledgers (default: one in the store's directory or the one above).
+    #[arg(long, value_name = "FILE")]
+    pub ledger_db: Option<PathBuf>,
 }
 
 /// Counts over all stored values.
@@ -39,6 +43,9 @@ struct Counts {
 
 /// Runs `shamap info`.
 pub fn run(args: &InfoArgs) -> Result<Exit, Failure> {
+    if crate::nudb::is_nudb(&args.db) {
+        return crate::nudb::info(&args.db, args.ledger_db.as_deref(), args.json);
+    }
     info(args).map(|()| Exit::Done)
 }
 

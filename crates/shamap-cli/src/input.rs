@@ -139,7 +139,8 @@ pub fn parse_root(root: Option<&str>) -> Result<Option<Hash256>, Failure> {
 /// What `--db` (and `sync`'s `--from` and `--to`) names: the one
 /// description every such argument's help is made from ([`db_help`]).
 pub const DB_HELP: &str = "a directory (a node log; a fjall store made by an earlier version \
-still opens; a rippled NuDB store, nudb:DIR or a directory holding nudb.dat and nudb.key, read-only), \
+still opens; rippled's NuDB node store, read-only: a directory holding nudb.dat and nudb.key, \
+or rotated rippledb.* ones, also as nudb:DIR), \
 or cassandra://HOST[:PORT][,HOST...]/KEYSPACE[?consistency=LEVEL&replication=N&inflight=N] \
 (an Apache Cassandra or ScyllaDB keyspace; see the store README)";
 

@@ -19,6 +19,7 @@ mod heap;
 mod input;
 mod maps;
 mod memory_report;
+mod nudb;
 mod output;
 mod proof_file;
 
@@ -137,6 +138,14 @@ fn main() -> ExitCode {
     };
     output::finish(match cli.command {
         Command::Verify(args) => match &args.db {
+            Some(db) if nudb::is_nudb(db) => nudb::verify(
+                db,
+                args.root.as_deref(),
+                args.ledger,
+                args.ledger_db.as_deref(),
+                args.json,
+            )
+            .map_err(|f| f.about_store(db)),
             Some(db) => verify_db::run(db, args.root.as_deref(), args.ledger, args.json)
                 .map_err(|f| f.about_store(db)),
             None => verify::run(&args),

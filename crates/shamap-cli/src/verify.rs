@@ -98,6 +98,11 @@ pub struct VerifyArgs {
     /// it (rippled's ledger.db, or the retained ledgers).
     #[arg(long, value_name = "SEQ", requires = "db")]
     pub ledger: Option<u32>,
+    /// With --db on rippled's NuDB store: rippled's ledger.db (SQLite),
+    /// which lists the ledgers by sequence (default: a ledger.db in the
+    /// store's directory or the one above it).
+    #[arg(long, value_name = "FILE", requires = "db")]
+    pub ledger_db: Option<PathBuf>,
 }
 
 /// Builds the maps of one ledger and compares their roots, and the ledger

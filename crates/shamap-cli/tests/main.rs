@@ -19,6 +19,7 @@ mod stats_random;
 mod store_cassandra;
 mod store_cli;
 mod store_faults;
+mod store_nudb;
 mod support;
 #[path = "../../shamap-store/tests/tmpfs.rs"]
 mod tmpfs;

@@ -60,6 +60,7 @@ pub(crate) use map::{fetch, node_id, writers};
 
 pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
 pub use backend::fjall::{FjallOptions, FjallStore};
+pub use backend::nudb::NudbStore;
 #[cfg(feature = "cassandra")]
 pub use cassandra::{CassandraOptions, CassandraStore};
 pub use error::StoreError;

@@ -3,7 +3,7 @@
 //! | bytes | field |
 //! |---|---|
 //! | 0..8 | zero (rippled's unused ledger index, always 0) |
-//! | 8 | type: 1 ledger header, 3 account-state node, 4 transaction node |
+//! | 8 | type: 1 ledger header, 3 account-state node, 4 transaction node (0: an inner node of a map kind not recorded, as read from rippled's NuDB store) |
 //! | 9.. | the prefix format, whose SHA512Half is the key |
 //!
 //! Prefix formats (see `docs/xrpl-shamap.md`; written, recognised and taken
@@ -27,6 +27,13 @@ use crate::error::StoreError;
 
 /// Bytes before the prefix format in a stored value.
 pub const VALUE_HEADER_LEN: usize = 9;
+
+/// The type byte of an inner node whose map kind the store does not
+/// record (rippled's `hotUNKNOWN`): rippled's NuDB codec stores inner
+/// nodes without their type (`codec.h`, types 2 and 3), so an inner node
+/// read from a rippled NuDB store carries 0, accepted for an inner node
+/// only, and in a map of either kind ([`NodeObject::node_type`] is `None`).
+pub const UNRECORDED_INNER_TYPE: u8 = 0;
 
 /// The type byte of a stored value (rippled's `NodeObjectType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -267,9 +274,12 @@ impl NodeObject {
         }
         let prefix = self.prefix_bytes();
         let ty = self.value[8];
+        let tag = &prefix[..node_hash::PREFIX_LEN];
+        if ty == UNRECORDED_INNER_TYPE && NodeTag::of(prefix) == Some(NodeTag::Inner) {
+            return Ok(self);
+        }
         let node_type =
             NodeType::from_byte(ty).ok_or_else(|| corrupt(format!("unknown type byte {ty}")))?;
-        let tag = &prefix[..node_hash::PREFIX_LEN];
         let fits = match (node_type, NodeTag::of(prefix)) {
             (NodeType::Ledger, _) => tag == HashPrefix::LEDGER_MASTER.bytes(),
             (_, None) => false,

@@ -1,6 +1,8 @@
 //! One way to open a store from a location: a directory holding a node
 //! log ([`LogStore`], what a new directory store is) or a fjall database
-//! an earlier version made ([`FjallStore`]), or a `cassandra://` URL
+//! an earlier version made ([`FjallStore`]), rippled's NuDB node store
+//! (`nudb.dat` and `nudb.key`, or rotated `rippledb.*` directories; also
+//! named `nudb:DIR`; read-only, [`NudbStore`]), or a `cassandra://` URL
 //! ([`crate::CassandraStore`], with the `cassandra` feature). The CLI, the
 //! benchmark and the examples open stores only through [`open`] and
 //! [`open_with`]; which backend a location holds is decided here, once.
@@ -8,6 +10,7 @@
 use std::path::Path;
 
 use crate::backend::fjall::{FjallOptions, FjallStore};
+use crate::backend::nudb::{is_nudb_store, NudbStore};
 use crate::error::StoreError;
 use crate::log_store::LogStore;
 use crate::store::NodeStore;
@@ -80,6 +83,8 @@ pub enum Opened {
     /// A Cassandra (or ScyllaDB) keyspace.
     #[cfg(feature = "cassandra")]
     Cassandra(crate::CassandraStore),
+    /// rippled's NuDB node store (read-only).
+    Nudb(NudbStore),
 }
 
 impl Opened {
@@ -92,6 +97,7 @@ impl Opened {
             Opened::Rocks(s) => s,
             #[cfg(feature = "cassandra")]
             Opened::Cassandra(s) => s,
+            Opened::Nudb(s) => s,
         }
     }
 
@@ -104,6 +110,7 @@ impl Opened {
             Opened::Rocks(s) => Box::new(s),
             #[cfg(feature = "cassandra")]
             Opened::Cassandra(s) => Box::new(s),
+            Opened::Nudb(s) => Box::new(s),
         }
     }
 }
@@ -121,12 +128,18 @@ pub fn open_with(location: impl AsRef<Path>, opts: &OpenOptions) -> Result<Opene
     if let Some(url) = dir.to_str().filter(|s| is_cassandra_url(s)) {
         return open_cassandra(url, opts.access);
     }
+    if let Some(nudb) = dir.to_str().and_then(|s| s.strip_prefix("nudb:")) {
+        return open_nudb(Path::new(nudb), opts.access);
+    }
     let no_store = |reason: &str| StoreError::NoStore {
         location: dir.display().to_string(),
         reason: reason.to_owned(),
     };
     if opts.access != Access::Create && !dir.is_dir() {
         return Err(no_store("no store here (not a directory)"));
+    }
+    if is_nudb_store(dir) {
+        return open_nudb(dir, opts.access);
     }
     // A directory that cannot be listed (mode 000, another user's) may well
     // hold a store: say so, not that there is none.
@@ -158,6 +171,17 @@ pub fn open_with(location: impl AsRef<Path>, opts: &OpenOptions) -> Result<Opene
         #[cfg(feature = "rocksdb")]
         NewStore::Rocks => Ok(Opened::Rocks(crate::RocksStore::open(dir)?)),
     }
+}
+
+/// Opens rippled's NuDB store at `dir`, for reading only.
+fn open_nudb(dir: &Path, access: Access) -> Result<Opened, StoreError> {
+    if access != Access::Read {
+        return Err(StoreError::NoStore {
+            location: dir.display().to_string(),
+            reason: crate::backend::nudb::store::READ_ONLY.to_owned(),
+        });
+    }
+    Ok(Opened::Nudb(NudbStore::open(dir)?))
 }
 
 /// True when `s` names a Cassandra keyspace rather than a directory.

@@ -19,6 +19,7 @@ mod node_log;
 mod node_log_checkpoint;
 mod node_log_faults;
 mod node_log_integrity;
+mod nudb;
 mod placement;
 mod power_loss;
 mod prune;

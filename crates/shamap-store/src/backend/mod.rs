@@ -6,6 +6,7 @@
 //! - [`fjall`]: fjall (pure-Rust LSM), for stores an earlier version
 //!   made and for comparisons.
 //! - `rocks` (feature `rocksdb`), [`cassandra`] (feature `cassandra`).
+//! - [`nudb`]: rippled's own node store (NuDB), read-only.
 //! - [`mem`]: in memory, for tests.
 //! - [`fault`]: a wrapper that fails a chosen operation, for fault tests.
 //! - [`ack`] and [`directory`]: the acknowledgment record and the rules for
@@ -19,5 +20,6 @@ pub mod fault;
 pub mod fjall;
 pub mod log_store;
 pub mod mem;
+pub mod nudb;
 #[cfg(feature = "rocksdb")]
 pub(crate) mod rocks;

@@ -11,7 +11,8 @@
 //! 2. the prefix format parses (an inner node is 16 hashes, a leaf holds
 //!    its key, a ledger header is 118 bytes; [`crate::NodeObject::parse`]);
 //! 3. the node is of the map's kind: an inner node stored with the map's
-//!    type byte, a leaf with the map kind's hash prefix, never a ledger
+//!    type byte (or with none: rippled's NuDB store records none for inner
+//!    nodes), a leaf with the map kind's hash prefix, never a ledger
 //!    header;
 //! 4. an inner node sits above depth 64 and has at least one child;
 //! 5. a leaf is not the root (rippled's root is always an inner node) and
@@ -68,7 +69,9 @@ pub(crate) fn check_node(
     match node {
         Node::Inner(children) => {
             let want = NodeType::for_map(kind);
-            if obj.node_type() != Some(want) {
+            // Type 0: an inner node read from rippled's NuDB store, which
+            // does not record the map kind of inner nodes.
+            if obj.node_type().is_some_and(|t| t != want) {
                 return Err(id.bad(
                     hash,
                     format!(

@@ -1,0 +1,153 @@
+//! `shamap verify --db` and `info --db` on rippled's NuDB node store
+//! (written by the test-only writer): whole stores exit 0 with every
+//! ledger whole; each damaged variant exits 2 naming the damaged key,
+//! the file and the offset, the earlier ledgers whole; nothing in the
+//! store's directory changes.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use shamap_nudb_writer::{faults, history, write_ledger_db, write_ledgers, Ledger, NudbOptions};
+
+use crate::support::{data, ok, one_error_line, shamap};
+
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for e in std::fs::read_dir(dir).expect("read_dir") {
+        let p = e.expect("entry").path();
+        if p.is_file() {
+            out.insert(p.clone(), std::fs::read(&p).expect("read"));
+        }
+    }
+    out
+}
+
+fn ledgers() -> Vec<Ledger> {
+    history(
+        Ledger::from_dump(&data("ledger-38129.json")).expect("ledger"),
+        4,
+        40,
+    )
+}
+
+#[test]
+fn verify_and_info_on_a_whole_store() {
+    let ls = ledgers();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("nudb");
+    write_ledgers(&db, NudbOptions::default(), &ls).expect("write");
+    let before = snapshot(&db);
+    let db_s = db.to_str().expect("utf-8");
+    let out = ok(&shamap(["verify", "--db", db_s], None)).to_owned();
+    assert!(out.contains("every record whole"), "{out}");
+    for l in &ls {
+        assert!(
+            out.contains(&format!("ledger {} {} whole", l.header.seq, l.hash())),
+            "{out}"
+        );
+    }
+    let out = ok(&shamap(["info", "--db", db_s], None)).to_owned();
+    assert!(out.contains("rippled's NuDB node store"), "{out}");
+    assert!(
+        out.contains("ledgers from ledger headers in the data files: 4"),
+        "{out}"
+    );
+    // By sequence and by hash, with ledger.db given.
+    let headers: Vec<_> = ls.iter().map(|l| l.header).collect();
+    let ldb = dir.path().join("elsewhere.db");
+    write_ledger_db(&ldb, &headers).expect("ledger.db");
+    let seq = ls[2].header.seq.to_string();
+    let r = shamap(
+        [
+            "verify",
+            "--db",
+            db_s,
+            "--ledger",
+            &seq,
+            "--ledger-db",
+            ldb.to_str().expect("utf-8"),
+        ],
+        None,
+    );
+    assert!(
+        ok(&r).contains(&format!("ledger {seq} {} whole", ls[2].hash())),
+        "{}",
+        r.stdout
+    );
+    let root = ls[1].hash().to_hex();
+    let r = shamap(
+        [
+            "verify",
+            "--db",
+            &format!("nudb:{db_s}"),
+            "--root",
+            &root,
+            "--json",
+        ],
+        None,
+    );
+    let v: serde_json::Value = serde_json::from_str(ok(&r)).expect("json");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["ledgers"][0]["hash"], root);
+    assert_eq!(snapshot(&db), before, "nothing in the store changed");
+}
+
+#[test]
+fn a_damaged_store_exits_2_naming_the_node() {
+    let ls = ledgers();
+    let last = ls.last().expect("ledgers");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let w = write_ledgers(dir.path(), NudbOptions::default(), &ls).expect("write");
+    let key = last.header.account_hash;
+    let rec = w.record(&key.0).expect("record").clone();
+    faults::flip_value_byte(&w, &key.0, rec.size / 2).expect("flip");
+    let before = snapshot(dir.path());
+    let db = dir.path().to_str().expect("utf-8");
+    let r = shamap(["verify", "--db", db], None);
+    let line = one_error_line(&r, 2);
+    assert!(line.contains(&key.to_string()), "{line}");
+    assert!(line.contains(&format!("at byte {}", rec.offset)), "{line}");
+    assert!(
+        r.stdout.contains(&format!(
+            "ledger {} {} whole",
+            ls[0].header.seq,
+            ls[0].hash()
+        )),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains(&format!(
+            "ledger {} {} DAMAGED",
+            last.header.seq,
+            last.hash()
+        )),
+        "{}",
+        r.stdout
+    );
+    let r = shamap(["verify", "--db", db, "--json"], None);
+    assert_eq!(r.code, Some(2));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["scan"]["damage"][0]["key"], key.to_hex());
+    assert_eq!(v["scan"]["damage"][0]["at"], rec.offset);
+    // A log left by an interrupted commit: refused in one line.
+    faults::write_log(dir.path(), b"nudb.log: a commit in progress").expect("log");
+    let r = shamap(["info", "--db", db], None);
+    let line = one_error_line(&r, 2);
+    assert!(line.contains("nudb.log"), "{line}");
+    std::fs::remove_file(dir.path().join("nudb.log")).expect("rm log");
+    assert_eq!(snapshot(dir.path()), before);
+    // Writing is refused.
+    let r = shamap(
+        [
+            "import",
+            data("ledger-38129.json").to_str().expect("utf-8"),
+            "--db",
+            db,
+        ],
+        None,
+    );
+    let line = one_error_line(&r, 2);
+    assert!(line.contains("read-only"), "{line}");
+}

@@ -1,0 +1,115 @@
+//! Times the NuDB audit against its yardsticks on one store:
+//!
+//! - `floor`: every record decoded (rippled's codec) and hashed on one
+//!   thread, nothing else ([`decode_and_hash_floor`]);
+//! - `audit`: the whole audit (scan on every core, every ledger walked);
+//! - `fetch walk`: each ledger's maps walked by fetching every node by key,
+//!   verified ([`verify_all`], the plain walk of every store);
+//! - `walk`: each ledger walked alone by the audit (`--ledger`).
+//!
+//! Usage: `cargo run --release -p shamap-store --example nudb_audit -- DIR
+//! [floor|audit|fetch|walk|all]`. Prints seconds and the peak RSS (VmHWM)
+//! after each step; run one step per process to measure its own peak.
+
+use std::time::Instant;
+
+use shamap_store::backend::nudb::{audit, decode_and_hash_floor, AuditOptions, NudbStore, Only};
+use shamap_store::verify_all;
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .and_then(|k| k.parse::<f64>().ok())
+            })
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(dir) = args.next() else {
+        eprintln!("usage: nudb_audit DIR [floor|audit|fetch|walk|all]");
+        std::process::exit(2);
+    };
+    let what = args.next().unwrap_or_else(|| "all".to_owned());
+    let store = match NudbStore::open(std::path::Path::new(&dir)) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let all = what == "all";
+    let mut ledgers = Vec::new();
+    if all || what == "floor" {
+        let t = Instant::now();
+        let r = decode_and_hash_floor(&store).expect("floor");
+        println!(
+            "floor (decode+hash, 1 thread): {:.3} s, {} records, {} bad, peak RSS {:.1} MiB",
+            t.elapsed().as_secs_f64(),
+            r.records,
+            r.bad,
+            peak_rss_mib()
+        );
+    }
+    if all || what == "audit" {
+        let t = Instant::now();
+        let r = audit(&store, &AuditOptions::default(), &|_| {}).expect("audit");
+        println!(
+            "audit (scan + every ledger walked): {:.3} s, {} records, {} ledgers, whole: {}, peak RSS {:.1} MiB",
+            t.elapsed().as_secs_f64(),
+            r.scan.as_ref().map_or(0, |s| s.records),
+            r.ledgers.len(),
+            r.is_whole(),
+            peak_rss_mib()
+        );
+        ledgers = r.ledgers.iter().map(|l| l.hash).collect();
+    }
+    if ledgers.is_empty() {
+        let mut found = Vec::new();
+        shamap_store::backend::nudb::headers_in_data(&store, &mut |h| {
+            found.push(h.hash);
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("headers");
+        ledgers = found;
+    }
+    if all || what == "fetch" {
+        let t = Instant::now();
+        let mut nodes = 0;
+        for h in &ledgers {
+            nodes += verify_all(&store, h).expect("fetch walk").nodes();
+        }
+        println!(
+            "fetch walk (verify_all, every node by key): {:.3} s, {} nodes, peak RSS {:.1} MiB",
+            t.elapsed().as_secs_f64(),
+            nodes,
+            peak_rss_mib()
+        );
+    }
+    if all || what == "walk" {
+        let t = Instant::now();
+        for h in &ledgers {
+            let r = audit(
+                &store,
+                &AuditOptions {
+                    only: Some(Only::Hash(*h)),
+                    threads: 0,
+                },
+                &|_| {},
+            )
+            .expect("walk");
+            assert!(r.is_whole(), "ledger {h} not whole");
+        }
+        println!(
+            "walk (the audit, one ledger at a time): {:.3} s, {} ledgers, peak RSS {:.1} MiB",
+            t.elapsed().as_secs_f64(),
+            ledgers.len(),
+            peak_rss_mib()
+        );
+    }
+}

@@ -1,0 +1,499 @@
+//! `verify --db` on a NuDB store: the whole-store audit.
+//!
+//! 1. The scan ([`super::scan`]): every record decoded and hashed, in
+//!    parallel, the data files read once, sequentially.
+//! 2. The ledgers: from `ledger.db` when there is one, else the headers
+//!    the scan met; one ledger (`--root`, `--ledger`) skips the scan.
+//! 3. Each ledger walked in sequence order ([`super::walk`]): its header
+//!    (present, hashing to the ledger hash, agreeing with `ledger.db`),
+//!    its state and transaction maps complete (every child present and
+//!    whole), its `parent_hash` against the ledger before it when both
+//!    are known. A subtree the last whole ledger's walk went through is
+//!    not walked again: consecutive ledgers share most of their state
+//!    map, so a history costs about its changes, not its ledgers × their
+//!    size; the set kept is one ledger's inner nodes (bounded per ledger
+//!    walked, not per record).
+//!
+//! The report names each damaged or missing node (key, data file, byte
+//! offset) and the ledgers it breaks; every other ledger is whole.
+
+use std::path::{Path, PathBuf};
+
+use hashbrown::{HashMap, HashSet};
+use shamap::xrpl::LedgerHeader;
+use shamap::Hash256;
+
+use super::ledger_db::read_ledgers;
+use super::scan::{scan, DamagedRecord, ScanReport};
+use super::store::NudbStore;
+use super::walk::{walk_map, NodeProblem, Scanned, WalkCounts, Walker};
+use crate::error::StoreError;
+use crate::node::{Node, NodeObject};
+use crate::store::{NodeStore, NodeStoreExt};
+
+/// Problems listed per ledger (more are counted).
+pub const MAX_LEDGER_PROBLEMS: usize = 100;
+
+/// Which ledgers an audit walks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Only {
+    /// The ledger with this hash.
+    Hash(Hash256),
+    /// The ledger with this sequence (from `ledger.db`, else a header
+    /// search of the data files).
+    Seq(u32),
+}
+
+/// How to audit.
+#[derive(Clone, Debug, Default)]
+pub struct AuditOptions {
+    /// One ledger only (no scan of every record).
+    pub only: Option<Only>,
+    /// Worker threads of the scan (0: one per core).
+    pub threads: usize,
+}
+
+/// One ledger's result.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerAudit {
+    /// Its sequence (from its header or `ledger.db`).
+    pub seq: Option<u32>,
+    /// Its hash.
+    pub hash: Hash256,
+    /// Problems found (at most [`MAX_LEDGER_PROBLEMS`]).
+    pub problems: Vec<NodeProblem>,
+    /// Problems in all.
+    pub problem_count: u64,
+    /// Counts of its walk.
+    pub counts: WalkCounts,
+}
+
+impl LedgerAudit {
+    /// True when nothing is wrong with the ledger.
+    pub fn is_whole(&self) -> bool {
+        self.problem_count == 0
+    }
+}
+
+/// A damaged or missing node and the ledgers it breaks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DamagedNode {
+    /// The node's key.
+    pub key: Hash256,
+    /// Its record: data file and byte offset, when it has one.
+    pub at: Option<(PathBuf, u64)>,
+    /// What is wrong.
+    pub what: String,
+    /// The ledgers it breaks (sequence when known, and hash).
+    pub ledgers: Vec<(Option<u32>, Hash256)>,
+}
+
+/// The audit's report.
+#[derive(Debug, Default)]
+pub struct AuditReport {
+    /// The scan (none when one ledger was walked alone).
+    pub scan: Option<ScanReport>,
+    /// Where the ledgers came from (`ledger.db`'s path, or the scan).
+    pub ledgers_from: String,
+    /// Each ledger walked, by sequence.
+    pub ledgers: Vec<LedgerAudit>,
+    /// Each damaged or missing node met by a walk, with the ledgers it
+    /// breaks.
+    pub nodes: Vec<DamagedNode>,
+}
+
+impl AuditReport {
+    /// True when the scan found no damage and every ledger is whole.
+    pub fn is_whole(&self) -> bool {
+        self.scan.as_ref().is_none_or(|s| s.damaged_count == 0)
+            && self.ledgers.iter().all(LedgerAudit::is_whole)
+    }
+
+    /// Damaged records of the scan.
+    pub fn damaged_records(&self) -> &[DamagedRecord] {
+        self.scan.as_ref().map_or(&[], |s| &s.damaged)
+    }
+}
+
+/// A ledger to walk: hash, sequence when known, `ledger.db`'s row.
+struct Target {
+    hash: Hash256,
+    seq: Option<u32>,
+    row: Option<super::ledger_db::LedgerRow>,
+}
+
+/// Audits `store` (see the module docs); `progress` gets the bytes of the
+/// data files scanned so far.
+pub fn audit(
+    store: &NudbStore,
+    opts: &AuditOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<AuditReport, StoreError> {
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        opts.threads
+    };
+    let loc = store.location();
+    let ledger_db = store.ledger_db().map(Path::to_owned);
+    let rows = match &ledger_db {
+        Some(p) => {
+            let seq = match opts.only {
+                Some(Only::Seq(s)) => Some(s),
+                _ => None,
+            };
+            Some(read_ledgers(p, seq).map_err(|e| StoreError::backend(&loc, e))?)
+        }
+        None => None,
+    };
+    let scanned = if opts.only.is_none() {
+        Some(scan(store, threads, progress)?)
+    } else {
+        None
+    };
+    let mut scanned = scanned;
+    if let Some(s) = scanned.as_mut() {
+        check_key_files(store, s);
+    }
+    let mut report = AuditReport {
+        ledgers_from: match &ledger_db {
+            Some(p) => p.display().to_string(),
+            None => "ledger headers in the data files".to_owned(),
+        },
+        ..AuditReport::default()
+    };
+    let targets: Vec<Target> = match (opts.only, &rows, &scanned) {
+        (Some(Only::Hash(h)), rows, _) => vec![Target {
+            hash: h,
+            seq: None,
+            row: rows
+                .as_ref()
+                .and_then(|r| r.iter().find(|r| r.hash == h).cloned()),
+        }],
+        (Some(Only::Seq(s)), Some(rows), _) => {
+            let row = rows.iter().find(|r| r.seq == s).cloned().ok_or_else(|| {
+                StoreError::backend(
+                    &loc,
+                    format!("ledger {s} is not in {}", report.ledgers_from),
+                )
+            })?;
+            vec![Target {
+                hash: row.hash,
+                seq: Some(s),
+                row: Some(row),
+            }]
+        }
+        (Some(Only::Seq(s)), None, _) => {
+            let h = find_header_by_seq(store, s)?.ok_or_else(|| {
+                StoreError::backend(
+                    &loc,
+                    format!("no ledger header of sequence {s} in the data files (and no ledger.db; give one with --ledger-db)"),
+                )
+            })?;
+            vec![Target {
+                hash: h,
+                seq: Some(s),
+                row: None,
+            }]
+        }
+        (None, Some(rows), _) => rows
+            .iter()
+            .map(|r| Target {
+                hash: r.hash,
+                seq: Some(r.seq),
+                row: Some(r.clone()),
+            })
+            .collect(),
+        (None, None, Some(s)) => s
+            .headers
+            .iter()
+            .map(|h| Target {
+                hash: h.hash,
+                seq: Some(h.header.seq),
+                row: None,
+            })
+            .collect(),
+        (None, None, None) => Vec::new(),
+    };
+    let damaged_by_key: HashMap<Hash256, (usize, u64, String)> = scanned
+        .as_ref()
+        .map(|s| {
+            let index = |f: &PathBuf| {
+                store
+                    .parts()
+                    .iter()
+                    .position(|p| &p.dat.path == f)
+                    .unwrap_or(0)
+            };
+            s.damaged
+                .iter()
+                .filter_map(|d| {
+                    d.key
+                        .map(|k| (k, (index(&d.file), d.offset, d.what.clone())))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let scanned_view = scanned.as_ref().map(|r| Scanned {
+        report: r,
+        damaged: damaged_by_key,
+    });
+    let mut walkers: Vec<Walker<'_>> = (0..threads.max(1))
+        .map(|_| Walker::new(store, scanned_view.as_ref()))
+        .collect();
+    let total_counts = |ws: &[Walker<'_>]| {
+        ws.iter().fold(WalkCounts::default(), |mut a, w| {
+            a.inner += w.counts.inner;
+            a.leaves += w.counts.leaves;
+            a.skipped += w.counts.skipped;
+            a.hashed += w.counts.hashed;
+            a
+        })
+    };
+    let mut whole_before: HashSet<Hash256> = HashSet::new();
+    let mut headers: HashMap<u32, Hash256> = HashMap::new();
+    let mut parents: Vec<(usize, u32, Hash256)> = Vec::new();
+    for t in &targets {
+        let mut problems = Vec::new();
+        let counts_before = total_counts(&walkers);
+        let header = ledger_header(store, t, &mut problems);
+        let mut visited = HashSet::new();
+        if let Some(h) = &header {
+            headers.insert(h.seq, t.hash);
+            if h.seq > 0 {
+                parents.push((report.ledgers.len(), h.seq - 1, h.parent_hash));
+            }
+            for root in [h.account_hash, h.transaction_hash] {
+                walk_map(
+                    &mut walkers,
+                    root,
+                    &whole_before,
+                    &mut visited,
+                    &mut problems,
+                );
+            }
+        }
+        let mut counts = total_counts(&walkers);
+        counts.inner -= counts_before.inner;
+        counts.leaves -= counts_before.leaves;
+        counts.skipped -= counts_before.skipped;
+        counts.hashed -= counts_before.hashed;
+        if problems.is_empty() {
+            whole_before = visited;
+        }
+        report.ledgers.push(LedgerAudit {
+            seq: header.as_ref().map(|h| h.seq).or(t.seq),
+            hash: t.hash,
+            problem_count: problems.len() as u64,
+            problems,
+            counts,
+        });
+    }
+    for (i, prev_seq, parent) in parents {
+        if let Some(prev) = headers.get(&prev_seq) {
+            if *prev != parent {
+                let l = &mut report.ledgers[i];
+                l.problem_count += 1;
+                l.problems.push(NodeProblem {
+                    key: l.hash,
+                    at: None,
+                    what: format!(
+                        "its parent_hash is {parent}, but ledger {prev_seq} found is {prev}"
+                    ),
+                });
+            }
+        }
+    }
+    let mut nodes: HashMap<Hash256, DamagedNode> = HashMap::new();
+    for l in &mut report.ledgers {
+        for p in &l.problems {
+            let e = nodes.entry(p.key).or_insert_with(|| DamagedNode {
+                key: p.key,
+                at: p
+                    .at
+                    .map(|(i, off)| (store.parts()[i].dat.path.clone(), off)),
+                what: p.what.clone(),
+                ledgers: Vec::new(),
+            });
+            e.ledgers.push((l.seq, l.hash));
+        }
+        l.problems.truncate(MAX_LEDGER_PROBLEMS);
+    }
+    let mut nodes: Vec<DamagedNode> = nodes.into_values().collect();
+    nodes.sort_by(|a, b| {
+        a.ledgers
+            .first()
+            .cmp(&b.ledgers.first())
+            .then(a.key.cmp(&b.key))
+    });
+    report.nodes = nodes;
+    report.scan = scanned;
+    Ok(report)
+}
+
+/// The header of `t`, checked: present, decoding and hashing to its key,
+/// a ledger header, agreeing with its `ledger.db` row. Problems go to
+/// `problems`.
+fn ledger_header(
+    store: &NudbStore,
+    t: &Target,
+    problems: &mut Vec<NodeProblem>,
+) -> Option<LedgerHeader> {
+    let mut problem = |what: String| {
+        problems.push(NodeProblem {
+            key: t.hash,
+            at: store
+                .locate(&t.hash)
+                .ok()
+                .flatten()
+                .map(|(i, off, _)| (i, off)),
+            what,
+        })
+    };
+    let obj = match store.get(&t.hash) {
+        Ok(Some(o)) => o,
+        Ok(None) => {
+            problem("the ledger header is missing from the store".to_owned());
+            return None;
+        }
+        Err(e) => {
+            problem(format!("the ledger header: {e}"));
+            return None;
+        }
+    };
+    let h = match obj.parse() {
+        Ok(Node::Ledger(h)) => h,
+        Ok(other) => {
+            problem(format!("is {}, not a ledger header", other.describe()));
+            return None;
+        }
+        Err(e) => {
+            problem(format!("the ledger header: {e}"));
+            return None;
+        }
+    };
+    if let Some(r) = &t.row {
+        let mut differs = Vec::new();
+        if r.seq != h.seq {
+            differs.push(format!("LedgerSeq {} (the header says {})", r.seq, h.seq));
+        }
+        if r.account_hash.is_some_and(|a| a != h.account_hash) {
+            differs.push("AccountSetHash".to_owned());
+        }
+        if r.tx_hash.is_some_and(|a| a != h.transaction_hash) {
+            differs.push("TransSetHash".to_owned());
+        }
+        if r.parent_hash.is_some_and(|a| a != h.parent_hash) {
+            differs.push("PrevHash".to_owned());
+        }
+        if !differs.is_empty() {
+            problem(format!(
+                "ledger.db disagrees with the ledger header: {}",
+                differs.join(", ")
+            ));
+        }
+    }
+    Some(h)
+}
+
+/// The hash of the ledger header of sequence `seq` in the data files
+/// ([`headers_in_data`], stopping at the first).
+pub fn find_header_by_seq(store: &NudbStore, seq: u32) -> Result<Option<Hash256>, StoreError> {
+    let mut found = None;
+    headers_in_data(store, &mut |h| {
+        if h.header.seq == seq {
+            found = Some(h.hash);
+            return std::ops::ControlFlow::Break(());
+        }
+        std::ops::ControlFlow::Continue(())
+    })?;
+    Ok(found)
+}
+
+/// What [`headers_in_data`] counts on its way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordCounts {
+    /// Data records.
+    pub records: u64,
+    /// Bytes of their stored (encoded) values.
+    pub value_bytes: u64,
+    /// Records per codec type (0 raw, 1 LZ4, 2 compressed inner, 3 full
+    /// inner, 4 anything else).
+    pub codec_types: [u64; 5],
+}
+
+/// Calls `f` with every ledger header in the data files, in file order,
+/// reading them through once and decoding only the values of a header's
+/// length (each one checked against its key): what lists a store's
+/// ledgers when there is no `ledger.db`. Returns the records counted.
+pub fn headers_in_data(
+    store: &NudbStore,
+    f: &mut dyn FnMut(&super::scan::FoundHeader) -> std::ops::ControlFlow<()>,
+) -> Result<RecordCounts, StoreError> {
+    use super::codec::{decode_value, read_varint};
+    const HEADER_VALUE_LEN: u64 = 9 + 4 + 118;
+    let mut counts = RecordCounts::default();
+    let mut value = Vec::new();
+    store.for_each_record(&mut |_, _, key, raw| {
+        counts.records += 1;
+        counts.value_bytes += raw.len() as u64;
+        let ty = read_varint(raw);
+        counts.codec_types[ty.map_or(4, |(t, _)| t.min(4)) as usize] += 1;
+        let candidate = match ty {
+            Some((0, n)) => (raw.len() - n) as u64 == HEADER_VALUE_LEN,
+            Some((1, n)) => read_varint(&raw[n..]).is_some_and(|(s, _)| s == HEADER_VALUE_LEN),
+            _ => false,
+        };
+        if candidate && decode_value(raw, &mut value).is_ok() && value[8] == 1 {
+            if let Some(hash) = Hash256::from_slice(key) {
+                if let Ok(obj) = NodeObject::decode(hash, value.clone()) {
+                    if let Ok(Node::Ledger(header)) = obj.parse() {
+                        return f(&super::scan::FoundHeader { hash, header });
+                    }
+                }
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    })?;
+    Ok(counts)
+}
+
+/// Reads every bucket of every key file and follows its spill chain to its
+/// end: entries pointing outside the data file and chains that loop are
+/// damage (reported against the key file, at the bucket's offset), found
+/// even where no lookup of the walk goes.
+fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
+    for p in store.parts() {
+        for n in 0..p.key_header.buckets {
+            let at = p.key_header.bucket_offset(n);
+            let outcome = p.read_bucket(n).and_then(|b| {
+                let mut bad = None;
+                let mut check = |e: &super::key_file::Entry| {
+                    if e.offset.saturating_add(e.size) > p.dat.len {
+                        bad = Some(format!(
+                            "{}: bucket {n} names a record at byte {} of {} bytes, past the end of {} ({} bytes)",
+                            p.key_path.display(),
+                            e.offset,
+                            e.size,
+                            p.dat.path.display(),
+                            p.dat.len
+                        ));
+                    }
+                };
+                p.walk_chain(n, &b, &mut check)?;
+                bad.map_or(Ok(()), Err)
+            });
+            if let Err(what) = outcome {
+                scan.damaged_count += 1;
+                if scan.damaged.len() < super::scan::MAX_DAMAGE {
+                    scan.damaged.push(DamagedRecord {
+                        file: p.key_path.clone(),
+                        offset: at,
+                        key: None,
+                        what,
+                    });
+                }
+            }
+        }
+    }
+}

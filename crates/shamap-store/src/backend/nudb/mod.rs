@@ -1,0 +1,36 @@
+//! rippled's node store, read-only: the NuDB files (`nudb.dat`,
+//! `nudb.key`, `nudb.log`) of rippled's `[node_db] type=NuDB`, with values
+//! in rippled's codec, as a [`NudbStore`] every read command takes, and
+//! the whole-store audit of `verify --db` ([`audit()`]).
+//!
+//! - [`key_file`], [`dat_file`]: NuDB's two files (headers, buckets,
+//!   spills, records).
+//! - [`codec`]: rippled's value codec.
+//! - [`dir`]: one NuDB directory (headers checked, lookups).
+//! - [`store`]: the store (one directory, or rippled's two rotated
+//!   `rippledb.*` ones), read-only.
+//! - [`ledger_db`]: rippled's `ledger.db` (sequences to hashes).
+//! - [`scan`], [`walk`], [`audit`](mod@audit): the audit.
+//!
+//! Nothing here writes, creates, locks or truncates a file in a NuDB
+//! directory: files are opened read-only, `ledger.db` immutable; a
+//! non-empty `nudb.log` (a commit rippled did not finish) is refused, never
+//! rolled back.
+
+pub mod audit;
+pub mod codec;
+pub mod dat_file;
+pub mod dir;
+pub mod key_file;
+pub mod ledger_db;
+pub mod scan;
+pub mod store;
+pub mod walk;
+
+pub use audit::{
+    audit, headers_in_data, AuditOptions, AuditReport, DamagedNode, LedgerAudit, Only, RecordCounts,
+};
+pub use dir::NudbDir;
+pub use ledger_db::{read_ledgers, LedgerRow};
+pub use scan::{decode_and_hash_floor, DamagedRecord, FloorReport, FoundHeader, ScanReport};
+pub use store::{is_nudb_store, NudbStore};

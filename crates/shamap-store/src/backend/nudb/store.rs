@@ -1,0 +1,242 @@
+//! [`NudbStore`]: rippled's node store as a read-only [`NodeStore`]: one
+//! NuDB directory, or the two `rippledb.*` directories of rippled's
+//! `online_delete` rotation read as one store (newest first).
+
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use shamap::Hash256;
+
+use super::codec::decode_value;
+use super::dat_file::{Record, SIZE_LEN};
+use super::dir::{is_nudb_dir, NudbDir};
+use crate::error::StoreError;
+use crate::store::{Batch, NodeStore};
+
+/// What a write to a NuDB store answers.
+pub const READ_ONLY: &str =
+    "read-only: a rippled NuDB store (shamap reads it; `shamap sync --from` copies a ledger out)";
+
+/// What [`NudbStore::for_each_record`] calls: the directory's index, the
+/// record's offset, its key, its raw value.
+pub type RecordVisitor<'a> = dyn FnMut(usize, u64, &[u8], &[u8]) -> ControlFlow<()> + 'a;
+
+/// Bytes a sequential scan of a data file reads at a time.
+pub const SCAN_BLOCK: usize = 4 << 20;
+
+/// rippled's node store, read-only: lookups through each directory's key
+/// file, scans through its data file, every value decoded from rippled's
+/// codec ([`super::codec`]). Writes and syncs are refused
+/// ([`READ_ONLY`]); nothing in the directories is written, created or
+/// locked, so it opens beside a running rippled and reads what rippled
+/// had committed when it opened (records appended later are not seen).
+#[derive(Debug)]
+pub struct NudbStore {
+    location: String,
+    parts: Vec<NudbDir>,
+    ledger_db: Option<PathBuf>,
+}
+
+/// The NuDB directories at `path`: `path` itself, or its `rippledb.*`
+/// subdirectories (rippled's rotation under `online_delete`), newest first
+/// (by the data file's modification time: the writable one is written
+/// last). Empty when there is none.
+pub fn nudb_dirs(path: &Path) -> Vec<PathBuf> {
+    if is_nudb_dir(path) {
+        return vec![path.to_owned()];
+    }
+    let Ok(rd) = std::fs::read_dir(path) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = rd
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("rippledb."))
+                && is_nudb_dir(p)
+        })
+        .map(|p| {
+            let t = std::fs::metadata(p.join("nudb.dat"))
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            (t, p)
+        })
+        .collect();
+    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    found.into_iter().map(|(_, p)| p).collect()
+}
+
+/// True when `path` holds a NuDB store (one directory or a rotated pair).
+pub fn is_nudb_store(path: &Path) -> bool {
+    !nudb_dirs(path).is_empty()
+}
+
+/// rippled's `ledger.db` beside the store: in its directory or the one
+/// above (rippled's `[database_path]` usually holds the node store's
+/// directory).
+pub fn find_ledger_db(path: &Path) -> Option<PathBuf> {
+    let mut candidates = vec![path.join("ledger.db")];
+    if let Some(parent) = path.parent() {
+        candidates.push(parent.join("ledger.db"));
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+impl NudbStore {
+    /// Opens the NuDB store at `path` (a NuDB directory or a directory of
+    /// rotated `rippledb.*` ones), read-only, with `ledger.db` when one is
+    /// beside it.
+    pub fn open(path: &Path) -> Result<NudbStore, StoreError> {
+        let location = path.display().to_string();
+        let dirs = nudb_dirs(path);
+        if dirs.is_empty() {
+            return Err(StoreError::NoStore {
+                location,
+                reason: "no NuDB store here (no nudb.dat and nudb.key, nor rippledb.* directories holding them)".to_owned(),
+            });
+        }
+        let parts = dirs
+            .iter()
+            .map(|d| NudbDir::open(d))
+            .collect::<Result<Vec<_>, String>>()
+            .map_err(|e| StoreError::backend(&location, e))?;
+        Ok(NudbStore {
+            location,
+            parts,
+            ledger_db: find_ledger_db(path),
+        })
+    }
+
+    /// Where the store is, for messages.
+    pub(crate) fn location_str(&self) -> &str {
+        &self.location
+    }
+
+    /// The directories read, newest first.
+    pub fn parts(&self) -> &[NudbDir] {
+        &self.parts
+    }
+
+    /// rippled's `ledger.db` for this store, if one was found or given.
+    pub fn ledger_db(&self) -> Option<&Path> {
+        self.ledger_db.as_deref()
+    }
+
+    /// Uses `path` as the store's `ledger.db`.
+    pub fn set_ledger_db(&mut self, path: Option<PathBuf>) {
+        self.ledger_db = path;
+    }
+
+    /// Bytes of the data files (as opened).
+    pub fn data_bytes(&self) -> u64 {
+        self.parts.iter().map(|p| p.dat.len).sum()
+    }
+
+    /// Where `hash`'s record is: the directory's index in [`Self::parts`]
+    /// and the record's offset and value size.
+    pub fn locate(&self, hash: &Hash256) -> Result<Option<(usize, u64, u64)>, StoreError> {
+        for (i, p) in self.parts.iter().enumerate() {
+            if let Some(l) = p.locate(hash).map_err(|e| {
+                StoreError::backend(&self.location, format!("looking up {hash}: {e}"))
+            })? {
+                return Ok(Some((i, l.offset, l.size)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Calls `f` with every data record of every directory (the directory's
+    /// index, the record's offset, its key, its raw value) in file order.
+    pub fn for_each_record(&self, f: &mut RecordVisitor<'_>) -> Result<(), StoreError> {
+        for (i, p) in self.parts.iter().enumerate() {
+            let ks = usize::from(p.dat.header.key_size);
+            let mut chunks = p
+                .dat
+                .chunks(SCAN_BLOCK)
+                .map_err(|e| StoreError::backend(&self.location, e))?;
+            while let Some(c) = chunks
+                .next_chunk()
+                .map_err(|e| StoreError::backend(&self.location, e))?
+            {
+                for &(pos, r) in &c.records {
+                    if let Record::Data { size } = r {
+                        let k = pos + SIZE_LEN;
+                        let v = &c.bytes[k + ks..k + ks + size as usize];
+                        if f(i, c.start + pos as u64, &c.bytes[k..k + ks], v).is_break() {
+                            return Ok(());
+                        }
+                    }
+                }
+                if let Some((_, msg)) = c.broken {
+                    return Err(StoreError::backend(&self.location, msg));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl NodeStore for NudbStore {
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+        for p in &self.parts {
+            let found = p
+                .read_raw(hash)
+                .map_err(|e| StoreError::backend(&self.location, format!("reading {hash}: {e}")))?;
+            if let Some((at, raw)) = found {
+                let mut value = Vec::new();
+                decode_value(&raw, &mut value).map_err(|e| StoreError::Corrupt {
+                    hash: *hash,
+                    reason: format!("{} at byte {}: {e}", p.dat.path.display(), at.offset),
+                })?;
+                return Ok(Some(value));
+            }
+        }
+        Ok(None)
+    }
+
+    fn write(&self, _: Batch) -> Result<(), StoreError> {
+        Err(StoreError::backend(&self.location, READ_ONLY))
+    }
+
+    fn for_each_value(
+        &self,
+        f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
+    ) -> Result<(), StoreError> {
+        let mut value = Vec::new();
+        let mut failed = None;
+        self.for_each_record(&mut |i, offset, key, raw| {
+            let hash = Hash256::from_slice(key).unwrap_or(Hash256::ZERO);
+            if let Err(e) = decode_value(raw, &mut value) {
+                failed = Some(StoreError::Corrupt {
+                    hash,
+                    reason: format!("{} at byte {offset}: {e}", self.parts[i].dat.path.display()),
+                });
+                return ControlFlow::Break(());
+            }
+            f(hash, &value)
+        })?;
+        failed.map_or(Ok(()), Err)
+    }
+
+    fn get_meta(&self, _: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(None)
+    }
+
+    fn disk_bytes(&self) -> Result<u64, StoreError> {
+        Ok(self.parts.iter().map(|p| p.dat.len + p.key_len).sum())
+    }
+
+    fn sync(&self) -> Result<(), StoreError> {
+        Err(StoreError::backend(&self.location, READ_ONLY))
+    }
+
+    fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
+        Ok(self.locate(hash)?.is_some())
+    }
+}
