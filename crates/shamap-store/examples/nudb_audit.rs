@@ -29,23 +29,45 @@ fn peak_rss_mib() -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
+/// Which yardstick to time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Step {
+    /// Decode and hash every record on one thread.
+    Floor,
+    /// The whole audit.
+    Audit,
+    /// Every ledger walked by fetching each node by key.
+    Fetch,
+    /// Every ledger walked alone by the audit.
+    Walk,
+    /// All of them, in that order.
+    All,
+}
+
+/// Times the NuDB audit against its yardsticks on one store.
+#[derive(Debug, clap::Parser)]
+struct Args {
+    /// The NuDB directory (or one holding rotated rippledb.* ones).
+    dir: std::path::PathBuf,
+    /// What to time.
+    #[arg(value_enum, default_value = "all")]
+    step: Step,
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
-    let Some(dir) = args.next() else {
-        eprintln!("usage: nudb_audit DIR [floor|audit|fetch|walk|all]");
-        std::process::exit(2);
-    };
-    let what = args.next().unwrap_or_else(|| "all".to_owned());
-    let store = match NudbStore::open(std::path::Path::new(&dir)) {
+    let args = <Args as clap::Parser>::parse();
+    let dir = args.dir;
+    let what = args.step;
+    let store = match NudbStore::open(&dir) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("error: {e}");
             std::process::exit(2);
         }
     };
-    let all = what == "all";
+    let all = what == Step::All;
     let mut ledgers = Vec::new();
-    if all || what == "floor" {
+    if all || what == Step::Floor {
         let t = Instant::now();
         let r = decode_and_hash_floor(&store).expect("floor");
         println!(
@@ -56,7 +78,7 @@ fn main() {
             peak_rss_mib()
         );
     }
-    if all || what == "audit" {
+    if all || what == Step::Audit {
         let t = Instant::now();
         let r = audit(&store, &AuditOptions::default(), &|_| {}).expect("audit");
         println!(
@@ -78,7 +100,7 @@ fn main() {
         .expect("headers");
         ledgers = found;
     }
-    if all || what == "fetch" {
+    if all || what == Step::Fetch {
         let t = Instant::now();
         let mut nodes = 0;
         for h in &ledgers {
@@ -91,7 +113,7 @@ fn main() {
             peak_rss_mib()
         );
     }
-    if all || what == "walk" {
+    if all || what == Step::Walk {
         let t = Instant::now();
         for h in &ledgers {
             let r = audit(

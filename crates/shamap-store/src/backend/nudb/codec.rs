@@ -125,15 +125,7 @@ pub fn decode_value(raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
                     hashes.len()
                 ));
             }
-            inner_header(out);
-            let mut it = hashes.chunks_exact(32);
-            for b in 0..16 {
-                if mask & (0x8000 >> b) != 0 {
-                    out.extend_from_slice(it.next().unwrap_or(&[0; 32]));
-                } else {
-                    out.extend_from_slice(&[0; 32]);
-                }
-            }
+            inner_children(&raw[n - 1..], out)?;
         }
         3 => {
             if body.len() != 16 * 32 {
@@ -142,8 +134,7 @@ pub fn decode_value(raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
                     body.len()
                 ));
             }
-            inner_header(out);
-            out.extend_from_slice(body);
+            inner_children(&raw[n - 1..], out)?;
         }
         t => return Err(format!("unknown codec type {t}")),
     }
@@ -151,13 +142,17 @@ pub fn decode_value(raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
-/// The value header and prefix of an inner node: 8 zero bytes, type 0
-/// (not recorded), `MIN\0`.
-fn inner_header(out: &mut Vec<u8>) {
+/// An inner node's value from its compact encoding (`compact`: the codec
+/// type byte, then the body; decoded by the one home of that codec): 8
+/// zero bytes, type 0 (rippled's codec does not record it), the prefix
+/// format.
+fn inner_children(compact: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    let children = crate::compact::decode_children(compact)
+        .ok_or_else(|| "an inner node that does not decode".to_owned())?;
     out.reserve(VALUE_HEADER_LEN + INNER_MESSAGE_LEN);
-    out.extend_from_slice(&[0; 8]);
-    out.push(0);
-    out.extend_from_slice(b"MIN\0");
+    out.extend_from_slice(&[0; VALUE_HEADER_LEN]);
+    out.extend_from_slice(&shamap::node_hash::inner_message(&children));
+    Ok(())
 }
 
 /// Encodes a value in rippled's codec the way rippled does (inner nodes
