@@ -11,7 +11,7 @@ pub struct Problem {
     pub what: String,
 }
 
-/// A row the final audit ([`ClioVerifier::audit`]) found at odds with the
+/// A row the final audit ([`ClioVerifier::audit`](crate::ClioVerifier::audit)) found at odds with the
 /// verified state.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AuditFinding {

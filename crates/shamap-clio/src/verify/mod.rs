@@ -33,7 +33,7 @@
 //!
 //! The state map is a [`BackedMap`]: on a node log (`--state`), committed
 //! after each ledger that matched, with [`VERIFIED_RECORD`] naming the
-//! ledger, so a later run resumes after it; or on a [`crate::MemStore`]
+//! ledger, so a later run resumes after it; or on a [`shamap_store::MemStore`]
 //! with a budget that never spills, in memory only.
 
 use std::collections::VecDeque;
@@ -118,7 +118,7 @@ impl<'r, 's> ClioVerifier<'r, 's> {
     /// `persist`, it resumes after the ledger [`VERIFIED_RECORD`] names
     /// (refusing a record of another keyspace) and records each ledger
     /// that matches; without, the map stays in memory (give a
-    /// [`crate::MemStore`] and a budget that never spills). With `opts`
+    /// [`shamap_store::MemStore`] and a budget that never spills). With `opts`
     /// pruning ([`BackedOptions::prune_replaced`]), the store keeps only
     /// the last verified ledger: its state and its header.
     pub fn new(

@@ -72,7 +72,7 @@ pub fn read_verified(store: &dyn NodeStore) -> Result<Option<Verified>, StoreErr
 /// durable batch: after a crash the store holds both or neither. The map's
 /// root must be `v`'s account hash. `replaced_header`: the previous
 /// ledger's header, deleted in the same batch, for a map that prunes
-/// ([`BackedOptions::prune_replaced`]: the state it names is gone).
+/// ([`BackedOptions::prune_replaced`](shamap_store::BackedOptions::prune_replaced): the state it names is gone).
 pub fn record_verified(
     map: &mut BackedMap<'_>,
     store: &dyn NodeStore,
