@@ -34,7 +34,7 @@
 //! The crate by layer: [`backend`] (the stores), [`map`] (maps over any
 //! store), and at the top what both share: the traits ([`store`]), the
 //! stored value ([`node`], [`compact`]), the metadata records ([`meta`]),
-//! errors and the one opening of a location ([`open`]).
+//! errors and the one opening of a location ([`mod@open`]).
 //!
 //! Layout of records and values: `crates/shamap-store/README.md`.
 

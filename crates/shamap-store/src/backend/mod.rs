@@ -9,7 +9,7 @@
 //! - [`nudb`]: rippled's own node store (NuDB), read-only.
 //! - [`mem`]: in memory, for tests.
 //! - [`fault`]: a wrapper that fails a chosen operation, for fault tests.
-//! - [`ack`] and [`directory`]: the acknowledgment record and the rules for
+//! - [`ack`] and `directory`: the acknowledgment record and the rules for
 //!   creating and locking a store directory, shared by the disk backends.
 
 pub mod ack;

@@ -2,7 +2,7 @@
 //! and collected through the [`crate::NodeStore`] traits, never through a
 //! backend's own API.
 //!
-//! - [`fetch`]: the one verified load of a node (hash, kind, position).
+//! - `fetch`: the one verified load of a node (hash, kind, position).
 //! - [`reader`]: reading a stored map by root ([`crate::StoredMap`]).
 //! - [`verify`]: rehashing everything reachable from a root.
 //! - [`backed`]: a writable map over a store within a memory budget.
@@ -11,8 +11,8 @@
 //! - [`ledger`]: what a `--root` hash or a ledger sequence names.
 //! - [`diff`]: two stored maps compared in key order.
 //! - [`gc`]: keeping some roots and deleting what they do not reach;
-//!   [`writers`] pins what backed-map writers hold against it.
-//! - [`node_id`]: a node's position in a map.
+//!   `writers` pins what backed-map writers hold against it.
+//! - `node_id` ([`crate::NodeId`]): a node's position in a map.
 
 pub mod backed;
 pub mod diff;

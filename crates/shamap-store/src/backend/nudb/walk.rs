@@ -243,7 +243,7 @@ const SPLIT_DEPTH: u8 = 2;
 
 /// Walks the map under `root` (zero: the empty map) with one thread per
 /// walker: the top levels on the first, the subtrees below
-/// [`SPLIT_DEPTH`] shared out between all. Returns the problems and the
+/// `SPLIT_DEPTH` shared out between all. Returns the problems and the
 /// inner nodes visited.
 pub fn walk_map(
     walkers: &mut [Walker<'_>],
