@@ -12,14 +12,19 @@ ShaMap: a mutable map (insert, update, upsert, remove, get, items, root_hash,
 snapshot, prove); Snapshot: its O(1) read-only version; verify_proof: checks
 a proof path against a trusted root; read_ledger: reads a rippled/Clio ledger
 dump, builds its maps and checks its hashes as `shamap verify` does; stats:
-the fields of `shamap stats --json` for a map.
+the fields of `shamap stats --json` for a map; open_store: a node log or
+rippled's NuDB node store (read-only) as a Store (ledgers, get, prove,
+verify).
 """
 
 from ._shamap import (
     Ledger,
     ShaMap,
     Snapshot,
+    Store,
+    StoreFailure,
     __version__,
+    open_store,
     read_ledger,
     stats,
     verify_proof,
@@ -29,7 +34,10 @@ __all__ = [
     "Ledger",
     "ShaMap",
     "Snapshot",
+    "Store",
+    "StoreFailure",
     "__version__",
+    "open_store",
     "read_ledger",
     "stats",
     "verify_proof",

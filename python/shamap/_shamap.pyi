@@ -4,7 +4,18 @@ import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final
 
 __version__: str
-__all__ = ["Ledger", "ShaMap", "Snapshot", "__version__", "read_ledger", "stats", "verify_proof"]
+__all__ = [
+    "Ledger",
+    "ShaMap",
+    "Snapshot",
+    "Store",
+    "StoreFailure",
+    "__version__",
+    "open_store",
+    "read_ledger",
+    "stats",
+    "verify_proof",
+]
 
 _Kind = Literal["state", "tx", "txset"]
 #: 32 bytes, or a str of 64 hex digits (either case).
@@ -113,3 +124,33 @@ def read_ledger(path: Union[_PathLike, Sequence[_PathLike]]) -> Ledger:
 
 def stats(map: Union[ShaMap, Snapshot]) -> Dict[str, Any]:
     """The fields of `shamap stats --json` (timing.hashing is None)."""
+
+class StoreFailure(Exception):
+    """A store that cannot be opened or read, or a root it does not hold;
+    the message is one line naming the store."""
+
+@final
+class Store:
+    """A store opened for reading by open_store()."""
+
+    @property
+    def location(self) -> str: ...
+    def ledgers(self) -> List[Tuple[int, str]]:
+        """(sequence, ledger hash in upper-case hex) of every ledger held."""
+    def get(
+        self, root: _KeyLike, key: _KeyLike, kind: Optional[Literal["state", "tx"]] = None
+    ) -> Optional[bytes]:
+        """The data under key in the map root names (a ledger hash or a map
+        root), or None; every node read is verified."""
+    def prove(
+        self, root: _KeyLike, key: _KeyLike, kind: Optional[Literal["state", "tx"]] = None
+    ) -> Dict[str, Any]:
+        """The proof `shamap prove --db` writes: kind, key, root, included,
+        nodes (hex, leaf first)."""
+    def verify(self) -> Dict[str, Any]:
+        """The audit `shamap verify --db --json` reports; "ok" is True when
+        nothing is damaged."""
+
+def open_store(path: _PathLike) -> Store:
+    """Opens a node log or rippled's NuDB node store (read-only) for
+    reading; StoreFailure naming the path when it cannot be opened."""

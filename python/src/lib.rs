@@ -11,6 +11,7 @@
 //! | `verify_proof` | `proof` |
 //! | `read_ledger`, `Ledger` | `ledger` |
 //! | `stats` | `stats` |
+//! | `open_store`, `Store`, `StoreFailure` | `store` |
 //! | key, data and hash arguments, errors | `args` |
 //!
 //! Built with maturin (`pip install ./python`), abi3 for CPython >= 3.9.
@@ -26,6 +27,7 @@ mod ledger;
 mod map;
 mod proof;
 mod stats;
+mod store;
 
 /// The extension module `shamap._shamap`; `shamap/__init__.py` re-exports it.
 #[pymodule]
@@ -37,5 +39,8 @@ fn _shamap(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(proof::verify_proof, m)?)?;
     m.add_function(wrap_pyfunction!(ledger::read_ledger, m)?)?;
     m.add_function(wrap_pyfunction!(stats::stats, m)?)?;
+    m.add_class::<store::PyStore>()?;
+    m.add_function(wrap_pyfunction!(store::open_store, m)?)?;
+    m.add("StoreFailure", m.py().get_type::<store::StoreFailure>())?;
     Ok(())
 }

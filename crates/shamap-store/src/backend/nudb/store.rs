@@ -239,4 +239,21 @@ impl NodeStore for NudbStore {
     fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
         Ok(self.locate(hash)?.is_some())
     }
+
+    /// rippled's `ledger.db` when there is one ([`Self::ledger_db`]), else
+    /// the ledger headers found by one pass over the data files
+    /// ([`super::audit::headers_in_data`]).
+    fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
+        if let Some(db) = &self.ledger_db {
+            let rows = super::ledger_db::read_ledgers(db, None)
+                .map_err(|e| StoreError::backend(&self.location, e))?;
+            return Ok(Some(rows.iter().map(|r| (r.seq, r.hash)).collect()));
+        }
+        let mut found = Vec::new();
+        super::audit::headers_in_data(self, &mut |h| {
+            found.push((h.header.seq, h.hash));
+            ControlFlow::Continue(())
+        })?;
+        Ok(Some(found))
+    }
 }

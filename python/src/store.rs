@@ -1,0 +1,243 @@
+//! `open_store`, `Store`: a node store read from Python. A node log or
+//! rippled's NuDB node store (read-only), opened through the store crate's
+//! one opening ([`shamap_store::open_with`] with [`Access::Read`]); ledgers
+//! listed by [`ledger::ledgers`], roots resolved by [`ledger::resolve_root`],
+//! maps read through [`StoredMap`] (every node verified as it is read), and
+//! the store audited as `shamap verify --db` audits it.
+
+use std::path::{Path, PathBuf};
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use serde_json::{json, Value};
+use shamap::hash::encode_hex_upper;
+use shamap::{Hash256, ProofPath};
+use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport};
+use shamap_store::{
+    ledger, meta, open_with, verify_all, Access, LogStore, NodeStore, OpenOptions, Opened,
+    StoreError, StoredMap,
+};
+
+use crate::args::{hash_arg, key_arg, kind_arg};
+use crate::convert::to_py;
+
+create_exception!(
+    shamap,
+    StoreFailure,
+    PyException,
+    "A store that cannot be opened or read, or a root it does not hold; the message is one line naming the store."
+);
+
+/// A store error as a Python exception with its one-line message.
+fn store_error(e: StoreError) -> PyErr {
+    StoreFailure::new_err(e.to_string())
+}
+
+/// A store opened for reading: a node log or rippled's NuDB node store.
+#[pyclass(name = "Store", module = "shamap", frozen)]
+pub struct PyStore {
+    path: PathBuf,
+    opened: Opened,
+}
+
+/// Opens the store at path for reading: a node log directory, rippled's
+/// NuDB node store (a directory with nudb.dat and nudb.key, rotated
+/// rippledb.* directories, or "nudb:DIR"; never written), or another store
+/// the CLI's --db takes. Raises StoreFailure naming the path when there is
+/// no store there or it cannot be opened.
+#[pyfunction]
+pub(crate) fn open_store(py: Python<'_>, path: PathBuf) -> PyResult<PyStore> {
+    let opened = py
+        .detach(|| open_with(&path, &OpenOptions::new(Access::Read)))
+        .map_err(store_error)?;
+    Ok(PyStore { path, opened })
+}
+
+/// The proof as the dict of `shamap prove`'s JSON, its fields in the
+/// JSON's order: kind, key, root, included, nodes (upper-case hex, leaf
+/// first).
+fn proof_dict<'py>(py: Python<'py>, proof: &ProofPath) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("kind", proof.kind.name())?;
+    d.set_item("key", proof.key.to_string())?;
+    d.set_item("root", proof.root.to_string())?;
+    d.set_item("included", proof.included)?;
+    let nodes: Vec<String> = proof.nodes.iter().map(|n| encode_hex_upper(n)).collect();
+    d.set_item("nodes", nodes)?;
+    Ok(d)
+}
+
+/// The NuDB audit's report in the shape of `shamap verify --db --json`.
+fn nudb_report_json(db: &Path, r: &AuditReport) -> Value {
+    let scan = r.scan.as_ref().map(|s| {
+        json!({
+            "records": s.records,
+            "spill_records": s.spills,
+            "bytes": s.bytes,
+            "decoded_bytes": s.decoded_bytes,
+            "codec_types": s.codec_types,
+            "damaged_count": s.damaged_count,
+            "damage": s.damaged.iter().map(|d| json!({
+                "file": d.file.display().to_string(),
+                "at": d.offset,
+                "key": d.key.map(|k| k.to_hex()),
+                "what": d.what,
+            })).collect::<Vec<_>>(),
+        })
+    });
+    json!({
+        "db": db.display().to_string(),
+        "store": "rippled NuDB",
+        "ok": r.is_whole(),
+        "scan": scan,
+        "ledgers_from": r.ledgers_from,
+        "ledgers": r.ledgers.iter().map(|l| json!({
+            "seq": l.seq,
+            "hash": l.hash.to_hex(),
+            "ok": l.is_whole(),
+            "inner": l.counts.inner,
+            "leaves": l.counts.leaves,
+            "skipped_subtrees": l.counts.skipped,
+            "problems": l.problem_count,
+        })).collect::<Vec<_>>(),
+        "nodes": r.nodes.iter().map(|n| json!({
+            "key": n.key.to_hex(),
+            "file": n.at.as_ref().map(|(f, _)| f.display().to_string()),
+            "at": n.at.as_ref().map(|(_, o)| *o),
+            "what": n.what,
+            "ledgers": n.ledgers.iter().map(|(s, h)| json!({"seq": s, "hash": h.to_hex()})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A node log audited as `shamap verify --db --json` does: the whole log
+/// read ([`LogStore::open_audit`]), then every retained root walked
+/// ([`verify_all`]).
+fn log_report_json(db: &Path) -> Result<Value, StoreError> {
+    let (store, a) = LogStore::open_audit(db)?;
+    let mut roots = Vec::new();
+    let mut ok = a.damage.is_empty();
+    for r in meta::retained(&store)? {
+        roots.push(match verify_all(&store, &r.hash) {
+            Ok(v) => json!({"root": r.hash.to_hex(), "name": r.name, "ok": true,
+                "nodes": v.nodes(), "inner": v.inner, "leaves": v.leaves, "headers": v.headers, "bytes": v.bytes}),
+            Err(e) => {
+                ok = false;
+                json!({"root": r.hash.to_hex(), "name": r.name, "ok": false, "error": e.to_string()})
+            }
+        });
+    }
+    Ok(json!({
+        "db": db.display().to_string(),
+        "store": "node log",
+        "ok": ok,
+        "roots": roots,
+        "log": {
+            "batches": a.batches,
+            "bytes": a.log_bytes,
+            "acknowledged_batch": a.acknowledged,
+            "damage": a.damage.iter().map(|d| json!({"at": d.at, "what": d.what})).collect::<Vec<_>>(),
+        },
+    }))
+}
+
+impl PyStore {
+    fn store(&self) -> &dyn NodeStore {
+        self.opened.store()
+    }
+
+    /// The map `root` names (a ledger hash: its state map, or its
+    /// transaction map with kind "tx"; or a map root the store knows).
+    fn map_root(&self, root: Hash256, kind: Option<&str>) -> PyResult<(Hash256, shamap::MapKind)> {
+        let kind = kind.map(kind_arg).transpose()?;
+        let r = ledger::resolve_root(self.store(), &root, kind).map_err(store_error)?;
+        Ok((r.root, r.kind))
+    }
+}
+
+#[pymethods]
+impl PyStore {
+    /// The store's location, as its errors name it.
+    #[getter]
+    fn location(&self) -> String {
+        self.store().location()
+    }
+
+    /// The ledgers the store holds, by sequence: a list of (seq, ledger
+    /// hash as 64 upper-case hex digits). For NuDB, from rippled's
+    /// ledger.db when there is one, else the ledger headers found; for a
+    /// node log, the retained ledgers.
+    fn ledgers(&self, py: Python<'_>) -> PyResult<Vec<(u32, String)>> {
+        let list = py
+            .detach(|| ledger::ledgers(self.store()))
+            .map_err(store_error)?;
+        Ok(list.ledgers.iter().map(|(s, h)| (*s, h.to_hex())).collect())
+    }
+
+    /// The data under key in the map root names (a ledger hash: its state
+    /// map, or with kind="tx" its transaction map; or a map root), or None
+    /// when absent. Every node on the way is verified against its hash.
+    #[pyo3(signature = (root, key, kind=None))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        root: &Bound<'py, PyAny>,
+        key: &Bound<'py, PyAny>,
+        kind: Option<&str>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let root = hash_arg(root, "root")?;
+        let key = key_arg(key)?;
+        let (root, kind) = self.map_root(root, kind)?;
+        let data = py
+            .detach(|| StoredMap::open(self.store(), root, kind)?.get(&key))
+            .map_err(store_error)?;
+        Ok(data.map(|d| PyBytes::new(py, &d)))
+    }
+
+    /// The proof of key (inclusion or absence) in the map root names, as
+    /// the dict of `shamap prove --db`'s JSON: kind, key, root (the map's
+    /// root hash), included, nodes (hex, leaf first, root last).
+    #[pyo3(signature = (root, key, kind=None))]
+    fn prove<'py>(
+        &self,
+        py: Python<'py>,
+        root: &Bound<'py, PyAny>,
+        key: &Bound<'py, PyAny>,
+        kind: Option<&str>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let root = hash_arg(root, "root")?;
+        let key = key_arg(key)?;
+        let (root, kind) = self.map_root(root, kind)?;
+        let proof = py
+            .detach(|| StoredMap::open(self.store(), root, kind)?.proof_path(&key))
+            .map_err(store_error)?;
+        proof_dict(py, &proof)
+    }
+
+    /// Audits the whole store as `shamap verify --db --json` does and
+    /// returns its report as a dict whose "ok" is True when nothing is
+    /// damaged. NuDB: every record decoded and hashed, every ledger walked,
+    /// each damaged or missing node with its file, offset and the ledgers
+    /// it breaks. Node log: the whole log read (damage by byte offset),
+    /// every retained root walked.
+    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let report = py
+            .detach(|| match &self.opened {
+                Opened::Nudb(s) => audit(s, &AuditOptions::default(), &|_| {})
+                    .map(|r| nudb_report_json(&self.path, &r)),
+                Opened::Log(_) => log_report_json(&self.path),
+                _ => Err(StoreError::Unresolved {
+                    location: self.store().location(),
+                    message: "verify() audits node logs and rippled NuDB stores only".to_owned(),
+                }),
+            })
+            .map_err(store_error)?;
+        to_py(py, &report)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<shamap.Store {}>", self.store().location())
+    }
+}
