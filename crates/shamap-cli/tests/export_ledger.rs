@@ -127,7 +127,7 @@ fn the_response_has_rippleds_binary_shape() {
         text,
         "{\"result\":{\"ledger\":{\"accountState\":[\n{\"hash\":\"",
     );
-    assert_contains(text, "\n],\"closed\":true,\"ledger_data\":\"00009571");
+    assert_contains(text, "\n],\"closed\":true,\"ledger_data\":\"000094F1");
     assert_ends_with(
         text,
         &format!("\n]}},\"ledger_hash\":\"{LEDGER_38129}\",\"ledger_index\":38129,\"status\":\"success\",\"validated\":false}}}}\n"),
@@ -261,7 +261,7 @@ fn ledger_json(
     let hex = shamap::hash::encode_hex_upper;
     let state: Vec<String> = state
         .iter()
-        .map(|(k, d)| format!("{{\"index\":\"{}\",\"data\":\"{}\"}}", hex(k), hex(d)))
+        .map(|(k, d)| format!("{{\"hash\":\"{}\",\"tx_blob\":\"{}\"}}", hex(k), hex(d)))
         .collect();
     let txs: Vec<String> = txs
         .iter()

@@ -172,15 +172,24 @@ fn apply_and_scan_match_an_in_memory_map() {
             changes.push_str(&format!("del {k}\n"));
             mem.remove(k).expect("present");
         } else {
-            changes.push_str(&format!("set {k} {:02X}{:04X}\n", i % 256, i));
-            mem.upsert(*k, &[(i % 256) as u8, (i >> 8) as u8, i as u8])
-                .expect("upsert");
+            // Data of rippled's 12-byte minimum (3 bytes, then 9 zeros).
+            changes.push_str(&format!(
+                "set {k} {:02X}{:04X}{}\n",
+                i % 256,
+                i,
+                "00".repeat(9)
+            ));
+            let mut data = vec![(i % 256) as u8, (i >> 8) as u8, i as u8];
+            data.resize(12, 0);
+            mem.upsert(*k, &data).expect("upsert");
         }
     }
     let mut fresh = keys[0];
     fresh.0[31] ^= 0x5A;
-    changes.push_str(&format!("set {fresh} ABCDEF\n\n"));
-    mem.upsert(fresh, &[0xAB, 0xCD, 0xEF]).expect("upsert");
+    changes.push_str(&format!("set {fresh} ABCDEF{}\n\n", "00".repeat(9)));
+    let mut data = vec![0xAB, 0xCD, 0xEF];
+    data.resize(12, 0);
+    mem.upsert(fresh, &data).expect("upsert");
     let expected = mem.root_hash();
     let file = dir.path().join("changes.txt");
     std::fs::write(&file, &changes).expect("write");
@@ -211,12 +220,13 @@ fn apply_and_scan_match_an_in_memory_map() {
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
     assert_eq!(v["items"].as_u64(), Some(mem.len() as u64));
     let r = at_expected("get", &fresh.to_string());
-    assert_eq!(r.stdout.trim(), "ABCDEF", "{}", r.stderr);
+    assert_eq!(r.stdout.trim(), "ABCDEF000000000000000000", "{}", r.stderr);
     let r = at_expected("get", &keys[0].to_string());
     assert_eq!(r.code, Some(1), "deleted key: {}", r.stdout);
 
     // A bad line: one error naming file and line, nothing committed.
-    std::fs::write(&file, format!("set {fresh} 00\nset {fresh} 0G\n")).expect("write");
+    let ok12 = "00".repeat(12);
+    std::fs::write(&file, format!("set {fresh} {ok12}\nset {fresh} 0G\n")).expect("write");
     let r = run(&[
         "apply",
         "--db",
@@ -270,7 +280,14 @@ fn scan_and_apply_rss(db: &Path, root: &str, n: u32, work: &Path) -> (u64, u64) 
     let (scan, v) = with_1mib_budget("scan", db, root, &[]);
     assert_eq!(v["items"].as_u64(), Some(u64::from(n)));
     let changes: String = (0..10_000u32)
-        .map(|i| format!("set {} {:08X}\n", budget_key(i * 7 % n), i))
+        .map(|i| {
+            format!(
+                "set {} {:08X}{}\n",
+                budget_key(i * 7 % n),
+                i,
+                "00".repeat(8)
+            )
+        })
         .collect();
     let file = work.join(format!("changes-{n}.txt"));
     std::fs::write(&file, changes).expect("write");

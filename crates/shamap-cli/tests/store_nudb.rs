@@ -49,7 +49,10 @@ fn verify_and_info_on_a_whole_store() {
     let out = ok(&shamap(["info", "--db", db_s], None)).to_owned();
     assert!(out.contains("rippled's NuDB node store"), "{out}");
     assert!(
-        out.contains("ledgers from ledger headers in the data files: 4"),
+        out.contains(&format!(
+            "ledgers from ledger headers in the data files: {}",
+            ls.len()
+        )),
         "{out}"
     );
     // By sequence and by hash, with ledger.db given.

@@ -139,7 +139,7 @@ fn a_writer_whose_log_was_replaced_or_removed_stops_writing() {
 }
 
 #[test]
-fn a_replayed_or_reordered_batch_is_refused_naming_its_offset() {
+fn a_replay_after_the_acknowledged_batch_is_cut_and_a_reorder_refused() {
     let s = seed(130);
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
@@ -156,23 +156,25 @@ fn a_replayed_or_reordered_batch_is_refused_naming_its_offset() {
     assert!(all.len() >= 4, "{} batches", all.len());
     let mut rng = SmallRng::seed_from_u64(s);
 
-    // An earlier whole batch appended again.
+    // An earlier whole batch appended again, after the acknowledged last
+    // batch: nothing there was acknowledged, so it is cut as a torn write
+    // (the recovery contract since issue 41: a power loss may leave any
+    // unsynced pages, so what follows the acknowledged batch is never
+    // damage); the store opens with every retained root whole.
     for _ in 0..4 {
-        let (at, seq, len) = all[rng.gen_range(0..all.len() - 1)];
+        let (at, _, len) = all[rng.gen_range(0..all.len() - 1)];
         let mut bad = good.clone();
         bad.extend_from_slice(&good[at..at + len]);
         std::fs::write(&log, &bad).expect("replay");
         without_checkpoint(d);
-        let want = all.last().expect("a batch").1 + 1;
-        refused(
-            d,
-            "a replayed batch",
-            &[
-                &format!("damaged at byte {}", good.len()),
-                &format!("sequence number {seq} where {want} was expected"),
-            ],
-        );
+        let store = timed(|| LogStore::open_read_only(d))
+            .expect("a replay after the acknowledged batch is cut");
+        for r in shamap_store::meta::retained(&store).expect("retained") {
+            verify_all(&store, &r.hash)
+                .unwrap_or_else(|e| panic!("seed {s}: {} whole: {e}", r.name));
+        }
     }
+    std::fs::write(&log, &good).expect("restore");
     // Two neighbouring batches swapped.
     let i = rng.gen_range(0..all.len() - 1);
     let ((a, _, alen), (b, bseq, blen)) = (all[i], all[i + 1]);
