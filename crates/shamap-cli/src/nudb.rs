@@ -301,8 +301,13 @@ pub fn info(db: &Path, ledger_db: Option<&Path>, as_json: bool) -> Result<Exit, 
     let t = counts.codec_types;
     let _ = writeln!(
         out,
-        "objects: {} ({} bytes stored; codec: {} LZ4, {} compressed inner, {} full inner, {} raw{})",
+        "records: {}{} ({} bytes stored; codec: {} LZ4, {} compressed inner, {} full inner, {} raw{})",
         counts.records,
+        if store.parts().len() > 1 {
+            " (over the rotated directories: an object in both counts twice)"
+        } else {
+            ""
+        },
         counts.value_bytes,
         t[1],
         t[2],
