@@ -90,7 +90,7 @@ fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
     let changes = dir.path().join("changes.txt");
     std::fs::write(
         &changes,
-        format!("set {KEY_38129} AABBCC\ndel 02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD\n"),
+        format!("set {KEY_38129} AABBCC000000000000000000\ndel 02CE52E3E46AD340B1C7900F86AFB959AE0C246916E3463905EDD61DE26FFFDD\n"),
     )
     .expect("write");
     let ch = changes.to_str().expect("utf-8");
