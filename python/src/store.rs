@@ -14,7 +14,7 @@ use pyo3::types::{PyBytes, PyDict};
 use serde_json::{json, Value};
 use shamap::hash::encode_hex_upper;
 use shamap::{Hash256, ProofPath};
-use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport};
+use shamap_store::backend::nudb::{audit, AuditOptions};
 use shamap_store::{
     ledger, meta, open_with, verify_all, Access, LogStore, NodeStore, OpenOptions, Opened,
     StoreError, StoredMap,
@@ -67,49 +67,6 @@ fn proof_dict<'py>(py: Python<'py>, proof: &ProofPath) -> PyResult<Bound<'py, Py
     let nodes: Vec<String> = proof.nodes.iter().map(|n| encode_hex_upper(n)).collect();
     d.set_item("nodes", nodes)?;
     Ok(d)
-}
-
-/// The NuDB audit's report in the shape of `shamap verify --db --json`.
-fn nudb_report_json(db: &Path, r: &AuditReport) -> Value {
-    let scan = r.scan.as_ref().map(|s| {
-        json!({
-            "records": s.records,
-            "spill_records": s.spills,
-            "bytes": s.bytes,
-            "decoded_bytes": s.decoded_bytes,
-            "codec_types": s.codec_types,
-            "damaged_count": s.damaged_count,
-            "damage": s.damaged.iter().map(|d| json!({
-                "file": d.file.display().to_string(),
-                "at": d.offset,
-                "key": d.key.map(|k| k.to_hex()),
-                "what": d.what,
-            })).collect::<Vec<_>>(),
-        })
-    });
-    json!({
-        "db": db.display().to_string(),
-        "store": "rippled NuDB",
-        "ok": r.is_whole(),
-        "scan": scan,
-        "ledgers_from": r.ledgers_from,
-        "ledgers": r.ledgers.iter().map(|l| json!({
-            "seq": l.seq,
-            "hash": l.hash.to_hex(),
-            "ok": l.is_whole(),
-            "inner": l.counts.inner,
-            "leaves": l.counts.leaves,
-            "skipped_subtrees": l.counts.skipped,
-            "problems": l.problem_count,
-        })).collect::<Vec<_>>(),
-        "nodes": r.nodes.iter().map(|n| json!({
-            "key": n.key.to_hex(),
-            "file": n.at.as_ref().map(|(f, _)| f.display().to_string()),
-            "at": n.at.as_ref().map(|(_, o)| *o),
-            "what": n.what,
-            "ledgers": n.ledgers.iter().map(|(s, h)| json!({"seq": s, "hash": h.to_hex()})).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
 }
 
 /// A node log audited as `shamap verify --db --json` does: the whole log
@@ -225,8 +182,9 @@ impl PyStore {
     fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let report = py
             .detach(|| match &self.opened {
-                Opened::Nudb(s) => audit(s, &AuditOptions::default(), &|_| {})
-                    .map(|r| nudb_report_json(&self.path, &r)),
+                Opened::Nudb(s) => {
+                    audit(s, &AuditOptions::default(), &|_| {}).map(|r| r.to_json(&self.path))
+                }
                 Opened::Log(_) => log_report_json(&self.path),
                 _ => Err(StoreError::Unresolved {
                     location: self.store().location(),

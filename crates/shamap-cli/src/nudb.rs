@@ -74,7 +74,7 @@ pub fn verify(
     let report = audit(&store, &AuditOptions { only, threads: 0 }, &progress)?;
     bar.finish_and_clear();
     if as_json {
-        print_json_status_kept(&to_json(db, &report));
+        print_json_status_kept(&report.to_json(db));
     } else {
         print_text_status_kept(&to_text(&report));
     }
@@ -184,48 +184,6 @@ fn to_text(r: &AuditReport) -> String {
         );
     }
     out
-}
-
-fn to_json(db: &Path, r: &AuditReport) -> serde_json::Value {
-    let scan = r.scan.as_ref().map(|s| {
-        json!({
-            "records": s.records,
-            "spill_records": s.spills,
-            "bytes": s.bytes,
-            "decoded_bytes": s.decoded_bytes,
-            "codec_types": s.codec_types,
-            "damaged_count": s.damaged_count,
-            "damage": s.damaged.iter().map(|d| json!({
-                "file": d.file.display().to_string(),
-                "at": d.offset,
-                "key": d.key.map(|k| k.to_hex()),
-                "what": d.what,
-            })).collect::<Vec<_>>(),
-        })
-    });
-    json!({
-        "db": db.display().to_string(),
-        "store": "rippled NuDB",
-        "ok": r.is_whole(),
-        "scan": scan,
-        "ledgers_from": r.ledgers_from,
-        "ledgers": r.ledgers.iter().map(|l| json!({
-            "seq": l.seq,
-            "hash": l.hash.to_hex(),
-            "ok": l.is_whole(),
-            "inner": l.counts.inner,
-            "leaves": l.counts.leaves,
-            "skipped_subtrees": l.counts.skipped,
-            "problems": l.problem_count,
-        })).collect::<Vec<_>>(),
-        "nodes": r.nodes.iter().map(|n| json!({
-            "key": n.key.to_hex(),
-            "file": n.at.as_ref().map(|(f, _)| f.display().to_string()),
-            "at": n.at.as_ref().map(|(_, o)| *o),
-            "what": n.what,
-            "ledgers": n.ledgers.iter().map(|(s, h)| json!({"seq": s, "hash": h.to_hex()})).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    })
 }
 
 /// Runs `info --db` on a NuDB store.
