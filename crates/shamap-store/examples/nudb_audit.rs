@@ -2,13 +2,15 @@
 //!
 //! - `floor`: every record decoded (rippled's codec) and hashed on one
 //!   thread, nothing else ([`decode_and_hash_floor`]);
+//! - `scan`: the audit's scan alone (every record decoded and hashed on
+//!   every core);
 //! - `audit`: the whole audit (scan on every core, every ledger walked);
 //! - `fetch walk`: each ledger's maps walked by fetching every node by key,
 //!   verified ([`verify_all`], the plain walk of every store);
 //! - `walk`: each ledger walked alone by the audit (`--ledger`).
 //!
 //! Usage: `cargo run --release -p shamap-store --example nudb_audit -- DIR
-//! [floor|audit|fetch|walk|all]`. Prints seconds and the peak RSS (VmHWM)
+//! [floor|scan|audit|fetch|walk|all]`. Prints seconds and the peak RSS (VmHWM)
 //! after each step; run one step per process to measure its own peak.
 
 use std::time::Instant;
@@ -34,6 +36,8 @@ fn peak_rss_mib() -> f64 {
 enum Step {
     /// Decode and hash every record on one thread.
     Floor,
+    /// The audit's scan alone (every record decoded and hashed, both cores).
+    Scan,
     /// The whole audit.
     Audit,
     /// Every ledger walked by fetching each node by key.
@@ -75,6 +79,18 @@ fn main() {
             t.elapsed().as_secs_f64(),
             r.records,
             r.bad,
+            peak_rss_mib()
+        );
+    }
+    if all || what == Step::Scan {
+        let t = Instant::now();
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let r = shamap_store::backend::nudb::scan::scan(&store, threads, &|_| {}).expect("scan");
+        println!(
+            "scan (decode+hash, {threads} threads): {:.3} s, {} records, {} damaged, peak RSS {:.1} MiB",
+            t.elapsed().as_secs_f64(),
+            r.records,
+            r.damaged_count,
             peak_rss_mib()
         );
     }

@@ -121,10 +121,14 @@ fn shipped_ledgers_read_back_whole() {
             let r = audit_all(&store);
             assert!(r.is_whole(), "{}: {:?}", path.display(), r.nodes);
             assert_eq!(r.ledgers.len(), 1);
-            assert_eq!(
-                r.scan.as_ref().expect("scan").records,
-                w.records.len() as u64
-            );
+            let scan = r.scan.as_ref().expect("scan");
+            assert_eq!(scan.records, w.records.len() as u64);
+            // The key file indexes exactly the data records, so the walk
+            // takes every node from the scan's checks, hashing none again.
+            assert_eq!(scan.index_agrees, [true], "{}", path.display());
+            let c = r.ledgers[0].counts;
+            assert_eq!(c.hashed, 0, "{}", path.display());
+            assert_eq!(c.inner + c.leaves, l.objects().len() as u64 - 1);
             assert_eq!(snapshot(dir.path()), before, "nothing written");
         }
     }
@@ -496,4 +500,48 @@ fn key_file_damage_breaks_the_ledger() {
         "{:?}",
         r.damaged_records()
     );
+}
+
+/// A bucket entry naming another record inside the data file, of the same
+/// size (the key file check sees nothing out of the file): the key file no
+/// longer indexes what the data file holds, so the walk trusts no entry,
+/// reads the record, finds another key there and reports the leaf missing.
+#[test]
+fn an_entry_naming_another_record_breaks_the_ledger() {
+    let l = base();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+    // A leaf whose entry is in its bucket, not in a spill, of a size no
+    // inner node has: one the walk would take from its entry alone.
+    let mut leaves = Vec::new();
+    l.state.for_each_node(|n| {
+        if n.is_leaf {
+            leaves.push(n.hash);
+        }
+    });
+    let leaf = *leaves
+        .iter()
+        .find(|h| {
+            let size = w.record(&h.0).map_or(0, |r| r.size);
+            size % 32 != 3 && faults::locate_entry(&w, &h.0).is_ok_and(|e| e.depth == 0)
+        })
+        .expect("a leaf filed in its bucket");
+    let mine = w.record(&leaf.0).expect("the leaf's record").clone();
+    let other = w
+        .records
+        .iter()
+        .filter(|r| r.key != mine.key)
+        .min_by_key(|r| r.size.abs_diff(mine.size))
+        .expect("another record");
+    faults::point_entry_at(&w, &leaf.0, other.offset).expect("point");
+    let store = NudbStore::open(dir.path()).expect("open");
+    let r = audit_all(&store);
+    assert_eq!(r.scan.as_ref().expect("scan").index_agrees, [false]);
+    assert!(!r.is_whole());
+    let n = r
+        .nodes
+        .iter()
+        .find(|n| n.key == leaf)
+        .expect("the leaf named");
+    assert_eq!(n.ledgers.len(), 1, "{n:?}");
 }

@@ -25,6 +25,7 @@ use hashbrown::{HashMap, HashSet};
 use shamap::xrpl::LedgerHeader;
 use shamap::Hash256;
 
+use super::key_file::IndexDigest;
 use super::ledger_db::read_ledgers;
 use super::scan::{scan, DamagedRecord, ScanReport};
 use super::store::NudbStore;
@@ -329,6 +330,12 @@ pub fn audit(
             .then(a.key.cmp(&b.key))
     });
     report.nodes = nodes;
+    drop(walkers);
+    drop(scanned_view);
+    if let Some(s) = scanned.as_mut() {
+        // The walk's cache, not part of the report.
+        s.inner_cache = Default::default();
+    }
     report.scan = scanned;
     Ok(report)
 }
@@ -463,14 +470,20 @@ pub fn headers_in_data(
 /// Reads every bucket of every key file and follows its spill chain to its
 /// end: entries pointing outside the data file and chains that loop are
 /// damage (reported against the key file, at the bucket's offset), found
-/// even where no lookup of the walk goes.
+/// even where no lookup of the walk goes. Sets
+/// [`ScanReport::index_agrees`] for each directory whose entries digest to
+/// what its data records do.
 fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
-    for p in store.parts() {
+    scan.index_agrees = vec![false; store.parts().len()];
+    for (i, p) in store.parts().iter().enumerate() {
+        let mut entries = IndexDigest::default();
+        let mut whole = true;
         for n in 0..p.key_header.buckets {
             let at = p.key_header.bucket_offset(n);
             let outcome = p.read_bucket(n).and_then(|b| {
                 let mut bad = None;
                 let mut check = |e: &super::key_file::Entry| {
+                    entries.add(e.offset, e.size, e.hash);
                     if e.offset.saturating_add(e.size) > p.dat.len {
                         bad = Some(format!(
                             "{}: bucket {n} names a record at byte {} of {} bytes, past the end of {} ({} bytes)",
@@ -486,6 +499,7 @@ fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
                 bad.map_or(Ok(()), Err)
             });
             if let Err(what) = outcome {
+                whole = false;
                 scan.damaged_count += 1;
                 if scan.damaged.len() < super::scan::MAX_DAMAGE {
                     scan.damaged.push(DamagedRecord {
@@ -497,6 +511,7 @@ fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
                 }
             }
         }
+        scan.index_agrees[i] = whole && scan.records_index.get(i) == Some(&entries);
     }
 }
 

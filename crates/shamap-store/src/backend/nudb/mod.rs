@@ -10,7 +10,7 @@
 //! - [`store`]: the store (one directory, or rippled's two rotated
 //!   `rippledb.*` ones), read-only.
 //! - [`ledger_db`]: rippled's `ledger.db` (sequences to hashes).
-//! - [`scan`], [`walk`], [`audit`](mod@audit): the audit.
+//! - [`scan`], [`inner_cache`], [`walk`], [`audit`](mod@audit): the audit.
 //!
 //! Nothing here writes, creates, locks or truncates a file in a NuDB
 //! directory: files are opened read-only, `ledger.db` immutable; a
@@ -21,6 +21,7 @@ pub mod audit;
 pub mod codec;
 pub mod dat_file;
 pub mod dir;
+pub mod inner_cache;
 pub mod key_file;
 pub mod ledger_db;
 pub mod scan;

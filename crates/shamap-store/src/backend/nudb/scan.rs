@@ -27,6 +27,8 @@ use shamap::Hash256;
 
 use super::codec::decode_value;
 use super::dat_file::{Chunk, Record, SIZE_LEN};
+use super::inner_cache::{InnerBudget, InnerCache, InnerShare, INNER_CACHE_BYTES};
+use super::key_file::{key_hash, IndexDigest};
 use super::store::{NudbStore, SCAN_BLOCK};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
@@ -88,6 +90,18 @@ pub struct ScanReport {
     /// Per directory: records before this offset were checked by the scan
     /// in step with the file (before the first damage found in it).
     pub verified_below: Vec<u64>,
+    /// Per directory: the digest of its data records' index entries
+    /// (offset, value size, key hash).
+    pub records_index: Vec<IndexDigest>,
+    /// Per directory: true when its key file's entries are exactly its data
+    /// records' (the two digests agree, set by the audit's key file check):
+    /// the walk may then trust a bucket entry in the checked region
+    /// without reading its record.
+    pub index_agrees: Vec<bool>,
+    /// Inner nodes the scan checked, kept for the walk (bounded).
+    pub inner_cache: InnerCache,
+    /// True when not every inner node checked fitted in the cache.
+    pub inner_cache_full: bool,
 }
 
 impl ScanReport {
@@ -102,6 +116,13 @@ impl ScanReport {
         self.damaged.extend(o.damaged);
         self.headers.extend(o.headers);
         self.odd_inner_overflow |= o.odd_inner_overflow;
+        if self.records_index.len() < o.records_index.len() {
+            self.records_index
+                .resize(o.records_index.len(), IndexDigest::default());
+        }
+        for (a, b) in self.records_index.iter_mut().zip(o.records_index) {
+            a.merge(b);
+        }
         for h in o.odd_inner {
             if self.odd_inner.len() >= MAX_ODD_INNER {
                 self.odd_inner_overflow = true;
@@ -129,6 +150,7 @@ pub fn scan(
     let (tx, rx) = sync_channel::<(usize, Chunk)>(threads + 2);
     let rx = Mutex::new(rx);
     let read = AtomicU64::new(0);
+    let budget = InnerBudget::new(INNER_CACHE_BYTES);
     let mut total = ScanReport {
         verified_below: store.parts().iter().map(|p| p.dat.len).collect(),
         bytes: store.data_bytes(),
@@ -136,7 +158,7 @@ pub fn scan(
     };
     let (reader_result, parts) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| s.spawn(|| work(store, &rx)))
+            .map(|_| s.spawn(|| work(store, &rx, &budget)))
             .collect();
         let reader = s.spawn(move || -> Result<Vec<DamagedRecord>, StoreError> {
             let mut broken = Vec::new();
@@ -174,13 +196,18 @@ pub fn scan(
                 "the scan's reader thread failed",
             ))
         });
-        let parts: Vec<ScanReport> = workers.into_iter().filter_map(|w| w.join().ok()).collect();
+        let parts: Vec<(ScanReport, InnerShare)> =
+            workers.into_iter().filter_map(|w| w.join().ok()).collect();
         (reader_result, parts)
     });
     let broken = reader_result?;
-    for p in parts {
+    let mut shares = Vec::with_capacity(parts.len());
+    for (p, share) in parts {
         total.merge(p);
+        shares.push(share);
     }
+    total.inner_cache = InnerCache::from_shares(shares);
+    total.inner_cache_full = budget.is_full();
     for b in broken {
         total.damage(b);
     }
@@ -198,38 +225,60 @@ pub fn scan(
     Ok(total)
 }
 
-/// A worker: decodes and checks the records of the chunks it receives.
-fn work(store: &NudbStore, rx: &Mutex<Receiver<(usize, Chunk)>>) -> ScanReport {
+/// A worker: decodes and checks the records of the chunks it receives,
+/// keeping the inner nodes that check out while `budget` allows.
+fn work(
+    store: &NudbStore,
+    rx: &Mutex<Receiver<(usize, Chunk)>>,
+    budget: &InnerBudget,
+) -> (ScanReport, InnerShare) {
     let mut out = ScanReport::default();
+    let mut share = InnerShare::default();
     loop {
         let next = match rx.lock() {
             Ok(r) => r.recv(),
-            Err(_) => return out,
+            Err(_) => return (out, share),
         };
         let Ok((part, chunk)) = next else {
-            return out;
+            return (out, share);
         };
-        check_chunk(store, part, &chunk, &mut out);
+        check_chunk(store, part, &chunk, &mut out, &mut share, budget);
     }
 }
 
 /// Decodes and checks every data record of `chunk` (of directory `part`).
-fn check_chunk(store: &NudbStore, part: usize, chunk: &Chunk, out: &mut ScanReport) {
+fn check_chunk(
+    store: &NudbStore,
+    part: usize,
+    chunk: &Chunk,
+    out: &mut ScanReport,
+    share: &mut InnerShare,
+    budget: &InnerBudget,
+) {
     let p = &store.parts()[part];
     let ks = usize::from(p.dat.header.key_size);
+    if out.records_index.len() <= part {
+        out.records_index
+            .resize(store.parts().len(), IndexDigest::default());
+    }
     let mut batch: Vec<(Hash256, Vec<u8>)> = Vec::with_capacity(HASH_BATCH);
-    let mut offsets: Vec<(u64, u64)> = Vec::with_capacity(HASH_BATCH);
+    // Per record of the batch: its offset, codec type and where its stored
+    // value is in the chunk.
+    let mut offsets: Vec<(u64, u64, std::ops::Range<usize>)> = Vec::with_capacity(HASH_BATCH);
     let flush = |batch: &mut Vec<(Hash256, Vec<u8>)>,
-                 offsets: &mut Vec<(u64, u64)>,
-                 out: &mut ScanReport| {
-        for (r, (offset, ty)) in NodeObject::decode_many(std::mem::take(batch))
+                 offsets: &mut Vec<(u64, u64, std::ops::Range<usize>)>,
+                 out: &mut ScanReport,
+                 share: &mut InnerShare| {
+        for (r, (offset, ty, raw)) in NodeObject::decode_many(std::mem::take(batch))
             .into_iter()
             .zip(offsets.drain(..))
         {
             match r {
                 Ok(obj) => {
                     out.decoded_bytes += obj.value().len() as u64;
-                    if obj.value()[8] == 1 {
+                    if ty == 2 || ty == 3 {
+                        share.keep(budget, obj.hash(), part, offset, &chunk.bytes[raw]);
+                    } else if obj.value()[8] == 1 {
                         if let Ok(Node::Ledger(header)) = obj.parse() {
                             out.headers.push(FoundHeader {
                                 hash: obj.hash(),
@@ -261,7 +310,9 @@ fn check_chunk(store: &NudbStore, part: usize, chunk: &Chunk, out: &mut ScanRepo
         out.records += 1;
         let offset = chunk.start + pos as u64;
         let k = pos + SIZE_LEN;
-        let key = Hash256::from_slice(&chunk.bytes[k..k + ks]).unwrap_or(Hash256::ZERO);
+        let key_bytes = &chunk.bytes[k..k + ks];
+        out.records_index[part].add(offset, size, key_hash(key_bytes, p.key_header.salt));
+        let key = Hash256::from_slice(key_bytes).unwrap_or(Hash256::ZERO);
         let raw = &chunk.bytes[k + ks..k + ks + size as usize];
         let ty = super::codec::codec_type(raw).unwrap_or(4);
         out.codec_types[ty.min(4) as usize] += 1;
@@ -276,12 +327,12 @@ fn check_chunk(store: &NudbStore, part: usize, chunk: &Chunk, out: &mut ScanRepo
             continue;
         }
         batch.push((key, value));
-        offsets.push((offset, ty));
+        offsets.push((offset, ty, k + ks..k + ks + size as usize));
         if batch.len() == HASH_BATCH {
-            flush(&mut batch, &mut offsets, out);
+            flush(&mut batch, &mut offsets, out, share);
         }
     }
-    flush(&mut batch, &mut offsets, out);
+    flush(&mut batch, &mut offsets, out, share);
 }
 
 /// The key a decode error names.

@@ -9,10 +9,18 @@
 //! its codec type without being decompressed. Records the scan did not
 //! check in step (after damage), and every record when no scan ran (one
 //! ledger walked alone), are decoded and hashed here
-//! ([`NodeObject::decode`]).
+//! ([`NodeObject::decode_many`]).
 //!
-//! Memory per walk: the stack (at most 16 × 64 entries), the bucket cache
-//! (at most [`CACHE_BUCKETS`] buckets) and the hashes of the inner nodes
+//! When the audit's key file check found the key file's entries to be
+//! exactly the data file's records ([`super::key_file::IndexDigest`]), a
+//! leaf in the checked region is not read at all: its bucket entry (the
+//! key's 48-bit hash, alone in the bucket, a size no inner node has) is
+//! enough. Nodes the walk hashes itself are hashed [`HASH_BATCH`] at a
+//! time (the multi-lane SHA-512).
+//!
+//! Memory per walk: the stack (at most [`HASH_BATCH`] × 16 × 64 entries),
+//! the bucket cache (at most [`CACHE_ENTRIES`] entries) and the hashes of
+//! the inner nodes
 //! visited (what the next ledger's walk may skip).
 
 use hashbrown::{HashMap, HashSet};
@@ -24,8 +32,12 @@ use super::scan::ScanReport;
 use super::store::NudbStore;
 use crate::node::{Node, NodeObject};
 
-/// Buckets a walk keeps in memory (of 4 KiB blocks: ~16 MiB of entries).
-pub const CACHE_BUCKETS: usize = 8192;
+/// Bucket entries a walker keeps in memory (24 bytes each: 48 MiB).
+pub const CACHE_ENTRIES: usize = 2 << 20;
+/// Slots of a walker's bucket cache.
+const CACHE_SLOTS: usize = 1 << 15;
+/// Nodes a walker hashes together (the multi-lane SHA-512).
+pub const HASH_BATCH: usize = 64;
 /// Inner nodes a walk remembers for the next one to skip.
 pub const MAX_VISITED: usize = 2_000_000;
 /// Records up to this size are read whole in one read.
@@ -67,7 +79,10 @@ pub struct WalkCounts {
 pub struct Walker<'a> {
     store: &'a NudbStore,
     scanned: Option<&'a Scanned<'a>>,
-    cache: HashMap<(usize, u64), Bucket>,
+    /// Buckets read, direct-mapped: bucket `n` of directory `part` in slot
+    /// `(n + part) % CACHE_SLOTS`, with its place as the tag.
+    cache: Vec<Option<(usize, u64, Bucket)>>,
+    cached_entries: usize,
     /// Counts so far.
     pub counts: WalkCounts,
 }
@@ -78,13 +93,28 @@ enum Found {
     Leaf,
 }
 
+/// What reading a node gave: what it is, or its value still to be hashed
+/// (batched: the multi-lane SHA-512).
+enum Read {
+    Known(Found),
+    ToHash { value: Vec<u8>, at: (usize, u64) },
+}
+
+/// True when a value of `size` stored bytes may be an inner node in
+/// rippled's codec: type 3 (a varint byte and 16 hashes) or type 2 (a
+/// varint byte, a u16 branch mask and 1 to 16 hashes).
+fn may_be_inner(size: u64) -> bool {
+    size == 1 + 16 * 32 || ((3 + 32..=3 + 16 * 32).contains(&size) && (size - 3).is_multiple_of(32))
+}
+
 impl<'a> Walker<'a> {
     /// A walker over `store`, trusting `scanned` for records it checked.
     pub fn new(store: &'a NudbStore, scanned: Option<&'a Scanned<'a>>) -> Walker<'a> {
         Walker {
             store,
             scanned,
-            cache: HashMap::new(),
+            cache: Vec::new(),
+            cached_entries: 0,
             counts: WalkCounts::default(),
         }
     }
@@ -93,7 +123,8 @@ impl<'a> Walker<'a> {
     /// are pushed to `problems`; the inner nodes visited to `visited` (up
     /// to [`MAX_VISITED`]); a subtree whose root is in `skip` is not
     /// entered; a node at depth `stop_at` is not read but pushed to
-    /// `deferred` (what [`walk_map`] hands to its threads).
+    /// `deferred` (what [`walk_map`] hands to its threads). Nodes to hash
+    /// are gathered [`HASH_BATCH`] at a time and hashed together.
     pub fn walk(
         &mut self,
         start: Vec<(Hash256, u8)>,
@@ -104,51 +135,236 @@ impl<'a> Walker<'a> {
         problems: &mut Vec<NodeProblem>,
     ) {
         let mut stack = start;
-        while let Some((hash, depth)) = stack.pop() {
-            if skip.contains(&hash) {
-                self.counts.skipped += 1;
-                continue;
+        let mut to_hash: Vec<(Hash256, Vec<u8>)> = Vec::with_capacity(HASH_BATCH);
+        let mut places: Vec<(u8, (usize, u64))> = Vec::with_capacity(HASH_BATCH);
+        loop {
+            let mut popped: Vec<(Hash256, u8)> = Vec::with_capacity(HASH_BATCH);
+            while popped.len() + to_hash.len() < HASH_BATCH {
+                let Some((hash, depth)) = stack.pop() else {
+                    break;
+                };
+                if skip.contains(&hash) {
+                    self.counts.skipped += 1;
+                    continue;
+                }
+                if depth == stop_at {
+                    deferred.push((hash, depth));
+                    continue;
+                }
+                popped.push((hash, depth));
             }
-            if depth == stop_at {
-                deferred.push((hash, depth));
-                continue;
-            }
-            match self.node(&hash) {
-                Err(p) => problems.push(p),
-                Ok(Found::Leaf) => {
-                    self.counts.leaves += 1;
-                    if depth == 0 {
-                        problems.push(NodeProblem {
-                            key: hash,
-                            at: None,
-                            what: "a map root that is a leaf".to_owned(),
-                        });
+            let popped_any = !popped.is_empty();
+            let known = self.known_from_scan(&popped);
+            for ((hash, depth), known) in popped.into_iter().zip(known) {
+                let read = match known {
+                    Some(found) => Ok(Read::Known(found)),
+                    None => self.read_node(&hash),
+                };
+                match read {
+                    Err(p) => problems.push(p),
+                    Ok(Read::Known(found)) => {
+                        self.found(hash, depth, found, &mut stack, visited, problems)
+                    }
+                    Ok(Read::ToHash { value, at }) => {
+                        to_hash.push((hash, value));
+                        places.push((depth, at));
                     }
                 }
-                Ok(Found::Inner(children)) => {
-                    self.counts.inner += 1;
-                    if depth >= 64 {
-                        problems.push(NodeProblem {
-                            key: hash,
-                            at: None,
-                            what: "an inner node at depth 64".to_owned(),
-                        });
-                        continue;
-                    }
-                    if visited.len() < MAX_VISITED {
-                        visited.insert(hash);
-                    }
-                    for c in children.iter().rev().filter(|c| !c.is_zero()) {
-                        stack.push((*c, depth + 1));
-                    }
+            }
+            if popped_any && !stack.is_empty() && to_hash.len() < HASH_BATCH {
+                continue;
+            }
+            if to_hash.is_empty() {
+                if stack.is_empty() {
+                    return;
+                }
+                continue;
+            }
+            let hashes: Vec<Hash256> = to_hash.iter().map(|(h, _)| *h).collect();
+            let decoded = NodeObject::decode_many(std::mem::take(&mut to_hash));
+            for ((hash, r), (depth, at)) in hashes.into_iter().zip(decoded).zip(places.drain(..)) {
+                self.counts.hashed += 1;
+                match self.checked(hash, at, r) {
+                    Ok(found) => self.found(hash, depth, found, &mut stack, visited, problems),
+                    Err(p) => problems.push(p),
                 }
             }
         }
     }
 
-    /// Reads the node under `hash`: an inner node's children, or that it
-    /// is a leaf, checked.
-    fn node(&mut self, hash: &Hash256) -> Result<Found, NodeProblem> {
+    /// Counts a node found to be `found` at `depth` and, for an inner
+    /// node, stacks its children.
+    fn found(
+        &mut self,
+        hash: Hash256,
+        depth: u8,
+        found: Found,
+        stack: &mut Vec<(Hash256, u8)>,
+        visited: &mut HashSet<Hash256>,
+        problems: &mut Vec<NodeProblem>,
+    ) {
+        match found {
+            Found::Leaf => {
+                self.counts.leaves += 1;
+                if depth == 0 {
+                    problems.push(NodeProblem {
+                        key: hash,
+                        at: None,
+                        what: "a map root that is a leaf".to_owned(),
+                    });
+                }
+            }
+            Found::Inner(children) => {
+                self.counts.inner += 1;
+                if depth >= 64 {
+                    problems.push(NodeProblem {
+                        key: hash,
+                        at: None,
+                        what: "an inner node at depth 64".to_owned(),
+                    });
+                    return;
+                }
+                if visited.len() < MAX_VISITED {
+                    visited.insert(hash);
+                }
+                for c in children.iter().rev().filter(|c| !c.is_zero()) {
+                    stack.push((*c, depth + 1));
+                }
+            }
+        }
+    }
+
+    /// What a hashed node is: the outcome of [`NodeObject::decode_many`]
+    /// for the record at `at`, parsed.
+    fn checked(
+        &self,
+        hash: Hash256,
+        at: (usize, u64),
+        r: Result<NodeObject, crate::error::StoreError>,
+    ) -> Result<Found, NodeProblem> {
+        let problem = |what: String| NodeProblem {
+            key: hash,
+            at: Some(at),
+            what,
+        };
+        let path = &self.store.parts()[at.0].dat.path;
+        let obj = r.map_err(|e| problem(format!("{e} ({} at byte {})", path.display(), at.1)))?;
+        match obj.parse() {
+            Ok(Node::Inner(c)) => Ok(Found::Inner(c)),
+            Ok(Node::Leaf { .. }) => Ok(Found::Leaf),
+            Ok(Node::Ledger(_)) => Err(problem("a ledger header inside a map".to_owned())),
+            Err(e) => Err(problem(e.to_string())),
+        }
+    }
+
+    /// Bucket `n` of directory `part`, from the cache or read into it (the
+    /// cache is emptied when it would hold more than [`CACHE_ENTRIES`]
+    /// entries).
+    fn bucket(&mut self, part: usize, n: u64) -> Result<&Bucket, String> {
+        if self.cache.is_empty() {
+            self.cache.resize_with(CACHE_SLOTS, || None);
+        }
+        let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
+        let hit = matches!(&self.cache[slot], Some((p, m, _)) if *p == part && *m == n);
+        if !hit {
+            let b = self.store.parts()[part].read_bucket(n)?;
+            if let Some((_, _, old)) = &self.cache[slot] {
+                self.cached_entries -= old.entries.len();
+            }
+            if self.cached_entries + b.entries.len() > CACHE_ENTRIES {
+                self.cache.iter_mut().for_each(|s| *s = None);
+                self.cached_entries = 0;
+            }
+            self.cached_entries += b.entries.len();
+            self.cache[slot] = Some((part, n, b));
+        }
+        match &self.cache[slot] {
+            Some((_, _, b)) => Ok(b),
+            None => Err("the bucket cache lost a bucket it just stored".to_owned()),
+        }
+    }
+
+    /// What each of `nodes` is, where the scan's checks answer without
+    /// reading a record (`None`: read it). In a directory whose key file's
+    /// entries are its data records (the scan's index digest) and before
+    /// its first damage, a bucket entry with the key's hash, alone in its
+    /// bucket with it, is the key's record, and the scan hashed it: of a
+    /// size no inner node has it is a leaf; an inner node the scan kept at
+    /// its offset gives its children. Done in stages over the batch (the
+    /// buckets, then their entries, then the kept inner nodes) so that
+    /// the memory loads of different nodes overlap.
+    fn known_from_scan(&mut self, nodes: &[(Hash256, u8)]) -> Vec<Option<Found>> {
+        let mut out: Vec<Option<Found>> = Vec::new();
+        out.resize_with(nodes.len(), || None);
+        let Some(s) = self.scanned else {
+            return out;
+        };
+        let r = s.report;
+        let store = self.store;
+        let asked = |h: &Hash256| {
+            !r.odd_inner_overflow
+                && (r.odd_inner.is_empty() || !r.odd_inner.contains(h))
+                && (s.damaged.is_empty() || !s.damaged.contains_key(h))
+        };
+        let mut open: Vec<usize> = (0..nodes.len()).filter(|&k| asked(&nodes[k].0)).collect();
+        for (i, p) in store.parts().iter().enumerate() {
+            if open.is_empty() {
+                break;
+            }
+            if r.index_agrees.get(i) != Some(&true) {
+                continue;
+            }
+            let verified_below = r.verified_below[i];
+            let located: Vec<(u64, u64)> = open
+                .iter()
+                .map(|&k| p.key_header.locate(&nodes[k].0 .0))
+                .collect();
+            for &(n, _) in &located {
+                // A bucket that cannot be read is left to `read_node`,
+                // which names the problem.
+                let _ = self.bucket(i, n);
+            }
+            let mut inner: Vec<(usize, u64)> = Vec::new();
+            let mut still = Vec::with_capacity(open.len());
+            for (&k, &(n, h)) in open.iter().zip(&located) {
+                let entry = self.cached_bucket(i, n).and_then(|b| {
+                    let mut m = b.matching(h);
+                    match (m.next(), m.next()) {
+                        (Some(e), None) if e.offset < verified_below => Some(*e),
+                        _ => None,
+                    }
+                });
+                match entry {
+                    Some(e) if !may_be_inner(e.size) => out[k] = Some(Found::Leaf),
+                    Some(e) => inner.push((k, e.offset)),
+                    None => still.push(k),
+                }
+            }
+            for (k, offset) in inner {
+                match r.inner_cache.children(&nodes[k].0) {
+                    Some((children, at)) if at == (i, offset) => {
+                        out[k] = Some(Found::Inner(Box::new(children)))
+                    }
+                    _ => still.push(k),
+                }
+            }
+            open = still;
+        }
+        out
+    }
+
+    /// Bucket `n` of directory `part` when the cache holds it.
+    fn cached_bucket(&self, part: usize, n: u64) -> Option<&Bucket> {
+        let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
+        match self.cache.get(slot)? {
+            Some((p, m, b)) if *p == part && *m == n => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Reads the node under `hash`: what it is when that is known without
+    /// hashing (a record the scan checked), else its value to hash.
+    fn read_node(&mut self, hash: &Hash256) -> Result<Read, NodeProblem> {
         let problem = |at: Option<(usize, u64)>, what: String| NodeProblem {
             key: *hash,
             at,
@@ -160,16 +376,13 @@ impl<'a> Walker<'a> {
             }
         }
         let store = self.store;
+        let scanned = self.scanned;
+        let odd = scanned
+            .is_some_and(|s| s.report.odd_inner_overflow || s.report.odd_inner.contains(hash));
         for (i, p) in store.parts().iter().enumerate() {
             let (n, h) = p.key_header.locate(&hash.0);
-            if !self.cache.contains_key(&(i, n)) {
-                let b = p.read_bucket(n).map_err(|e| problem(None, e))?;
-                if self.cache.len() >= CACHE_BUCKETS {
-                    self.cache.clear();
-                }
-                self.cache.insert((i, n), b);
-            }
-            let bucket = &self.cache[&(i, n)];
+            let verified_below = scanned.map_or(0, |s| s.report.verified_below[i]);
+            let bucket = self.bucket(i, n).map_err(|e| problem(None, e))?;
             let located = p
                 .locate_with(n, bucket, h, hash, READ_WHOLE)
                 .map_err(|e| problem(None, e))?;
@@ -178,16 +391,11 @@ impl<'a> Walker<'a> {
             };
             let offset = peeked.offset;
             let at = Some((i, offset));
-            let trusted = self
-                .scanned
-                .is_some_and(|s| offset < s.report.verified_below[i]);
+            let trusted = offset < verified_below;
             let ty = codec_type(&peeked.bytes)
                 .ok_or_else(|| problem(at, "the value has no codec type".to_owned()))?;
-            let odd = self
-                .scanned
-                .is_some_and(|s| s.report.odd_inner_overflow || s.report.odd_inner.contains(hash));
             if trusted && ty == 1 && !odd {
-                return Ok(Found::Leaf);
+                return Ok(Read::Known(Found::Leaf));
             }
             if !peeked.is_whole() {
                 let (_, v) = p
@@ -207,24 +415,15 @@ impl<'a> Walker<'a> {
                 )
             })?;
             if trusted {
-                return Ok(match inner_children(&value) {
+                return Ok(Read::Known(match inner_children(&value) {
                     Some(c) => Found::Inner(c),
                     None => Found::Leaf,
-                });
+                }));
             }
-            self.counts.hashed += 1;
-            let obj = NodeObject::decode(*hash, value).map_err(|e| {
-                problem(
-                    at,
-                    format!("{e} ({} at byte {offset})", p.dat.path.display()),
-                )
-            })?;
-            return match obj.parse() {
-                Ok(Node::Inner(c)) => Ok(Found::Inner(c)),
-                Ok(Node::Leaf { .. }) => Ok(Found::Leaf),
-                Ok(Node::Ledger(_)) => Err(problem(at, "a ledger header inside a map".to_owned())),
-                Err(e) => Err(problem(at, e.to_string())),
-            };
+            return Ok(Read::ToHash {
+                value,
+                at: (i, offset),
+            });
         }
         Err(problem(None, "missing from the store".to_owned()))
     }
