@@ -375,26 +375,32 @@ fn a_lying_lz4_size_is_damage() {
 /// file and offset; the ledger is broken.
 #[test]
 fn a_truncated_data_file_is_damage() {
-    let dir = tempfile::tempdir().expect("tempdir");
     let l = base();
-    let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
-    let last = w.records.last().expect("records").clone();
-    faults::truncate(&w.path("nudb.dat"), last.offset + 10).expect("truncate");
-    let before = snapshot(dir.path());
-    let store = NudbStore::open(dir.path()).expect("open");
-    let r = audit_all(&store);
-    assert!(!r.is_whole());
-    let d = r
-        .damaged_records()
-        .iter()
-        .find(|d| d.offset == last.offset)
-        .expect("the cut record");
-    assert!(
-        d.what.contains("nudb.dat") && d.what.contains("past the end"),
-        "{}",
-        d.what
-    );
-    assert_eq!(snapshot(dir.path()), before);
+    // Cut inside the last record's key (not readable), and inside its
+    // value (the key is read and named).
+    for (cut, named) in [(10, false), (6 + 32 + 1, true)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+        let last = w.records.last().expect("records").clone();
+        faults::truncate(&w.path("nudb.dat"), last.offset + cut).expect("truncate");
+        let before = snapshot(dir.path());
+        let store = NudbStore::open(dir.path()).expect("open");
+        let r = audit_all(&store);
+        assert!(!r.is_whole());
+        let d = r
+            .damaged_records()
+            .iter()
+            .find(|d| d.offset == last.offset)
+            .expect("the cut record");
+        assert!(
+            d.what.contains("nudb.dat") && d.what.contains("past the end"),
+            "{}",
+            d.what
+        );
+        let want = named.then(|| Hash256::from_slice(&last.key).expect("a 32-byte key"));
+        assert_eq!(d.key, want, "cut at {cut}");
+        assert_eq!(snapshot(dir.path()), before);
+    }
 }
 
 /// Refused at opening, one line naming the file: a key header that
@@ -544,4 +550,32 @@ fn an_entry_naming_another_record_breaks_the_ledger() {
         .find(|n| n.key == leaf)
         .expect("the leaf named");
     assert_eq!(n.ledgers.len(), 1, "{n:?}");
+}
+
+/// One ledger asked for by hash whose header record is gone: the report
+/// still gives its sequence, from `ledger.db`.
+#[test]
+fn a_ledger_without_its_header_keeps_its_sequence_from_ledger_db() {
+    let s = seed(42);
+    let ledgers = history(base(), 3, s);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let w =
+        write_ledgers(&dir.path().join("full"), NudbOptions::default(), &ledgers).expect("write");
+    let gone = &ledgers[1];
+    let db = dir.path().join("nudb");
+    faults::without_records(&w, &db, NudbOptions::default(), &[&gone.hash().0]).expect("rewrite");
+    let headers: Vec<_> = ledgers.iter().map(|l| l.header).collect();
+    write_ledger_db(&dir.path().join("ledger.db"), &headers).expect("ledger.db");
+    let store = NudbStore::open(&db).expect("open");
+    let r = audit(
+        &store,
+        &AuditOptions {
+            only: Some(Only::Hash(gone.hash())),
+            threads: 1,
+        },
+        &no_progress,
+    )
+    .expect("audit");
+    assert!(!r.is_whole(), "seed {s}");
+    assert_eq!(r.ledgers[0].seq, Some(gone.header.seq), "seed {s}");
 }

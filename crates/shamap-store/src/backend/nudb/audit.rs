@@ -166,13 +166,16 @@ pub fn audit(
         ..AuditReport::default()
     };
     let targets: Vec<Target> = match (opts.only, &rows, &scanned) {
-        (Some(Only::Hash(h)), rows, _) => vec![Target {
-            hash: h,
-            seq: None,
-            row: rows
+        (Some(Only::Hash(h)), rows, _) => {
+            let row = rows
                 .as_ref()
-                .and_then(|r| r.iter().find(|r| r.hash == h).cloned()),
-        }],
+                .and_then(|r| r.iter().find(|r| r.hash == h).cloned());
+            vec![Target {
+                hash: h,
+                seq: row.as_ref().map(|r| r.seq),
+                row,
+            }]
+        }
         (Some(Only::Seq(s)), Some(rows), _) => {
             let row = rows.iter().find(|r| r.seq == s).cloned().ok_or_else(|| {
                 StoreError::backend(

@@ -189,6 +189,16 @@ impl DatFile {
         })
     }
 
+    /// The key of the data record starting at `offset`, when its size field
+    /// and key lie whole in the file (a record cut short by truncation
+    /// still names its key); `None` for a spill record or bytes missing.
+    pub fn key_at(&self, offset: u64) -> Option<Vec<u8>> {
+        let ks = usize::from(self.header.key_size);
+        let mut b = vec![0u8; SIZE_LEN + ks];
+        self.read_exact_at(&mut b, offset, "a record's key").ok()?;
+        (u48(&b, 0) != 0).then(|| b.split_off(SIZE_LEN))
+    }
+
     /// The data record at `offset` that a bucket entry says holds a value
     /// of `size` bytes: returns its key and value, checking that the
     /// record's own size field agrees with the entry.

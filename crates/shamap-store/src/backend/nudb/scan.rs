@@ -175,7 +175,7 @@ pub fn scan(
                         broken.push(DamagedRecord {
                             file: p.dat.path.clone(),
                             offset,
-                            key: None,
+                            key: p.dat.key_at(offset).and_then(|k| Hash256::from_slice(&k)),
                             what,
                         });
                     }
