@@ -34,6 +34,9 @@ use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
 use crate::store::{NodeStore, NodeStoreExt};
 
+/// Bucket entries the key file check keeps for the walkers (24 bytes
+/// each: 48 MiB).
+pub const KEPT_BUCKET_ENTRIES: usize = 2 << 20;
 /// Problems listed per ledger (more are counted).
 pub const MAX_LEDGER_PROBLEMS: usize = 100;
 
@@ -336,8 +339,9 @@ pub fn audit(
     drop(walkers);
     drop(scanned_view);
     if let Some(s) = scanned.as_mut() {
-        // The walk's cache, not part of the report.
+        // The walk's caches, not part of the report.
         s.inner_cache = Default::default();
+        s.kept_buckets = Vec::new();
     }
     report.scan = scanned;
     Ok(report)
@@ -475,9 +479,12 @@ pub fn headers_in_data(
 /// damage (reported against the key file, at the bucket's offset), found
 /// even where no lookup of the walk goes. Sets
 /// [`ScanReport::index_agrees`] for each directory whose entries digest to
-/// what its data records do.
+/// what its data records do, and keeps the first buckets read (up to
+/// [`KEPT_BUCKET_ENTRIES`] entries) for the walkers to share.
 fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
     scan.index_agrees = vec![false; store.parts().len()];
+    scan.kept_buckets = vec![Vec::new(); store.parts().len()];
+    let mut kept_entries = 0;
     for (i, p) in store.parts().iter().enumerate() {
         let mut entries = IndexDigest::default();
         let mut whole = true;
@@ -499,18 +506,28 @@ fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
                     }
                 };
                 p.walk_chain(n, &b, &mut check)?;
-                bad.map_or(Ok(()), Err)
+                bad.map_or(Ok(b), Err)
             });
-            if let Err(what) = outcome {
-                whole = false;
-                scan.damaged_count += 1;
-                if scan.damaged.len() < super::scan::MAX_DAMAGE {
-                    scan.damaged.push(DamagedRecord {
-                        file: p.key_path.clone(),
-                        offset: at,
-                        key: None,
-                        what,
-                    });
+            match outcome {
+                Ok(b) => {
+                    let kept = &mut scan.kept_buckets[i];
+                    let room = kept_entries + b.entries.len() <= KEPT_BUCKET_ENTRIES;
+                    if room && kept.len() as u64 == n {
+                        kept_entries += b.entries.len();
+                        kept.push(b);
+                    }
+                }
+                Err(what) => {
+                    whole = false;
+                    scan.damaged_count += 1;
+                    if scan.damaged.len() < super::scan::MAX_DAMAGE {
+                        scan.damaged.push(DamagedRecord {
+                            file: p.key_path.clone(),
+                            offset: at,
+                            key: None,
+                            what,
+                        });
+                    }
                 }
             }
         }

@@ -28,7 +28,7 @@ use shamap::Hash256;
 use super::codec::decode_value;
 use super::dat_file::{Chunk, Record, SIZE_LEN};
 use super::inner_cache::{InnerBudget, InnerCache, InnerShare, INNER_CACHE_BYTES};
-use super::key_file::{key_hash, IndexDigest};
+use super::key_file::{key_hash, Bucket, IndexDigest};
 use super::store::{NudbStore, SCAN_BLOCK};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
@@ -100,6 +100,9 @@ pub struct ScanReport {
     pub index_agrees: Vec<bool>,
     /// Inner nodes the scan checked, kept for the walk (bounded).
     pub inner_cache: InnerCache,
+    /// Per directory: its first buckets as the audit's key file check read
+    /// them (bounded), shared by the walkers.
+    pub kept_buckets: Vec<Vec<Bucket>>,
     /// True when not every inner node checked fitted in the cache.
     pub inner_cache_full: bool,
 }

@@ -261,6 +261,9 @@ impl<'a> Walker<'a> {
     /// cache is emptied when it would hold more than [`CACHE_ENTRIES`]
     /// entries).
     fn bucket(&mut self, part: usize, n: u64) -> Result<&Bucket, String> {
+        if let Some(b) = self.kept_bucket(part, n) {
+            return Ok(b);
+        }
         if self.cache.is_empty() {
             self.cache.resize_with(CACHE_SLOTS, || None);
         }
@@ -353,8 +356,18 @@ impl<'a> Walker<'a> {
         out
     }
 
-    /// Bucket `n` of directory `part` when the cache holds it.
+    /// Bucket `n` of directory `part` when the audit's key file check kept
+    /// it.
+    fn kept_bucket(&self, part: usize, n: u64) -> Option<&'a Bucket> {
+        let kept = self.scanned?.report.kept_buckets.get(part)?;
+        kept.get(usize::try_from(n).ok()?)
+    }
+
+    /// Bucket `n` of directory `part` when it is kept or cached.
     fn cached_bucket(&self, part: usize, n: u64) -> Option<&Bucket> {
+        if let Some(b) = self.kept_bucket(part, n) {
+            return Some(b);
+        }
         let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
         match self.cache.get(slot)? {
             Some((p, m, b)) if *p == part && *m == n => Some(b),
