@@ -114,6 +114,27 @@ fn a_fifo_or_a_symlink_at_a_temporary_file_neither_blocks_nor_writes_outside() {
     }
 }
 
+/// A symlink in place of `nodes.ack`, to a file outside the store holding
+/// the very record: the store refuses to open in one line naming the file
+/// and the link, and nothing is written through it.
+#[test]
+fn a_symlink_at_the_acknowledgment_record_is_refused_not_followed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    store_with_map(&db, 50, seed(43));
+    let ack = db.join(shamap_store::ack::ACK_FILE);
+    let outside = dir.path().join("outside.ack");
+    std::fs::rename(&ack, &outside).expect("move the record out");
+    std::os::unix::fs::symlink(&outside, &ack).expect("symlink");
+    let before = std::fs::read(&outside).expect("read");
+    let e = LogStore::open(&db).expect_err("refused").to_string();
+    assert!(
+        e.contains("nodes.ack") && e.contains("symbolic link") && !e.contains('\n'),
+        "{e}"
+    );
+    assert_eq!(std::fs::read(&outside).expect("read"), before);
+}
+
 /// Rewrites the checkpoint `bytes` to name the log at `log` by its device
 /// and inode (bytes 16..32, crc32c last, as `log_store::checkpoint`
 /// documents): what a checkpoint of a removed log looks like to a new log

@@ -28,7 +28,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::directory::open_regular;
+use crate::directory::open_side_file;
 
 /// The record's file name in a node log's directory.
 pub const ACK_FILE: &str = "nodes.ack";
@@ -79,7 +79,7 @@ pub fn decode(b: &[u8]) -> Result<Ack, String> {
 pub(crate) fn read(dir: &Path, name: &str) -> Result<Option<Ack>, String> {
     let path = dir.join(name);
     let why = |e: &dyn std::fmt::Display| format!("{name} cannot be read: {e}");
-    let Some(file) = open_regular(&path, false).map_err(|e| why(&e))? else {
+    let Some(file) = open_side_file(&path, false).map_err(|e| why(&e))? else {
         return Ok(None);
     };
     let len = file.metadata().map_err(|e| why(&e))?.len();
@@ -130,7 +130,7 @@ pub(crate) fn record_in(
         return Err(untouched(error));
     }
     if slot.is_none() {
-        match open_regular(&dir.join(name), true).map_err(untouched)? {
+        match open_side_file(&dir.join(name), true).map_err(untouched)? {
             Some(file) => *slot = Some(AckFile { file }),
             None => {
                 *slot = Some(AckFile::create(dir, name, a)?);

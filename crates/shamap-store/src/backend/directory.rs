@@ -133,11 +133,32 @@ pub(crate) fn refuse_special_files(dir: &Path) -> Result<(), StoreError> {
 /// checked), never an opening that waits for ever. `None` when there is
 /// no such file.
 pub(crate) fn open_regular(path: &Path, write: bool) -> std::io::Result<Option<File>> {
+    open_checked(path, write, 0)
+}
+
+/// [`open_regular`] for a side file the store alone makes (`nodes.ack`,
+/// `shamap.ack`, the index checkpoint): a symbolic link in its place is
+/// refused too (opened with `O_NOFOLLOW`), so that nothing the store
+/// writes lands outside its directory.
+pub(crate) fn open_side_file(path: &Path, write: bool) -> std::io::Result<Option<File>> {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "{} is a symbolic link, not a regular file (the store makes this file itself)",
+                path.display()
+            ),
+        ));
+    }
+    open_checked(path, write, libc::O_NOFOLLOW)
+}
+
+fn open_checked(path: &Path, write: bool, flags: i32) -> std::io::Result<Option<File>> {
     use std::os::unix::fs::OpenOptionsExt;
     let file = match OpenOptions::new()
         .read(true)
         .write(write)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(libc::O_NONBLOCK | flags)
         .open(path)
     {
         Ok(f) => f,
