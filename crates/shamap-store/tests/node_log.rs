@@ -40,6 +40,36 @@ pub(crate) fn import(
         .map(|r| r.account_hash)
 }
 
+/// Imports `n` random maps of `entries` entries (seeds `s`, `s + 1`, …) as
+/// `v0`, `v1`, …; their roots and models.
+pub(crate) fn import_versions(
+    store: &dyn NodeStore,
+    n: u64,
+    entries: usize,
+    s: u64,
+) -> Vec<(Hash256, BTreeMap<Key, Vec<u8>>)> {
+    (0..n)
+        .map(|i| {
+            let (mut m, model) = random_map(MapKind::AccountState, entries, s + i);
+            let root = import(store, &format!("v{i}"), &mut m).expect("import");
+            (root, model)
+        })
+        .collect()
+}
+
+/// A node log in a new temporary directory, closed, holding
+/// [`import_versions`]`(n, entries, s)`: the directory, the roots and
+/// models.
+pub(crate) fn log_with_versions(
+    n: u64,
+    entries: usize,
+    s: u64,
+) -> (tempfile::TempDir, Vec<(Hash256, BTreeMap<Key, Vec<u8>>)>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let versions = import_versions(&open_log(dir.path()), n, entries, s);
+    (dir, versions)
+}
+
 /// Every item of the map at `root`, read through a `StoredMap`.
 pub(crate) fn items(store: &dyn NodeStore, root: Hash256) -> BTreeMap<Key, Vec<u8>> {
     StoredMap::open(store, root, MapKind::AccountState)
