@@ -1,8 +1,8 @@
 //! The shipped real ledgers verify, in text and JSON, from files and stdin.
 
 use crate::support::{
-    assert_starts_with, ledger_38129, ledger_headings, ok, shamap, testnet_42089779, ACCOUNT_38129,
-    LEDGER_38129, LEDGER_TESTNET, TX_38129, TX_TESTNET,
+    assert_contains, assert_starts_with, ledger_38129, ledger_headings, ok, shamap,
+    testnet_42089779, ACCOUNT_38129, LEDGER_38129, LEDGER_TESTNET, TX_38129, TX_TESTNET,
 };
 
 fn lines(s: &str) -> Vec<&str> {
@@ -57,9 +57,7 @@ fn stdin_is_read_for_dash() {
     let run = shamap(["verify", "-"], Some(&bytes));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_starts_with(&run.stdout, "ledger 38129 from <stdin> ");
-    assert!(run
-        .stdout
-        .contains(&format!("ledger_hash {LEDGER_38129} match")));
+    assert_contains(&run.stdout, &format!("ledger_hash {LEDGER_38129} match"));
 }
 
 #[test]

@@ -315,9 +315,7 @@ fn a_file_mixing_binary_and_decoded_entries_verifies() {
     v["transactions"][0] = binary["ledger"]["transactions"][0].clone();
     let run = verify(&write(&dir, "mixed.json", &v));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run
-        .stdout
-        .contains(&format!("ledger_hash {LEDGER_38129} match")));
+    assert_contains(&run.stdout, &format!("ledger_hash {LEDGER_38129} match"));
 }
 
 /// `stats`, `prove`, `diff` and `import` read decoded JSON as `verify` does:

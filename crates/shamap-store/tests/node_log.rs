@@ -70,6 +70,20 @@ pub(crate) fn log_with_versions(
     (dir, versions)
 }
 
+/// Asserts that `e`, a store's refusal to open `dir`, is one line naming
+/// the store and holding every one of `words`; `what` names the case.
+pub(crate) fn assert_refusal(e: &StoreError, dir: &Path, words: &[&str], what: &str) {
+    let line = e.to_string();
+    assert!(!line.contains('\n'), "{what}: one line: {line}");
+    assert!(
+        line.contains(&dir.display().to_string()),
+        "{what}: names the store: {line}"
+    );
+    for w in words {
+        assert!(line.contains(w), "{what}: {w:?} in {line}");
+    }
+}
+
 /// Every item of the map at `root`, read through a `StoredMap`.
 pub(crate) fn items(store: &dyn NodeStore, root: Hash256) -> BTreeMap<Key, Vec<u8>> {
     StoredMap::open(store, root, MapKind::AccountState)

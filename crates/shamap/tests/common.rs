@@ -77,6 +77,51 @@ pub fn random_data(rng: &mut SmallRng, max: usize) -> Vec<u8> {
     (0..len).map(|_| rng.gen()).collect()
 }
 
+/// Nibbles a generated key shares with an existing one: from none to 63
+/// (the two keys differ only in the last nibble, so their leaves sit at
+/// depth 64 below a chain of inner nodes).
+pub const SHARED: [usize; 10] = [0, 1, 2, 3, 4, 5, 15, 31, 62, 63];
+
+/// A key sharing a prefix of a [`SHARED`] length with one of `keys` (not
+/// empty), both picked at random.
+pub fn key_sharing_one_of(rng: &mut SmallRng, keys: &[Key]) -> Key {
+    let base = keys[rng.gen_range(0..keys.len())];
+    let shared = SHARED[rng.gen_range(0..SHARED.len())];
+    key_sharing(rng, &base, shared)
+}
+
+/// `n` entries of random keys ([`random_key`]) and data ([`random_data`]:
+/// under `max` bytes).
+pub fn random_entries(rng: &mut SmallRng, n: usize, max: usize) -> Vec<(Key, Vec<u8>)> {
+    (0..n)
+        .map(|_| (random_key(rng), random_data(rng, max)))
+        .collect()
+}
+
+/// Asserts that `map` holds exactly `model` (a map of `kind`), has the
+/// oracle's root and passes its own check; `what` names the moment.
+pub fn check_against(
+    map: &mut ShaMap,
+    model: &std::collections::BTreeMap<Key, Vec<u8>>,
+    kind: MapKind,
+    what: &str,
+) {
+    assert_eq!(map.len(), model.len(), "{what}: len");
+    assert!(
+        map.iter()
+            .map(|(k, v)| (*k, v))
+            .eq(model.iter().map(|(k, v)| (*k, &v[..]))),
+        "{what}: contents differ from the BTreeMap"
+    );
+    assert_eq!(
+        map.root_hash(),
+        oracle_root_for(map.hash_function(), kind, model),
+        "{what}: root differs from the oracle"
+    );
+    map.check()
+        .unwrap_or_else(|e| panic!("{what}: check failed: {e}"));
+}
+
 /// True when `len` and `items` (in order) are exactly the model's.
 pub fn same_items<'a>(
     len: usize,

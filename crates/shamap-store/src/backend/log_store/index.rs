@@ -322,8 +322,7 @@ mod tests {
 
     #[test]
     fn the_index_matches_a_hashmap_through_inserts_replaces_removes_and_growth() {
-        let seed = crate::test_support::seed();
-        let mut rng = SmallRng::seed_from_u64(seed);
+        let (seed, mut rng) = crate::test_support::seeded_rng();
         let mut index = Index::default();
         let mut model: HashMap<Hash256, u64> = HashMap::new();
         let mut keys: Vec<Hash256> = Vec::new();
