@@ -104,37 +104,23 @@ fn a_ledger_without_transactions_has_no_tx_map_to_read() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = store(&dir);
     let (txid, _) = tx_38129();
-    for cmd in [
-        vec![
-            "get",
-            "--db",
-            s(&db),
-            "--ledger",
-            "40000",
-            "--kind",
-            "tx",
-            &txid,
-        ],
-        vec![
-            "scan",
-            "--db",
-            s(&db),
-            "--root",
-            LEDGER_40000,
-            "--kind",
-            "tx",
-        ],
-        vec![
-            "prove",
-            "--db",
-            s(&db),
-            "--ledger",
-            "40000",
-            "--kind",
-            "tx",
-            &txid,
-        ],
+    // Each command on the ledger's transaction map, named by sequence or
+    // by hash, with the key it reads where it reads one.
+    for (command, ledger, key) in [
+        ("get", ["--ledger", "40000"], Some(txid.as_str())),
+        ("scan", ["--root", LEDGER_40000], None),
+        ("prove", ["--ledger", "40000"], Some(txid.as_str())),
     ] {
+        let mut cmd = vec![
+            command,
+            "--db",
+            s(&db),
+            ledger[0],
+            ledger[1],
+            "--kind",
+            "tx",
+        ];
+        cmd.extend(key);
         let line = one_error_line(&run(&cmd), 2);
         assert_contains(
             &line,

@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use crate::support::{
-    assert_contains, assert_ends_with, assert_input_error, assert_starts_with, ledger_38129,
+    assert_contains, assert_ends_with, assert_input_error, assert_starts_with, ledger_38129, ok,
     shamap, temp_file, testnet_42089779, Run, ACCOUNT_38129, TX_38129,
 };
 
@@ -62,14 +62,9 @@ fn a_state_key_proof_round_trips() {
         run.stdout
     );
     let proof = temp_file(&dir, "proof.json", run.stdout.as_bytes());
-    let ok = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
-    assert_eq!(
-        (ok.code, ok.stdout.as_str()),
-        (Some(0), "included\n"),
-        "{}",
-        ok.stderr
-    );
-    assert!(ok.stderr.is_empty());
+    let r = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
+    assert_eq!(ok(&r), "included\n");
+    assert!(r.stderr.is_empty());
     // Standard input works too, and --json carries the data.
     let via_stdin = shamap(
         [
@@ -103,13 +98,7 @@ fn the_transaction_proof_round_trips() {
     assert_eq!(v["root"], TX_38129);
     assert_eq!(v["included"], true);
     let proof = temp_file(&dir, "tx.json", run.stdout.as_bytes());
-    let ok = check(TX_38129, &id, &proof, &[]);
-    assert_eq!(
-        (ok.code, ok.stdout.as_str()),
-        (Some(0), "included\n"),
-        "{}",
-        ok.stderr
-    );
+    assert_eq!(ok(&check(TX_38129, &id, &proof, &[])), "included\n");
     // Against the state root it is invalid.
     let bad = check(ACCOUNT_38129, &id, &proof, &[]);
     assert_eq!(bad.code, Some(1));
@@ -127,8 +116,7 @@ fn every_testnet_transaction_round_trips() {
         let run = prove(&testnet_42089779(), &id, &["--kind", "tx"]);
         assert_eq!(run.code, Some(0), "{}", run.stderr);
         let proof = temp_file(&dir, "p.json", run.stdout.as_bytes());
-        let ok = check(&root, &id, &proof, &[]);
-        assert_eq!(ok.stdout, "included\n", "{}", ok.stderr);
+        assert_eq!(ok(&check(&root, &id, &proof, &[])), "included\n");
     }
     // The testnet file has no state list.
     let run = prove(&testnet_42089779(), STATE_KEY, &[]);
@@ -239,12 +227,9 @@ fn an_absent_key_fails_unless_absent_ok_then_proves_absence() {
     let v = json(&run);
     assert_eq!(v["included"], false);
     let proof = temp_file(&dir, "absent.json", run.stdout.as_bytes());
-    let ok = check(ACCOUNT_38129, ABSENT_KEY, &proof, &[]);
     assert_eq!(
-        (ok.code, ok.stdout.as_str()),
-        (Some(0), "absent\n"),
-        "{}",
-        ok.stderr
+        ok(&check(ACCOUNT_38129, ABSENT_KEY, &proof, &[])),
+        "absent\n"
     );
     // That proof is not one of inclusion: it ends at another key's leaf
     // (the present key sharing 63 nibbles), which the claims reject.
@@ -257,8 +242,10 @@ fn an_absent_key_fails_unless_absent_ok_then_proves_absence() {
     // A bare array of the same nodes, checked for the present key next to
     // it, shows that key included: the path ends at its leaf.
     let bare = temp_file(&dir, "bare.json", v["nodes"].to_string().as_bytes());
-    let ok = check(ACCOUNT_38129, STATE_KEY, &bare, &[]);
-    assert_eq!(ok.stdout, "included\n", "{}", ok.stderr);
+    assert_eq!(
+        ok(&check(ACCOUNT_38129, STATE_KEY, &bare, &[])),
+        "included\n"
+    );
 }
 
 #[test]

@@ -307,7 +307,7 @@ fn entry(tag: u64, offset: u64) -> u64 {
 mod tests {
     use super::*;
     use rand::rngs::SmallRng;
-    use rand::{Rng, SeedableRng};
+    use rand::Rng;
     use std::collections::HashMap;
 
     /// Hashes whose tags collide often: only a few distinct top bits.
