@@ -168,6 +168,15 @@ pub fn verify_input_error(path: &Path) -> String {
     assert_input_error(&verify_file(path), &path.display().to_string())
 }
 
+/// `v` written to a file `name` in `dir` and verified: refused as
+/// unusable input naming the file ([`verify_input_error`]); what the
+/// error line says after `error: FILE: `.
+pub fn json_input_error(dir: &tempfile::TempDir, name: &str, v: &serde_json::Value) -> String {
+    let path = temp_json(dir, name, v);
+    let line = verify_input_error(&path);
+    line[format!("error: {}: ", path.display()).len()..].to_owned()
+}
+
 /// The 38129 dump as a JSON value, to be altered by a test.
 pub fn ledger_38129_json() -> serde_json::Value {
     let bytes = std::fs::read(ledger_38129()).expect("data file is readable");

@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::support::{
-    assert_contains, assert_input_error, data, import, ledger_38129, ledger_38129_json, shamap,
-    temp_json, verify_file, verify_input_error, ACCOUNT_38129, LEDGER_38129, TX_38129,
+    assert_contains, assert_input_error, data, import, json_input_error, ledger_38129,
+    ledger_38129_json, shamap, temp_json, verify_file, verify_input_error, ACCOUNT_38129,
+    LEDGER_38129, TX_38129,
 };
 
 const TX_ID: &str = "3B1A4E1C9BB6A7208EB146BCDB86ECEA6068ED01466D933528CA2B4C64F753EF";
@@ -84,13 +85,10 @@ fn an_unknown_field_is_an_input_error_naming_file_entry_and_field() {
 
     let mut v = decoded_json();
     v["accountState"][3]["Balanse"] = "1".into();
-    let path = temp_json(&dir, "unknown.json", &v);
-    let line = verify_input_error(&path);
     assert_eq!(
-        line,
+        json_input_error(&dir, "unknown.json", &v),
         format!(
-            "error: {}: accountState entry 3: index {}: field \"Balanse\" {not_a_field}",
-            path.display(),
+            "accountState entry 3: index {}: field \"Balanse\" {not_a_field}",
             index(&v, 3)
         )
     );
@@ -99,11 +97,10 @@ fn an_unknown_field_is_an_input_error_naming_file_entry_and_field() {
     let mut v = decoded_json();
     v["transactions"][0]["metaData"]["AffectedNodes"][1]["ModifiedNode"]["FinalFields"]["Bogus"] =
         "1".into();
-    let path = temp_json(&dir, "unknown-meta.json", &v);
-    let line = verify_input_error(&path);
+    let line = json_input_error(&dir, "unknown-meta.json", &v);
     assert!(
         line.ends_with(&format!(
-            ": transactions entry 0: transaction {TX_ID}: field \
+            "transactions entry 0: transaction {TX_ID}: field \
              \"metaData.AffectedNodes[1].ModifiedNode.FinalFields.Bogus\" {not_a_field}"
         )),
         "{line}"
@@ -125,15 +122,15 @@ fn a_bad_value_is_an_input_error_naming_entry_and_field() {
     ] {
         let mut v = decoded_json();
         v["accountState"][i][field] = bad.into();
-        let path = temp_json(&dir, &format!("bad-{field}.json"), &v);
-        let line = verify_input_error(&path);
         let expected = format!(
-            "error: {}: accountState entry {i}: index {}: field \"{field}\" has a value \
+            "accountState entry {i}: index {}: field \"{field}\" has a value \
              rippled does not accept (\"{bad}\"): {why}",
-            path.display(),
             index(&v, i)
         );
-        assert_eq!(line, expected);
+        assert_eq!(
+            json_input_error(&dir, &format!("bad-{field}.json"), &v),
+            expected
+        );
     }
 }
 
@@ -185,8 +182,7 @@ fn issued_amounts_are_read_over_rippleds_range_and_refused_outside_it() {
             "has more than 16 significant digits, more than an issued amount holds",
         ),
     ] {
-        let path = temp_json(&dir, "out-of-range.json", &limit(value, currency));
-        let line = verify_input_error(&path);
+        let line = json_input_error(&dir, "out-of-range.json", &limit(value, currency));
         assert!(
             line.ends_with(&format!(
                 "field \"HighLimit.value\" has a value rippled does not accept (\"{value}\"): {why}"
@@ -194,8 +190,7 @@ fn issued_amounts_are_read_over_rippleds_range_and_refused_outside_it() {
             "{line}"
         );
     }
-    let path = temp_json(&dir, "currency.json", &limit("1", "U.D"));
-    let line = verify_input_error(&path);
+    let line = json_input_error(&dir, "currency.json", &limit("1", "U.D"));
     assert_contains(
         &line,
         "field \"HighLimit.currency\" has a value rippled does not accept (\"U.D\")",
@@ -270,14 +265,11 @@ fn a_wrong_transaction_hash_is_an_input_error_naming_the_transaction() {
     let mut v = decoded_json();
     let wrong = "AB".repeat(32);
     v["transactions"][0]["hash"] = wrong.clone().into();
-    let path = temp_json(&dir, "hash.json", &v);
-    let line = verify_input_error(&path);
     assert_eq!(
-        line,
+        json_input_error(&dir, "hash.json", &v),
         format!(
-            "error: {}: transactions entry 0: transaction {wrong}: \"hash\" is not the ID of \
-             the transaction as encoded, which is {TX_ID}",
-            path.display()
+            "transactions entry 0: transaction {wrong}: \"hash\" is not the ID of \
+             the transaction as encoded, which is {TX_ID}"
         )
     );
 }

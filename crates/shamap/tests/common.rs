@@ -134,6 +134,15 @@ pub fn same_items<'a>(
             .eq(model.iter().map(|(k, v)| (*k, &v[..])))
 }
 
+/// The strings of the JSON array `v`, each read with `read`.
+pub fn strings<T>(v: &serde_json::Value, read: impl Fn(&str) -> T) -> Vec<T> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|s| read(s.as_str().expect("a string")))
+        .collect()
+}
+
 /// The known-answer vectors in `data/vectors/` (sources in `data/README.md`).
 pub fn vectors() -> serde_json::Value {
     let path = concat!(

@@ -3,24 +3,14 @@
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key, MapKind, ShaMap};
 
-use crate::common::{delta_script, hex_hash, hex_key, vectors};
+use crate::common::{delta_script, hex_hash, hex_key, strings, vectors};
 
 #[test]
 fn build_tear_roots_match_rippled_after_each_insert_and_delete() {
     let v = vectors();
     let bt = &v["build_tear"];
-    let keys: Vec<Key> = bt["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .map(|k| hex_key(k.as_str().expect("str")))
-        .collect();
-    let roots: Vec<Hash256> = bt["root_after_insert"]
-        .as_array()
-        .expect("roots")
-        .iter()
-        .map(|h| hex_hash(h.as_str().expect("str")))
-        .collect();
+    let keys = strings(&bt["keys"], hex_key);
+    let roots = strings(&bt["root_after_insert"], hex_hash);
     assert_eq!(keys.len(), 8);
     let mut map = ShaMap::new(MapKind::TransactionNoMeta);
     for (k, (key, root)) in keys.iter().zip(&roots).enumerate() {
@@ -40,18 +30,8 @@ fn build_tear_roots_match_rippled_after_each_insert_and_delete() {
 #[test]
 fn iteration_yields_ascending_order_whatever_the_insert_order() {
     let v = vectors();
-    let order: Vec<String> = v["iterate_order"]["insert_order"]
-        .as_array()
-        .expect("order")
-        .iter()
-        .map(|s| s.as_str().expect("str").to_string())
-        .collect();
-    let full: Vec<Key> = v["build_tear"]["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .map(|k| hex_key(k.as_str().expect("str")))
-        .collect();
+    let order = strings(&v["iterate_order"]["insert_order"], str::to_owned);
+    let full = strings(&v["build_tear"]["keys"], hex_key);
     let mut map = ShaMap::new(MapKind::TransactionNoMeta);
     for prefix in &order {
         let key = full

@@ -18,7 +18,7 @@ use xrpl::core::binarycodec::definitions::{
 };
 use xrpl::core::binarycodec::types::Number;
 
-use crate::error::{FieldError, FieldProblem};
+use crate::error::{cut_to, FieldError, FieldProblem};
 
 type Object = Map<String, Value>;
 
@@ -121,13 +121,7 @@ pub(crate) fn quote(value: &Value) -> String {
         _ => value.to_string(),
     };
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= MAX_QUOTED_VALUE {
-        flat
-    } else {
-        let mut cut: String = flat.chars().take(MAX_QUOTED_VALUE).collect();
-        cut.push('…');
-        cut
-    }
+    cut_to(flat, MAX_QUOTED_VALUE)
 }
 
 /// rippled's field ID (`Serializer::addFieldID`).
