@@ -134,6 +134,38 @@ pub fn same_items<'a>(
             .eq(model.iter().map(|(k, v)| (*k, &v[..])))
 }
 
+/// Key `uint256(c)`: 31 zero bytes, then `c`.
+pub fn small_key(c: u8) -> Key {
+    let mut k = [0u8; 32];
+    k[31] = c;
+    Key(k)
+}
+
+/// The root the `proof_map_derived` vectors `v` give for the deep map of
+/// [`deep_map_checked`] with its first `n` keys, if they give one.
+pub fn derived_deep_root(v: &serde_json::Value, n: u8) -> Option<Hash256> {
+    v["proof_map_derived"]["root_after"]
+        .get(n.to_string())
+        .map(|h| hex_hash(h.as_str().expect("hex")))
+}
+
+/// The `proof_map_derived` map (keys 1..=99 as [`small_key`], data = key),
+/// built one key at a time, its root checked after each insert against
+/// [`derived_deep_root`]; `after` runs after each insert of key `c`.
+pub fn deep_map_checked(mut after: impl FnMut(&mut ShaMap, u8)) -> ShaMap {
+    let v = vectors();
+    let mut m = ShaMap::new(MapKind::AccountState);
+    for c in 1..=99u8 {
+        let k = small_key(c);
+        m.insert(k, &k.0).expect("new");
+        if let Some(want) = derived_deep_root(&v, c) {
+            assert_eq!(m.root_hash(), want, "root after {c}");
+        }
+        after(&mut m, c);
+    }
+    m
+}
+
 /// The strings of the JSON array `v`, each read with `read`.
 pub fn strings<T>(v: &serde_json::Value, read: impl Fn(&str) -> T) -> Vec<T> {
     v.as_array()
