@@ -49,7 +49,7 @@ fn tx_id_38129() -> String {
 fn a_state_key_proof_round_trips() {
     let dir = tempfile::tempdir().expect("temp dir");
     let run = prove(&ledger_38129(), STATE_KEY, &[]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    ok(&run);
     assert!(run.stderr.is_empty(), "{}", run.stderr);
     let v = json(&run);
     assert_eq!(v["kind"], "state");
@@ -92,7 +92,7 @@ fn the_transaction_proof_round_trips() {
     let dir = tempfile::tempdir().expect("temp dir");
     let id = tx_id_38129();
     let run = prove(&ledger_38129(), &id, &["--kind", "tx"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    ok(&run);
     let v = json(&run);
     assert_eq!(v["kind"], "tx");
     assert_eq!(v["root"], TX_38129);
@@ -114,7 +114,7 @@ fn every_testnet_transaction_round_trips() {
     for t in d.transactions.expect("transactions") {
         let id = shamap::xrpl::transaction_id(&t.tx).to_hex();
         let run = prove(&testnet_42089779(), &id, &["--kind", "tx"]);
-        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        ok(&run);
         let proof = temp_file(&dir, "p.json", run.stdout.as_bytes());
         assert_eq!(ok(&check(&root, &id, &proof, &[])), "included\n");
     }
@@ -223,7 +223,7 @@ fn an_absent_key_fails_unless_absent_ok_then_proves_absence() {
     assert_contains(&run.stderr, "is not in the state map");
 
     let run = prove(&ledger_38129(), ABSENT_KEY, &["--absent-ok"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    ok(&run);
     let v = json(&run);
     assert_eq!(v["included"], false);
     let proof = temp_file(&dir, "absent.json", run.stdout.as_bytes());
@@ -304,7 +304,7 @@ fn a_leaf_under_twelve_bytes_cannot_be_proven() {
     // The other key's proof is fine, and check-proof accepts it.
     let long = format!("2{}", "0".repeat(63));
     let run = prove(&file, &long, &[]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    ok(&run);
     let root = json(&run)["root"].as_str().expect("root").to_owned();
     let proof = temp_file(&dir, "long.json", run.stdout.as_bytes());
     let checked = check(&root, &long, &proof, &[]);

@@ -12,8 +12,8 @@ use shamap::Hash256;
 use shamap_nudb_writer::faults::{self, Field};
 use shamap_nudb_writer::ledgers::node_value;
 use shamap_nudb_writer::{
-    history, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType, Interrupt,
-    Ledger, NudbOptions, NudbWriter, Written,
+    history, write_ledger, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType,
+    Interrupt, Ledger, NudbOptions, NudbWriter, Written,
 };
 use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport, NudbStore, Only};
 use shamap_store::{
@@ -84,12 +84,7 @@ fn shipped_ledgers_read_back_whole() {
             (small(), CodecPolicy::Mixed),
         ] {
             let dir = tempfile::tempdir().expect("tempdir");
-            let w = write_ledgers(
-                dir.path(),
-                NudbOptions { codec, ..o },
-                std::slice::from_ref(&l),
-            )
-            .expect("write");
+            let w = write_ledger(dir.path(), NudbOptions { codec, ..o }, &l).expect("write");
             let before = snapshot(dir.path());
             let store = NudbStore::open(dir.path()).expect("open");
             for (h, v) in l.objects() {
@@ -290,8 +285,7 @@ fn a_flipped_byte_is_found_with_its_key_and_offset() {
 fn a_missing_node_breaks_its_ledger() {
     let dir = tempfile::tempdir().expect("tempdir");
     let l = base();
-    let w =
-        write_ledgers(&dir.path().join("full"), small(), std::slice::from_ref(&l)).expect("write");
+    let w = write_ledger(&dir.path().join("full"), small(), &l).expect("write");
     let [_, root, leaf] = keys(&l);
     let mut inner = None;
     l.state.for_each_node(|n| {
@@ -367,7 +361,7 @@ fn a_lying_lz4_size_is_damage() {
 fn a_truncated_data_file_is_damage() {
     let dir = tempfile::tempdir().expect("tempdir");
     let l = base();
-    let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+    let w = write_ledger(dir.path(), small(), &l).expect("write");
     let last = w.records.last().expect("records").clone();
     faults::truncate(&w.path("nudb.dat"), last.offset + 10).expect("truncate");
     let before = snapshot(dir.path());
@@ -428,7 +422,7 @@ fn refusals_at_opening_name_the_file() {
     ];
     for (what, damage, expect) in cases {
         let dir = tempfile::tempdir().expect("tempdir");
-        let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+        let w = write_ledger(dir.path(), small(), &l).expect("write");
         damage(dir.path(), &w).expect("damage");
         let before = snapshot(dir.path());
         let e = NudbStore::open(dir.path()).expect_err(what).to_string();
@@ -459,7 +453,7 @@ fn key_file_damage_breaks_the_ledger() {
     let [_, root, leaf] = keys(&l);
     for key in [root, leaf] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+        let w = write_ledger(dir.path(), small(), &l).expect("write");
         faults::point_entry_at(&w, &key.0, w.dat_len + 4096).expect("point");
         let store = NudbStore::open(dir.path()).expect("open");
         let r = audit_all(&store);
@@ -471,14 +465,14 @@ fn key_file_damage_breaks_the_ledger() {
         );
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let w = write_ledgers(
+    let w = write_ledger(
         dir.path(),
         NudbOptions {
             block_size: 104,
             load_factor: 0.99,
             ..NudbOptions::default()
         },
-        std::slice::from_ref(&l),
+        &l,
     )
     .expect("write");
     let (_bucket, _first) = faults::loop_spill_chain(&w).expect("loop");
