@@ -402,11 +402,11 @@ pub fn import_ledger(
     let account_hash = state.map_or(Hash256::ZERO, Snapshot::root_hash);
     let transaction_hash = tx.map_or(Hash256::ZERO, Snapshot::root_hash);
     if let Some(h) = header {
-        let given = LedgerRoots {
+        let roots = LedgerRoots {
             account_hash: state.map(Snapshot::root_hash),
             transaction_hash: tx.map(Snapshot::root_hash),
         };
-        given
+        roots
             .check_against(&h.roots())
             .map_err(|m| StoreError::WrongType {
                 hash: h.hash(),

@@ -318,8 +318,6 @@ fn integer(v: &Value, p: &str) -> Result<i64, FieldError> {
     }
 }
 
-/// A field whose value rippled prints by name (a transaction type, a
-/// ledger entry type, a result, a permission); a number is taken as the code.
 /// The value of a UInt8, UInt16 or UInt32 field `f`: an integer
 /// ([`integer`]), or for the fields rippled prints by name (the UInt8
 /// `TransactionResult`, the UInt16 `TransactionType` and
@@ -335,6 +333,8 @@ fn unsigned(f: &FieldInstance, v: &Value, p: &str) -> Result<i64, FieldError> {
     named(v, p, code)
 }
 
+/// A field whose value rippled prints by name (a transaction type, a
+/// ledger entry type, a result, a permission); a number is taken as the code.
 fn named(v: &Value, p: &str, code: impl Fn(&str) -> Option<i64>) -> Result<i64, FieldError> {
     match v {
         Value::String(s) => {
