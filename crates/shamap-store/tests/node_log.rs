@@ -40,14 +40,12 @@ pub(crate) fn import(
         .map(|r| r.account_hash)
 }
 
+/// Versions of a map: each one's root and model.
+pub(crate) type Versions = Vec<(Hash256, BTreeMap<Key, Vec<u8>>)>;
+
 /// Imports `n` random maps of `entries` entries (seeds `s`, `s + 1`, …) as
 /// `v0`, `v1`, …; their roots and models.
-pub(crate) fn import_versions(
-    store: &dyn NodeStore,
-    n: u64,
-    entries: usize,
-    s: u64,
-) -> Vec<(Hash256, BTreeMap<Key, Vec<u8>>)> {
+pub(crate) fn import_versions(store: &dyn NodeStore, n: u64, entries: usize, s: u64) -> Versions {
     (0..n)
         .map(|i| {
             let (mut m, model) = random_map(MapKind::AccountState, entries, s + i);
@@ -60,11 +58,7 @@ pub(crate) fn import_versions(
 /// A node log in a new temporary directory, closed, holding
 /// [`import_versions`]`(n, entries, s)`: the directory, the roots and
 /// models.
-pub(crate) fn log_with_versions(
-    n: u64,
-    entries: usize,
-    s: u64,
-) -> (tempfile::TempDir, Vec<(Hash256, BTreeMap<Key, Vec<u8>>)>) {
+pub(crate) fn log_with_versions(n: u64, entries: usize, s: u64) -> (tempfile::TempDir, Versions) {
     let dir = tempfile::tempdir().expect("tempdir");
     let versions = import_versions(&open_log(dir.path()), n, entries, s);
     (dir, versions)
