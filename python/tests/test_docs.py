@@ -16,16 +16,22 @@ def test_module_docstring_examples():
     assert tried > 0 and failed == 0
 
 
+def run_example(code, name, capsys):
+    """Runs the example `code` (from the file `name`) in the repository's
+    directory (it reads data/ledger-38129.json); the words it printed."""
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        exec(compile(code, name, "exec"), {})
+    finally:
+        os.chdir(cwd)
+    return capsys.readouterr().out.split()
+
+
 def test_readme_example(capsys):
     readme = (REPO / "python" / "README.md").read_text()
     code = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
-    cwd = os.getcwd()
-    os.chdir(REPO)  # the example reads data/ledger-38129.json
-    try:
-        exec(compile(code, "python/README.md", "exec"), {})
-    finally:
-        os.chdir(cwd)
-    out = capsys.readouterr().out.split()
+    out = run_example(code, "python/README.md", capsys)
     assert out[1:] == ["included", "True"] and len(out[0]) == 64
 
 
@@ -33,11 +39,5 @@ def test_top_level_readme_example(capsys):
     readme = (REPO / "README.md").read_text()
     section = readme[readme.index("## Python") :]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
-    cwd = os.getcwd()
-    os.chdir(REPO)
-    try:
-        exec(compile(code, "README.md", "exec"), {})
-    finally:
-        os.chdir(cwd)
-    out = capsys.readouterr().out.split()
+    out = run_example(code, "README.md", capsys)
     assert out[1:] == ["included", "match"] and len(out[0]) == 64

@@ -38,6 +38,14 @@ fn reference(msg: &[u8]) -> [u8; 64] {
     Sha512::digest(msg).into()
 }
 
+/// [`check`] of the messages `owned` with every supported backend.
+fn check_supported(owned: &[Vec<u8>], what: &str) {
+    let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+    for backend in supported() {
+        check(backend, &msgs, what);
+    }
+}
+
 /// Checks both output widths of `backend` on `msgs` against `sha2`.
 fn check(backend: Backend, msgs: &[&[u8]], what: &str) {
     let mut full = vec![[0u8; 64]; msgs.len()];
@@ -126,10 +134,7 @@ fn same_block_count_different_lengths_share_lanes() {
         .iter()
         .map(|&len| rng.bytes(len))
         .collect();
-    let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-    for backend in supported() {
-        check(backend, &msgs, "two-block mix");
-    }
+    check_supported(&owned, "two-block mix");
 }
 
 /// Consecutive SIMD calls of one batch reuse their padding buffers; lengths
@@ -142,19 +147,13 @@ fn shrinking_lengths_across_calls_of_one_batch() {
     for range in [0..112usize, 112..240, 240..368, 496..624] {
         let mut lens: Vec<usize> = range.rev().collect();
         let owned: Vec<Vec<u8>> = lens.iter().map(|&len| rng.bytes(len)).collect();
-        let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-        for backend in supported() {
-            check(backend, &msgs, "descending lengths");
-        }
+        check_supported(&owned, "descending lengths");
         // And in a scrambled order.
         for i in (1..lens.len()).rev() {
             lens.swap(i, rng.below(i + 1));
         }
         let owned: Vec<Vec<u8>> = lens.iter().map(|&len| vec![0xFF; len]).collect();
-        let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-        for backend in supported() {
-            check(backend, &msgs, "scrambled lengths of 0xFF bytes");
-        }
+        check_supported(&owned, "scrambled lengths of 0xFF bytes");
     }
 }
 
@@ -168,10 +167,7 @@ fn inner_node_516_bytes_large_batch() {
             m
         })
         .collect();
-    let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-    for backend in supported() {
-        check(backend, &msgs, "516-byte nodes");
-    }
+    check_supported(&owned, "516-byte nodes");
 }
 
 #[test]

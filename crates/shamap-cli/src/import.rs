@@ -9,7 +9,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use shamap::Hash256;
+use shamap::xrpl::LedgerRoots;
+use shamap::{Hash256, Snapshot};
 use shamap_store::{import_ledger, NodeStore};
 
 use crate::input::{open_or_create, read_ledgers, Group};
@@ -56,24 +57,18 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
         })?;
         tx = Some(m.snapshot());
     }
-    let check = |what: &str, computed: Option<Hash256>, claimed: Option<Hash256>| {
-        match (computed, claimed) {
-            (Some(c), Some(e)) if c != e => Err(Failure::negative(format!(
-                "{src}: computed {what} {c} differs from the file's {e}; nothing stored for this ledger"
-            ))),
-            _ => Ok(()),
-        }
+    let roots = LedgerRoots {
+        account_hash: state.as_ref().map(Snapshot::root_hash),
+        transaction_hash: tx.as_ref().map(Snapshot::root_hash),
     };
-    check(
-        "account_hash",
-        state.as_ref().map(|s| s.root_hash()),
-        h.account_hash,
-    )?;
-    check(
-        "transaction_hash",
-        tx.as_ref().map(|s| s.root_hash()),
-        h.transaction_hash,
-    )?;
+    roots.check_against(&h.roots()).map_err(|m| {
+        Failure::negative(format!(
+            "{src}: computed {} {} differs from the file's {}; nothing stored for this ledger",
+            m.root.field(),
+            m.computed,
+            m.claimed
+        ))
+    })?;
     if state.is_none() && tx.is_none() {
         return Err(Failure::unusable(format!(
             "{src}: no state entries and no transaction list to import"
@@ -82,10 +77,7 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
 
     // Store the header only when every map it names will be in the store.
     let mut header_note = None;
-    let header = match h.header_with_roots(
-        state.as_ref().map(|s| s.root_hash()),
-        tx.as_ref().map(|s| s.root_hash()),
-    ) {
+    let header = match h.header_with_roots(roots.account_hash, roots.transaction_hash) {
         Ok(hdr) => {
             let have = |given: bool, root: Hash256| -> Result<bool, Failure> {
                 Ok(given || root.is_zero() || store.contains(&root)?)

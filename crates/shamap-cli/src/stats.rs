@@ -255,47 +255,53 @@ fn build_from_files(
     };
     let at = |m: String| Failure::unusable(format!("{first}: {m}"));
     let mut map = ShaMap::with_options(kind.kind(), options);
-    let t;
-    match kind {
+    let secs = match kind {
         KindArg::State => {
             let entries = dump
                 .state
                 .ok_or_else(|| missing("state entries", " (try --kind tx)"))?;
-            let bar = progress(entries.len() as u64);
-            t = Instant::now();
-            // Consuming the list frees each entry's data once inserted.
-            for (i, e) in entries.into_iter().enumerate() {
-                insert(&mut map, e.key, &e.data, "state entry", i).map_err(at)?;
-                tick(bar.as_ref(), i as u64 + 1);
-            }
-            finish(bar);
+            timed_inserts(entries, |i, e| {
+                insert(&mut map, e.key, &e.data, "state entry", i).map_err(at)
+            })?
         }
         KindArg::Tx | KindArg::Txset => {
             let txs = dump
                 .transactions
                 .ok_or_else(|| missing("transaction list", " (try --kind state)"))?;
-            let bar = progress(txs.len() as u64);
-            t = Instant::now();
-            for (i, tx) in txs.into_iter().enumerate() {
+            timed_inserts(txs, |i, tx| {
                 if kind == KindArg::Tx {
                     let (key, data) = tx_with_meta_item(&tx.tx, &tx.meta)
                         .map_err(|e| at(format!("transactions entry {i}: {e}")))?;
-                    insert(&mut map, key, &data, "transactions entry", i).map_err(at)?;
+                    insert(&mut map, key, &data, "transactions entry", i).map_err(at)
                 } else {
                     let key = Key(transaction_id(&tx.tx).0);
-                    insert(&mut map, key, &tx.tx, "transactions entry", i).map_err(at)?;
+                    insert(&mut map, key, &tx.tx, "transactions entry", i).map_err(at)
                 }
-                tick(bar.as_ref(), i as u64 + 1);
-            }
-            finish(bar);
+            })?
         }
-    }
-    let secs = t.elapsed().as_secs_f64();
+    };
     let info = InputInfo::Dump {
         sources,
         ledger_index: dump.header.ledger_index,
     };
     Ok((map, info, secs))
+}
+
+/// Puts each of `items` (with its index) with `put`, consuming the list
+/// (each item's data is freed once put), with a progress bar; the seconds
+/// it took.
+fn timed_inserts<T>(
+    items: Vec<T>,
+    mut put: impl FnMut(usize, T) -> Result<(), Failure>,
+) -> Result<f64, Failure> {
+    let bar = progress(items.len() as u64);
+    let t = Instant::now();
+    for (i, item) in items.into_iter().enumerate() {
+        put(i, item)?;
+        tick(bar.as_ref(), i as u64 + 1);
+    }
+    finish(bar);
+    Ok(t.elapsed().as_secs_f64())
 }
 
 fn tick(bar: Option<&ProgressBar>, done: u64) {

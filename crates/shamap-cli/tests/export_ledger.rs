@@ -7,6 +7,8 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use shamap::xrpl::tx::transaction_id;
 use shamap::Hash256;
 use shamap_ledger::dump::{self, LedgerDump};
@@ -14,7 +16,7 @@ use shamap_store::{LogStore, Node, NodeObject, NodeStore, NodeStoreExt as _};
 
 use crate::support::{
     assert_contains, assert_ends_with, assert_starts_with, data, import, ledger_38129, ok,
-    one_error_line, shamap, LEDGER_38129,
+    one_error_line, shamap, Run, LEDGER_38129,
 };
 
 fn s(p: &Path) -> &str {
@@ -55,12 +57,16 @@ fn stored_ledger_hash(report: &str) -> String {
         .to_owned()
 }
 
+/// `shamap export --db DB ARGS…`.
+fn export(db: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["export", "--db", s(db)];
+    all.extend_from_slice(args);
+    shamap(all, None)
+}
+
 /// `export` of `hash` from `db` into `out`, which must succeed.
 fn export_to(db: &Path, hash: &str, out: &Path) {
-    let r = shamap(
-        ["export", "--db", s(db), "--root", hash, "--out", s(out)],
-        None,
-    );
+    let r = export(db, &["--root", hash, "--out", s(out)]);
     assert_eq!(ok(&r), "", "export with --out prints nothing");
 }
 
@@ -121,7 +127,7 @@ fn the_response_has_rippleds_binary_shape() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     import(&[ledger_38129()], &db);
-    let r = shamap(["export", "--db", s(&db), "--root", LEDGER_38129], None);
+    let r = export(&db, &["--root", LEDGER_38129]);
     let text = ok(&r);
     assert_starts_with(
         text,
@@ -175,18 +181,7 @@ fn the_response_has_rippleds_binary_shape() {
 
     // API v2: each transaction carries its ID as `hash`, its metadata as
     // `meta_blob`.
-    let r = shamap(
-        [
-            "export",
-            "--db",
-            s(&db),
-            "--root",
-            LEDGER_38129,
-            "--api-version",
-            "2",
-        ],
-        None,
-    );
+    let r = export(&db, &["--root", LEDGER_38129, "--api-version", "2"]);
     let v: serde_json::Value = serde_json::from_str(ok(&r)).expect("JSON");
     let t = &v["result"]["ledger"]["transactions"][0];
     let blob = shamap::hash::decode_hex(t["tx_blob"].as_str().expect("blob")).expect("hex");
@@ -205,10 +200,10 @@ fn a_ledger_is_found_by_its_sequence() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     import(&[ledger_38129()], &db);
-    let by_hash = shamap(["export", "--db", s(&db), "--root", LEDGER_38129], None);
-    let by_seq = shamap(["export", "--db", s(&db), "--ledger", "38129"], None);
+    let by_hash = export(&db, &["--root", LEDGER_38129]);
+    let by_seq = export(&db, &["--ledger", "38129"]);
     assert_eq!(ok(&by_seq), ok(&by_hash));
-    let r = shamap(["export", "--db", s(&db), "--ledger", "38130"], None);
+    let r = export(&db, &["--ledger", "38130"]);
     let line = one_error_line(&r, 2);
     assert_contains(
         &line,
@@ -217,26 +212,11 @@ fn a_ledger_is_found_by_its_sequence() {
     assert!(r.stdout.is_empty());
 }
 
-/// A tiny deterministic generator (splitmix64), seeded from `SHAMAP_SEED`
-/// or the clock.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-
-    fn bytes(&mut self, len: usize) -> Vec<u8> {
-        (0..len).map(|_| self.next() as u8).collect()
-    }
+/// `len` random bytes.
+fn bytes(rng: &mut SmallRng, len: usize) -> Vec<u8> {
+    let mut b = vec![0; len];
+    rng.fill(&mut b[..]);
+    b
 }
 
 fn seed() -> u64 {
@@ -281,7 +261,7 @@ fn ledger_json(
 #[test]
 fn generated_histories_round_trip() {
     let seed = seed();
-    let mut rng = Rng(seed);
+    let mut rng = SmallRng::seed_from_u64(seed);
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     let mut state = std::collections::BTreeMap::new();
@@ -289,23 +269,21 @@ fn generated_histories_round_trip() {
     let mut ledgers = Vec::new();
     for seq in 100..100 + 4 {
         // Ledgers share most of their state: a few changes each.
-        for _ in 0..rng.below(300) + 1 {
-            let mut k = [0u8; 32];
-            k.copy_from_slice(&rng.bytes(32));
-            let len = 12 + rng.below(100) as usize;
-            state.insert(k, rng.bytes(len));
+        for _ in 0..rng.gen_range(1..=300) {
+            let len = rng.gen_range(12..112);
+            state.insert(rng.gen::<[u8; 32]>(), bytes(&mut rng, len));
         }
-        for _ in 0..rng.below(20) {
-            let i = rng.below(state.len() as u64) as usize;
+        for _ in 0..rng.gen_range(0..20) {
+            let i = rng.gen_range(0..state.len());
             if let Some(k) = state.keys().nth(i).copied() {
                 state.remove(&k);
             }
         }
         // Some ledgers have no transactions (a zero transaction_hash).
-        let txs: Vec<(Vec<u8>, Vec<u8>)> = (0..rng.below(3) * rng.below(30))
+        let txs: Vec<(Vec<u8>, Vec<u8>)> = (0..rng.gen_range(0..3) * rng.gen_range(0..30))
             .map(|_| {
-                let (t, m) = (20 + rng.below(300), 10 + rng.below(900));
-                (rng.bytes(t as usize), rng.bytes(m as usize))
+                let (t, m) = (rng.gen_range(20..320), rng.gen_range(10..910));
+                (bytes(&mut rng, t), bytes(&mut rng, m))
             })
             .collect();
         let file = dir.path().join(format!("ledger-{seq}.json"));
@@ -315,18 +293,7 @@ fn generated_histories_round_trip() {
     }
     for (seq, file, hash) in &ledgers {
         let out = dir.path().join(format!("export-{seq}.json"));
-        let r = shamap(
-            [
-                "export",
-                "--db",
-                s(&db),
-                "--ledger",
-                &seq.to_string(),
-                "--out",
-                s(&out),
-            ],
-            None,
-        );
+        let r = export(&db, &["--ledger", &seq.to_string(), "--out", s(&out)]);
         ok(&r);
         assert_verifies(&out);
         let exported = parse(&out);
@@ -392,18 +359,7 @@ fn a_node_missing_mid_walk_stops_the_export_and_leaves_no_file() {
     std::fs::create_dir(&outdir).expect("mkdir");
     let out = outdir.join("ledger.json");
     std::fs::write(&out, "old").expect("an older file");
-    let r = shamap(
-        [
-            "export",
-            "--db",
-            s(&db),
-            "--root",
-            LEDGER_38129,
-            "--out",
-            s(&out),
-        ],
-        None,
-    );
+    let r = export(&db, &["--root", LEDGER_38129, "--out", s(&out)]);
     let line = one_error_line(&r, 2);
     assert_contains(&line, &format!("node {leaf} at nibble path"));
     assert_contains(&line, "missing from the store");
@@ -412,7 +368,7 @@ fn a_node_missing_mid_walk_stops_the_export_and_leaves_no_file() {
     assert_eq!(std::fs::read_to_string(&out).expect("kept"), "old");
     assert_eq!(names(&outdir), ["ledger.json"]);
     // To standard output: what came before the damage, then the error.
-    let r = shamap(["export", "--db", s(&db), "--root", LEDGER_38129], None);
+    let r = export(&db, &["--root", LEDGER_38129]);
     one_error_line(&r, 2);
     assert_eq!(r.stdout.matches("\"tx_blob\"").count(), before);
 }
@@ -436,24 +392,12 @@ fn hashes_that_name_no_ledger_are_one_line() {
         ),
         ("XYZ", "root 'XYZ'".to_owned()),
     ] {
-        let r = shamap(
-            ["export", "--db", s(&db), "--root", root, "--out", s(&out)],
-            None,
-        );
+        let r = export(&db, &["--root", root, "--out", s(&out)]);
         assert_contains(&one_error_line(&r, 2), &says);
         assert!(!out.exists());
     }
     assert_eq!(names(dir.path()), ["db"]);
     // A store that is not there.
-    let r = shamap(
-        [
-            "export",
-            "--db",
-            s(&dir.path().join("none")),
-            "--ledger",
-            "1",
-        ],
-        None,
-    );
+    let r = export(&dir.path().join("none"), &["--ledger", "1"]);
     one_error_line(&r, 2);
 }

@@ -11,7 +11,7 @@ use shamap_store::{meta, Batch, LogStore, NodeStore};
 
 use crate::support::{
     assert_contains, data, import, ledger_38129, ledger_38129_json, ok, one_error_line, shamap,
-    ACCOUNT_38129, KEY_38129, LEDGER_38129, TX_38129,
+    string_at, temp_file, ACCOUNT_38129, KEY_38129, LEDGER_38129, TX_38129,
 };
 
 fn s(p: &Path) -> &str {
@@ -104,37 +104,23 @@ fn a_ledger_without_transactions_has_no_tx_map_to_read() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = store(&dir);
     let (txid, _) = tx_38129();
-    for cmd in [
-        vec![
-            "get",
-            "--db",
-            s(&db),
-            "--ledger",
-            "40000",
-            "--kind",
-            "tx",
-            &txid,
-        ],
-        vec![
-            "scan",
-            "--db",
-            s(&db),
-            "--root",
-            LEDGER_40000,
-            "--kind",
-            "tx",
-        ],
-        vec![
-            "prove",
-            "--db",
-            s(&db),
-            "--ledger",
-            "40000",
-            "--kind",
-            "tx",
-            &txid,
-        ],
+    // Each command on the ledger's transaction map, named by sequence or
+    // by hash, with the key it reads where it reads one.
+    for (command, ledger, key) in [
+        ("get", ["--ledger", "40000"], Some(txid.as_str())),
+        ("scan", ["--root", LEDGER_40000], None),
+        ("prove", ["--ledger", "40000"], Some(txid.as_str())),
     ] {
+        let mut cmd = vec![
+            command,
+            "--db",
+            s(&db),
+            ledger[0],
+            ledger[1],
+            "--kind",
+            "tx",
+        ];
+        cmd.extend(key);
         let line = one_error_line(&run(&cmd), 2);
         assert_contains(
             &line,
@@ -280,4 +266,36 @@ fn sequences_name_ledgers_in_every_command() {
         &one_error_line(&r, 2),
         &format!("{TX_38129} is the root of a tx map, not of a state map"),
     );
+}
+
+/// `import` holds the maps to the roots the file claims: a claimed
+/// `account_hash` or `transaction_hash` that the entries do not hash to is
+/// a negative answer naming both roots, and nothing is stored.
+#[test]
+fn import_refuses_a_file_whose_claimed_roots_differ_and_stores_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("db");
+    let wrong = "AB".repeat(32);
+    for (field, computed) in [
+        ("account_hash", ACCOUNT_38129),
+        ("transaction_hash", TX_38129),
+    ] {
+        let mut v = ledger_38129_json();
+        *string_at(&mut v, &format!("/ledger/{field}")) = wrong.clone();
+        let file = temp_file(&dir, &format!("{field}.json"), v.to_string().as_bytes());
+        let line = one_error_line(&run(&["import", s(&file), "--db", s(&db)]), 1);
+        assert_contains(
+            &line,
+            &format!(
+                "computed {field} {computed} differs from the file's {wrong}; nothing stored for this ledger"
+            ),
+        );
+        if db.exists() {
+            let store = LogStore::open_read_only(&db).expect("open");
+            assert!(meta::retained(&store).expect("read").is_empty(), "{field}");
+            assert!(!store
+                .contains(&shamap::Hash256::from_hex(computed).expect("hex"))
+                .expect("read"));
+        }
+    }
 }

@@ -6,7 +6,7 @@ use std::ffi::OsStr;
 use std::path::Path;
 
 use crate::support::{
-    assert_contains, assert_ends_with, assert_input_error, assert_starts_with, ledger_38129,
+    assert_contains, assert_ends_with, assert_input_error, assert_starts_with, ledger_38129, ok,
     shamap, temp_file, testnet_42089779, Run, ACCOUNT_38129, TX_38129,
 };
 
@@ -49,7 +49,7 @@ fn tx_id_38129() -> String {
 fn a_state_key_proof_round_trips() {
     let dir = tempfile::tempdir().expect("temp dir");
     let run = prove(&ledger_38129(), STATE_KEY, &[]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    ok(&run);
     assert!(run.stderr.is_empty(), "{}", run.stderr);
     let v = json(&run);
     assert_eq!(v["kind"], "state");
@@ -62,14 +62,9 @@ fn a_state_key_proof_round_trips() {
         run.stdout
     );
     let proof = temp_file(&dir, "proof.json", run.stdout.as_bytes());
-    let ok = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
-    assert_eq!(
-        (ok.code, ok.stdout.as_str()),
-        (Some(0), "included\n"),
-        "{}",
-        ok.stderr
-    );
-    assert!(ok.stderr.is_empty());
+    let r = check(ACCOUNT_38129, STATE_KEY, &proof, &[]);
+    assert_eq!(ok(&r), "included\n");
+    assert!(r.stderr.is_empty());
     // Standard input works too, and --json carries the data.
     let via_stdin = shamap(
         [
@@ -97,19 +92,13 @@ fn the_transaction_proof_round_trips() {
     let dir = tempfile::tempdir().expect("temp dir");
     let id = tx_id_38129();
     let run = prove(&ledger_38129(), &id, &["--kind", "tx"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    ok(&run);
     let v = json(&run);
     assert_eq!(v["kind"], "tx");
     assert_eq!(v["root"], TX_38129);
     assert_eq!(v["included"], true);
     let proof = temp_file(&dir, "tx.json", run.stdout.as_bytes());
-    let ok = check(TX_38129, &id, &proof, &[]);
-    assert_eq!(
-        (ok.code, ok.stdout.as_str()),
-        (Some(0), "included\n"),
-        "{}",
-        ok.stderr
-    );
+    assert_eq!(ok(&check(TX_38129, &id, &proof, &[])), "included\n");
     // Against the state root it is invalid.
     let bad = check(ACCOUNT_38129, &id, &proof, &[]);
     assert_eq!(bad.code, Some(1));
@@ -125,10 +114,9 @@ fn every_testnet_transaction_round_trips() {
     for t in d.transactions.expect("transactions") {
         let id = shamap::xrpl::transaction_id(&t.tx).to_hex();
         let run = prove(&testnet_42089779(), &id, &["--kind", "tx"]);
-        assert_eq!(run.code, Some(0), "{}", run.stderr);
+        ok(&run);
         let proof = temp_file(&dir, "p.json", run.stdout.as_bytes());
-        let ok = check(&root, &id, &proof, &[]);
-        assert_eq!(ok.stdout, "included\n", "{}", ok.stderr);
+        assert_eq!(ok(&check(&root, &id, &proof, &[])), "included\n");
     }
     // The testnet file has no state list.
     let run = prove(&testnet_42089779(), STATE_KEY, &[]);
@@ -235,16 +223,13 @@ fn an_absent_key_fails_unless_absent_ok_then_proves_absence() {
     assert_contains(&run.stderr, "is not in the state map");
 
     let run = prove(&ledger_38129(), ABSENT_KEY, &["--absent-ok"]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    ok(&run);
     let v = json(&run);
     assert_eq!(v["included"], false);
     let proof = temp_file(&dir, "absent.json", run.stdout.as_bytes());
-    let ok = check(ACCOUNT_38129, ABSENT_KEY, &proof, &[]);
     assert_eq!(
-        (ok.code, ok.stdout.as_str()),
-        (Some(0), "absent\n"),
-        "{}",
-        ok.stderr
+        ok(&check(ACCOUNT_38129, ABSENT_KEY, &proof, &[])),
+        "absent\n"
     );
     // That proof is not one of inclusion: it ends at another key's leaf
     // (the present key sharing 63 nibbles), which the claims reject.
@@ -257,8 +242,10 @@ fn an_absent_key_fails_unless_absent_ok_then_proves_absence() {
     // A bare array of the same nodes, checked for the present key next to
     // it, shows that key included: the path ends at its leaf.
     let bare = temp_file(&dir, "bare.json", v["nodes"].to_string().as_bytes());
-    let ok = check(ACCOUNT_38129, STATE_KEY, &bare, &[]);
-    assert_eq!(ok.stdout, "included\n", "{}", ok.stderr);
+    assert_eq!(
+        ok(&check(ACCOUNT_38129, STATE_KEY, &bare, &[])),
+        "included\n"
+    );
 }
 
 #[test]
@@ -317,7 +304,7 @@ fn a_leaf_under_twelve_bytes_cannot_be_proven() {
     // The other key's proof is fine, and check-proof accepts it.
     let long = format!("2{}", "0".repeat(63));
     let run = prove(&file, &long, &[]);
-    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    ok(&run);
     let root = json(&run)["root"].as_str().expect("root").to_owned();
     let proof = temp_file(&dir, "long.json", run.stdout.as_bytes());
     let checked = check(&root, &long, &proof, &[]);

@@ -2,8 +2,8 @@
 //! on stdout, never a panic.
 
 use crate::support::{
-    assert_ends_with, assert_input_error, ledger_38129, shamap, shamap_limited, testnet_42089779,
-    Run,
+    assert_ends_with, assert_input_error, ledger_38129, on_both_ledgers, shamap, shamap_limited,
+    testnet_42089779, Run,
 };
 
 fn assert_one_line_usage_error(run: &Run, args: &[&str]) -> String {
@@ -77,11 +77,7 @@ fn unusable_input_names_the_file() {
 
 #[test]
 fn two_ledgers_at_once_are_refused() {
-    let (a, b) = (ledger_38129(), testnet_42089779());
-    let run = shamap(
-        [std::ffi::OsStr::new("stats"), a.as_os_str(), b.as_os_str()],
-        None,
-    );
+    let run = on_both_ledgers(&["stats"]);
     let line = assert_one_line_usage_error(&run, &["stats", "a", "b"]);
     assert!(line.contains("2 ledgers"), "{line}");
 }

@@ -24,6 +24,14 @@ pub fn data(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// `shamap ARGS… <ledger 38129> <testnet ledger 42089779>`: a command on
+/// both shipped ledgers at once.
+pub fn on_both_ledgers(args: &[&str]) -> Run {
+    let mut all: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+    all.extend([ledger_38129(), testnet_42089779()].map(PathBuf::into_os_string));
+    shamap(all, None)
+}
+
 /// Mainnet ledger 38129: 261 state entries, one transaction, full header.
 pub fn ledger_38129() -> PathBuf {
     data("ledger-38129.json")
@@ -142,6 +150,31 @@ pub fn temp_file(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.path().join(name);
     std::fs::write(&path, bytes).expect("temp file is writable");
     path
+}
+
+/// `v` written to a file `name` in `dir`.
+pub fn temp_json(dir: &tempfile::TempDir, name: &str, v: &serde_json::Value) -> PathBuf {
+    temp_file(dir, name, v.to_string().as_bytes())
+}
+
+/// `shamap verify FILE`.
+pub fn verify_file(path: &Path) -> Run {
+    shamap([std::ffi::OsStr::new("verify"), path.as_os_str()], None)
+}
+
+/// `verify` of the file at `path` refused as unusable input naming it
+/// ([`assert_input_error`]): the error line.
+pub fn verify_input_error(path: &Path) -> String {
+    assert_input_error(&verify_file(path), &path.display().to_string())
+}
+
+/// `v` written to a file `name` in `dir` and verified: refused as
+/// unusable input naming the file ([`verify_input_error`]); what the
+/// error line says after `error: FILE: `.
+pub fn json_input_error(dir: &tempfile::TempDir, name: &str, v: &serde_json::Value) -> String {
+    let path = temp_json(dir, name, v);
+    let line = verify_input_error(&path);
+    line[format!("error: {}: ", path.display()).len()..].to_owned()
 }
 
 /// The 38129 dump as a JSON value, to be altered by a test.

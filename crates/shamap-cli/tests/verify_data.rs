@@ -1,8 +1,8 @@
 //! The shipped real ledgers verify, in text and JSON, from files and stdin.
 
 use crate::support::{
-    assert_starts_with, ledger_38129, ledger_headings, ok, shamap, testnet_42089779, ACCOUNT_38129,
-    LEDGER_38129, LEDGER_TESTNET, TX_38129, TX_TESTNET,
+    assert_contains, assert_starts_with, ledger_38129, ledger_headings, ok, on_both_ledgers,
+    shamap, testnet_42089779, ACCOUNT_38129, LEDGER_38129, LEDGER_TESTNET, TX_38129, TX_TESTNET,
 };
 
 fn lines(s: &str) -> Vec<&str> {
@@ -42,11 +42,7 @@ fn testnet_42089779_matches_transactions_and_ledger_hash() {
 
 #[test]
 fn several_files_give_one_section_each() {
-    let (a, b) = (ledger_38129(), testnet_42089779());
-    let run = shamap(
-        [std::ffi::OsStr::new("verify"), a.as_os_str(), b.as_os_str()],
-        None,
-    );
+    let run = on_both_ledgers(&["verify"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_eq!(ledger_headings(&run.stdout).len(), 2, "{}", run.stdout);
 }
@@ -57,23 +53,12 @@ fn stdin_is_read_for_dash() {
     let run = shamap(["verify", "-"], Some(&bytes));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert_starts_with(&run.stdout, "ledger 38129 from <stdin> ");
-    assert!(run
-        .stdout
-        .contains(&format!("ledger_hash {LEDGER_38129} match")));
+    assert_contains(&run.stdout, &format!("ledger_hash {LEDGER_38129} match"));
 }
 
 #[test]
 fn json_output_parses_and_reports_matches() {
-    let (a, b) = (ledger_38129(), testnet_42089779());
-    let run = shamap(
-        [
-            std::ffi::OsStr::new("verify"),
-            std::ffi::OsStr::new("--json"),
-            a.as_os_str(),
-            b.as_os_str(),
-        ],
-        None,
-    );
+    let run = on_both_ledgers(&["verify", "--json"]);
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("stdout is JSON");
     assert_eq!(v["ok"], true);

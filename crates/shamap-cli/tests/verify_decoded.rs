@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::support::{
-    assert_contains, assert_input_error, data, import, ledger_38129, ledger_38129_json, shamap,
-    Run, ACCOUNT_38129, LEDGER_38129, TX_38129,
+    assert_contains, assert_input_error, data, import, json_input_error, ledger_38129,
+    ledger_38129_json, shamap, temp_json, verify_file, verify_input_error, ACCOUNT_38129,
+    LEDGER_38129, TX_38129,
 };
 
 const TX_ID: &str = "3B1A4E1C9BB6A7208EB146BCDB86ECEA6068ED01466D933528CA2B4C64F753EF";
@@ -27,16 +28,6 @@ fn decoded_json() -> Value {
     serde_json::from_slice(&bytes).expect("data file is JSON")
 }
 
-fn write(dir: &tempfile::TempDir, name: &str, v: &Value) -> PathBuf {
-    let path = dir.path().join(name);
-    std::fs::write(&path, v.to_string()).expect("temp file is writable");
-    path
-}
-
-fn verify(path: &Path) -> Run {
-    shamap([OsStr::new("verify"), path.as_os_str()], None)
-}
-
 /// The `index` of state entry `i` of the fixture.
 fn index(v: &Value, i: usize) -> String {
     v["accountState"][i]["index"]
@@ -47,7 +38,7 @@ fn index(v: &Value, i: usize) -> String {
 
 #[test]
 fn decoded_fixture_verifies_with_the_known_hashes() {
-    let run = verify(&decoded_38129());
+    let run = verify_file(&decoded_38129());
     assert_eq!(run.code, Some(0), "{}", run.stderr);
     assert!(run.stderr.is_empty(), "{}", run.stderr);
     let file = decoded_38129().display().to_string();
@@ -68,7 +59,7 @@ fn a_changed_balance_is_a_mismatch() {
     let mut v = decoded_json();
     assert_eq!(v["accountState"][0]["Balance"], "370000000");
     v["accountState"][0]["Balance"] = "370000001".into();
-    let run = verify(&write(&dir, "balance.json", &v));
+    let run = verify_file(&temp_json(&dir, "balance.json", &v));
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     assert!(run.stderr.is_empty(), "{}", run.stderr);
     let lines: Vec<&str> = run.stdout.lines().collect();
@@ -94,13 +85,10 @@ fn an_unknown_field_is_an_input_error_naming_file_entry_and_field() {
 
     let mut v = decoded_json();
     v["accountState"][3]["Balanse"] = "1".into();
-    let path = write(&dir, "unknown.json", &v);
-    let line = assert_input_error(&verify(&path), &path.display().to_string());
     assert_eq!(
-        line,
+        json_input_error(&dir, "unknown.json", &v),
         format!(
-            "error: {}: accountState entry 3: index {}: field \"Balanse\" {not_a_field}",
-            path.display(),
+            "accountState entry 3: index {}: field \"Balanse\" {not_a_field}",
             index(&v, 3)
         )
     );
@@ -109,11 +97,10 @@ fn an_unknown_field_is_an_input_error_naming_file_entry_and_field() {
     let mut v = decoded_json();
     v["transactions"][0]["metaData"]["AffectedNodes"][1]["ModifiedNode"]["FinalFields"]["Bogus"] =
         "1".into();
-    let path = write(&dir, "unknown-meta.json", &v);
-    let line = assert_input_error(&verify(&path), &path.display().to_string());
+    let line = json_input_error(&dir, "unknown-meta.json", &v);
     assert!(
         line.ends_with(&format!(
-            ": transactions entry 0: transaction {TX_ID}: field \
+            "transactions entry 0: transaction {TX_ID}: field \
              \"metaData.AffectedNodes[1].ModifiedNode.FinalFields.Bogus\" {not_a_field}"
         )),
         "{line}"
@@ -135,15 +122,15 @@ fn a_bad_value_is_an_input_error_naming_entry_and_field() {
     ] {
         let mut v = decoded_json();
         v["accountState"][i][field] = bad.into();
-        let path = write(&dir, &format!("bad-{field}.json"), &v);
-        let line = assert_input_error(&verify(&path), &path.display().to_string());
         let expected = format!(
-            "error: {}: accountState entry {i}: index {}: field \"{field}\" has a value \
+            "accountState entry {i}: index {}: field \"{field}\" has a value \
              rippled does not accept (\"{bad}\"): {why}",
-            path.display(),
             index(&v, i)
         );
-        assert_eq!(line, expected);
+        assert_eq!(
+            json_input_error(&dir, &format!("bad-{field}.json"), &v),
+            expected
+        );
     }
 }
 
@@ -177,8 +164,8 @@ fn issued_amounts_are_read_over_rippleds_range_and_refused_outside_it() {
         ("0.00000000000001234567890123456", cur.as_str()),
         ("1", "*G*"),
     ] {
-        let path = write(&dir, "in-range.json", &limit(value, currency));
-        let run = verify(&path);
+        let path = temp_json(&dir, "in-range.json", &limit(value, currency));
+        let run = verify_file(&path);
         assert_eq!(run.code, Some(1), "{value} {currency}: {}", run.stderr);
         assert!(run.stdout.contains("account_hash "), "{}", run.stdout);
     }
@@ -195,8 +182,7 @@ fn issued_amounts_are_read_over_rippleds_range_and_refused_outside_it() {
             "has more than 16 significant digits, more than an issued amount holds",
         ),
     ] {
-        let path = write(&dir, "out-of-range.json", &limit(value, currency));
-        let line = assert_input_error(&verify(&path), &path.display().to_string());
+        let line = json_input_error(&dir, "out-of-range.json", &limit(value, currency));
         assert!(
             line.ends_with(&format!(
                 "field \"HighLimit.value\" has a value rippled does not accept (\"{value}\"): {why}"
@@ -204,8 +190,7 @@ fn issued_amounts_are_read_over_rippleds_range_and_refused_outside_it() {
             "{line}"
         );
     }
-    let path = write(&dir, "currency.json", &limit("1", "U.D"));
-    let line = assert_input_error(&verify(&path), &path.display().to_string());
+    let line = json_input_error(&dir, "currency.json", &limit("1", "U.D"));
     assert_contains(
         &line,
         "field \"HighLimit.currency\" has a value rippled does not accept (\"U.D\")",
@@ -231,9 +216,9 @@ fn long_memos_are_read_in_linear_time() {
         let mut v = decoded_json();
         v["transactions"][0]["Memos"] =
             serde_json::json!([{"Memo": {"MemoData": "AB".repeat(bytes)}}]);
-        let path = write(&dir, "memo.json", &v);
+        let path = temp_json(&dir, "memo.json", &v);
         let start = std::time::Instant::now();
-        let run = verify(&path);
+        let run = verify_file(&path);
         let took = start.elapsed();
         let line = assert_input_error(&run, &path.display().to_string());
         assert!(line.contains(expected), "{line}");
@@ -255,7 +240,7 @@ fn a_duplicate_key_is_an_input_error_naming_file_entry_and_key() {
     let doubled = format!("{}\"Flags\": 1, {}", &text[..at], &text[at..]);
     let path = dir.path().join("dup.json");
     std::fs::write(&path, doubled).expect("temp file is writable");
-    let line = assert_input_error(&verify(&path), &path.display().to_string());
+    let line = verify_input_error(&path);
     assert_eq!(
         line,
         format!(
@@ -270,7 +255,7 @@ fn a_duplicate_key_is_an_input_error_naming_file_entry_and_key() {
     let at = meta + text[meta..].find('{').expect("an object") + 1;
     let doubled = format!("{}\"Flags\": 0, \"Flags\": 0, {}", &text[..at], &text[at..]);
     std::fs::write(&path, doubled).expect("temp file is writable");
-    let line = assert_input_error(&verify(&path), &path.display().to_string());
+    let line = verify_input_error(&path);
     assert_contains(&line, ": transactions entry 0: duplicate key \"Flags\" in the object at transactions[0].metaData.AffectedNodes[");
 }
 
@@ -280,14 +265,11 @@ fn a_wrong_transaction_hash_is_an_input_error_naming_the_transaction() {
     let mut v = decoded_json();
     let wrong = "AB".repeat(32);
     v["transactions"][0]["hash"] = wrong.clone().into();
-    let path = write(&dir, "hash.json", &v);
-    let line = assert_input_error(&verify(&path), &path.display().to_string());
     assert_eq!(
-        line,
+        json_input_error(&dir, "hash.json", &v),
         format!(
-            "error: {}: transactions entry 0: transaction {wrong}: \"hash\" is not the ID of \
-             the transaction as encoded, which is {TX_ID}",
-            path.display()
+            "transactions entry 0: transaction {wrong}: \"hash\" is not the ID of \
+             the transaction as encoded, which is {TX_ID}"
         )
     );
 }
@@ -313,11 +295,9 @@ fn a_file_mixing_binary_and_decoded_entries_verifies() {
         v["accountState"][i] = by_index(&key);
     }
     v["transactions"][0] = binary["ledger"]["transactions"][0].clone();
-    let run = verify(&write(&dir, "mixed.json", &v));
+    let run = verify_file(&temp_json(&dir, "mixed.json", &v));
     assert_eq!(run.code, Some(0), "{}", run.stderr);
-    assert!(run
-        .stdout
-        .contains(&format!("ledger_hash {LEDGER_38129} match")));
+    assert_contains(&run.stdout, &format!("ledger_hash {LEDGER_38129} match"));
 }
 
 /// `stats`, `prove`, `diff` and `import` read decoded JSON as `verify` does:

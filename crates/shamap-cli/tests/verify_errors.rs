@@ -2,8 +2,8 @@
 //! (status 2), never a panic.
 
 use crate::support::{
-    assert_contains, assert_ends_with, assert_input_error, ledger_38129_json, shamap, string_at,
-    temp_file,
+    assert_contains, assert_ends_with, assert_input_error, assert_starts_with, json_input_error,
+    ledger_38129_json, shamap, string_at, temp_file, temp_json, verify_file, verify_input_error,
 };
 
 /// Replaces the hex digit at `pos` by a different valid digit.
@@ -12,21 +12,13 @@ fn flip_digit(s: &mut String, pos: usize) {
     s.replace_range(pos..=pos, new);
 }
 
-fn write_json(dir: &tempfile::TempDir, name: &str, v: &serde_json::Value) -> std::path::PathBuf {
-    temp_file(dir, name, v.to_string().as_bytes())
-}
-
-fn run_verify(path: &std::path::Path) -> crate::support::Run {
-    shamap([std::ffi::OsStr::new("verify"), path.as_os_str()], None)
-}
-
 #[test]
 fn one_changed_state_byte_is_a_mismatch() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut v = ledger_38129_json();
     flip_digit(string_at(&mut v, "/ledger/accountState/100/data"), 20);
-    let path = write_json(&dir, "changed.json", &v);
-    let run = run_verify(&path);
+    let path = temp_json(&dir, "changed.json", &v);
+    let run = verify_file(&path);
     assert_eq!(
         run.code,
         Some(1),
@@ -69,7 +61,7 @@ fn one_changed_transaction_byte_is_a_mismatch() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut v = ledger_38129_json();
     flip_digit(string_at(&mut v, "/ledger/transactions/0/meta"), 30);
-    let run = run_verify(&write_json(&dir, "tx.json", &v));
+    let run = verify_file(&temp_json(&dir, "tx.json", &v));
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     assert!(
         run.stdout.contains("\ntransaction_hash ")
@@ -82,7 +74,7 @@ fn truncated_file_is_an_input_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let bytes = ledger_38129_json().to_string();
     let path = temp_file(&dir, "cut.json", &bytes.as_bytes()[..bytes.len() / 3]);
-    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
+    let line = verify_input_error(&path);
     assert!(line.contains("invalid JSON at line 1 column "), "{line}");
 }
 
@@ -91,14 +83,9 @@ fn bad_hex_digit_names_entry_position_and_field() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut v = ledger_38129_json();
     string_at(&mut v, "/ledger/accountState/17/data").replace_range(5..6, "G");
-    let path = write_json(&dir, "badhex.json", &v);
-    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
     assert_eq!(
-        line,
-        format!(
-            "error: {}: accountState entry 17: bad hex digit at position 5 in \"data\"",
-            path.display()
-        )
+        json_input_error(&dir, "badhex.json", &v),
+        "accountState entry 17: bad hex digit at position 5 in \"data\""
     );
 }
 
@@ -107,10 +94,8 @@ fn wrong_key_length_is_an_input_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut v = ledger_38129_json();
     string_at(&mut v, "/ledger/accountState/3/index").truncate(62);
-    let path = write_json(&dir, "short.json", &v);
-    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
     assert_ends_with(
-        &line,
+        &json_input_error(&dir, "short.json", &v),
         "accountState entry 3: index is 31 bytes, expected 32",
     );
 }
@@ -125,12 +110,9 @@ fn duplicate_state_key_is_an_input_error() {
         .expect("state list");
     let copy = state[5].clone();
     state.push(copy);
-    let path = write_json(&dir, "dup.json", &v);
-    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
-    assert!(
-        line.contains(": duplicate state key ") && line.ends_with(" at entry 261"),
-        "{line}"
-    );
+    let line = json_input_error(&dir, "dup.json", &v);
+    assert_starts_with(&line, "duplicate state key ");
+    assert_ends_with(&line, " at entry 261");
 }
 
 #[test]
@@ -154,7 +136,7 @@ fn non_json_and_empty_files_are_input_errors() {
         ),
     ] {
         let path = temp_file(&dir, name, bytes);
-        assert_input_error(&run_verify(&path), &path.display().to_string());
+        verify_input_error(&path);
     }
     let empty = assert_input_error(&shamap(["verify", "-"], Some(b"")), "<stdin>");
     assert_eq!(empty, "error: <stdin>: empty input");
@@ -164,7 +146,7 @@ fn non_json_and_empty_files_are_input_errors() {
 fn missing_file_is_an_input_error() {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("absent.json");
-    let line = assert_input_error(&run_verify(&path), &path.display().to_string());
+    let line = verify_input_error(&path);
     assert!(line.contains("cannot read"), "{line}");
 }
 
@@ -215,7 +197,7 @@ fn a_bad_file_beside_good_ones_is_reported_with_their_results() {
     let bad = temp_file(&dir, "bad.json", b"{not json");
     let mut changed = ledger_38129_json();
     flip_digit(string_at(&mut changed, "/ledger/accountState/100/data"), 20);
-    let changed = write_json(&dir, "changed.json", &changed);
+    let changed = temp_json(&dir, "changed.json", &changed);
     let verify = |files: &[&std::path::Path], json: bool| {
         let mut a = vec![std::ffi::OsStr::new("verify")];
         if json {

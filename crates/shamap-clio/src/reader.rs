@@ -186,23 +186,16 @@ impl Shared {
     }
 
     async fn diff(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.blobs(
-            &self.st.diff,
-            seq,
-            &format!("cannot read the diff of ledger {seq}"),
-        )
-        .await
+        self.blobs(&self.st.diff, seq, "the diff").await
     }
 
     async fn tx_hashes(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.blobs(
-            &self.st.ledger_txs,
-            seq,
-            &format!("cannot read the transaction list of ledger {seq}"),
-        )
-        .await
+        self.blobs(&self.st.ledger_txs, seq, "the transaction list")
+            .await
     }
 
+    /// The blobs `st` reads for ledger `seq`; an error names them as `what`
+    /// (`cannot read WHAT of ledger SEQ`).
     async fn blobs(
         &self,
         st: &PreparedStatement,
@@ -225,7 +218,7 @@ impl Shared {
             Ok::<_, BoxError>(out)
         }
         .await
-        .map_err(|e| self.fail(what, e))
+        .map_err(|e| self.fail(&format!("cannot read {what} of ledger {seq}"), e))
     }
 
     #[allow(clippy::type_complexity)]

@@ -6,14 +6,7 @@
 mod cassandra_cluster;
 mod clio_cassandra;
 mod clio_ledgers;
+#[path = "../../shamap-store/tests/seeds.rs"]
+mod seeds;
 
-/// The seed of a randomized test: `SHAMAP_STORE_SEED` when set, else
-/// `default`; printed, so a failure can be replayed.
-pub fn seed(default: u64) -> u64 {
-    let s = std::env::var("SHAMAP_STORE_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    eprintln!("seed {s} (override with SHAMAP_STORE_SEED)");
-    s
-}
+pub use seeds::seed;

@@ -37,6 +37,7 @@ use shamap::hash::{decode_hex, Hash256};
 use shamap::xrpl::ledger::LedgerHeader;
 
 use crate::entry::{get, read_state_entry, read_tx_entry, Object};
+use crate::error::cut_to;
 pub use crate::error::{DumpError, EntryProblem, FieldError, FieldProblem};
 use crate::ledger_dump::agree;
 pub use crate::ledger_dump::{merge, DumpKind, HeaderFields, LedgerDump, StateEntry, TxEntry};
@@ -199,14 +200,7 @@ fn check_server_error(obj: &Object) -> Result<(), DumpError> {
 
 /// JSON text of `v` on one line, cut to [`MAX_QUOTED_CHARS`] characters.
 fn quote(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() <= MAX_QUOTED_CHARS {
-        text
-    } else {
-        let mut cut: String = text.chars().take(MAX_QUOTED_CHARS).collect();
-        cut.push('…');
-        cut
-    }
+    cut_to(v.to_string(), MAX_QUOTED_CHARS)
 }
 
 /// A member that must be an object when present.
@@ -223,39 +217,29 @@ fn object_field<'a>(obj: &'a Object, name: &'static str) -> Result<Option<&'a Ob
 
 /// Reads every header field `obj` has into `fields`, checking agreement.
 fn read_header(obj: &Object, fields: &mut HeaderFields) -> Result<(), DumpError> {
+    const U64: &str = "an unsigned 64-bit integer";
+    const U32: &str = "an unsigned 32-bit integer";
+    const U8: &str = "an unsigned 8-bit integer";
     let mut found = HeaderFields::default();
     for name in ["ledger_index", "seqNum"] {
-        let v = opt(obj, name, |v| {
-            uint_field(name, v, "an unsigned 32-bit integer")
-        })?;
-        agree("ledger_index", &mut found.ledger_index, v)?;
+        agree(
+            "ledger_index",
+            &mut found.ledger_index,
+            uint(obj, name, U32)?,
+        )?;
     }
     for name in ["total_coins", "totalCoins"] {
-        let v = opt(obj, name, |v| {
-            uint_field(name, v, "an unsigned 64-bit integer")
-        })?;
-        agree("total_coins", &mut found.total_coins, v)?;
+        agree("total_coins", &mut found.total_coins, uint(obj, name, U64)?)?;
     }
-    found.parent_hash = opt(obj, "parent_hash", |v| hash_field("parent_hash", v))?;
-    found.transaction_hash = opt(obj, "transaction_hash", |v| {
-        hash_field("transaction_hash", v)
-    })?;
-    found.account_hash = opt(obj, "account_hash", |v| hash_field("account_hash", v))?;
-    found.parent_close_time = opt(obj, "parent_close_time", |v| {
-        uint_field("parent_close_time", v, "an unsigned 32-bit integer")
-    })?;
-    found.close_time = opt(obj, "close_time", |v| {
-        uint_field("close_time", v, "an unsigned 32-bit integer")
-    })?;
-    found.close_time_resolution = opt(obj, "close_time_resolution", |v| {
-        uint_field("close_time_resolution", v, "an unsigned 8-bit integer")
-    })?;
-    found.close_flags = opt(obj, "close_flags", |v| {
-        uint_field("close_flags", v, "an unsigned 8-bit integer")
-    })?;
+    found.parent_hash = hash(obj, "parent_hash")?;
+    found.transaction_hash = hash(obj, "transaction_hash")?;
+    found.account_hash = hash(obj, "account_hash")?;
+    found.parent_close_time = uint(obj, "parent_close_time", U32)?;
+    found.close_time = uint(obj, "close_time", U32)?;
+    found.close_time_resolution = uint(obj, "close_time_resolution", U8)?;
+    found.close_flags = uint(obj, "close_flags", U8)?;
     for name in ["ledger_hash", "hash"] {
-        let v = opt(obj, name, |v| hash_field(name, v))?;
-        agree("ledger_hash", &mut found.ledger_hash, v)?;
+        agree("ledger_hash", &mut found.ledger_hash, hash(obj, name)?)?;
     }
     if let Some(v) = get(obj, "ledger_data") {
         let Value::String(s) = v else {
@@ -282,6 +266,20 @@ fn opt<T>(
     read: impl FnOnce(&Value) -> Result<T, DumpError>,
 ) -> Result<Option<T>, DumpError> {
     get(obj, name).map(read).transpose()
+}
+
+/// The unsigned integer ([`uint_field`]) under `name`, if present.
+fn uint<T: TryFrom<u64>>(
+    obj: &Object,
+    name: &'static str,
+    expected: &'static str,
+) -> Result<Option<T>, DumpError> {
+    opt(obj, name, |v| uint_field(name, v, expected))
+}
+
+/// The hash ([`hash_field`]) under `name`, if present.
+fn hash(obj: &Object, name: &'static str) -> Result<Option<Hash256>, DumpError> {
+    opt(obj, name, |v| hash_field(name, v))
 }
 
 /// An unsigned integer given as a JSON number or a string of decimal digits,

@@ -255,3 +255,15 @@ pub enum FieldProblem {
     #[error("{0}")]
     Inconsistent(String),
 }
+
+/// `text` cut to its first `max` characters, with `…` after it when it
+/// was longer: a value quoted in a message.
+pub(crate) fn cut_to(text: String, max: usize) -> String {
+    if text.chars().count() <= max {
+        text
+    } else {
+        let mut cut: String = text.chars().take(max).collect();
+        cut.push('…');
+        cut
+    }
+}

@@ -5,7 +5,7 @@
 use std::fmt;
 
 use shamap::hash::{Hash256, Key};
-use shamap::xrpl::ledger::LedgerHeader;
+use shamap::xrpl::ledger::{LedgerHeader, LedgerRoots};
 
 use crate::error::DumpError;
 
@@ -120,6 +120,14 @@ impl HeaderFields {
     /// True when no field is present.
     pub fn is_empty(&self) -> bool {
         *self == HeaderFields::default()
+    }
+
+    /// The map roots the dump claims (`account_hash`, `transaction_hash`).
+    pub fn roots(&self) -> LedgerRoots {
+        LedgerRoots {
+            account_hash: self.account_hash,
+            transaction_hash: self.transaction_hash,
+        }
     }
 
     /// The header, when every hashed field is present.

@@ -31,8 +31,8 @@
 use std::fmt;
 
 use serde_json::{json, Value};
-use shamap::xrpl::tx_with_meta_item;
 use shamap::xrpl::vl::VlError;
+use shamap::xrpl::{tx_with_meta_item, LedgerRoot, LedgerRoots};
 use shamap::{Hash256, MapError, MapKind, ShaMap};
 
 use crate::ledger_dump::{HeaderFields, LedgerDump, StateEntry, TxEntry};
@@ -241,22 +241,28 @@ impl BuildError {
 /// Compares the roots of maps already built from `header`'s dump (`state`
 /// from its state entries, `None` when it has no state list;
 /// `transactions` likewise), and the header's hash, with the header's
-/// claims.
+/// claims: the roots by the rule of [`LedgerRoots::compare`].
 pub fn check_roots(
     header: &HeaderFields,
     state: Option<&mut ShaMap>,
     transactions: Option<&mut ShaMap>,
 ) -> Checks {
     let h = header;
-    let account_hash = match state {
-        Some(map) if !map.is_empty() => Checked::computed(map.root_hash(), h.account_hash),
-        _ => Checked::not_computed("no state entries", h.account_hash),
+    let computed = LedgerRoots {
+        account_hash: state.filter(|m| !m.is_empty()).map(|m| m.root_hash()),
+        transaction_hash: transactions.map(|m| m.root_hash()),
     };
-    let transaction_hash = match transactions {
-        Some(map) => Checked::computed(map.root_hash(), h.transaction_hash),
-        None => Checked::not_computed("no transaction list", h.transaction_hash),
-    };
-    let ledger_hash = match h.header_with_roots(account_hash.computed, transaction_hash.computed) {
+    let [account_hash, transaction_hash] = computed.compare(&h.roots()).map(|r| match r.computed {
+        Some(root) => Checked::computed(root, r.claimed),
+        None => Checked::not_computed(
+            match r.root {
+                LedgerRoot::Account => "no state entries",
+                LedgerRoot::Transaction => "no transaction list",
+            },
+            r.claimed,
+        ),
+    });
+    let ledger_hash = match h.header_with_roots(computed.account_hash, computed.transaction_hash) {
         Ok(header) => Checked::computed(header.hash(), h.ledger_hash),
         Err(missing) => Checked::not_computed(
             format!("missing header fields: {}", missing.join(", ")),

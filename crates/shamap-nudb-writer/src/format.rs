@@ -123,14 +123,27 @@ pub struct Headers {
 }
 
 impl Headers {
-    /// The data file's 92-byte header.
-    pub fn dat_header(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(DAT_HEADER_LEN);
-        out.extend_from_slice(b"nudb.dat");
+    /// A header's start: `magic`, then the version, uid, appnum and key
+    /// size every file's header has, and, with `salted`, the salt, pepper
+    /// and block size the key and log files' headers go on with.
+    fn start(&self, magic: &[u8; 8], capacity: usize, salted: bool) -> Vec<u8> {
+        let mut out = Vec::with_capacity(capacity);
+        out.extend_from_slice(magic);
         out.extend_from_slice(&self.version.to_be_bytes());
         out.extend_from_slice(&self.uid.to_be_bytes());
         out.extend_from_slice(&self.appnum.to_be_bytes());
         out.extend_from_slice(&self.key_size.to_be_bytes());
+        if salted {
+            out.extend_from_slice(&self.salt.to_be_bytes());
+            out.extend_from_slice(&self.pepper.to_be_bytes());
+            out.extend_from_slice(&self.block_size.to_be_bytes());
+        }
+        out
+    }
+
+    /// The data file's 92-byte header.
+    pub fn dat_header(&self) -> Vec<u8> {
+        let mut out = self.start(b"nudb.dat", DAT_HEADER_LEN, false);
         out.resize(DAT_HEADER_LEN, 0);
         out
     }
@@ -138,15 +151,7 @@ impl Headers {
     /// The key file's first block: the 104-byte header, zero-padded to the
     /// block size.
     pub fn key_header_block(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(usize::from(self.block_size));
-        out.extend_from_slice(b"nudb.key");
-        out.extend_from_slice(&self.version.to_be_bytes());
-        out.extend_from_slice(&self.uid.to_be_bytes());
-        out.extend_from_slice(&self.appnum.to_be_bytes());
-        out.extend_from_slice(&self.key_size.to_be_bytes());
-        out.extend_from_slice(&self.salt.to_be_bytes());
-        out.extend_from_slice(&self.pepper.to_be_bytes());
-        out.extend_from_slice(&self.block_size.to_be_bytes());
+        let mut out = self.start(b"nudb.key", usize::from(self.block_size), true);
         out.extend_from_slice(&self.load_factor.to_be_bytes());
         out.resize(KEY_HEADER_LEN.max(usize::from(self.block_size)), 0);
         out
@@ -155,15 +160,7 @@ impl Headers {
     /// The log file's 62-byte header naming the sizes the files had before
     /// a commit (what NuDB's recovery truncates them back to).
     pub fn log_header(&self, key_file_size: u64, dat_file_size: u64) -> Vec<u8> {
-        let mut out = Vec::with_capacity(LOG_HEADER_LEN);
-        out.extend_from_slice(b"nudb.log");
-        out.extend_from_slice(&self.version.to_be_bytes());
-        out.extend_from_slice(&self.uid.to_be_bytes());
-        out.extend_from_slice(&self.appnum.to_be_bytes());
-        out.extend_from_slice(&self.key_size.to_be_bytes());
-        out.extend_from_slice(&self.salt.to_be_bytes());
-        out.extend_from_slice(&self.pepper.to_be_bytes());
-        out.extend_from_slice(&self.block_size.to_be_bytes());
+        let mut out = self.start(b"nudb.log", LOG_HEADER_LEN, true);
         out.extend_from_slice(&key_file_size.to_be_bytes());
         out.extend_from_slice(&dat_file_size.to_be_bytes());
         out
@@ -254,10 +251,8 @@ mod tests {
         // 5 buckets, modulus 8: 0..5 stay, 5..8 fold to 1..4.
         let got: Vec<u64> = (0..16).map(|h| bucket_index(h, 5, 8)).collect();
         assert_eq!(got, [0, 1, 2, 3, 4, 1, 2, 3, 0, 1, 2, 3, 4, 1, 2, 3]);
-        assert_eq!(ceil_pow2(0), 1);
-        assert_eq!(ceil_pow2(1), 1);
-        assert_eq!(ceil_pow2(5), 8);
-        assert_eq!(ceil_pow2(8), 8);
+        let pow2: Vec<u64> = [0, 1, 5, 8].into_iter().map(ceil_pow2).collect();
+        assert_eq!(pow2, [1, 1, 8, 8]);
     }
 
     #[test]

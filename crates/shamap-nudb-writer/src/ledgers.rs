@@ -176,6 +176,12 @@ pub fn history(base: Ledger, count: usize, seed: u64) -> Vec<Ledger> {
     out
 }
 
+/// Writes one ledger into a new database in `dir`: [`write_ledgers`] of
+/// `ledger` alone.
+pub fn write_ledger(dir: &Path, opts: NudbOptions, ledger: &Ledger) -> Result<Written, WriteError> {
+    write_ledgers(dir, opts, std::slice::from_ref(ledger))
+}
+
 /// Writes `ledgers` into a new database in `dir`, one commit per ledger
 /// holding the objects it adds (as rippled stores a ledger's new nodes when
 /// it is accepted).

@@ -32,5 +32,7 @@ pub mod random;
 pub mod writer;
 
 pub use codec::{CodecPolicy, CodecType};
-pub use ledgers::{history, write_ledger_db, write_ledgers, write_rotated, Ledger, Rotated};
+pub use ledgers::{
+    history, write_ledger, write_ledger_db, write_ledgers, write_rotated, Ledger, Rotated,
+};
 pub use writer::{Interrupt, NudbOptions, NudbWriter, RecordInfo, WriteError, Written};

@@ -7,7 +7,7 @@ use shamap_nudb_writer::codec::{self, lz4_declaring};
 use shamap_nudb_writer::faults::{self, Field};
 use shamap_nudb_writer::format::{self, LOG_HEADER_LEN};
 use shamap_nudb_writer::{
-    write_ledgers, CodecPolicy, CodecType, Interrupt, Ledger, NudbOptions, NudbWriter, Written,
+    write_ledger, CodecPolicy, CodecType, Interrupt, Ledger, NudbOptions, NudbWriter, Written,
 };
 
 use crate::support::{agrees, data, python_refuses, python_report, record};
@@ -22,7 +22,7 @@ fn small() -> NudbOptions {
 
 fn ledger_store(dir: &std::path::Path, o: NudbOptions) -> (Ledger, Written) {
     let l = Ledger::from_dump(&data("ledger-38129.json")).expect("ledger");
-    let w = write_ledgers(dir, o, std::slice::from_ref(&l)).expect("write");
+    let w = write_ledger(dir, o, &l).expect("write");
     (l, w)
 }
 

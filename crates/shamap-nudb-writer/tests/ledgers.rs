@@ -7,8 +7,8 @@ use std::collections::HashSet;
 use shamap::Hash256;
 use shamap_nudb_writer::ledgers::{header_object, ROTATED_NAMES};
 use shamap_nudb_writer::{
-    history, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType, Ledger,
-    NudbOptions,
+    history, write_ledger, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType,
+    Ledger, NudbOptions,
 };
 
 use crate::support::{agrees, data, python, python_report, record, seed, shipped_ledgers};
@@ -47,12 +47,7 @@ fn the_shipped_ledgers_are_read_back_whole() {
             ),
         ] {
             let dir = tempfile::tempdir().expect("tempdir");
-            let w = write_ledgers(
-                dir.path(),
-                NudbOptions { codec, ..o },
-                std::slice::from_ref(&l),
-            )
-            .expect("write");
+            let w = write_ledger(dir.path(), NudbOptions { codec, ..o }, &l).expect("write");
             assert_eq!(w.records.len(), objects.len(), "{}", path.display());
             let report = python_report(dir.path());
             agrees(&w, &report);
@@ -210,7 +205,7 @@ fn ledger_db_has_rippleds_table() {
 fn python_get_finds_a_key() {
     let l = base();
     let dir = tempfile::tempdir().expect("tempdir");
-    write_ledgers(dir.path(), NudbOptions::default(), std::slice::from_ref(&l)).expect("write");
+    write_ledger(dir.path(), NudbOptions::default(), &l).expect("write");
     let (_, header) = header_object(&l.header);
     let d = dir.path().to_str().expect("utf-8");
     let (ok, out, err) = python(&[d, "--get", &l.hash().to_hex()]);

@@ -83,21 +83,28 @@ def lz4_block(src, out_size):
     out = bytearray()
     i = 0
     n = len(src)
+
+    def extended(length, what):
+        """A length of 15 goes on in the bytes that follow, up to one
+        below 255."""
+        nonlocal i
+        if length < 15:
+            return length
+        while True:
+            if i >= n:
+                raise ValueError("LZ4 %s length runs past the block" % what)
+            b = src[i]
+            i += 1
+            length += b
+            if b != 255:
+                return length
+
     while True:
         if i >= n:
             raise ValueError("LZ4 block ends before its last literals")
         token = src[i]
         i += 1
-        lit = token >> 4
-        if lit == 15:
-            while True:
-                if i >= n:
-                    raise ValueError("LZ4 literal length runs past the block")
-                b = src[i]
-                i += 1
-                lit += b
-                if b != 255:
-                    break
+        lit = extended(token >> 4, "literal")
         if i + lit > n or len(out) + lit > out_size:
             raise ValueError("LZ4 literals run past the block or the declared size")
         out += src[i:i + lit]
@@ -110,17 +117,7 @@ def lz4_block(src, out_size):
         i += 2
         if off == 0 or off > len(out):
             raise ValueError("LZ4 match offset %d outside the output" % off)
-        ml = token & 15
-        if ml == 15:
-            while True:
-                if i >= n:
-                    raise ValueError("LZ4 match length runs past the block")
-                b = src[i]
-                i += 1
-                ml += b
-                if b != 255:
-                    break
-        ml += 4
+        ml = extended(token & 15, "match") + 4
         if len(out) + ml > out_size:
             raise ValueError("LZ4 output exceeds the declared size %d" % out_size)
         start = len(out) - off

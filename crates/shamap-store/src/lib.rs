@@ -99,4 +99,10 @@ pub(crate) mod test_support {
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(rand::random)
     }
+
+    /// [`seed`] and a generator seeded with it.
+    pub(crate) fn seeded_rng() -> (u64, rand::rngs::SmallRng) {
+        let seed = seed();
+        (seed, rand::SeedableRng::seed_from_u64(seed))
+    }
 }

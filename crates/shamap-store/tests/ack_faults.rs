@@ -16,7 +16,7 @@ use std::process::Command;
 
 use shamap_store::{
     fail_acknowledgments, AckFault, AckStage, Batch, FjallStore, LogStore, NodeObject, NodeStore,
-    NodeType,
+    NodeType, StoreError,
 };
 
 const ERRNOS: [(i32, &str); 5] = [
@@ -36,6 +36,19 @@ fn commit_batch(tag: u8) -> (Batch, shamap::Hash256) {
     b.put_node(node);
     b.put_meta("root", vec![tag]);
     (b, hash)
+}
+
+/// Every acknowledgment of `stage` of the store in `dir` fails with
+/// `errno`, from the next one on.
+fn fail_from_now(dir: &Path, stage: AckStage, errno: i32) {
+    fail_acknowledgments(
+        dir,
+        Some(AckFault {
+            stage,
+            errno,
+            after: 0,
+        }),
+    );
 }
 
 fn root_of(store: &dyn NodeStore) -> Option<u8> {
@@ -63,14 +76,7 @@ fn log_case(dir: &Path, stage: AckStage, errno: i32, name: &str) {
                 .write_durably(commit_batch(3).0)
                 .expect("third commit");
         }
-        fail_acknowledgments(
-            dir,
-            Some(AckFault {
-                stage,
-                errno,
-                after: 0,
-            }),
-        );
+        fail_from_now(dir, stage, errno);
         let (batch, hash) = commit_batch(4);
         let err = store
             .write_durably(batch)
@@ -166,14 +172,7 @@ fn fjall_a_failed_acknowledgment_says_the_commit_may_have_landed_and_stops_write
             store
                 .write_durably(commit_batch(1).0)
                 .expect("first commit");
-            fail_acknowledgments(
-                dir,
-                Some(AckFault {
-                    stage,
-                    errno,
-                    after: 0,
-                }),
-            );
+            fail_from_now(dir, stage, errno);
             let err = store
                 .write_durably(commit_batch(2).0)
                 .expect_err("a commit whose acknowledgment fails");
@@ -206,32 +205,44 @@ fn chattr(flag: &str, path: &Path) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// Commits root 1 into a new store in `dir`, makes its acknowledgment
+/// record `ack` immutable, and commits root 2: that commit's error, the
+/// attribute taken off again. `None` when `chattr +i` is not available.
+fn commit_with_an_immutable_record<S: NodeStore>(
+    dir: &Path,
+    ack: &str,
+    open: impl Fn(&Path) -> Result<S, StoreError>,
+) -> Option<String> {
+    open(dir)
+        .expect("open")
+        .write_durably(commit_batch(1).0)
+        .expect("first commit");
+    let path = dir.join(ack);
+    if !chattr("+i", &path) {
+        return None;
+    }
+    let result = (|| {
+        let store = open(dir).map_err(|e| e.to_string())?;
+        match store.write_durably(commit_batch(2).0) {
+            Ok(()) => Err(format!("a commit with an immutable {ack} succeeded")),
+            Err(e) => Ok(e.to_string()),
+        }
+    })();
+    assert!(chattr("-i", &path));
+    Some(result.expect("the failed commit"))
+}
+
 /// The reproduction, in the store: an immutable `nodes.ack`, a
 /// commit, the attribute taken off, and the store opened.
 #[test]
 fn an_immutable_record_fails_the_commit_and_the_store_opens_again() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();
-    {
-        let store = LogStore::open(dir).expect("open");
-        store
-            .write_durably(commit_batch(1).0)
-            .expect("first commit");
-    }
-    let ack = dir.join("nodes.ack");
-    if !chattr("+i", &ack) {
+    let Some(line) = commit_with_an_immutable_record(dir, "nodes.ack", |d| LogStore::open(d))
+    else {
         eprintln!("skipped: chattr +i is not available here (root on ext4, xfs or btrfs)");
         return;
-    }
-    let result = (|| {
-        let store = LogStore::open(dir).map_err(|e| e.to_string())?;
-        match store.write_durably(commit_batch(2).0) {
-            Ok(()) => Err("a commit with an immutable nodes.ack succeeded".to_owned()),
-            Err(e) => Ok(e.to_string()),
-        }
-    })();
-    assert!(chattr("-i", &ack));
-    let line = result.expect("the failed commit");
+    };
     assert!(line.contains("not committed"), "{line}");
     let store = LogStore::open(dir).unwrap_or_else(|e| panic!("reopening refused: {e}"));
     assert_eq!(root_of(&store), Some(1));
@@ -242,23 +253,8 @@ fn an_immutable_record_fails_the_commit_and_the_store_opens_again() {
     // fjall's record.
     let fj = tempfile::tempdir().expect("tempdir");
     let fj = fj.path();
-    {
-        let store = FjallStore::open(fj).expect("open");
-        store
-            .write_durably(commit_batch(1).0)
-            .expect("first commit");
-    }
-    let ack = fj.join("shamap.ack");
-    assert!(chattr("+i", &ack));
-    let result = (|| {
-        let store = FjallStore::open(fj).map_err(|e| e.to_string())?;
-        match store.write_durably(commit_batch(2).0) {
-            Ok(()) => Err("a commit with an immutable shamap.ack succeeded".to_owned()),
-            Err(e) => Ok(e.to_string()),
-        }
-    })();
-    assert!(chattr("-i", &ack));
-    let line = result.expect("the failed commit");
+    let line = commit_with_an_immutable_record(fj, "shamap.ack", |d| FjallStore::open(d))
+        .expect("chattr +i worked for the node log");
     assert!(line.contains("may have landed"), "{line}");
     let store = FjallStore::open(fj).unwrap_or_else(|e| panic!("reopening refused: {e}"));
     assert_eq!(root_of(&store), Some(2));

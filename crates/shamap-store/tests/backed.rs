@@ -13,7 +13,7 @@ use shamap_store::{
     StoreError,
 };
 
-use crate::support::{random_map, seed};
+use crate::support::{import_random, random_map, seed};
 
 /// A backed map's items, checked to come in ascending key order.
 pub(crate) fn contents(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
@@ -177,10 +177,8 @@ fn spills_and_evictions_keep_memory_within_budget() {
 fn removing_everything_gives_the_empty_root() {
     let s = seed(73);
     let store = MemStore::new();
-    let (mem, model) = random_map(MapKind::AccountState, 500, s);
-    let mut snap_map = mem;
-    let snap = snap_map.snapshot();
-    import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let (snap, model) = import_random(&store, "base", 500, s);
+    let mut snap_map = snap.to_map();
     let mut backed = BackedMap::open(
         &store,
         snap.root_hash(),
@@ -283,10 +281,8 @@ fn a_missing_node_is_an_error_and_a_leaf_is_not_a_root() {
     let err = backed.get(&key).expect_err("missing");
     assert!(err.to_string().contains("missing"), "{err}");
 
-    let (mut map, model) = random_map(MapKind::AccountState, 10, 3);
-    let snap = map.snapshot();
     let store = MemStore::new();
-    import_ledger(&store, "x", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let (snap, model) = import_random(&store, "x", 10, 3);
     let k = *model.keys().next().expect("one");
     let leaf = MapKind::AccountState.leaf_hash(&k, &model[&k]);
     let err = BackedMap::open(
@@ -406,13 +402,9 @@ fn gc_beside_a_spilling_writer_keeps_what_the_writer_needs() {
 /// `n` random entries of an account-state map (seed `s`) imported into a
 /// fresh store: the map, its model, the store and the root.
 fn imported_random_map(n: usize, s: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>, MemStore, Hash256) {
-    let (mut shadow, model) = random_map(MapKind::AccountState, n, s);
     let store = MemStore::new();
-    let snap = shadow.snapshot();
-    let root = import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {})
-        .expect("import")
-        .account_hash;
-    (shadow, model, store, root)
+    let (snap, model) = import_random(&store, "base", n, s);
+    (snap.to_map(), model, store, snap.root_hash())
 }
 
 #[test]

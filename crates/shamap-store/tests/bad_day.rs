@@ -19,7 +19,7 @@ use shamap_store::{
     NodeType,
 };
 
-use crate::support::{log_batches, nodes_of, random_map, seed};
+use crate::support::{import_random, log_batches, nodes_of, random_map, seed};
 
 const COMPACT_FILE: &str = "nodes.log.compact";
 
@@ -49,10 +49,8 @@ fn mkfifo(path: &Path) {
 /// A store in `dir` holding a random map of `n` entries, recorded as "m";
 /// the map's root and nodes.
 fn store_with_map(dir: &Path, n: usize, s: u64) -> (Hash256, Vec<NodeObject>) {
-    let (mut map, _) = random_map(MapKind::AccountState, n, s);
-    let snap = map.snapshot();
     let store = LogStore::open(dir).expect("open");
-    import_ledger(&store, "m", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let (snap, _) = import_random(&store, "m", n, s);
     (snap.root_hash(), nodes_of(&snap))
 }
 

@@ -19,7 +19,7 @@ use shamap_store::{
 
 use crate::backed::random_ops_against_oracles;
 use crate::cassandra_cluster::{cluster, cluster_script};
-use crate::support::{count, random_map, seed};
+use crate::support::{count, import_random, import_state, random_map, seed};
 
 /// The URL of keyspace `t_<name>_<pid>` on the cluster.
 fn url(host: &str, name: &str) -> String {
@@ -43,8 +43,7 @@ fn nodes_and_records_round_trip() {
     let store = fresh(&host, "round_trip");
     let (mut map, model) = random_map(MapKind::AccountState, 3000, seed(90));
     let snap = map.snapshot();
-    let imported =
-        import_ledger(&store, "v1", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let imported = import_state(&store, "v1", &snap);
     assert_eq!(imported.account_hash, snap.root_hash());
     let report = verify_all(&store, &snap.root_hash()).expect("every node verifies");
     assert_eq!(report.leaves as usize, model.len());
@@ -93,9 +92,7 @@ fn a_value_corrupted_behind_our_back_is_an_error_naming_its_hash() {
         return;
     };
     let store = fresh(&host, "corrupt");
-    let (mut map, _) = random_map(MapKind::AccountState, 500, seed(91));
-    let snap = map.snapshot();
-    import_ledger(&store, "v1", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let (snap, _) = import_random(&store, "v1", 500, seed(91));
     // Some stored node other than the root: overwrite its value with
     // another node's (valid bytes, wrong hash), then with garbage.
     let mut victim = None;
@@ -160,10 +157,8 @@ fn sync_copies_a_root_from_fjall_to_cassandra_and_back() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let source = FjallStore::open(dir.path().join("a")).expect("fjall");
-    let (mut map, model) = random_map(MapKind::AccountState, 4000, seed(93));
-    let snap = map.snapshot();
+    let (snap, model) = import_random(&source, "src", 4000, seed(93));
     let root = snap.root_hash();
-    import_ledger(&source, "src", Some(&snap), None, None, &mut |_| {}).expect("import");
 
     let cass = fresh(&host, "sync");
     let there = copy_root(&source, &cass, root, "from fjall", &mut |_| {}).expect("to cassandra");
@@ -191,9 +186,7 @@ fn gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole() {
         return;
     };
     let store = fresh(&host, "gc");
-    let (mut map, model) = random_map(MapKind::AccountState, 2000, seed(94));
-    let v1 = map.snapshot();
-    import_ledger(&store, "v1", Some(&v1), None, None, &mut |_| {}).expect("v1");
+    let (v1, model) = import_random(&store, "v1", 2000, seed(94));
     let keys: Vec<Key> = model.keys().copied().collect();
     let versions = crate::support::changed_versions(&store, v1, &keys);
     // Nodes a crashed commit left behind: written, never recorded.

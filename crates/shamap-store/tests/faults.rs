@@ -213,22 +213,21 @@ pub(crate) fn every_k<S: NodeStore + Clone>(
     assert!(counts.syncs > 0, "{name}: success without a sync");
 }
 
-#[test]
-fn import_survives_a_fault_at_every_operation() {
-    every_k("import", op_import, false, mem, 1);
+/// The operations [`every_k`] is run on, each with its name and whether
+/// it writes into an empty store of its own: an import, a spilling backed
+/// commit, a gc and a copy into an empty store.
+pub(crate) fn operations<S: NodeStore>() -> [(&'static str, Op<S>, bool); 4] {
+    [
+        ("import", op_import, false),
+        ("commit", op_commit, false),
+        ("gc", op_gc, false),
+        ("sync", op_sync, true),
+    ]
 }
 
 #[test]
-fn a_backed_commit_survives_a_fault_at_every_operation() {
-    every_k("commit", op_commit, false, mem, 1);
-}
-
-#[test]
-fn gc_survives_a_fault_at_every_operation() {
-    every_k("gc", op_gc, false, mem, 1);
-}
-
-#[test]
-fn sync_survives_a_fault_at_every_operation() {
-    every_k("sync", op_sync, true, mem, 1);
+fn import_commit_gc_and_sync_survive_a_fault_at_every_operation() {
+    for (name, op, on_empty_target) in operations() {
+        every_k(name, op, on_empty_target, mem, 1);
+    }
 }

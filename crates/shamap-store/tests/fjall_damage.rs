@@ -19,22 +19,15 @@ use shamap_store::{import_ledger, verify_all, FjallStore};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::support::{copy_store_dir, random_map, seed};
+use crate::support::{copy_store_dir, files_under, random_map, seed};
 
 /// Files under `dir` (relative paths) that `want` picks.
 fn files(dir: &Path, want: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if want(&p) {
-                out.push(p.strip_prefix(dir).expect("under dir").to_path_buf());
-            }
-        }
-    }
+    let mut out: Vec<PathBuf> = files_under(dir)
+        .into_iter()
+        .filter(|p| want(p))
+        .map(|p| p.strip_prefix(dir).expect("under dir").to_path_buf())
+        .collect();
     out.sort();
     out
 }

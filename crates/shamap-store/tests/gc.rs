@@ -4,18 +4,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::{
-    gc, import_ledger, meta, verify_all, write_changed, FjallStore, GcReport, MemStore, NodeStore,
-    StoredMap,
+    gc, meta, verify_all, write_changed, FjallStore, GcReport, MemStore, NodeStore, StoredMap,
 };
 
-use crate::support::{count, random_map, seed};
+use crate::support::{count, import_random, seed};
 
 #[test]
 fn gc_keeps_shared_nodes_and_drops_the_rest() {
     let store = MemStore::new();
-    let (mut map, model) = random_map(MapKind::AccountState, 2000, seed(10));
-    let v1 = map.snapshot();
-    import_ledger(&store, "v1", Some(&v1), None, None, &mut |_| {}).expect("v1");
+    let (v1, model) = import_random(&store, "v1", 2000, seed(10));
     let keys: Vec<Key> = model.keys().copied().collect();
     let versions = crate::support::changed_versions(&store, v1, &keys);
     assert_eq!(meta::retained(&store).expect("meta").len(), 4);
@@ -40,9 +37,7 @@ fn gc_keeps_shared_nodes_and_drops_the_rest() {
 #[test]
 fn gc_refuses_an_incomplete_root_and_deletes_nothing() {
     let store = MemStore::new();
-    let (mut map, _) = random_map(MapKind::AccountState, 300, seed(11));
-    let s = map.snapshot();
-    import_ledger(&store, "a", Some(&s), None, None, &mut |_| {}).expect("import");
+    let (s, _) = import_random(&store, "a", 300, seed(11));
     let before = count(&store);
     let bogus = shamap::Hash256([7; 32]);
     let err = gc(&store, &[s.root_hash(), bogus]).expect_err("missing root");
@@ -55,9 +50,7 @@ fn gc_refuses_an_incomplete_root_and_deletes_nothing() {
 fn a_reader_of_a_kept_root_runs_safely_beside_gc() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = FjallStore::open(dir.path()).expect("open");
-    let (mut map, model) = random_map(MapKind::AccountState, 3000, seed(12));
-    let old = map.snapshot();
-    import_ledger(&store, "old", Some(&old), None, None, &mut |_| {}).expect("old");
+    let (old, model) = import_random(&store, "old", 3000, seed(12));
     let mut m = old.to_map();
     let changed: Vec<Key> = model.keys().step_by(3).copied().collect();
     for k in &changed {
@@ -124,9 +117,7 @@ fn an_inner_node_below(store: &dyn NodeStore, root: Hash256) -> Hash256 {
 #[test]
 fn gc_refuses_a_hash_that_is_not_a_root_and_deletes_nothing() {
     let store = MemStore::new();
-    let (mut map, _) = random_map(MapKind::AccountState, 2000, seed(13));
-    let s = map.snapshot();
-    import_ledger(&store, "a", Some(&s), None, None, &mut |_| {}).expect("import");
+    let (s, _) = import_random(&store, "a", 2000, seed(13));
     let before = count(&store);
     let inner = an_inner_node_below(&store, s.root_hash());
     let err = gc(&store, &[inner]).expect_err("an inner node is not a root");
@@ -154,27 +145,8 @@ fn gc_refuses_a_hash_that_is_not_a_root_and_deletes_nothing() {
 fn a_gc_stopped_by_a_full_disk_counts_what_it_deleted_and_a_retry_finishes() {
     use shamap_store::fault::{Fault, FaultError, FaultyStore, OpClass};
     let store = FaultyStore::new(MemStore::new());
-    let (mut big, _) = random_map(MapKind::AccountState, 16_000, seed(12));
-    let (mut small, _) = random_map(MapKind::AccountState, 50, seed(13));
-    import_ledger(
-        &store,
-        "big",
-        Some(&big.snapshot()),
-        None,
-        None,
-        &mut |_| {},
-    )
-    .expect("big");
-    let kept = import_ledger(
-        &store,
-        "small",
-        Some(&small.snapshot()),
-        None,
-        None,
-        &mut |_| {},
-    )
-    .expect("small")
-    .account_hash;
+    import_random(&store, "big", 16_000, seed(12));
+    let kept = import_random(&store, "small", 50, seed(13)).0.root_hash();
     let before = count(&store);
     // The retained list's write passes, then one sweep batch, then the
     // disk is full.

@@ -38,6 +38,47 @@ pub(crate) fn ledger_38129() -> (Snapshot, Snapshot, LedgerHeader) {
     (s, t, header)
 }
 
+/// A header that names other roots than the maps given is refused, naming
+/// the root that differs (the state root first), and nothing is stored.
+#[test]
+fn a_header_naming_other_roots_is_refused_and_nothing_is_stored() {
+    let (s, t, header) = ledger_38129();
+    let other = Hash256([7; 32]);
+    for (wrong, differs) in [
+        (
+            LedgerHeader {
+                account_hash: other,
+                ..header
+            },
+            "another account_hash",
+        ),
+        (
+            LedgerHeader {
+                transaction_hash: other,
+                ..header
+            },
+            "another transaction_hash",
+        ),
+        (
+            LedgerHeader {
+                account_hash: other,
+                transaction_hash: other,
+                ..header
+            },
+            "another account_hash",
+        ),
+    ] {
+        let store = MemStore::new();
+        let e = import_ledger(&store, "l", Some(&s), Some(&t), Some(&wrong), &mut |_| {})
+            .expect_err("the header names other roots");
+        let line = e.to_string();
+        assert!(line.contains(differs), "{line}");
+        assert!(line.contains(&wrong.hash().to_hex()), "{line}");
+        assert_eq!(crate::support::count(&store), 0, "{line}");
+        assert!(meta::retained(&store).expect("meta").is_empty());
+    }
+}
+
 #[test]
 fn ledger_38129_imports_with_rippled_hashes() {
     let (s, t, header) = ledger_38129();

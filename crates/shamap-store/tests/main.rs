@@ -27,6 +27,7 @@ mod reader;
 mod readers;
 #[cfg(feature = "rocksdb")]
 mod rocks;
+mod seeds;
 mod support;
 mod sync;
 mod tmpfs;

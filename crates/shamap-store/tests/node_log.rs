@@ -40,6 +40,44 @@ pub(crate) fn import(
         .map(|r| r.account_hash)
 }
 
+/// Versions of a map: each one's root and model.
+pub(crate) type Versions = Vec<(Hash256, BTreeMap<Key, Vec<u8>>)>;
+
+/// Imports `n` random maps of `entries` entries (seeds `s`, `s + 1`, …) as
+/// `v0`, `v1`, …; their roots and models.
+pub(crate) fn import_versions(store: &dyn NodeStore, n: u64, entries: usize, s: u64) -> Versions {
+    (0..n)
+        .map(|i| {
+            let (mut m, model) = random_map(MapKind::AccountState, entries, s + i);
+            let root = import(store, &format!("v{i}"), &mut m).expect("import");
+            (root, model)
+        })
+        .collect()
+}
+
+/// A node log in a new temporary directory, closed, holding
+/// [`import_versions`]`(n, entries, s)`: the directory, the roots and
+/// models.
+pub(crate) fn log_with_versions(n: u64, entries: usize, s: u64) -> (tempfile::TempDir, Versions) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let versions = import_versions(&open_log(dir.path()), n, entries, s);
+    (dir, versions)
+}
+
+/// Asserts that `e`, a store's refusal to open `dir`, is one line naming
+/// the store and holding every one of `words`; `what` names the case.
+pub(crate) fn assert_refusal(e: &StoreError, dir: &Path, words: &[&str], what: &str) {
+    let line = e.to_string();
+    assert!(!line.contains('\n'), "{what}: one line: {line}");
+    assert!(
+        line.contains(&dir.display().to_string()),
+        "{what}: names the store: {line}"
+    );
+    for w in words {
+        assert!(line.contains(w), "{what}: {w:?} in {line}");
+    }
+}
+
 /// Every item of the map at `root`, read through a `StoredMap`.
 pub(crate) fn items(store: &dyn NodeStore, root: Hash256) -> BTreeMap<Key, Vec<u8>> {
     StoredMap::open(store, root, MapKind::AccountState)

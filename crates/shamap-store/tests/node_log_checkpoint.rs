@@ -11,8 +11,11 @@ use shamap::{Hash256, Key, MapKind};
 use shamap_store::log_store::{checkpoint, format, LogStore, LogUsage};
 use shamap_store::{gc, verify_all, NodeStore, NodeStoreExt, StoredMap};
 
-use crate::node_log::{import, items, log_path, names, open_log, without_checkpoint};
-use crate::support::{random_map, seed};
+use crate::node_log::{
+    import, import_versions, items, log_path, log_with_versions, names, open_log,
+    without_checkpoint,
+};
+use crate::support::{log_batches, random_map, seed};
 
 type Model = BTreeMap<Key, Vec<u8>>;
 
@@ -61,18 +64,6 @@ fn agrees_with_a_whole_scan(dir: &Path, versions: &[(Hash256, Model)], scanned: 
     }
 }
 
-/// Imports `n` random maps of 1500 entries as `v0`, `v1`, …; their roots
-/// and models.
-fn import_versions(store: &LogStore, n: u64, s: u64) -> Vec<(Hash256, Model)> {
-    (0..n)
-        .map(|i| {
-            let (mut m, model) = random_map(MapKind::AccountState, 1500, s + i);
-            let root = import(store, &format!("v{i}"), &mut m).expect("import");
-            (root, model)
-        })
-        .collect()
-}
-
 #[test]
 fn a_clean_close_leaves_a_checkpoint_and_the_next_opening_scans_nothing_before_it() {
     let s = seed(120);
@@ -81,7 +72,7 @@ fn a_clean_close_leaves_a_checkpoint_and_the_next_opening_scans_nothing_before_i
     let mut versions = Vec::new();
     {
         let store = open_log(d);
-        versions.extend(import_versions(&store, 2, s));
+        versions.extend(import_versions(&store, 2, 1500, s));
         assert!(!checkpoint_path(d).exists(), "none while a writer is open");
     }
     assert!(checkpoint_path(d).exists(), "left by the clean close");
@@ -123,13 +114,8 @@ fn a_clean_close_leaves_a_checkpoint_and_the_next_opening_scans_nothing_before_i
 #[test]
 fn a_checkpoint_that_does_not_describe_the_log_is_ignored() {
     let s = seed(121);
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, versions) = log_with_versions(3, 1500, s);
     let d = dir.path();
-    let mut versions = Vec::new();
-    {
-        let store = open_log(d);
-        versions.extend(import_versions(&store, 3, s));
-    }
     let good = std::fs::read(checkpoint_path(d)).expect("read");
     let whole = log_len(d) - format::FILE_HEADER_LEN;
 
@@ -230,22 +216,15 @@ fn damage_below_an_index_checkpoint_is_met_by_the_read_that_needs_it() {
 
 /// The offset in `log` of a byte of the stored value of node `hash`.
 fn value_byte_of(log: &[u8], hash: &Hash256) -> usize {
-    let mut pos = format::FILE_HEADER_LEN as usize;
-    while pos + format::BATCH_HEADER_LEN <= log.len() {
-        let h: &[u8; format::BATCH_HEADER_LEN] = log[pos..pos + format::BATCH_HEADER_LEN]
-            .try_into()
-            .expect("header length");
-        let header = format::decode_batch_header(h).expect("a batch header");
-        let body_start = pos + format::BATCH_HEADER_LEN;
-        let body = &log[body_start..body_start + header.body_len as usize];
-        for r in format::records(body) {
+    for batch in log_batches(log) {
+        let body_start = batch.at + format::BATCH_HEADER_LEN;
+        for r in format::records(&log[body_start..batch.at + batch.len]) {
             if let Ok((at, format::Record::PutNode { hash: h, value, .. })) = r {
                 if h == *hash && value.len() > 4 {
                     return body_start + at + format::RECORD_HEADER_LEN + 32 + 2;
                 }
             }
         }
-        pos = body_start + header.body_len as usize;
     }
     panic!("no record of {hash}");
 }

@@ -8,19 +8,20 @@
 //! store's place never hang an opening; the audit lists every damaged
 //! place and the roots it affects.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use shamap::{Hash256, Key, MapKind};
+use shamap::{Hash256, MapKind};
 use shamap_store::ack;
 use shamap_store::log_store::{checkpoint, format, LogStore, LOG_FILE};
 use shamap_store::node::{NodeObject, NodeType};
 use shamap_store::{verify_all, Batch, NodeStore, NodeStoreExt};
 
-use crate::node_log::{import, items, log_path, names, open_log, without_checkpoint};
+use crate::node_log::{
+    assert_refusal, import, items, log_path, log_with_versions, names, open_log, without_checkpoint,
+};
 use crate::support::{random_map, seed};
 
 /// The offset, sequence number and whole length (header and body) of each
@@ -40,16 +41,12 @@ fn refused(dir: &Path, what: &str, words: &[&str]) {
         ("open", timed(|| LogStore::open(dir))),
         ("open_read_only", timed(|| LogStore::open_read_only(dir))),
     ] {
-        let e = opened.expect_err(what);
-        let line = e.to_string();
-        assert!(!line.contains('\n'), "{what}: {mode}: one line: {line}");
-        assert!(
-            line.contains(&dir.display().to_string()),
-            "{what}: {mode}: names the store: {line}"
+        assert_refusal(
+            &opened.expect_err(what),
+            dir,
+            words,
+            &format!("{what}: {mode}"),
         );
-        for w in words {
-            assert!(line.contains(w), "{what}: {mode}: {w:?} in {line}");
-        }
     }
 }
 
@@ -209,19 +206,8 @@ fn a_replay_after_the_acknowledged_batch_is_cut_and_a_reorder_refused() {
 #[test]
 fn a_log_cut_below_an_acknowledged_batch_is_refused_at_any_length() {
     let s = seed(131);
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, roots) = log_with_versions(3, 400, s);
     let d = dir.path();
-    let mut roots = Vec::new();
-    {
-        let store = open_log(d);
-        for v in 0..3 {
-            let (mut m, model) = random_map(MapKind::AccountState, 400, s + v);
-            roots.push((
-                import(&store, &format!("v{v}"), &mut m).expect("import"),
-                model,
-            ));
-        }
-    }
     let log = log_path(d);
     let good = std::fs::read(&log).expect("read");
     let mut rng = SmallRng::seed_from_u64(s);
@@ -334,19 +320,8 @@ fn special_files_in_the_stores_place_are_refused_or_ignored_never_waited_on() {
 #[test]
 fn the_audit_lists_every_damaged_place_and_what_is_still_whole() {
     let s = seed(133);
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, roots) = log_with_versions(3, 300, s);
     let d = dir.path();
-    let mut roots: Vec<(Hash256, BTreeMap<Key, Vec<u8>>)> = Vec::new();
-    {
-        let store = open_log(d);
-        for v in 0..3 {
-            let (mut m, model) = random_map(MapKind::AccountState, 300, s + v);
-            roots.push((
-                import(&store, &format!("v{v}"), &mut m).expect("import"),
-                model,
-            ));
-        }
-    }
     let (store, audit) = LogStore::open_audit(d).expect("a whole log");
     assert!(audit.damage.is_empty(), "{:?}", audit.damage);
     assert_eq!(audit.batches as usize, batches(d).len());

@@ -12,31 +12,25 @@ use shamap::Hash256;
 use shamap_nudb_writer::faults::{self, Field};
 use shamap_nudb_writer::ledgers::node_value;
 use shamap_nudb_writer::{
-    history, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType, Interrupt,
-    Ledger, NudbOptions, NudbWriter, Written,
+    history, write_ledger, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType,
+    Interrupt, Ledger, NudbOptions, NudbWriter, Written,
 };
 use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport, NudbStore, Only};
 use shamap_store::{
     open_with, verify_all, Access, NodeObject, NodeStore, NodeStoreExt, OpenOptions, Opened,
 };
 
-use crate::support::{data, seed};
+use crate::support::{data, files_under, seed};
 
 /// Every file under `dir` with its bytes: what must not change.
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_owned()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read_dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(p.clone(), std::fs::read(&p).expect("read"));
-            }
-        }
-    }
-    out
+    files_under(dir)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).expect("read");
+            (p, bytes)
+        })
+        .collect()
 }
 
 fn no_progress(_: u64) {}
@@ -90,12 +84,7 @@ fn shipped_ledgers_read_back_whole() {
             (small(), CodecPolicy::Mixed),
         ] {
             let dir = tempfile::tempdir().expect("tempdir");
-            let w = write_ledgers(
-                dir.path(),
-                NudbOptions { codec, ..o },
-                std::slice::from_ref(&l),
-            )
-            .expect("write");
+            let w = write_ledger(dir.path(), NudbOptions { codec, ..o }, &l).expect("write");
             let before = snapshot(dir.path());
             let store = NudbStore::open(dir.path()).expect("open");
             for (h, v) in l.objects() {
@@ -300,8 +289,7 @@ fn a_flipped_byte_is_found_with_its_key_and_offset() {
 fn a_missing_node_breaks_its_ledger() {
     let dir = tempfile::tempdir().expect("tempdir");
     let l = base();
-    let w =
-        write_ledgers(&dir.path().join("full"), small(), std::slice::from_ref(&l)).expect("write");
+    let w = write_ledger(&dir.path().join("full"), small(), &l).expect("write");
     let [_, root, leaf] = keys(&l);
     let mut inner = None;
     l.state.for_each_node(|n| {
@@ -380,7 +368,7 @@ fn a_truncated_data_file_is_damage() {
     // value (the key is read and named).
     for (cut, named) in [(10, false), (6 + 32 + 1, true)] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+        let w = write_ledger(dir.path(), small(), &l).expect("write");
         let last = w.records.last().expect("records").clone();
         faults::truncate(&w.path("nudb.dat"), last.offset + cut).expect("truncate");
         let before = snapshot(dir.path());
@@ -444,7 +432,7 @@ fn refusals_at_opening_name_the_file() {
     ];
     for (what, damage, expect) in cases {
         let dir = tempfile::tempdir().expect("tempdir");
-        let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+        let w = write_ledger(dir.path(), small(), &l).expect("write");
         damage(dir.path(), &w).expect("damage");
         let before = snapshot(dir.path());
         let e = NudbStore::open(dir.path()).expect_err(what).to_string();
@@ -475,7 +463,7 @@ fn key_file_damage_breaks_the_ledger() {
     let [_, root, leaf] = keys(&l);
     for key in [root, leaf] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+        let w = write_ledger(dir.path(), small(), &l).expect("write");
         faults::point_entry_at(&w, &key.0, w.dat_len + 4096).expect("point");
         let store = NudbStore::open(dir.path()).expect("open");
         let r = audit_all(&store);
@@ -487,14 +475,14 @@ fn key_file_damage_breaks_the_ledger() {
         );
     }
     let dir = tempfile::tempdir().expect("tempdir");
-    let w = write_ledgers(
+    let w = write_ledger(
         dir.path(),
         NudbOptions {
             block_size: 104,
             load_factor: 0.99,
             ..NudbOptions::default()
         },
-        std::slice::from_ref(&l),
+        &l,
     )
     .expect("write");
     let (_bucket, _first) = faults::loop_spill_chain(&w).expect("loop");
@@ -516,7 +504,7 @@ fn key_file_damage_breaks_the_ledger() {
 fn an_entry_naming_another_record_breaks_the_ledger() {
     let l = base();
     let dir = tempfile::tempdir().expect("tempdir");
-    let w = write_ledgers(dir.path(), small(), std::slice::from_ref(&l)).expect("write");
+    let w = write_ledger(dir.path(), small(), &l).expect("write");
     // A leaf whose entry is in its bucket, not in a spill, of a size no
     // inner node has: one the walk would take from its entry alone.
     let mut leaves = Vec::new();

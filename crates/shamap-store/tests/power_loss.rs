@@ -160,6 +160,20 @@ fn the_record_is_made_whole_under_another_name_never_through_a_link() {
     );
 }
 
+/// Three commits into a new node log in `dir`, recording `root` = 0, 1
+/// and 2, each with a node of 200 bytes when `with_nodes`.
+fn three_commits(dir: &Path, with_nodes: bool) {
+    let store = LogStore::open(dir).expect("open");
+    for i in 0..3u8 {
+        let mut b = Batch::new();
+        if with_nodes {
+            b.put_node(node(u64::from(i), 200));
+        }
+        b.put_meta("root", vec![i]);
+        store.write_durably(b).expect("commit");
+    }
+}
+
 /// Item 5: a store opening refuses (a log cut back, `nodes.ack` gone,
 /// the index checkpoint recording the longer log) is never whole to the
 /// audit of `verify --db`.
@@ -167,15 +181,7 @@ fn the_record_is_made_whole_under_another_name_never_through_a_link() {
 fn the_audit_reads_the_checkpoint_and_refuses_what_opening_refuses() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();
-    {
-        let store = LogStore::open(dir).expect("open");
-        for i in 0..3u8 {
-            let mut b = Batch::new();
-            b.put_node(node(u64::from(i), 200));
-            b.put_meta("root", vec![i]);
-            store.write_durably(b).expect("commit");
-        }
-    }
+    three_commits(dir, true);
     let (_, audit) = LogStore::open_audit(dir).expect("audit");
     assert!(audit.damage.is_empty(), "{:?}", audit.damage);
     let log = std::fs::read(dir.join("nodes.log")).expect("log");
@@ -201,14 +207,7 @@ fn the_audit_reads_the_checkpoint_and_refuses_what_opening_refuses() {
 fn the_audit_refuses_a_checkpoint_whose_batch_numbers_the_log_disagrees_with() {
     let dir = tempfile::tempdir().expect("tempdir");
     let dir = dir.path();
-    {
-        let store = LogStore::open(dir).expect("open");
-        for i in 0..3u8 {
-            let mut b = Batch::new();
-            b.put_meta("root", vec![i]);
-            store.write_durably(b).expect("commit");
-        }
-    }
+    three_commits(dir, false);
     // The checkpoint's next sequence number (at byte 48, after its magic,
     // version, device, inode, end and the tail's crc; see
     // `log_store/checkpoint.rs`) moved on by one, its crc recomputed.

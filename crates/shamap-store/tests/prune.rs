@@ -13,12 +13,10 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::gc::mark;
-use shamap_store::{
-    import_ledger, verify_all, BackedMap, BackedOptions, LogStore, MemStore, NodeStore,
-};
+use shamap_store::{verify_all, BackedMap, BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::backed::contents;
-use crate::support::{count, random_map, seed};
+use crate::support::{count, import_random, seed};
 
 /// Nodes `root` reaches.
 fn reachable(store: &dyn NodeStore, root: Hash256) -> usize {
@@ -167,9 +165,7 @@ fn a_pruning_map_keeps_exactly_its_last_commit_on_the_node_log() {
 fn a_pruning_map_deletes_nothing_while_another_root_is_retained() {
     let s = seed(133);
     let store = MemStore::new();
-    let (mut base, base_model) = random_map(MapKind::AccountState, 2000, s);
-    let snap = base.snapshot();
-    import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
+    let (snap, base_model) = import_random(&store, "base", 2000, s);
     let before = count(&store) as usize;
     // A map opened on the same root, changed and committed under its own
     // name: "base" shares its untouched nodes and keeps the replaced ones.

@@ -6,7 +6,7 @@ use shamap_store::{
     NodeObject, NodeStore, NodeStoreExt, StoreError, StoredMap,
 };
 
-use crate::support::{random_map, seed};
+use crate::support::{files_under, import_random, random_map, seed};
 
 #[test]
 fn stored_map_reads_every_key_and_iterates_in_order() {
@@ -183,27 +183,15 @@ fn fjall_store_round_trips_and_records_the_version() {
 #[test]
 fn a_flipped_byte_in_a_fjall_table_is_an_error_and_undoing_it_restores_everything() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut map, _) = random_map(MapKind::AccountState, 3000, seed(6));
-    let snap = map.snapshot();
-    {
+    let snap = {
         let store = FjallStore::open(dir.path()).expect("open");
-        import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
+        let (snap, _) = import_random(&store, "t", 3000, seed(6));
         store.flush_memtables().expect("flush");
-    }
-    let mut tables: Vec<std::path::PathBuf> = Vec::new();
-    let mut stack = vec![dir.path().to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("dir") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.parent().is_some_and(|x| x.ends_with("tables")) {
-                tables.push(p);
-            }
-        }
-    }
-    let table = tables
+        snap
+    };
+    let table = files_under(dir.path())
         .into_iter()
+        .filter(|p| p.parent().is_some_and(|x| x.ends_with("tables")))
         .max_by_key(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
         .expect("a table file");
     flip_a_byte_then_undo(

@@ -8,18 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind, ShaMap, Snapshot};
-use shamap_store::{Batch, NodeObject, NodeStore, NodeStoreExt, NodeType};
+use shamap_store::{
+    import_ledger, Batch, ImportedLedger, NodeObject, NodeStore, NodeStoreExt, NodeType,
+};
 
-/// The RNG seed: `SHAMAP_STORE_SEED` or `default`, printed so a failure can
-/// be replayed.
-pub fn seed(default: u64) -> u64 {
-    let s = std::env::var("SHAMAP_STORE_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    eprintln!("seed {s} (override with SHAMAP_STORE_SEED)");
-    s
-}
+pub use crate::seeds::seed;
 
 /// `n` random entries (keys random, data 12..60 bytes) as a map and its
 /// `BTreeMap` model.
@@ -51,6 +44,27 @@ pub fn random_map(kind: MapKind, n: usize, seed: u64) -> (ShaMap, BTreeMap<Key, 
         }
     }
     (map, model)
+}
+
+/// Imports `snap` into `store` as a ledger's state map, without a header,
+/// retained as `name`.
+pub fn import_state(store: &dyn NodeStore, name: &str, snap: &Snapshot) -> ImportedLedger {
+    import_ledger(store, name, Some(snap), None, None, &mut |_| {})
+        .unwrap_or_else(|e| panic!("import of {name}: {e}"))
+}
+
+/// A random account-state map of `n` entries ([`random_map`]) imported
+/// into `store` as `name` ([`import_state`]): its snapshot and model.
+pub fn import_random(
+    store: &dyn NodeStore,
+    name: &str,
+    n: usize,
+    seed: u64,
+) -> (Snapshot, BTreeMap<Key, Vec<u8>>) {
+    let (mut map, model) = random_map(MapKind::AccountState, n, seed);
+    let snap = map.snapshot();
+    import_state(store, name, &snap);
+    (snap, model)
 }
 
 /// Every node of `snap`, as stored values.
@@ -377,4 +391,21 @@ pub fn copy_store_dir(from: &std::path::Path, to: &std::path::Path) {
         .status()
         .is_ok_and(|s| s.success());
     assert!(ok, "cp -a {} {}", from.display(), to.display());
+}
+
+/// Every file under `dir`, at any depth, in no particular order.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
 }

@@ -3,11 +3,11 @@
 use shamap::xrpl::wire;
 use shamap::{Hash256, MapKind};
 use shamap_store::{
-    import_ledger, missing_nodes, verify_all, wire_blob, AddOutcome, MemStore, Node, NodeId,
-    NodeStore, NodeStoreExt, StoredMap, SyncSession,
+    missing_nodes, verify_all, wire_blob, AddOutcome, MemStore, Node, NodeId, NodeStore,
+    NodeStoreExt, StoredMap, SyncSession,
 };
 
-use crate::support::{random_map, seed};
+use crate::support::{import_random, seed};
 
 /// Entries of the full sync test: 100,000 (about 5 s in a debug build on
 /// two cores: SHA-512 is built optimized even there), or
@@ -32,12 +32,9 @@ fn fetch(source: &dyn NodeStore, hash: &Hash256, full: bool) -> Vec<u8> {
 #[test]
 fn a_100k_map_syncs_through_wire_blobs_and_compares_equal() {
     let n = sync_entries();
-    let (mut map, model) = random_map(MapKind::AccountState, n, seed(20));
-    let snap = map.snapshot();
-    let root = snap.root_hash();
     let source = MemStore::new();
-    import_ledger(&source, "src", Some(&snap), None, None, &mut |_| {}).expect("source");
-    drop(map);
+    let (snap, model) = import_random(&source, "src", n, seed(20));
+    let root = snap.root_hash();
 
     let target = MemStore::new();
     let mut session = SyncSession::new(&target, root, MapKind::AccountState);
@@ -94,11 +91,9 @@ fn a_100k_map_syncs_through_wire_blobs_and_compares_equal() {
 
 #[test]
 fn bad_and_duplicate_blobs_are_reported_and_never_stored() {
-    let (mut map, _) = random_map(MapKind::AccountState, 500, seed(21));
-    let snap = map.snapshot();
-    let root = snap.root_hash();
     let source = MemStore::new();
-    import_ledger(&source, "src", Some(&snap), None, None, &mut |_| {}).expect("source");
+    let (snap, _) = import_random(&source, "src", 500, seed(21));
+    let root = snap.root_hash();
     let target = MemStore::new();
     let mut s = SyncSession::new(&target, root, MapKind::AccountState);
     // A root blob that is not the root.

@@ -11,12 +11,7 @@ use rand::Rng;
 use shamap::tree::GET_MANY_LANES;
 use shamap::{Key, MapKind, ShaMap};
 
-use crate::common::{key_sharing, random_data, random_key, rng};
-
-/// Nibbles a generated key shares with an existing one: from none to 63
-/// (the two keys differ only in the last nibble, so their leaves sit at
-/// depth 64 below a chain of inner nodes).
-const SHARED: [usize; 10] = [0, 1, 2, 3, 4, 5, 15, 31, 62, 63];
+use crate::common::{key_sharing_one_of, random_data, random_key, rng};
 
 /// A map of `n` entries, a third of them sharing a long prefix with an
 /// earlier key, and the model of its contents.
@@ -28,9 +23,7 @@ fn random_map(r: &mut SmallRng, n: usize) -> (ShaMap, BTreeMap<Key, Vec<u8>>) {
         let k = if keys.is_empty() || r.gen_bool(0.6) {
             random_key(r)
         } else {
-            let base = keys[r.gen_range(0..keys.len())];
-            let shared = SHARED[r.gen_range(0..SHARED.len())];
-            key_sharing(r, &base, shared)
+            key_sharing_one_of(r, &keys)
         };
         if model.contains_key(&k) {
             continue;
@@ -56,9 +49,7 @@ fn probes(r: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>, n: usize) -> Vec<Key
         } else if roll < 6 {
             present[r.gen_range(0..present.len())]
         } else if roll < 9 {
-            let base = present[r.gen_range(0..present.len())];
-            let shared = SHARED[r.gen_range(0..SHARED.len())];
-            key_sharing(r, &base, shared)
+            key_sharing_one_of(r, &present)
         } else if let Some(&prev) = out.last() {
             prev
         } else {

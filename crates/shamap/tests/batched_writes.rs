@@ -8,7 +8,7 @@ use rand::Rng;
 use shamap::tree::{APPLY_RUN, PARALLEL_MIN_WRITES};
 use shamap::{Applied, Hash256, HashFunction, Key, MapKind, MapOptions, ShaMap, SizeClasses};
 
-use crate::common::{key_near, oracle_root, oracle_root_for, random_data, random_key, rng};
+use crate::common::{check_against, key_near, oracle_root, random_data, random_key, rng};
 
 /// A random block of writes: sets of present and new keys (many of them
 /// near present ones, so splits and deep chains happen), removals of
@@ -87,23 +87,6 @@ fn apply_singly(map: &mut ShaMap, block: &[(Key, Option<Vec<u8>>)]) {
             }
         }
     }
-}
-
-fn check_against(map: &mut ShaMap, model: &BTreeMap<Key, Vec<u8>>, kind: MapKind, what: &str) {
-    assert_eq!(map.len(), model.len(), "{what}: len");
-    assert!(
-        map.iter()
-            .map(|(k, v)| (*k, v))
-            .eq(model.iter().map(|(k, v)| (*k, &v[..]))),
-        "{what}: contents differ from the BTreeMap"
-    );
-    assert_eq!(
-        map.root_hash(),
-        oracle_root_for(map.hash_function(), kind, model),
-        "{what}: root differs from the oracle"
-    );
-    map.check()
-        .unwrap_or_else(|e| panic!("{what}: check failed: {e}"));
 }
 
 /// `body` on a rayon pool of `threads` threads: with one, `apply` always

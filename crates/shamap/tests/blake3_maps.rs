@@ -10,7 +10,7 @@ use shamap::verify::{
 };
 use shamap::{HashFunction, Key, MapKind, MapOptions, ShaMap};
 
-use crate::common::{oracle_root_for, random_data, random_key, rng};
+use crate::common::{oracle_root_for, random_data, random_entries, random_key, rng};
 
 const BLAKE3: HashFunction = HashFunction::Blake3;
 
@@ -19,9 +19,8 @@ fn blake3_opts() -> MapOptions {
 }
 
 fn random_model(test: &str, seed: u64, n: usize) -> BTreeMap<Key, Vec<u8>> {
-    let mut r = rng(test, seed);
-    (0..n)
-        .map(|_| (random_key(&mut r), random_data(&mut r, 200)))
+    random_entries(&mut rng(test, seed), n, 200)
+        .into_iter()
         .collect()
 }
 

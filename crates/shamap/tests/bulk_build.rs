@@ -9,10 +9,9 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use shamap::{Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
 
-use crate::common::{key_sharing, oracle_root, random_data, random_key, rng};
-
-/// Nibbles a generated key shares with an existing one, up to 63.
-const SHARED: [usize; 10] = [0, 1, 2, 3, 4, 5, 15, 31, 62, 63];
+use crate::common::{
+    key_sharing, key_sharing_one_of, oracle_root, random_data, random_key, rng, SHARED,
+};
 
 /// `n` distinct keys, many sharing long prefixes (deep chains), with data
 /// of 0..200 bytes and now and then a leaf too large for a pool.
@@ -23,9 +22,7 @@ fn random_items(r: &mut SmallRng, n: usize) -> BTreeMap<Key, Vec<u8>> {
         let k = if keys.is_empty() || r.gen_bool(0.5) {
             random_key(r)
         } else {
-            let base = keys[r.gen_range(0..keys.len())];
-            let shared = SHARED[r.gen_range(0..SHARED.len())];
-            key_sharing(r, &base, shared)
+            key_sharing_one_of(r, &keys)
         };
         let d = if r.gen_ratio(1, 500) {
             vec![0xA7; r.gen_range(1025..3000)]

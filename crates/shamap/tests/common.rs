@@ -77,6 +77,51 @@ pub fn random_data(rng: &mut SmallRng, max: usize) -> Vec<u8> {
     (0..len).map(|_| rng.gen()).collect()
 }
 
+/// Nibbles a generated key shares with an existing one: from none to 63
+/// (the two keys differ only in the last nibble, so their leaves sit at
+/// depth 64 below a chain of inner nodes).
+pub const SHARED: [usize; 10] = [0, 1, 2, 3, 4, 5, 15, 31, 62, 63];
+
+/// A key sharing a prefix of a [`SHARED`] length with one of `keys` (not
+/// empty), both picked at random.
+pub fn key_sharing_one_of(rng: &mut SmallRng, keys: &[Key]) -> Key {
+    let base = keys[rng.gen_range(0..keys.len())];
+    let shared = SHARED[rng.gen_range(0..SHARED.len())];
+    key_sharing(rng, &base, shared)
+}
+
+/// `n` entries of random keys ([`random_key`]) and data ([`random_data`]:
+/// under `max` bytes).
+pub fn random_entries(rng: &mut SmallRng, n: usize, max: usize) -> Vec<(Key, Vec<u8>)> {
+    (0..n)
+        .map(|_| (random_key(rng), random_data(rng, max)))
+        .collect()
+}
+
+/// Asserts that `map` holds exactly `model` (a map of `kind`), has the
+/// oracle's root and passes its own check; `what` names the moment.
+pub fn check_against(
+    map: &mut ShaMap,
+    model: &std::collections::BTreeMap<Key, Vec<u8>>,
+    kind: MapKind,
+    what: &str,
+) {
+    assert_eq!(map.len(), model.len(), "{what}: len");
+    assert!(
+        map.iter()
+            .map(|(k, v)| (*k, v))
+            .eq(model.iter().map(|(k, v)| (*k, &v[..]))),
+        "{what}: contents differ from the BTreeMap"
+    );
+    assert_eq!(
+        map.root_hash(),
+        oracle_root_for(map.hash_function(), kind, model),
+        "{what}: root differs from the oracle"
+    );
+    map.check()
+        .unwrap_or_else(|e| panic!("{what}: check failed: {e}"));
+}
+
 /// True when `len` and `items` (in order) are exactly the model's.
 pub fn same_items<'a>(
     len: usize,
@@ -87,6 +132,47 @@ pub fn same_items<'a>(
         && items
             .map(|(k, v)| (*k, v))
             .eq(model.iter().map(|(k, v)| (*k, &v[..])))
+}
+
+/// Key `uint256(c)`: 31 zero bytes, then `c`.
+pub fn small_key(c: u8) -> Key {
+    let mut k = [0u8; 32];
+    k[31] = c;
+    Key(k)
+}
+
+/// The root the `proof_map_derived` vectors `v` give for the deep map of
+/// [`deep_map_checked`] with its first `n` keys, if they give one.
+pub fn derived_deep_root(v: &serde_json::Value, n: u8) -> Option<Hash256> {
+    v["proof_map_derived"]["root_after"]
+        .get(n.to_string())
+        .map(|h| hex_hash(h.as_str().expect("hex")))
+}
+
+/// The `proof_map_derived` map (keys 1..=99 as [`small_key`], data = key),
+/// built one key at a time, its root checked after each insert against
+/// [`derived_deep_root`]; `after` runs after each insert of key `c`.
+pub fn deep_map_checked(mut after: impl FnMut(&mut ShaMap, u8)) -> ShaMap {
+    let v = vectors();
+    let mut m = ShaMap::new(MapKind::AccountState);
+    for c in 1..=99u8 {
+        let k = small_key(c);
+        m.insert(k, &k.0).expect("new");
+        if let Some(want) = derived_deep_root(&v, c) {
+            assert_eq!(m.root_hash(), want, "root after {c}");
+        }
+        after(&mut m, c);
+    }
+    m
+}
+
+/// The strings of the JSON array `v`, each read with `read`.
+pub fn strings<T>(v: &serde_json::Value, read: impl Fn(&str) -> T) -> Vec<T> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|s| read(s.as_str().expect("a string")))
+        .collect()
 }
 
 /// The known-answer vectors in `data/vectors/` (sources in `data/README.md`).

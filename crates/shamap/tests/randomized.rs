@@ -7,7 +7,7 @@ use rand::rngs::SmallRng;
 use rand::Rng;
 use shamap::{HashFunction, HugePages, Key, MapError, MapKind, MapOptions, ShaMap, SizeClasses};
 
-use crate::common::{key_sharing, oracle_root, oracle_root_for, random_data, random_key, rng};
+use crate::common::{check_against, key_sharing, oracle_root, random_data, random_key, rng};
 
 /// Nibble counts a new key shares with an existing one: the edges of the tree.
 const SHARED: [usize; 8] = [0, 1, 2, 15, 16, 31, 62, 63];
@@ -97,23 +97,10 @@ fn run(kind: MapKind, options: MapOptions, seed: u64, steps: usize, batch: usize
 }
 
 fn verify(map: &mut ShaMap, model: &BTreeMap<Key, Vec<u8>>, kind: MapKind, step: usize) {
-    assert_eq!(map.len(), model.len(), "len after step {step}");
-    assert!(
-        map.iter()
-            .map(|(k, v)| (*k, v))
-            .eq(model.iter().map(|(k, v)| (*k, &v[..]))),
-        "contents differ from the BTreeMap after step {step}"
-    );
     for (k, v) in model.iter().take(50) {
         assert_eq!(map.get(k), Some(&v[..]));
     }
-    assert_eq!(
-        map.root_hash(),
-        oracle_root_for(map.hash_function(), kind, model),
-        "root differs from the oracle after step {step}"
-    );
-    map.check()
-        .unwrap_or_else(|e| panic!("check failed after step {step}: {e}"));
+    check_against(map, model, kind, &format!("after step {step}"));
 }
 
 #[test]

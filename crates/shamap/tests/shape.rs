@@ -4,7 +4,7 @@ use rand::seq::SliceRandom;
 use rand::Rng;
 use shamap::{Hash256, Key, MapKind, ShaMap};
 
-use crate::common::{build, key_near, random_data, random_key, rng};
+use crate::common::{build, key_near, random_data, random_entries, random_key, rng};
 
 #[test]
 fn empty_map_hashes_to_zero_and_checks() {
@@ -61,9 +61,7 @@ fn insertion_order_does_not_change_the_root() {
 #[test]
 fn root_is_rehashed_only_along_dirty_paths() {
     let mut r = rng("dirty", 12);
-    let items: Vec<(Key, Vec<u8>)> = (0..1000)
-        .map(|_| (random_key(&mut r), random_data(&mut r, 50)))
-        .collect();
+    let items = random_entries(&mut r, 1000, 50);
     let mut m = build(MapKind::AccountState, &items);
     let h1 = m.root_hash();
     assert_eq!(m.cached_root_hash(), Some(h1));
@@ -104,9 +102,7 @@ fn keys_sharing_63_nibbles_make_a_64_deep_tree_and_collapse_back() {
 #[test]
 fn clear_and_reuse() {
     let mut r = rng("clear", 13);
-    let items: Vec<(Key, Vec<u8>)> = (0..300)
-        .map(|_| (random_key(&mut r), random_data(&mut r, 50)))
-        .collect();
+    let items = random_entries(&mut r, 300, 50);
     let mut m = build(MapKind::AccountState, &items);
     let want = m.root_hash();
     m.clear();
@@ -152,9 +148,7 @@ fn shape_histograms_equal_the_oracles() {
 #[test]
 fn parallel_hashing_gives_the_serial_root() {
     let mut r = rng("parallel", 15);
-    let items: Vec<(Key, Vec<u8>)> = (0..20_000)
-        .map(|_| (random_key(&mut r), random_data(&mut r, 100)))
-        .collect();
+    let items = random_entries(&mut r, 20_000, 100);
     let mut serial = build(MapKind::AccountState, &items);
     let want = serial.root_hash_serial();
     let pool = rayon::ThreadPoolBuilder::new()

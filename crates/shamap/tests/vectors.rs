@@ -3,24 +3,17 @@
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key, MapKind, ShaMap};
 
-use crate::common::{delta_script, hex_hash, hex_key, vectors};
+use crate::common::{
+    deep_map_checked, delta_script, derived_deep_root, hex_hash, hex_key, small_key, strings,
+    vectors,
+};
 
 #[test]
 fn build_tear_roots_match_rippled_after_each_insert_and_delete() {
     let v = vectors();
     let bt = &v["build_tear"];
-    let keys: Vec<Key> = bt["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .map(|k| hex_key(k.as_str().expect("str")))
-        .collect();
-    let roots: Vec<Hash256> = bt["root_after_insert"]
-        .as_array()
-        .expect("roots")
-        .iter()
-        .map(|h| hex_hash(h.as_str().expect("str")))
-        .collect();
+    let keys = strings(&bt["keys"], hex_key);
+    let roots = strings(&bt["root_after_insert"], hex_hash);
     assert_eq!(keys.len(), 8);
     let mut map = ShaMap::new(MapKind::TransactionNoMeta);
     for (k, (key, root)) in keys.iter().zip(&roots).enumerate() {
@@ -40,18 +33,8 @@ fn build_tear_roots_match_rippled_after_each_insert_and_delete() {
 #[test]
 fn iteration_yields_ascending_order_whatever_the_insert_order() {
     let v = vectors();
-    let order: Vec<String> = v["iterate_order"]["insert_order"]
-        .as_array()
-        .expect("order")
-        .iter()
-        .map(|s| s.as_str().expect("str").to_string())
-        .collect();
-    let full: Vec<Key> = v["build_tear"]["keys"]
-        .as_array()
-        .expect("keys")
-        .iter()
-        .map(|k| hex_key(k.as_str().expect("str")))
-        .collect();
+    let order = strings(&v["iterate_order"]["insert_order"], str::to_owned);
+    let full = strings(&v["build_tear"]["keys"], hex_key);
     let mut map = ShaMap::new(MapKind::TransactionNoMeta);
     for prefix in &order {
         let key = full
@@ -126,32 +109,12 @@ fn single_item_maps_of_each_kind_match_derived_hashes() {
 #[test]
 fn deepest_possible_tree_matches_derived_roots() {
     let v = vectors();
-    let roots = &v["proof_map_derived"]["root_after"];
-    let mut m = ShaMap::new(MapKind::AccountState);
-    for c in 1..=99u8 {
-        let mut k = [0u8; 32];
-        k[31] = c;
-        m.insert(Key(k), &k).expect("new");
-        if let Some(want) = roots.get(c.to_string()) {
-            assert_eq!(
-                m.root_hash(),
-                hex_hash(want.as_str().expect("hex")),
-                "after {c}"
-            );
-        }
-    }
+    let mut m = deep_map_checked(|_, _| {});
     m.check().expect("canonical");
     for c in (1..=99u8).rev() {
-        let mut k = [0u8; 32];
-        k[31] = c;
-        m.remove(&Key(k)).expect("present");
-        if let Some(want) = roots.get((c - 1).to_string()) {
-            assert_eq!(
-                m.root_hash(),
-                hex_hash(want.as_str().expect("hex")),
-                "after removing down to {}",
-                c - 1
-            );
+        m.remove(&small_key(c)).expect("present");
+        if let Some(want) = derived_deep_root(&v, c - 1) {
+            assert_eq!(m.root_hash(), want, "after removing down to {}", c - 1);
         }
         m.check().expect("canonical while tearing down");
     }

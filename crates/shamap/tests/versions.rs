@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use rand::Rng;
 use shamap::{Key, MapError, MapKind, ShaMap, Snapshot};
 
-use crate::common::{key_near, oracle_root, random_data, random_key, rng, same_items};
+use crate::common::{
+    check_against, key_near, oracle_root, random_data, random_key, rng, same_items,
+};
 
 fn filled(n: usize, seed: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>) {
     let mut r = rng("versions-fill", seed);
@@ -217,19 +219,12 @@ fn undo_sessions_interleaved_with_snapshots_match_a_model() {
             }
         }
         if step % 250 == 0 {
-            assert!(
-                m.iter()
-                    .map(|(k, v)| (*k, v))
-                    .eq(model.iter().map(|(k, v)| (*k, &v[..]))),
-                "step {step}"
+            check_against(
+                &mut m,
+                &model,
+                MapKind::AccountState,
+                &format!("step {step}"),
             );
-            assert_eq!(
-                m.root_hash(),
-                oracle_root(MapKind::AccountState, &model),
-                "step {step}"
-            );
-            m.check()
-                .unwrap_or_else(|e| panic!("check after step {step}: {e}"));
             for (s, sm) in &snaps {
                 assert!(same_contents(s, sm), "snapshot changed by step {step}");
                 assert_eq!(s.root_hash(), oracle_root(MapKind::AccountState, sm));
@@ -395,18 +390,12 @@ fn clear_in_a_session_is_undone() {
         .expect("new key");
     m.undo().expect("inner session");
     assert_eq!(m.root_hash(), inner_root);
-    assert!(m
-        .iter()
-        .map(|(k, v)| (*k, v.to_vec()))
-        .eq(inner_model.into_iter()));
+    assert!(same_items(m.len(), m.iter(), &inner_model));
     m.check().expect("consistent after undo");
     m.clear();
     m.undo().expect("outer session");
     assert_eq!(m.root_hash(), root);
-    assert!(m
-        .iter()
-        .map(|(k, v)| (*k, v.to_vec()))
-        .eq(model.into_iter()));
+    assert!(same_items(m.len(), m.iter(), &model));
     m.check().expect("consistent after undo");
 }
 

@@ -9,7 +9,7 @@
 
 use std::ops::ControlFlow;
 
-use shamap::xrpl::LedgerHeader;
+use shamap::xrpl::{LedgerHeader, LedgerRoot, LedgerRoots};
 use shamap::{Hash256, HashFunction, Key, Snapshot};
 
 use crate::error::StoreError;
@@ -402,17 +402,20 @@ pub fn import_ledger(
     let account_hash = state.map_or(Hash256::ZERO, Snapshot::root_hash);
     let transaction_hash = tx.map_or(Hash256::ZERO, Snapshot::root_hash);
     if let Some(h) = header {
-        let mismatch = |what: &'static str| StoreError::WrongType {
-            hash: h.hash(),
-            found: what,
-            expected: "a header naming the imported maps' roots",
+        let roots = LedgerRoots {
+            account_hash: state.map(Snapshot::root_hash),
+            transaction_hash: tx.map(Snapshot::root_hash),
         };
-        if state.is_some() && h.account_hash != account_hash {
-            return Err(mismatch("a header with another account_hash"));
-        }
-        if tx.is_some() && h.transaction_hash != transaction_hash {
-            return Err(mismatch("a header with another transaction_hash"));
-        }
+        roots
+            .check_against(&h.roots())
+            .map_err(|m| StoreError::WrongType {
+                hash: h.hash(),
+                found: match m.root {
+                    LedgerRoot::Account => "a header with another account_hash",
+                    LedgerRoot::Transaction => "a header with another transaction_hash",
+                },
+                expected: "a header naming the imported maps' roots",
+            })?;
         for (given, root) in [(state, h.account_hash), (tx, h.transaction_hash)] {
             if given.is_none() && !root.is_zero() && !store.contains(&root)? {
                 return Err(StoreError::Missing { hash: root });

@@ -40,13 +40,19 @@ pub(super) fn roots_line(roots: &[meta::RetainedRoot]) -> String {
 /// Appends `line` to the file `SHAMAP_TORTURE_TRACE` names, if any: every
 /// protocol line of every child, for reading a FAILED case afterwards.
 pub(super) fn trace(who: &str, line: &str) {
-    if let Ok(path) = std::env::var("SHAMAP_TORTURE_TRACE") {
+    append_to_named_file("SHAMAP_TORTURE_TRACE", &format!("{who}: {line}"));
+}
+
+/// Appends `line` to the file the environment variable `var` names, if it
+/// is set (best effort: a file that cannot be written is passed over).
+pub(super) fn append_to_named_file(var: &str, line: &str) {
+    if let Ok(path) = std::env::var(var) {
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
         {
-            let _ = writeln!(f, "{who}: {line}");
+            let _ = writeln!(f, "{line}");
         }
     }
 }

@@ -2,7 +2,6 @@
 //! and the faults on copies, each judged and counted.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -11,7 +10,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use super::backend::Backend;
-use super::child::trace;
+use super::child::{append_to_named_file, trace};
 use super::faults::{apply_file_fault, rehome_checkpoint, Class};
 use super::oracle::{judge, Model};
 use super::protocol::{run_checker, Worker};
@@ -367,15 +366,7 @@ impl Torture {
             self.ack_fault_quiet
         );
         eprintln!("{table}");
-        if let Ok(path) = std::env::var("SHAMAP_TORTURE_REPORT") {
-            if let Ok(mut f) = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-            {
-                let _ = writeln!(f, "{table}");
-            }
-        }
+        append_to_named_file("SHAMAP_TORTURE_REPORT", &table);
     }
 }
 

@@ -82,6 +82,115 @@ impl LedgerHeader {
     }
 }
 
+/// One of the two map roots a ledger header names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LedgerRoot {
+    /// The account-state map's root: the header's `account_hash`.
+    Account,
+    /// The transaction+metadata map's root: the header's `transaction_hash`.
+    Transaction,
+}
+
+impl LedgerRoot {
+    /// The header field that names this root: `account_hash` or
+    /// `transaction_hash`.
+    pub fn field(self) -> &'static str {
+        match self {
+            LedgerRoot::Account => "account_hash",
+            LedgerRoot::Transaction => "transaction_hash",
+        }
+    }
+}
+
+/// A ledger's two map roots, each where known: as computed from its maps,
+/// or as its header (or a file) claims them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LedgerRoots {
+    /// The account-state map's root.
+    pub account_hash: Option<Hash256>,
+    /// The transaction+metadata map's root.
+    pub transaction_hash: Option<Hash256>,
+}
+
+/// One root of a ledger, computed and claimed, side by side (see
+/// [`LedgerRoots::compare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RootCheck {
+    /// Which root.
+    pub root: LedgerRoot,
+    /// The root of the map at hand, if any.
+    pub computed: Option<Hash256>,
+    /// The root the header names, if it names one.
+    pub claimed: Option<Hash256>,
+}
+
+/// A map root that differs from the one its ledger's header names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RootMismatch {
+    /// Which root.
+    pub root: LedgerRoot,
+    /// The root of the map.
+    pub computed: Hash256,
+    /// The root the header names.
+    pub claimed: Hash256,
+}
+
+impl RootCheck {
+    /// The mismatch, when both roots are known and differ.
+    pub fn mismatch(&self) -> Option<RootMismatch> {
+        match (self.computed, self.claimed) {
+            (Some(computed), Some(claimed)) if computed != claimed => Some(RootMismatch {
+                root: self.root,
+                computed,
+                claimed,
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl LedgerRoots {
+    /// The rule that ties a ledger's maps to its header: the state map's
+    /// root must equal the header's `account_hash`, and the transaction
+    /// map's root its `transaction_hash`. `self` holds the roots of the maps
+    /// at hand, `header` the roots the header claims; each root, state
+    /// first, paired with its claim (a root is checked only where both are
+    /// known: [`RootCheck::mismatch`]).
+    pub fn compare(&self, header: &LedgerRoots) -> [RootCheck; 2] {
+        [
+            RootCheck {
+                root: LedgerRoot::Account,
+                computed: self.account_hash,
+                claimed: header.account_hash,
+            },
+            RootCheck {
+                root: LedgerRoot::Transaction,
+                computed: self.transaction_hash,
+                claimed: header.transaction_hash,
+            },
+        ]
+    }
+
+    /// [`LedgerRoots::compare`] as a check: the first root (state first)
+    /// that differs from the header's claim is the error.
+    pub fn check_against(&self, header: &LedgerRoots) -> Result<(), RootMismatch> {
+        match self.compare(header).iter().find_map(RootCheck::mismatch) {
+            Some(m) => Err(m),
+            None => Ok(()),
+        }
+    }
+}
+
+impl LedgerHeader {
+    /// The two map roots the header names.
+    pub fn roots(&self) -> LedgerRoots {
+        LedgerRoots {
+            account_hash: Some(self.account_hash),
+            transaction_hash: Some(self.transaction_hash),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +210,34 @@ mod tests {
         };
         assert_eq!(LedgerHeader::deserialize(&h.serialize()), Some(h));
         assert_eq!(LedgerHeader::deserialize(&[0; 117]), None);
+    }
+
+    #[test]
+    fn roots_are_checked_against_the_header_where_both_are_known() {
+        let (a, b) = (Some(Hash256([1; 32])), Some(Hash256([2; 32])));
+        let roots = |account_hash, transaction_hash| LedgerRoots {
+            account_hash,
+            transaction_hash,
+        };
+        assert_eq!(roots(a, b).check_against(&roots(a, b)), Ok(()));
+        assert_eq!(roots(None, b).check_against(&roots(b, b)), Ok(()));
+        assert_eq!(roots(a, None).check_against(&roots(a, a)), Ok(()));
+        assert_eq!(roots(a, b).check_against(&roots(None, None)), Ok(()));
+        // The state root first.
+        assert_eq!(
+            roots(a, a).check_against(&roots(b, b)),
+            Err(RootMismatch {
+                root: LedgerRoot::Account,
+                computed: Hash256([1; 32]),
+                claimed: Hash256([2; 32]),
+            })
+        );
+        let m = roots(a, a)
+            .check_against(&roots(a, b))
+            .expect_err("tx root");
+        assert_eq!(
+            (m.root.field(), m.claimed),
+            ("transaction_hash", Hash256([2; 32]))
+        );
     }
 }

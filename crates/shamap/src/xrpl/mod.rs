@@ -11,7 +11,7 @@ pub mod tx;
 pub mod vl;
 pub mod wire;
 
-pub use ledger::LedgerHeader;
+pub use ledger::{LedgerHeader, LedgerRoot, LedgerRoots, RootCheck, RootMismatch};
 pub use prefix::HashPrefix;
 pub use sha512half::{sha512_half, Sha512Half};
 pub use tx::{transaction_id, tx_with_meta_item};

@@ -11,6 +11,7 @@
 //! represent, is an error naming the field and saying why.
 
 use serde_json::{Map, Value};
+use shamap::xrpl::vl::{encode_vl_len, MAX_VL_LEN};
 use xrpl::core::addresscodec::{decode_classic_address, is_valid_xaddress};
 use xrpl::core::binarycodec::definitions::{
     get_delegatable_permission_code, get_field_instance, get_ledger_entry_type_code,
@@ -18,7 +19,7 @@ use xrpl::core::binarycodec::definitions::{
 };
 use xrpl::core::binarycodec::types::Number;
 
-use crate::error::{FieldError, FieldProblem};
+use crate::error::{cut_to, FieldError, FieldProblem};
 
 type Object = Map<String, Value>;
 
@@ -121,13 +122,7 @@ pub(crate) fn quote(value: &Value) -> String {
         _ => value.to_string(),
     };
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= MAX_QUOTED_VALUE {
-        flat
-    } else {
-        let mut cut: String = flat.chars().take(MAX_QUOTED_VALUE).collect();
-        cut.push('…');
-        cut
-    }
+    cut_to(flat, MAX_QUOTED_VALUE)
 }
 
 /// rippled's field ID (`Serializer::addFieldID`).
@@ -146,27 +141,14 @@ fn field_id(f: &FieldInstance, out: &mut Vec<u8>) {
 
 /// rippled's VL length prefix (`Serializer::addEncoded`).
 fn vl(len: usize, path: &str, out: &mut Vec<u8>) -> Result<(), FieldError> {
-    if len <= 192 {
-        out.push(len as u8);
-    } else if len <= 12_480 {
-        let l = len - 193;
-        out.extend_from_slice(&[193 + (l >> 8) as u8, (l & 0xFF) as u8]);
-    } else if len <= 918_744 {
-        let l = len - 12_481;
-        out.extend_from_slice(&[
-            241 + (l >> 16) as u8,
-            ((l >> 8) & 0xFF) as u8,
-            (l & 0xFF) as u8,
-        ]);
-    } else {
-        return Err(FieldError::new(
+    encode_vl_len(len, out).map_err(|_| {
+        FieldError::new(
             path,
             FieldProblem::Inconsistent(format!(
-                "is {len} bytes long, more than the 918744 a serialized field can hold"
+                "is {len} bytes long, more than the {MAX_VL_LEN} a serialized field can hold"
             )),
-        ));
-    }
-    Ok(())
+        )
+    })
 }
 
 /// The fields of `obj`, sorted as rippled sorts them (by type code, then
@@ -250,37 +232,17 @@ fn write_value(f: &FieldInstance, v: &Value, p: &str, out: &mut Vec<u8>) -> Resu
             out.extend_from_slice(n.as_ref());
         }
         "UInt8" => {
-            let n = if f.name == "TransactionResult" {
-                named(v, p, |s| {
-                    get_transaction_result_code(s).map(|&c| i64::from(c))
-                })?
-            } else {
-                integer(v, p)?
-            };
+            let n = unsigned(f, v, p)?;
             let n = u8::try_from(n).map_err(|_| refused(p, v, "is not 0..=255 (UInt8)"))?;
             out.push(n);
         }
         "UInt16" => {
-            let n = match f.name.as_str() {
-                "TransactionType" => named(v, p, |s| {
-                    get_transaction_type_code(s).map(|&c| i64::from(c))
-                })?,
-                "LedgerEntryType" => named(v, p, |s| {
-                    get_ledger_entry_type_code(s).map(|&c| i64::from(c))
-                })?,
-                _ => integer(v, p)?,
-            };
+            let n = unsigned(f, v, p)?;
             let n = u16::try_from(n).map_err(|_| refused(p, v, "is not 0..=65535 (UInt16)"))?;
             out.extend_from_slice(&n.to_be_bytes());
         }
         "UInt32" => {
-            let n = if f.name == "PermissionValue" {
-                named(v, p, |s| {
-                    get_delegatable_permission_code(s).map(|&c| i64::from(c))
-                })?
-            } else {
-                integer(v, p)?
-            };
+            let n = unsigned(f, v, p)?;
             let n =
                 u32::try_from(n).map_err(|_| refused(p, v, "is not 0..=4294967295 (UInt32)"))?;
             out.extend_from_slice(&n.to_be_bytes());
@@ -354,6 +316,21 @@ fn integer(v: &Value, p: &str) -> Result<i64, FieldError> {
         }
         _ => Err(shape(p, "a string or a number")),
     }
+}
+
+/// The value of a UInt8, UInt16 or UInt32 field `f`: an integer
+/// ([`integer`]), or for the fields rippled prints by name (the UInt8
+/// `TransactionResult`, the UInt16 `TransactionType` and
+/// `LedgerEntryType`, the UInt32 `PermissionValue`) also a name ([`named`]).
+fn unsigned(f: &FieldInstance, v: &Value, p: &str) -> Result<i64, FieldError> {
+    let code: fn(&str) -> Option<i64> = match f.name.as_str() {
+        "TransactionResult" => |s| get_transaction_result_code(s).map(|&c| i64::from(c)),
+        "TransactionType" => |s| get_transaction_type_code(s).map(|&c| i64::from(c)),
+        "LedgerEntryType" => |s| get_ledger_entry_type_code(s).map(|&c| i64::from(c)),
+        "PermissionValue" => |s| get_delegatable_permission_code(s).map(|&c| i64::from(c)),
+        _ => return integer(v, p),
+    };
+    named(v, p, code)
 }
 
 /// A field whose value rippled prints by name (a transaction type, a

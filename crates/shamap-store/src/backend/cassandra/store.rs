@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use scylla::client::session::Session;
+use scylla::response::query_result::QueryResult;
 use scylla::response::{PagingState, PagingStateResponse};
+use scylla::serialize::row::SerializeRow;
 use scylla::statement::prepared::PreparedStatement;
 use shamap::Hash256;
 
@@ -166,14 +168,10 @@ impl CassandraStore {
     /// client of the cluster could: for tests of how readers treat damaged
     /// stores.
     pub fn insert_raw(&self, hash: Hash256, value: Vec<u8>) -> Result<(), StoreError> {
-        let key = hash.0.to_vec();
+        let what = || format!("cannot write node {hash}");
         self.runtime
-            .block_on(
-                self.session
-                    .execute_unpaged(&self.statements.put_node, (key, value)),
-            )
-            .map(|_| ())
-            .map_err(|e| self.fail(&format!("cannot write node {hash}"), e))
+            .block_on(self.run(&self.statements.put_node, (&hash.0[..], value), what))
+            .map(drop)
     }
 
     /// Drops the keyspace and everything in it (for tests and benchmarks).
@@ -189,14 +187,40 @@ impl CassandraStore {
         StoreError::backend(self.location.clone(), one_line(format!("{what}: {e}")))
     }
 
+    /// Runs `st` with `values`; an error says `what()` failed.
+    async fn run(
+        &self,
+        st: &PreparedStatement,
+        values: impl SerializeRow,
+        what: impl Fn() -> String,
+    ) -> Result<QueryResult, StoreError> {
+        self.session
+            .execute_unpaged(st, values)
+            .await
+            .map_err(|e| self.fail(&what(), e))
+    }
+
+    /// The value of the first row of `result` (none without a row, or
+    /// when its value is null), the answer to what `what()` names.
+    fn first_value(
+        &self,
+        result: QueryResult,
+        what: impl Fn() -> String,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = result
+            .into_rows_result()
+            .map_err(|e| self.fail(&what(), e))?
+            .maybe_first_row::<(Option<Vec<u8>>,)>()
+            .map_err(|e| self.fail(&what(), e))?;
+        Ok(row.and_then(|(v,)| v))
+    }
+
     /// True when a row is stored under `hash`.
     async fn has_node(&self, hash: &Hash256) -> Result<bool, StoreError> {
         let what = || format!("cannot look up node {hash}");
         let rows = self
-            .session
-            .execute_unpaged(&self.statements.has_node, (&hash.0[..],))
-            .await
-            .map_err(|e| self.fail(&what(), e))?
+            .run(&self.statements.has_node, (&hash.0[..],), what)
+            .await?
             .into_rows_result()
             .map_err(|e| self.fail(&what(), e))?;
         Ok(rows.rows_num() > 0)
@@ -205,17 +229,10 @@ impl CassandraStore {
     /// The value under `hash` (a row whose value is null is no value).
     async fn read_node(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
         let what = || format!("cannot read node {hash}");
-        let rows = self
-            .session
-            .execute_unpaged(&self.statements.get_node, (&hash.0[..],))
-            .await
-            .map_err(|e| self.fail(&what(), e))?
-            .into_rows_result()
-            .map_err(|e| self.fail(&what(), e))?;
-        let row = rows
-            .maybe_first_row::<(Option<Vec<u8>>,)>()
-            .map_err(|e| self.fail(&what(), e))?;
-        Ok(row.and_then(|(v,)| v))
+        let result = self
+            .run(&self.statements.get_node, (&hash.0[..],), what)
+            .await?;
+        self.first_value(result, what)
     }
 
     fn writable(&self) -> Result<(), StoreError> {
@@ -366,50 +383,42 @@ impl NodeStore for CassandraStore {
                 meta_op => metas.push(meta_op),
             }
         }
-        let session = &self.session;
         let st = &self.statements;
         let inflight = self.opts.inflight;
         self.runtime.block_on(async {
             stream::iter(puts)
                 .map(|(hash, value)| async move {
-                    session
-                        .execute_unpaged(&st.put_node, (&hash.0[..], value))
+                    let what = || format!("cannot write node {hash}");
+                    self.run(&st.put_node, (&hash.0[..], value), what)
                         .await
-                        .map(|_| ())
-                        .map_err(|e| self.fail(&format!("cannot write node {hash}"), e))
+                        .map(drop)
                 })
                 .buffer_unordered(inflight)
                 .try_collect::<()>()
                 .await?;
             stream::iter(deletes)
                 .map(|hash| async move {
-                    session
-                        .execute_unpaged(&st.delete_node, (&hash.0[..],))
+                    let what = || format!("cannot delete node {hash}");
+                    self.run(&st.delete_node, (&hash.0[..],), what)
                         .await
-                        .map(|_| ())
-                        .map_err(|e| self.fail(&format!("cannot delete node {hash}"), e))
+                        .map(drop)
                 })
                 .buffer_unordered(inflight)
                 .try_collect::<()>()
                 .await?;
+            let what = |name: &str| format!("cannot write metadata record '{name}'");
             for op in metas {
-                let (name, result) = match op {
+                match op {
                     Op::PutMeta { name, value } => {
-                        let r = session
-                            .execute_unpaged(&st.put_meta, (name.as_str(), value))
-                            .await;
-                        (name, r)
+                        let values = (name.as_str(), value);
+                        self.run(&st.put_meta, values, || what(&name)).await?;
                     }
                     Op::DeleteMeta(name) => {
-                        let r = session
-                            .execute_unpaged(&st.delete_meta, (name.as_str(),))
-                            .await;
-                        (name, r)
+                        self.run(&st.delete_meta, (name.as_str(),), || what(&name))
+                            .await?;
                     }
-                    Op::PutNode { .. } | Op::DeleteNode(_) => continue,
-                };
-                result
-                    .map_err(|e| self.fail(&format!("cannot write metadata record '{name}'"), e))?;
+                    Op::PutNode { .. } | Op::DeleteNode(_) => {}
+                }
             }
             Ok(())
         })
@@ -446,19 +455,10 @@ impl NodeStore for CassandraStore {
     }
 
     fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        let what = || format!("cannot read metadata record '{name}'");
         self.runtime.block_on(async {
-            let what = || format!("cannot read metadata record '{name}'");
-            let rows = self
-                .session
-                .execute_unpaged(&self.statements.get_meta, (name,))
-                .await
-                .map_err(|e| self.fail(&what(), e))?
-                .into_rows_result()
-                .map_err(|e| self.fail(&what(), e))?;
-            let row = rows
-                .maybe_first_row::<(Option<Vec<u8>>,)>()
-                .map_err(|e| self.fail(&what(), e))?;
-            Ok(row.and_then(|(v,)| v))
+            let result = self.run(&self.statements.get_meta, (name,), what).await?;
+            self.first_value(result, what)
         })
     }
 

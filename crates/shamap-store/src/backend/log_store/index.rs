@@ -307,7 +307,7 @@ fn entry(tag: u64, offset: u64) -> u64 {
 mod tests {
     use super::*;
     use rand::rngs::SmallRng;
-    use rand::{Rng, SeedableRng};
+    use rand::Rng;
     use std::collections::HashMap;
 
     /// Hashes whose tags collide often: only a few distinct top bits.
@@ -322,8 +322,7 @@ mod tests {
 
     #[test]
     fn the_index_matches_a_hashmap_through_inserts_replaces_removes_and_growth() {
-        let seed = crate::test_support::seed();
-        let mut rng = SmallRng::seed_from_u64(seed);
+        let (seed, mut rng) = crate::test_support::seeded_rng();
         let mut index = Index::default();
         let mut model: HashMap<Hash256, u64> = HashMap::new();
         let mut keys: Vec<Hash256> = Vec::new();

@@ -268,21 +268,17 @@ pub(super) fn neighbour(
             range.rev().collect()
         }
     };
+    // The walk on into branch `b`, whose child is `c`.
+    let into = |b: Nibble, c: &Child| {
+        let on_edge = edge && b == bound.nibble(depth);
+        neighbour(loader, c, id.child(b), bound, up, on_edge, keep)
+    };
     match child {
         Child::Empty => Ok(None),
         Child::Dirty(Dirty::Leaf(l)) => Ok(beyond(&l.key).then(|| (l.key, l.data.clone()))),
         Child::Dirty(Dirty::Inner(i)) => {
             for b in order() {
-                let on_edge = edge && b == bound.nibble(depth);
-                if let Some(found) = neighbour(
-                    loader,
-                    &i.children[usize::from(b.get())],
-                    id.child(b),
-                    bound,
-                    up,
-                    on_edge,
-                    keep,
-                )? {
+                if let Some(found) = into(b, &i.children[usize::from(b.get())])? {
                     return Ok(Some(found));
                 }
             }
@@ -295,16 +291,7 @@ pub(super) fn neighbour(
                 CleanNode::Inner { .. } => {
                     for b in order() {
                         let Some(ch) = node.child(b) else { continue };
-                        let on_edge = edge && b == bound.nibble(depth);
-                        if let Some(found) = neighbour(
-                            loader,
-                            &Child::Clean(ch),
-                            id.child(b),
-                            bound,
-                            up,
-                            on_edge,
-                            keep,
-                        )? {
+                        if let Some(found) = into(b, &Child::Clean(ch))? {
                             return Ok(Some(found));
                         }
                     }

@@ -57,8 +57,7 @@ fn same(a: &CleanNode, b: &CleanNode) -> bool {
 /// segments (a get of every model node decodes without panicking).
 #[test]
 fn the_cache_answers_what_was_inserted_within_its_capacity() {
-    let seed = crate::test_support::seed();
-    let mut rng = SmallRng::seed_from_u64(seed);
+    let (seed, mut rng) = crate::test_support::seeded_rng();
     let budget = 1 << 20;
     let mut cache = NodeCache::new(budget);
     let mut model: ModelMap<Hash256, CleanNode> = ModelMap::new();
@@ -121,8 +120,7 @@ fn the_cache_answers_what_was_inserted_within_its_capacity() {
 /// capacity falls), both tables held at once, stay inside the capacity.
 #[test]
 fn the_index_moves_into_a_new_table_inside_the_capacity() {
-    let seed = crate::test_support::seed();
-    let mut rng = SmallRng::seed_from_u64(seed);
+    let (seed, mut rng) = crate::test_support::seeded_rng();
     let budget = 4 << 20;
     let mut cache = NodeCache::new(budget);
     let mut moves = 0;
