@@ -1,5 +1,8 @@
 //! Input helpers shared by the fuzz targets (included with `#[path]`).
 
+// Each target includes this module and uses part of it.
+#![allow(dead_code)]
+
 /// The next 32 bytes of `data` (zero-padded when fewer are left).
 pub fn take32(data: &mut &[u8]) -> [u8; 32] {
     let mut out = [0u8; 32];
@@ -25,4 +28,25 @@ pub fn split_blobs(mut data: &[u8], max: usize) -> Vec<Vec<u8>> {
         data = &data[len..];
     }
     out
+}
+
+/// A fresh directory for one input, named after the target (in memory
+/// where there is a tmpfs for it: each input writes files).
+pub fn scratch_dir(target: &str) -> std::path::PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let base = std::path::Path::new("/dev/shm");
+    let base = if base.is_dir() {
+        base.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    let dir = base.join(format!(
+        "shamap-fuzz-{target}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
 }

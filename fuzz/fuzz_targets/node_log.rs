@@ -16,9 +16,12 @@
 #![no_main]
 
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use libfuzzer_sys::fuzz_target;
+
+#[path = "common.rs"]
+mod common;
+
 use shamap::xrpl::sha512_half;
 use shamap_store::ack;
 use shamap_store::log_store::{format, LogStore, LOG_FILE};
@@ -78,22 +81,7 @@ fn exercise(store: &LogStore) {
 
 fuzz_target!(|data: &[u8]| {
     decode(data);
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    // In memory where there is a tmpfs for it: each input writes and syncs
-    // a file.
-    let base = std::path::Path::new("/dev/shm");
-    let base = if base.is_dir() {
-        base.to_path_buf()
-    } else {
-        std::env::temp_dir()
-    };
-    let dir = base.join(format!(
-        "shamap-fuzz-node-log-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let dir = common::scratch_dir("node-log");
     let mut log = Vec::new();
     if data.first().is_some_and(|b| b % 2 == 0) {
         log.extend_from_slice(&format::file_header());

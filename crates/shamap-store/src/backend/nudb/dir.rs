@@ -154,26 +154,23 @@ impl NudbDir {
             .map_err(|e| format!("{}: bucket {n} at byte {at}: {e}", self.key_path.display()))
     }
 
-    /// Calls `f` with bucket `n`'s entries of hash `h` and then each of its spills',
-    /// until it returns `Some`. A spill chain runs backwards in the data
-    /// file (NuDB appends a spill after the one it points to), so a spill
-    /// pointing at or after the one before is a loop or damage, refused:
-    /// the chain ends in at most as many steps as the file has spills.
-    pub fn search_bucket<T>(
+    /// Calls `f` with bucket `n` and then each of its spills, until it
+    /// returns `Some`. A spill chain runs backwards in the data file (NuDB
+    /// appends a spill after the one it points to), so a spill pointing at
+    /// or after the one before is a loop or damage, refused: the chain ends
+    /// in at most as many steps as the file has spills.
+    fn follow_chain<T>(
         &self,
         n: u64,
         bucket: &Bucket,
-        h: u64,
-        f: &mut dyn FnMut(&Entry) -> Result<Option<T>, String>,
+        f: &mut dyn FnMut(&Bucket) -> Result<Option<T>, String>,
     ) -> Result<Option<T>, String> {
         let mut current;
         let mut b = bucket;
         let mut last_spill = u64::MAX;
         loop {
-            for e in b.matching(h) {
-                if let Some(t) = f(e)? {
-                    return Ok(Some(t));
-                }
+            if let Some(t) = f(b)? {
+                return Ok(Some(t));
             }
             if b.spill == 0 {
                 return Ok(None);
@@ -194,36 +191,42 @@ impl NudbDir {
         }
     }
 
+    /// Calls `f` with bucket `n`'s entries of hash `h` and then each of its
+    /// spills', until it returns `Some` (the chain followed as
+    /// [`NudbDir::walk_chain`] does).
+    pub fn search_bucket<T>(
+        &self,
+        n: u64,
+        bucket: &Bucket,
+        h: u64,
+        f: &mut dyn FnMut(&Entry) -> Result<Option<T>, String>,
+    ) -> Result<Option<T>, String> {
+        self.follow_chain(n, bucket, &mut |b| {
+            for e in b.matching(h) {
+                if let Some(t) = f(e)? {
+                    return Ok(Some(t));
+                }
+            }
+            Ok(None)
+        })
+    }
+
     /// Calls `f` with every entry of bucket `n` and of its spills, to the
-    /// chain's end (the loop check of [`NudbDir::search_bucket`]).
+    /// chain's end. A spill chain runs backwards in the data file (NuDB
+    /// appends a spill after the one it points to), so a spill pointing at
+    /// or after the one before is a loop or damage, refused: the chain ends
+    /// in at most as many steps as the file has spills.
     pub fn walk_chain(
         &self,
         n: u64,
         bucket: &Bucket,
         f: &mut dyn FnMut(&Entry),
     ) -> Result<(), String> {
-        let mut current;
-        let mut b = bucket;
-        let mut last_spill = u64::MAX;
-        loop {
+        self.follow_chain::<()>(n, bucket, &mut |b| {
             b.entries.iter().for_each(&mut *f);
-            if b.spill == 0 {
-                return Ok(());
-            }
-            if b.spill >= last_spill {
-                return Err(format!(
-                    "{}: the spill chain of bucket {n} loops: the spill at byte {last_spill} points to byte {} (not earlier in the file)",
-                    self.dat.path.display(),
-                    b.spill
-                ));
-            }
-            last_spill = b.spill;
-            current = self
-                .dat
-                .read_spill(b.spill, self.key_header.capacity)
-                .map_err(|e| format!("{e} (spill chain of bucket {n})"))?;
-            b = &current;
-        }
+            Ok(None)
+        })
+        .map(|_| ())
     }
 
     /// Where `key`'s record is, if the store has it: the bucket's entries
