@@ -4,7 +4,8 @@
 # writer, then each yardstick timed in its own process, peak RSS from
 # /usr/bin/time -v:
 #   floor  every record decoded (rippled's codec) and hashed on one thread
-#   audit  `shamap verify --db` (scan on every core, every ledger walked)
+#   scan   the audit's scan alone (every record decoded and hashed, every core)
+#   audit  the whole audit (scan on every core, every ledger walked)
 #   fetch  each ledger walked by fetching every node by key, verified
 #   walk   each ledger walked alone by the audit (`verify --ledger`)
 # Usage: scripts/nudb-bench.sh [ENTRIES] [DIR]  (default 1000000, a
@@ -23,7 +24,7 @@ fi
 echo "store: $dir ($(du -sh "$dir" | cut -f1)), commit $(git rev-parse --short HEAD), $(nproc) cores"
 # Warm the page cache so every step reads from memory alike.
 cat "$dir"/nudb.dat "$dir"/nudb.key > /dev/null
-for step in floor audit fetch walk; do
+for step in floor scan audit fetch walk; do
   /usr/bin/time -f "  $step: %e s wall, %M KiB peak RSS" \
     target/release/examples/nudb_audit "$dir" "$step"
 done
