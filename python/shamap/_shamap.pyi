@@ -4,6 +4,18 @@ import os
 from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final
 
 __version__: str
+__all__ = [
+    "Ledger",
+    "ShaMap",
+    "Snapshot",
+    "Store",
+    "StoreFailure",
+    "__version__",
+    "open_store",
+    "read_ledger",
+    "stats",
+    "verify_proof",
+]
 
 _Kind = Literal["state", "tx", "txset"]
 #: 32 bytes, or a str of 64 hex digits (either case).
