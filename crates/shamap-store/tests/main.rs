@@ -3,6 +3,7 @@
 mod ack_faults;
 mod backed;
 mod backed_differential;
+mod backed_faults;
 mod bad_day;
 mod bulk;
 #[cfg(feature = "cassandra")]
