@@ -39,6 +39,15 @@ fn audit_all(store: &NudbStore) -> AuditReport {
     audit(store, &AuditOptions::default(), &no_progress).expect("audit runs")
 }
 
+/// One ledger walked alone, on one thread (no scan).
+fn audit_one(store: &NudbStore, only: Only) -> AuditReport {
+    let opts = AuditOptions {
+        only: Some(only),
+        threads: 1,
+    };
+    audit(store, &opts, &no_progress).expect("the walk runs")
+}
+
 fn small() -> NudbOptions {
     NudbOptions {
         block_size: 128,
@@ -160,15 +169,7 @@ fn a_history_is_audited_ledger_by_ledger() {
         Only::Seq(ledgers[5].header.seq),
         Only::Hash(ledgers[5].hash()),
     ] {
-        let r = audit(
-            &store,
-            &AuditOptions {
-                only: Some(only),
-                threads: 1,
-            },
-            &no_progress,
-        )
-        .expect("one");
+        let r = audit_one(&store, only);
         assert!(r.is_whole() && r.scan.is_none(), "{only:?}");
         assert_eq!(r.ledgers[0].hash, ledgers[5].hash());
         assert!(
@@ -270,15 +271,7 @@ fn a_flipped_byte_is_found_with_its_key_and_offset() {
         assert!(last_audit.is_none_or(|l| !l.is_whole()), "{name}: seed {s}");
         assert_eq!(snapshot(dir.path()), before);
         // One ledger walked alone finds it too.
-        let one = audit(
-            &store,
-            &AuditOptions {
-                only: Some(Only::Hash(last.hash())),
-                threads: 1,
-            },
-            &no_progress,
-        )
-        .expect("walk");
+        let one = audit_one(&store, Only::Hash(last.hash()));
         assert!(!one.is_whole(), "{name}: the walk alone");
     }
 }
@@ -555,15 +548,7 @@ fn a_ledger_without_its_header_keeps_its_sequence_from_ledger_db() {
     let headers: Vec<_> = ledgers.iter().map(|l| l.header).collect();
     write_ledger_db(&dir.path().join("ledger.db"), &headers).expect("ledger.db");
     let store = NudbStore::open(&db).expect("open");
-    let r = audit(
-        &store,
-        &AuditOptions {
-            only: Some(Only::Hash(gone.hash())),
-            threads: 1,
-        },
-        &no_progress,
-    )
-    .expect("audit");
+    let r = audit_one(&store, Only::Hash(gone.hash()));
     assert!(!r.is_whole(), "seed {s}");
     assert_eq!(r.ledgers[0].seq, Some(gone.header.seq), "seed {s}");
 }

@@ -10,7 +10,7 @@
 //! reads from the data file only what did not fit. Memory is bounded by
 //! that constant whatever the store's size.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use hashbrown::HashMap;
 use shamap::Hash256;
@@ -68,7 +68,7 @@ impl InnerShare {
 #[derive(Debug)]
 pub struct InnerBudget {
     left: AtomicUsize,
-    full: std::sync::atomic::AtomicBool,
+    full: AtomicBool,
 }
 
 impl InnerBudget {
@@ -76,7 +76,7 @@ impl InnerBudget {
     pub fn new(bytes: usize) -> InnerBudget {
         InnerBudget {
             left: AtomicUsize::new(bytes),
-            full: std::sync::atomic::AtomicBool::new(false),
+            full: AtomicBool::new(false),
         }
     }
 
