@@ -2,7 +2,9 @@
 # Long runs of the store torture harness (crates/shamap-store/tests/torture/):
 # a randomized workload in a child process against an oracle of acknowledged
 # commits, with SIGKILLs, truncations, bit flips, replayed and swapped
-# batches, FIFOs, a deleted lock with two writers and a full disk.
+# batches, FIFOs, a deleted lock with two writers, a full disk, a failing
+# acknowledgment record, and power losses on the crash file system (an
+# in-memory FUSE file system that loses any subset of the unsynced pages).
 #
 #   scripts/torture.sh                    # 30 minutes per backend (log, fjall), one after another
 #   scripts/torture.sh --seconds 3600     # an hour per backend
@@ -15,8 +17,8 @@
 # FAILED per fault class) at the end; they are also appended to
 # target/torture/report.txt with the date, the command and the commit.
 # Exits 1 when any case FAILED (the lines say the seed and the fault).
-# The full-disk class mounts a tmpfs: run as root, or it is skipped and the
-# table says so. With the `rocksdb` feature built (--rocksdb), RocksDB too.
+# The full-disk class mounts a tmpfs and the power-loss class a FUSE file
+# system: run as root, or they are skipped and the table says so. With the `rocksdb` feature built (--rocksdb), RocksDB too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

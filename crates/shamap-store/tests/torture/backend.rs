@@ -94,6 +94,7 @@ impl Backend {
                 Class::Lock,
                 Class::Enospc,
                 Class::After,
+                Class::PowerLoss,
                 Class::AckFail,
             ],
         }

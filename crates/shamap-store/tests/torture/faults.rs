@@ -43,13 +43,12 @@ impl Class {
         Class::AckFail,
     ];
     /// The faults applied to a copy of the files.
-    pub(super) const FILE: [Class; 6] = [
+    pub(super) const FILE: [Class; 5] = [
         Class::Truncate,
         Class::Flip,
         Class::Replay,
         Class::Swap,
         Class::Fifo,
-        Class::PowerLoss,
     ];
 
     pub(super) fn name(self) -> &'static str {
@@ -81,7 +80,7 @@ impl Class {
             Class::Lock => "the lock file deleted while a writer runs, then a second writer",
             Class::Enospc => "a full disk (a tmpfs barely larger than the store)",
             Class::After => "writes go on after a file fault that was kept: a worker on the faulted copy, SIGKILL, the check again",
-            Class::PowerLoss => "a power loss after a SIGKILL: a random subset of the log's unsynced 4 KiB pages lost (zeros), sometimes its length too; the store must open with every acknowledged root",
+            Class::PowerLoss => "a power loss under a worker, on the crash file system (crash_fs): any subset of the pages written since their file's last sync lost, the length anywhere from the synced one, name changes after the last synced directory cut at a random point; the store must open with every acknowledged root",
             Class::AckFail => "the acknowledgment record fails (open or write; EPERM, EACCES, ENOSPC, EMFILE, EIO) under a worker; the store must open with every acknowledged root and no change an error called not committed",
         }
     }
@@ -274,7 +273,6 @@ pub(super) fn apply_file_fault(
             std::fs::write(&log_path, &out).ok()?;
             Some(format!("batches {i} and {j} of {} swapped", batches.len()))
         }
-        (Backend::Log, Class::PowerLoss) => power_loss(dir, rng),
         (_, Class::Fifo) => {
             let names: Vec<String> = match backend {
                 Backend::Log => vec![
@@ -332,80 +330,5 @@ pub(super) fn apply_file_fault(
             ))
         }
         _ => None,
-    }
-}
-
-/// Bytes of a page the operating system writes back whole or not at all.
-const PAGE: u64 = 4096;
-
-/// Where the node log in `dir` is known to be synced up to: the end the
-/// acknowledgment record names (the log was synced before the record was
-/// written) or, when a writer closed it, the end its index checkpoint
-/// covers (synced before the checkpoint was saved); `None` without
-/// either. A lower bound of what the store synced (a background sync may
-/// have taken more): treating everything above it as unsynced loses more
-/// than a disk could, which the contract allows (nothing above it was
-/// acknowledged).
-fn synced_end(dir: &Path) -> Option<u64> {
-    let ack = std::fs::read(dir.join(shamap_store::ack::ACK_FILE))
-        .ok()
-        .and_then(|b| shamap_store::ack::decode(&b).ok())
-        .map(|a| a.end);
-    let idx = std::fs::read(dir.join(checkpoint::CHECKPOINT_FILE))
-        .ok()
-        .filter(|b| b.len() >= 40 && &b[..8] == b"SHMAPIDX")
-        .map(|b| u64::from_le_bytes(b[32..40].try_into().expect("8 bytes")));
-    ack.max(idx)
-}
-
-/// A power loss: a random subset of the node log's pages above what it
-/// synced is lost (each reads as it was when last synced: zeros above the
-/// synced end), and sometimes the file's length falls back to a page
-/// boundary above it. The harness's file layer, as LazyFS's for SQLite:
-/// the writes that reached only the page cache are what a power loss may
-/// drop, in any subset, not only a suffix.
-fn power_loss(dir: &Path, rng: &mut SmallRng) -> Option<String> {
-    let path = dir.join(LOG_FILE);
-    let synced = synced_end(dir)?;
-    let mut log = std::fs::read(&path).ok()?;
-    let len = log.len() as u64;
-    if len <= synced {
-        return None;
-    }
-    let pages: Vec<u64> = (synced / PAGE..len.div_ceil(PAGE)).collect();
-    let p = *[0.05, 0.2, 0.5].choose(rng)?;
-    let mut lost: Vec<u64> = pages.iter().copied().filter(|_| rng.gen_bool(p)).collect();
-    if lost.is_empty() {
-        lost.push(*pages.choose(rng)?);
-    }
-    for &page in &lost {
-        let from = (page * PAGE).max(synced) as usize;
-        let to = ((page + 1) * PAGE).min(len) as usize;
-        log[from..to].fill(0);
-    }
-    let mut how = format!(
-        "{} of the {} pages above the synced end {synced} lost (p {p}: {})",
-        lost.len(),
-        pages.len(),
-        page_list(&lost)
-    );
-    if rng.gen_bool(0.3) {
-        let to = rng.gen_range(synced.div_ceil(PAGE)..=len.div_ceil(PAGE)) * PAGE;
-        if to < len {
-            log.truncate(to as usize);
-            how.push_str(&format!(", the length fell back from {len} to {to}"));
-        }
-    }
-    std::fs::write(&path, &log).ok()?;
-    Some(format!("power loss: {how}"))
-}
-
-/// A few page numbers, in words.
-fn page_list(pages: &[u64]) -> String {
-    let shown: Vec<String> = pages.iter().take(8).map(u64::to_string).collect();
-    if pages.len() > 8 {
-        format!("{} ...", shown.join(" "))
-    } else {
-        shown.join(" ")
     }
 }

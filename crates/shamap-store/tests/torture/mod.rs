@@ -37,8 +37,11 @@
 //! quiet moment (the run goes on with the original): truncation, a bit
 //! flip, a batch replayed, two batches swapped, a FIFO in place of a file,
 //! the lock file deleted with two writers, and a full disk (a tmpfs, root
-//! only); and, after a file fault that was kept, writes going on on the
-//! faulted copy (a worker, SIGKILL, the check again). On the node log the copy's index checkpoint (`nodes.idx`), which
+//! only); a power loss under a worker on the crash file system
+//! ([`crash_fs`]: FUSE, root only), which keeps what was synced and any
+//! subset of the rest; a failing acknowledgment record; and, after a file
+//! fault or a power loss that was kept, writes going on on the faulted
+//! copy (a worker, SIGKILL, the check again). On the node log the copy's index checkpoint (`nodes.idx`), which
 //! names its log by device and inode, is re-pointed at the copied log, so
 //! that damage below a checkpoint is tried as it happens in place.
 //!
@@ -55,8 +58,10 @@
 
 mod backend;
 mod child;
+mod crash_fs;
 mod faults;
 mod oracle;
+mod power;
 mod protocol;
 mod supervisor;
 mod tally;

@@ -150,6 +150,12 @@ impl Worker {
         }
     }
 
+    /// Sends SIGKILL and does not wait (the worker may be unable to die
+    /// until a file system it waits on answers).
+    pub(super) fn send_kill(&mut self) {
+        let _ = self.child.kill();
+    }
+
     pub(super) fn kill(&mut self) -> Result<(), String> {
         let _ = self.child.kill();
         let status = self.child.wait().map_err(|e| e.to_string())?;

@@ -32,6 +32,11 @@ pub(super) struct Torture {
     pub(super) classes: Vec<Class>,
     pub(super) keep: Option<PathBuf>,
     pub(super) tmpfs_ok: Option<bool>,
+    /// Whether the crash file system mounts here (FUSE, root).
+    pub(super) fuse_ok: Option<bool>,
+    /// The most changes a worker asked of the crash file system in one
+    /// power-loss case: the range the next cut is drawn from.
+    pub(super) power_changes: u64,
     /// Changes acknowledged by the live workers, over every live store.
     pub(super) acks: u64,
     /// Full-disk cases where writes failed, and the failed operations.
@@ -68,6 +73,8 @@ impl Torture {
             classes,
             keep: std::env::var("SHAMAP_TORTURE_KEEP").ok().map(PathBuf::from),
             tmpfs_ok: None,
+            fuse_ok: None,
+            power_changes: 0,
             acks: 0,
             full_disks: 0,
             full_disk_errors: 0,
@@ -267,8 +274,7 @@ impl Torture {
         };
         let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
         let mut model = self.model.clone();
-        // A power loss is no damage: the store must open.
-        let outcome = judge(&mut model, check, class == Class::PowerLoss, false);
+        let outcome = judge(&mut model, check, false, false);
         self.record(class, &outcome, &fault, Some(&copy));
         if matches!(outcome, Outcome::Kept)
             && class != Class::Fifo
@@ -350,6 +356,9 @@ impl Torture {
             }
             if self.classes.contains(&Class::AckFail) && self.rng.gen_bool(0.2) {
                 self.ack_fault();
+            }
+            if self.classes.contains(&Class::PowerLoss) && self.rng.gen_bool(0.4) {
+                self.power_fault();
             }
         }
         self.acks += std::mem::take(&mut self.model.acks);
