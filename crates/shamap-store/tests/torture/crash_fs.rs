@@ -303,6 +303,22 @@ impl State {
         }
     }
 
+    /// The inode named `name` in `parent`.
+    fn child(&self, parent: u64, name: &OsStr) -> Result<u64, i32> {
+        self.dir(parent)?.get(name).copied().ok_or(libc::ENOENT)
+    }
+
+    /// Removes the name `name` from `parent` (which holds it).
+    fn remove_name(&mut self, parent: u64, name: &OsStr) {
+        if let Ok(d) = self.dir_mut(parent) {
+            d.remove(name);
+        }
+        self.ops.push(NameOp::Unlink {
+            dir: parent,
+            name: name.to_owned(),
+        });
+    }
+
     /// A new inode named `name` in `parent`.
     fn make(&mut self, parent: u64, name: &OsStr, kind: Kind, perm: u16) -> Result<u64, i32> {
         if self.dir(parent)?.contains_key(name) {

@@ -25,11 +25,8 @@ macro_rules! gate {
 impl Filesystem for CrashFs {
     fn lookup(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEntry) {
         let s = lock(&self.state);
-        match s.dir(parent).map(|d| d.get(name).copied()) {
-            Ok(Some(ino)) => match s.attr(ino) {
-                Some(a) => reply.entry(&TTL, &a, 0),
-                None => reply.error(libc::ENOENT),
-            },
+        match s.child(parent, name).map(|ino| s.attr(ino)) {
+            Ok(Some(a)) => reply.entry(&TTL, &a, 0),
             Ok(None) => reply.error(libc::ENOENT),
             Err(e) => reply.error(e),
         }
@@ -129,28 +126,22 @@ impl Filesystem for CrashFs {
     fn unlink(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
         gate!(self, "unlink", reply);
         let mut s = lock(&self.state);
-        let ino = match s.dir(parent).map(|d| d.get(name).copied()) {
-            Ok(Some(ino)) => ino,
-            Ok(None) => return reply.error(libc::ENOENT),
+        let ino = match s.child(parent, name) {
+            Ok(ino) => ino,
             Err(e) => return reply.error(e),
         };
         if matches!(s.inodes.get(&ino).map(|n| &n.kind), Some(Kind::Dir(_))) {
             return reply.error(libc::EISDIR);
         }
-        s.dir_mut(parent).expect("a directory").remove(name);
-        s.ops.push(NameOp::Unlink {
-            dir: parent,
-            name: name.to_owned(),
-        });
+        s.remove_name(parent, name);
         reply.ok();
     }
 
     fn rmdir(&mut self, _req: &Request<'_>, parent: u64, name: &OsStr, reply: ReplyEmpty) {
         gate!(self, "rmdir", reply);
         let mut s = lock(&self.state);
-        let ino = match s.dir(parent).map(|d| d.get(name).copied()) {
-            Ok(Some(ino)) => ino,
-            Ok(None) => return reply.error(libc::ENOENT),
+        let ino = match s.child(parent, name) {
+            Ok(ino) => ino,
             Err(e) => return reply.error(e),
         };
         match s.dir(ino) {
@@ -158,11 +149,7 @@ impl Filesystem for CrashFs {
             Ok(_) => {}
             Err(e) => return reply.error(e),
         }
-        s.dir_mut(parent).expect("a directory").remove(name);
-        s.ops.push(NameOp::Unlink {
-            dir: parent,
-            name: name.to_owned(),
-        });
+        s.remove_name(parent, name);
         reply.ok();
     }
 
@@ -181,9 +168,8 @@ impl Filesystem for CrashFs {
         if flags & !libc::RENAME_NOREPLACE != 0 {
             return reply.error(libc::EINVAL);
         }
-        let ino = match s.dir(parent).map(|d| d.get(name).copied()) {
-            Ok(Some(ino)) => ino,
-            Ok(None) => return reply.error(libc::ENOENT),
+        let ino = match s.child(parent, name) {
+            Ok(ino) => ino,
             Err(e) => return reply.error(e),
         };
         let existing = match s.dir(newparent) {
