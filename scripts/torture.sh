@@ -55,7 +55,14 @@ trap 'rm -f "$run_report"' EXIT
   echo "   scripts/torture.sh --seconds $seconds ${seed:+--seed $seed }${classes:+--classes $classes }${backends[*]}"
 } | tee -a "$report"
 
-cargo test -p shamap-store "${features[@]}" --test main --no-run
+# The test binary, copied: a rebuild in target/ while the runs go on (a
+# test, a clippy pass) would otherwise pull it from under the workers it
+# re-runs as children.
+exe=$(cargo test -p shamap-store "${features[@]}" --test main --no-run --message-format=json \
+  | grep -o '"executable":"[^"]*"' | tail -1 | sed 's/"executable":"\(.*\)"/\1/')
+[ -x "$exe" ] || { echo "torture.sh: no test binary built" >&2; exit 1; }
+bin="target/torture/main-$(git rev-parse --short HEAD)"
+cp "$exe" "$bin"
 status=0
 for b in "${backends[@]}"; do
   echo "torture.sh: $b for $seconds s" >&2
@@ -63,8 +70,8 @@ for b in "${backends[@]}"; do
     ${seed:+SHAMAP_TORTURE_SEED="$seed"} \
     ${classes:+SHAMAP_TORTURE_CLASSES="$classes"} \
     ${keep:+SHAMAP_TORTURE_KEEP="$keep"} \
-    cargo test -q -p shamap-store "${features[@]}" --test main "torture::torture_$b" \
-      -- --exact --nocapture >"target/torture/$b.log" 2>&1 || status=1
+    sh -c 'cd crates/shamap-store && exec "$@"' - "$PWD/$bin" "torture::torture_$b" \
+      --exact --nocapture >"target/torture/$b.log" 2>&1 || status=1
 done
 tee -a "$report" <"$run_report"
 echo "full output: target/torture/<backend>.log; tables: $report"
