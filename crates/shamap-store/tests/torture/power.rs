@@ -13,7 +13,6 @@ use super::oracle::judge;
 use super::protocol::{run_checker, Worker};
 use super::supervisor::Torture;
 use super::tally::Outcome;
-use super::CHILD_PATIENCE;
 
 impl Torture {
     /// A copy of the live store on the crash file system (all of it
@@ -94,13 +93,7 @@ impl Torture {
         if result.is_ok() {
             result = w.kill();
         }
-        let drained = Self::pump(
-            &mut model,
-            &mut w,
-            Instant::now() + CHILD_PATIENCE,
-            false,
-            &mut errors,
-        );
+        let drained = Self::drain(&mut model, &mut w, false, &mut errors);
         let result = result.and(drained.map(|_| ()));
         drop(w);
         drop(fs);

@@ -162,15 +162,27 @@ impl Torture {
                 w.ask_to_stop();
             }
         }
-        let drained = Self::pump(
+        let drained = Self::drain(model, w, errors_allowed, errors);
+        let ended = matches!(drained, Ok(true));
+        (result.and(drained.map(|_| ())), ended)
+    }
+
+    /// Feeds what a worker that was killed or asked to stop printed before
+    /// it ended to `model` (for up to [`CHILD_PATIENCE`]). `Ok(true)` when
+    /// its output ended.
+    pub(super) fn drain(
+        model: &mut Model,
+        w: &mut Worker,
+        errors_allowed: bool,
+        errors: &mut u64,
+    ) -> Result<bool, String> {
+        Self::pump(
             model,
             w,
             Instant::now() + CHILD_PATIENCE,
             errors_allowed,
             errors,
-        );
-        let ended = matches!(drained, Ok(true));
-        (result.and(drained.map(|_| ())), ended)
+        )
     }
 
     /// Feeds the worker's lines to `model` until `until`. `Ok(true)` when

@@ -135,13 +135,7 @@ impl Torture {
             // of B must be a refusal.
             let b_end = b.kill();
             let a_end = pumped.and_then(|_| a.kill());
-            let a_rest = Self::pump(
-                &mut model,
-                &mut a,
-                Instant::now() + CHILD_PATIENCE,
-                true,
-                &mut errors,
-            );
+            let a_rest = Self::drain(&mut model, &mut a, true, &mut errors);
             let a_end = a_end.and(a_rest.map(|_| ()));
             let mut b_lines = Vec::new();
             while let Ok(l) = b.next(Instant::now() + Duration::from_secs(5)) {

@@ -11,7 +11,15 @@ use fuser::{
     ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite, Request, TimeOrNow,
 };
 
-use super::{lock, CrashFs, FileData, Inode, Kind, NameOp, PAGE, TTL};
+use super::{lock, CrashFs, FileData, Inode, Kind, NameOp, State, PAGE, TTL};
+
+/// Answers with `ino`'s attributes, or `ENOENT`.
+fn reply_attr(s: &State, ino: u64, reply: ReplyAttr) {
+    match s.attr(ino) {
+        Some(a) => reply.attr(&TTL, &a),
+        None => reply.error(libc::ENOENT),
+    }
+}
 
 /// Answers `$reply` with the gate's error when the power is out.
 macro_rules! gate {
@@ -33,10 +41,7 @@ impl Filesystem for CrashFs {
     }
 
     fn getattr(&mut self, _req: &Request<'_>, ino: u64, _fh: Option<u64>, reply: ReplyAttr) {
-        match lock(&self.state).attr(ino) {
-            Some(a) => reply.attr(&TTL, &a),
-            None => reply.error(libc::ENOENT),
-        }
+        reply_attr(&lock(&self.state), ino, reply);
     }
 
     fn setattr(
@@ -73,10 +78,7 @@ impl Filesystem for CrashFs {
                 n.perm = (mode & 0o7777) as u16;
             }
         }
-        match s.attr(ino) {
-            Some(a) => reply.attr(&TTL, &a),
-            None => reply.error(libc::ENOENT),
-        }
+        reply_attr(&s, ino, reply);
     }
 
     fn mknod(
