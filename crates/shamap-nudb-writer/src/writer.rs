@@ -50,6 +50,12 @@ pub struct NudbOptions {
     /// Leaves an empty `nudb.log`, as a store open in rippled has; else
     /// none, as NuDB's `close` leaves.
     pub keep_empty_log: bool,
+    /// Writes `nudb.log` in every commit as NuDB does (its header with
+    /// the sizes before the commit, the data appended, the changed buckets
+    /// as they were, the key file written, the log truncated), so that a
+    /// reader running beside the writer sees what it would see beside
+    /// NuDB. Off: commits write no log (the same files in the end).
+    pub log_commits: bool,
 }
 
 impl Default for NudbOptions {
@@ -64,6 +70,7 @@ impl Default for NudbOptions {
             codec: CodecPolicy::Rippled,
             commit_every: 0,
             keep_empty_log: false,
+            log_commits: false,
         }
     }
 }
@@ -332,11 +339,46 @@ impl NudbWriter {
 
     /// Commits the buffered inserts (NuDB's `flush`).
     pub fn commit(&mut self) -> Result<(), WriteError> {
+        if self.opts.log_commits && !self.pending.is_empty() {
+            return self.logged_commit();
+        }
         if let Some(dirty) = self.apply_pending()? {
             // NuDB syncs the data file before writing the key file.
             self.flush_dat()?;
             self.write_buckets(&dirty)?;
         }
+        Ok(())
+    }
+
+    /// [`NudbWriter::commit`] with `nudb.log` written as NuDB writes it.
+    fn logged_commit(&mut self) -> Result<(), WriteError> {
+        use std::os::unix::fs::FileExt;
+        let log_path = self.dir.join("nudb.log");
+        let key_len = self.buckets.len() as u64 * u64::from(self.headers.block_size)
+            + u64::from(self.headers.block_size);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&log_path)
+            .map_err(io(&log_path))?;
+        let header = self.headers.log_header(key_len, self.dat_len);
+        log.write_all_at(&header, 0).map_err(io(&log_path))?;
+        let before = self.buckets.clone();
+        let Some(dirty) = self.apply_pending()? else {
+            return Ok(());
+        };
+        self.flush_dat()?;
+        let mut logged = Vec::new();
+        for &n in dirty.iter().filter(|&&n| (n as usize) < before.len()) {
+            logged.extend_from_slice(&n.to_be_bytes());
+            before[n as usize].encode_into(&mut logged);
+        }
+        log.write_all_at(&logged, header.len() as u64)
+            .map_err(io(&log_path))?;
+        self.write_buckets(&dirty)?;
+        log.set_len(0).map_err(io(&log_path))?;
         Ok(())
     }
 

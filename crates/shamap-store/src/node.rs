@@ -221,6 +221,13 @@ impl NodeObject {
         obj.hashed_to(actual)
     }
 
+    /// A value whose hash was checked already (by the NuDB audit's scan, in
+    /// step with the file it read): the header and type checks of
+    /// [`NodeObject::decode`], the hash taken as given.
+    pub(crate) fn scanned(hash: Hash256, value: Vec<u8>) -> Result<NodeObject, StoreError> {
+        NodeObject::framed(hash, value)?.hashed_to(hash)
+    }
+
     /// [`NodeObject::decode`] of many values read from a store, the hashes
     /// computed together (the multi-lane SHA-512 kernel: several messages
     /// per pass): the same checks and errors, one result per value.

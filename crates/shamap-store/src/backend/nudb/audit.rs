@@ -23,9 +23,8 @@ use serde_json::json;
 
 use hashbrown::{HashMap, HashSet};
 use shamap::xrpl::LedgerHeader;
-use shamap::Hash256;
+use shamap::{Hash256, MapKind};
 
-use super::key_file::IndexDigest;
 use super::ledger_db::read_ledgers;
 use super::scan::{scan, DamagedRecord, ScanReport};
 use super::store::NudbStore;
@@ -34,9 +33,6 @@ use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
 use crate::store::{NodeStore, NodeStoreExt};
 
-/// Bucket entries the key file check keeps for the walkers (24 bytes
-/// each: 48 MiB).
-pub const KEPT_BUCKET_ENTRIES: usize = 2 << 20;
 /// Problems listed per ledger (more are counted).
 pub const MAX_LEDGER_PROBLEMS: usize = 100;
 
@@ -106,6 +102,9 @@ pub struct AuditReport {
     /// Each damaged or missing node met by a walk, with the ledgers it
     /// breaks.
     pub nodes: Vec<DamagedNode>,
+    /// What the reader noticed on the way: a commit under way read as the
+    /// store before it, reads made again because the store moved.
+    pub notes: Vec<String>,
 }
 
 impl AuditReport {
@@ -128,9 +127,96 @@ struct Target {
     row: Option<super::ledger_db::LedgerRow>,
 }
 
+/// Reads of a store that moves under the audit before it gives up.
+pub const MAX_READS: usize = 5;
+/// How long the audit waits for a live store's writer before reading again
+/// a ledger `ledger.db` names whose header is not yet in the data files
+/// (NuDB commits about once a second).
+pub const COMMIT_WAIT: std::time::Duration = std::time::Duration::from_millis(1500);
+
 /// Audits `store` (see the module docs); `progress` gets the bytes of the
 /// data files scanned so far.
+///
+/// On a live store (a rippled committing to it), each read works from one
+/// view of the files ([`NudbStore::moved`]); when a read finds damage and
+/// the files moved meanwhile, or finds only the newest ledgers' headers
+/// missing and the files move within [`COMMIT_WAIT`], the damage may be
+/// the writer's doing, so the store is opened again and read again, up to
+/// [`MAX_READS`] times; damage found in a view that did not move is
+/// reported. A store still moving on the last read is an error saying so.
 pub fn audit(
+    store: &NudbStore,
+    opts: &AuditOptions,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<AuditReport, StoreError> {
+    let mut reopened: Option<NudbStore> = None;
+    let mut notes = Vec::new();
+    let mut last_move = String::new();
+    for read in 1..=MAX_READS {
+        let s = reopened.as_ref().unwrap_or(store);
+        let outcome = audit_view(s, opts, progress);
+        let whole = outcome.as_ref().is_ok_and(AuditReport::is_whole);
+        let moved = if whole {
+            None
+        } else {
+            s.moved().or_else(|| {
+                let waits = outcome.as_ref().is_ok_and(only_newest_headers_missing);
+                if waits {
+                    std::thread::sleep(COMMIT_WAIT);
+                    s.moved()
+                } else {
+                    None
+                }
+            })
+        };
+        match moved {
+            None => {
+                let mut report = outcome?;
+                notes.extend(s.notes());
+                report.notes = notes;
+                return Ok(report);
+            }
+            Some(what) => {
+                notes.push(format!(
+                    "read {read}: the store changed while it was read ({what}); read again"
+                ));
+                last_move = what;
+                std::thread::sleep(std::time::Duration::from_millis(50 * read as u64));
+                reopened = Some(s.reopen()?);
+            }
+        }
+    }
+    Err(StoreError::backend(
+        &store.location(),
+        format!(
+            "the store changed while it was read, on each of {MAX_READS} reads (last: {last_move}): a writer is committing to it; audit again, or audit a copy of the store"
+        ),
+    ))
+}
+
+/// True when the only damage is ledgers whose headers are missing, each
+/// newer than every ledger found whole: what a `ledger.db` written ahead of
+/// the node store's next commit looks like.
+fn only_newest_headers_missing(r: &AuditReport) -> bool {
+    let newest_whole = r
+        .ledgers
+        .iter()
+        .filter(|l| l.is_whole())
+        .filter_map(|l| l.seq)
+        .max();
+    let broken: Vec<&LedgerAudit> = r.ledgers.iter().filter(|l| !l.is_whole()).collect();
+    !broken.is_empty()
+        && r.scan.as_ref().is_none_or(|s| s.damaged_count == 0)
+        && broken.iter().all(|l| {
+            l.seq.is_some_and(|s| newest_whole.is_none_or(|w| s > w))
+                && l.problems
+                    .iter()
+                    .all(|p| p.key == l.hash && p.what.contains("header is missing"))
+        })
+}
+
+/// One read of `store` in its current view.
+fn audit_view(
     store: &NudbStore,
     opts: &AuditOptions,
     progress: &(dyn Fn(u64) + Sync),
@@ -159,7 +245,7 @@ pub fn audit(
     };
     let mut scanned = scanned;
     if let Some(s) = scanned.as_mut() {
-        check_key_files(store, s);
+        super::key_check::check_key_files(store, s);
     }
     let mut report = AuditReport {
         ledgers_from: match &ledger_db {
@@ -272,9 +358,13 @@ pub fn audit(
             if h.seq > 0 {
                 parents.push((report.ledgers.len(), h.seq - 1, h.parent_hash));
             }
-            for root in [h.account_hash, h.transaction_hash] {
+            for (kind, root) in [
+                (MapKind::AccountState, h.account_hash),
+                (MapKind::TransactionWithMeta, h.transaction_hash),
+            ] {
                 walk_map(
                     &mut walkers,
+                    kind,
                     root,
                     &whole_before,
                     &mut visited,
@@ -472,67 +562,6 @@ pub fn headers_in_data(
         std::ops::ControlFlow::Continue(())
     })?;
     Ok(counts)
-}
-
-/// Reads every bucket of every key file and follows its spill chain to its
-/// end: entries pointing outside the data file and chains that loop are
-/// damage (reported against the key file, at the bucket's offset), found
-/// even where no lookup of the walk goes. Sets
-/// [`ScanReport::index_agrees`] for each directory whose entries digest to
-/// what its data records do, and keeps the first buckets read (up to
-/// [`KEPT_BUCKET_ENTRIES`] entries) for the walkers to share.
-fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
-    scan.index_agrees = vec![false; store.parts().len()];
-    scan.kept_buckets = vec![Vec::new(); store.parts().len()];
-    let mut kept_entries = 0;
-    for (i, p) in store.parts().iter().enumerate() {
-        let mut entries = IndexDigest::default();
-        let mut whole = true;
-        for n in 0..p.key_header.buckets {
-            let at = p.key_header.bucket_offset(n);
-            let outcome = p.read_bucket(n).and_then(|b| {
-                let mut bad = None;
-                let mut check = |e: &super::key_file::Entry| {
-                    entries.add(e.offset, e.size, e.hash);
-                    if e.offset.saturating_add(e.size) > p.dat.len {
-                        bad = Some(format!(
-                            "{}: bucket {n} names a record at byte {} of {} bytes, past the end of {} ({} bytes)",
-                            p.key_path.display(),
-                            e.offset,
-                            e.size,
-                            p.dat.path.display(),
-                            p.dat.len
-                        ));
-                    }
-                };
-                p.walk_chain(n, &b, &mut check)?;
-                bad.map_or(Ok(b), Err)
-            });
-            match outcome {
-                Ok(b) => {
-                    let kept = &mut scan.kept_buckets[i];
-                    let room = kept_entries + b.entries.len() <= KEPT_BUCKET_ENTRIES;
-                    if room && kept.len() as u64 == n {
-                        kept_entries += b.entries.len();
-                        kept.push(b);
-                    }
-                }
-                Err(what) => {
-                    whole = false;
-                    scan.damaged_count += 1;
-                    if scan.damaged.len() < super::scan::MAX_DAMAGE {
-                        scan.damaged.push(DamagedRecord {
-                            file: p.key_path.clone(),
-                            offset: at,
-                            key: None,
-                            what,
-                        });
-                    }
-                }
-            }
-        }
-        scan.index_agrees[i] = whole && scan.records_index.get(i) == Some(&entries);
-    }
 }
 
 impl AuditReport {

@@ -9,8 +9,11 @@ use std::path::{Path, PathBuf};
 
 use shamap::Hash256;
 
+use hashbrown::HashMap;
+
 use super::dat_file::DatFile;
 use super::key_file::{Bucket, Entry, KeyHeader, KEY_HEADER_LEN};
+use super::log_file::{read_log, FileStamp, LogState};
 
 /// rippled's appnum (`NuDBFactory.cpp`: `currentType`).
 pub const RIPPLED_APPNUM: u64 = 1;
@@ -38,8 +41,60 @@ pub struct NudbDir {
     key: File,
     /// The key file's header.
     pub key_header: KeyHeader,
-    /// The key file's length when opened.
+    /// The key file's length in the view read (when opened, or before the
+    /// commit `nudb.log` names).
     pub key_len: u64,
+    /// Buckets as they were before the commit under way (from `nudb.log`).
+    overrides: HashMap<u64, Bucket>,
+    /// What `nudb.log` held, when it held anything.
+    pub log_note: Option<String>,
+    /// The files as they were before opening.
+    stamps: Stamps,
+}
+
+/// The stamps of a directory's three files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamps {
+    dat: FileStamp,
+    key: FileStamp,
+    log: FileStamp,
+}
+
+impl Stamps {
+    fn of(dir: &Path) -> Stamps {
+        Stamps {
+            dat: FileStamp::of(&dir.join("nudb.dat")),
+            key: FileStamp::of(&dir.join("nudb.key")),
+            log: FileStamp::of(&dir.join("nudb.log")),
+        }
+    }
+}
+
+/// The most buckets a key file indexing a data file of `dat_len` bytes can
+/// have: NuDB adds a bucket (a split) at most once per record inserted, and
+/// a record takes at least its size field, key and one byte of value.
+pub fn max_buckets(dat_len: u64, key_size: u16) -> u64 {
+    let smallest = (super::dat_file::SIZE_LEN + usize::from(key_size) + 1) as u64;
+    1 + dat_len.saturating_sub(super::dat_file::DAT_HEADER_LEN as u64) / smallest
+}
+
+/// What a file that is not a regular file is, for messages.
+pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_block_device() || t.is_char_device() {
+        "a device"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else {
+        "a regular file"
+    }
 }
 
 /// True when `dir` holds a NuDB store (`nudb.dat` and `nudb.key`).
@@ -48,26 +103,22 @@ pub fn is_nudb_dir(dir: &Path) -> bool {
 }
 
 impl NudbDir {
-    /// Opens the store in `dir` read-only. Refuses (one line naming the
-    /// file) a non-empty `nudb.log` (rippled stopped during a commit: NuDB
-    /// would roll the commit back on its next open, which a reader must not
-    /// do), headers that contradict each other, and a store not in
-    /// rippled's shape (appnum 1, 32-byte keys).
+    /// Opens the store in `dir` read-only, in one view: the files' lengths
+    /// as they are now, or, when `nudb.log` holds a commit (under way in a
+    /// running rippled, or stopped by a crash), the store as it was before
+    /// that commit, its logged buckets read from the log in memory
+    /// ([`super::log_file`]; nothing is rolled back or written). Refuses
+    /// (one line naming the file) headers that contradict each other, a
+    /// log of another store, a key file with more buckets than the data
+    /// file could fill, and a store not in rippled's shape (appnum 1,
+    /// 32-byte keys).
     pub fn open(dir: &Path) -> Result<NudbDir, String> {
-        let log = dir.join("nudb.log");
-        if let Ok(m) = std::fs::metadata(&log) {
-            if m.len() > 0 {
-                return Err(format!(
-                    "{}: {} bytes: rippled stopped during a commit, which NuDB rolls back on rippled's next start; start rippled once (or copy the directory and let NuDB recover the copy), then read it again (this reader never writes a store)",
-                    log.display(),
-                    m.len()
-                ));
-            }
-        }
-        let dat = DatFile::open(&dir.join("nudb.dat"))?;
+        let log_path = dir.join("nudb.log");
+        let stamps = Stamps::of(dir);
+        let mut dat = DatFile::open(&dir.join("nudb.dat"))?;
         let key_path = dir.join("nudb.key");
         let key = File::open(&key_path).map_err(|e| format!("{}: {e}", key_path.display()))?;
-        let key_len = key
+        let mut key_len = key
             .metadata()
             .map_err(|e| format!("{}: {e}", key_path.display()))?
             .len();
@@ -80,8 +131,70 @@ impl NudbDir {
         }
         key.read_exact_at(&mut b, 0)
             .map_err(|e| format!("{}: reading the header: {e}", key_path.display()))?;
+        let probe =
+            KeyHeader::parse(&b, key_len).map_err(|e| format!("{}: {e}", key_path.display()))?;
+        let mut overrides = HashMap::new();
+        let mut log_note = None;
+        match read_log(&log_path, probe.capacity)? {
+            LogState::Clear => {}
+            LogState::Started { len } => {
+                log_note = Some(format!(
+                    "{}: {len} bytes, less than its header: a commit that had not yet changed the store (read as it is)",
+                    log_path.display()
+                ));
+            }
+            LogState::Commit {
+                header,
+                buckets,
+                cut,
+            } => {
+                if header.uid != probe.uid
+                    || header.key_size != probe.key_size
+                    || header.block_size != probe.block_size
+                    || header.salt != probe.salt
+                {
+                    return Err(format!(
+                        "{}: not this store's log (uid {:#x}, key size {}, block size {}; {} has uid {:#x}, key size {}, block size {})",
+                        log_path.display(),
+                        header.uid,
+                        header.key_size,
+                        header.block_size,
+                        key_path.display(),
+                        probe.uid,
+                        probe.key_size,
+                        probe.block_size
+                    ));
+                }
+                if header.dat_file_size < dat.len {
+                    dat.len = header.dat_file_size.max(super::dat_file::DAT_HEADER_LEN as u64);
+                }
+                if header.key_file_size > 0 && header.key_file_size < key_len {
+                    key_len = header.key_file_size;
+                }
+                log_note = Some(format!(
+                    "{}: a commit under way, or stopped by a crash ({} buckets logged{}): read as the store was before it ({} bytes of nudb.dat, {} of nudb.key), as NuDB's recovery restores it",
+                    log_path.display(),
+                    buckets.len(),
+                    if cut > 0 { ", the last one cut short" } else { "" },
+                    dat.len,
+                    key_len
+                ));
+                overrides = buckets;
+            }
+        }
         let key_header =
             KeyHeader::parse(&b, key_len).map_err(|e| format!("{}: {e}", key_path.display()))?;
+        overrides.retain(|&n, _| n < key_header.buckets);
+        let most = max_buckets(dat.len, key_header.key_size);
+        if key_header.buckets > most {
+            return Err(format!(
+                "{}: {} buckets ({key_len} bytes), more than {} ({} bytes) could ever index (at most {most} buckets for its records): not this data file's key file, or a damaged one",
+                key_path.display(),
+                key_header.buckets,
+                dat.path.display(),
+                dat.len
+            ));
+        }
         let d = &dat.header;
         let contradiction = if key_header.uid != d.uid {
             Some(format!(
@@ -129,11 +242,44 @@ impl NudbDir {
             key,
             key_header,
             key_len,
+            overrides,
+            log_note,
+            stamps,
         })
     }
 
-    /// Reads bucket `n` from the key file.
+    /// What changed in the directory's files since it was opened, if
+    /// anything: a live store's writer committed meanwhile.
+    pub fn moved(&self) -> Option<String> {
+        let now = Stamps::of(&self.dir);
+        let then = self.stamps;
+        let mut what = Vec::new();
+        for (name, a, b) in [
+            ("nudb.dat", then.dat, now.dat),
+            ("nudb.key", then.key, now.key),
+            ("nudb.log", then.log, now.log),
+        ] {
+            if a.len != b.len {
+                what.push(format!("{name} went from {} to {} bytes", a.len, b.len));
+            } else if a.modified != b.modified {
+                what.push(format!("{name} was written"));
+            }
+        }
+        (!what.is_empty()).then(|| format!("{}: {}", self.dir.display(), what.join(", ")))
+    }
+
+    /// Buckets logged by the commit under way (served in place of the key
+    /// file's).
+    pub fn logged_buckets(&self) -> usize {
+        self.overrides.len()
+    }
+
+    /// Reads bucket `n` from the key file (or, for a bucket the commit
+    /// under way changes, from `nudb.log`).
     pub fn read_bucket(&self, n: u64) -> Result<Bucket, String> {
+        if let Some(b) = self.overrides.get(&n) {
+            return Ok(b.clone());
+        }
         let kh = &self.key_header;
         let at = kh.bucket_offset(n);
         let mut b = vec![0u8; kh.bucket_len()];
@@ -152,6 +298,48 @@ impl NudbDir {
         })?;
         Bucket::parse(&b, kh.capacity)
             .map_err(|e| format!("{}: bucket {n} at byte {at}: {e}", self.key_path.display()))
+    }
+
+    /// Reads `count` buckets from bucket `first` on, in one read of the key
+    /// file (what a pass over every bucket uses: a window of buckets at a
+    /// time, not a read per bucket); logged buckets are served from the log.
+    pub fn read_buckets(&self, first: u64, count: u64) -> Result<Vec<Bucket>, String> {
+        let kh = &self.key_header;
+        let bs = u64::from(kh.block_size);
+        let end = first.saturating_add(count).min(kh.buckets);
+        if first >= end {
+            return Ok(Vec::new());
+        }
+        let at = kh.bucket_offset(first);
+        let len = (end - first) * bs;
+        if at + len > self.key_len {
+            return Err(format!(
+                "{}: buckets {first}..{end} at byte {at} lie past the end of the file ({} bytes)",
+                self.key_path.display(),
+                self.key_len
+            ));
+        }
+        let mut b = vec![0u8; len as usize];
+        self.key.read_exact_at(&mut b, at).map_err(|e| {
+            format!(
+                "{}: reading buckets {first}..{end} at byte {at}: {e}",
+                self.key_path.display()
+            )
+        })?;
+        (first..end)
+            .zip(b.chunks_exact(bs as usize))
+            .map(|(n, block)| match self.overrides.get(&n) {
+                Some(logged) => Ok(logged.clone()),
+                None => Bucket::parse(&block[..kh.bucket_len().min(block.len())], kh.capacity)
+                    .map_err(|e| {
+                        format!(
+                            "{}: bucket {n} at byte {}: {e}",
+                            self.key_path.display(),
+                            kh.bucket_offset(n)
+                        )
+                    }),
+            })
+            .collect()
     }
 
     /// Calls `f` with bucket `n` and then each of its spills, until it
@@ -330,19 +518,37 @@ impl NudbDir {
                     bytes: value,
                 }));
             }
-            let mut b = vec![0u8; 32 + 16];
+            let mut b = vec![0u8; SIZE_LEN + 32 + 16];
             self.dat.read_exact_at(
                 &mut b,
-                e.offset + SIZE_LEN as u64,
+                e.offset,
                 &format!("the record bucket {n} names"),
             )?;
-            if b[..32] != key.0 {
+            if b[SIZE_LEN..SIZE_LEN + 32] != key.0 {
                 return Ok(None);
+            }
+            let own = super::key_file::u48(&b, 0);
+            if own != e.size {
+                return Err(format!(
+                    "{}: the record at byte {} has a value of {own} bytes, its bucket entry (bucket {n}) says {}",
+                    self.dat.path.display(),
+                    e.offset,
+                    e.size
+                ));
+            }
+            if e.offset + (SIZE_LEN + 32) as u64 + e.size > self.dat.len {
+                return Err(format!(
+                    "{}: bucket {n} names a record at byte {} of {} bytes, past the end of the file ({} bytes)",
+                    self.dat.path.display(),
+                    e.offset,
+                    e.size,
+                    self.dat.len
+                ));
             }
             Ok(Some(Peeked {
                 offset: e.offset,
                 size: e.size,
-                bytes: b.split_off(32),
+                bytes: b.split_off(SIZE_LEN + 32),
             }))
         })
     }

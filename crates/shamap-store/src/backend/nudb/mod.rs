@@ -13,17 +13,20 @@
 //! - [`scan`], [`inner_cache`], [`walk`], [`audit`](mod@audit): the audit.
 //!
 //! Nothing here writes, creates, locks or truncates a file in a NuDB
-//! directory: files are opened read-only, `ledger.db` immutable; a
-//! non-empty `nudb.log` (a commit rippled did not finish) is refused, never
-//! rolled back.
+//! directory: files are opened read-only. A non-empty `nudb.log` (a
+//! commit under way in a running rippled, or one a crash stopped) is read
+//! in memory: the store is read as it was before that commit
+//! ([`log_file`]), never rolled back.
 
 pub mod audit;
 pub mod codec;
 pub mod dat_file;
 pub mod dir;
 pub mod inner_cache;
+pub mod key_check;
 pub mod key_file;
 pub mod ledger_db;
+pub mod log_file;
 pub mod scan;
 pub mod store;
 pub mod walk;

@@ -105,6 +105,12 @@ pub struct ScanReport {
     pub kept_buckets: Vec<Vec<Bucket>>,
     /// True when not every inner node checked fitted in the cache.
     pub inner_cache_full: bool,
+    /// Wrong key file entries, by directory and key hash, with what is
+    /// wrong ([`super::key_check`]): a lookup through one is damage.
+    pub bad_entries: hashbrown::HashMap<(usize, u64), String>,
+    /// Per directory with any: records after the last indexed one, with no
+    /// entry (an interrupted commit's leftovers, which NuDB ignores).
+    pub unindexed_tail: Vec<(usize, u64)>,
 }
 
 impl ScanReport {

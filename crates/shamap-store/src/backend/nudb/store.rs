@@ -10,6 +10,7 @@ use shamap::Hash256;
 use super::codec::decode_value;
 use super::dat_file::{Record, SIZE_LEN};
 use super::dir::{is_nudb_dir, NudbDir};
+use super::log_file::FileStamp;
 use crate::error::StoreError;
 use crate::store::{Batch, NodeStore};
 
@@ -33,8 +34,11 @@ pub const SCAN_BLOCK: usize = 4 << 20;
 #[derive(Debug)]
 pub struct NudbStore {
     location: String,
+    root: PathBuf,
     parts: Vec<NudbDir>,
     ledger_db: Option<PathBuf>,
+    /// `ledger.db` and its `-wal` as they were when opened.
+    ledger_db_stamps: [FileStamp; 2],
 }
 
 /// The NuDB directories at `path`: `path` itself, or its `rippledb.*`
@@ -84,6 +88,18 @@ pub fn find_ledger_db(path: &Path) -> Option<PathBuf> {
     candidates.into_iter().find(|p| p.is_file())
 }
 
+/// The stamps of `ledger.db` and its `-wal` (rippled's newest rows).
+fn ledger_db_stamps(db: Option<&Path>) -> [FileStamp; 2] {
+    match db {
+        Some(p) => {
+            let mut wal = p.as_os_str().to_owned();
+            wal.push("-wal");
+            [FileStamp::of(p), FileStamp::of(Path::new(&wal))]
+        }
+        None => [FileStamp::of(Path::new("")); 2],
+    }
+}
+
 impl NudbStore {
     /// Opens the NuDB store at `path` (a NuDB directory or a directory of
     /// rotated `rippledb.*` ones), read-only, with `ledger.db` when one is
@@ -102,11 +118,41 @@ impl NudbStore {
             .map(|d| NudbDir::open(d))
             .collect::<Result<Vec<_>, String>>()
             .map_err(|e| StoreError::backend(&location, e))?;
+        let ledger_db = find_ledger_db(path);
         Ok(NudbStore {
             location,
+            root: path.to_owned(),
+            ledger_db_stamps: ledger_db_stamps(ledger_db.as_deref()),
             parts,
-            ledger_db: find_ledger_db(path),
+            ledger_db,
         })
+    }
+
+    /// The store opened again, in a new view of its files (what an audit
+    /// that found the store moving under it reads next), with the same
+    /// `ledger.db`.
+    pub fn reopen(&self) -> Result<NudbStore, StoreError> {
+        let mut s = NudbStore::open(&self.root)?;
+        s.set_ledger_db(self.ledger_db.clone());
+        Ok(s)
+    }
+
+    /// What changed in the store's files since it was opened (a writer
+    /// committed, or rippled wrote `ledger.db`), if anything.
+    pub fn moved(&self) -> Option<String> {
+        let mut what: Vec<String> = self.parts.iter().filter_map(NudbDir::moved).collect();
+        if let Some(db) = &self.ledger_db {
+            if ledger_db_stamps(Some(db)) != self.ledger_db_stamps {
+                what.push(format!("{} was written", db.display()));
+            }
+        }
+        (!what.is_empty()).then(|| what.join("; "))
+    }
+
+    /// What `nudb.log` held in each directory that had a commit under way
+    /// (read as the store before it).
+    pub fn notes(&self) -> Vec<String> {
+        self.parts.iter().filter_map(|p| p.log_note.clone()).collect()
     }
 
     /// Where the store is, for messages.
@@ -126,6 +172,7 @@ impl NudbStore {
 
     /// Uses `path` as the store's `ledger.db`.
     pub fn set_ledger_db(&mut self, path: Option<PathBuf>) {
+        self.ledger_db_stamps = ledger_db_stamps(path.as_deref());
         self.ledger_db = path;
     }
 

@@ -24,13 +24,16 @@
 //! visited (what the next ledger's walk may skip).
 
 use hashbrown::{HashMap, HashSet};
-use shamap::Hash256;
+use shamap::{Hash256, MapKind};
 
-use super::codec::{codec_type, decode_value};
+use super::codec::decode_value;
 use super::key_file::Bucket;
 use super::scan::ScanReport;
 use super::store::NudbStore;
-use crate::node::{Node, NodeObject};
+use crate::error::StoreError;
+use crate::map::fetch::{check_node, MapNode};
+use crate::map::node_id::NodeId;
+use crate::node::NodeObject;
 
 /// Bucket entries a walker keeps in memory (24 bytes each: 48 MiB).
 pub const CACHE_ENTRIES: usize = 2 << 20;
@@ -89,8 +92,13 @@ pub struct Walker<'a> {
 
 /// What a node turned out to be.
 enum Found {
+    /// An inner node (checked: its children).
     Inner(Box<[Hash256; 16]>),
+    /// A leaf, checked.
     Leaf,
+    /// A leaf whose record the scan checked (directory, offset, value
+    /// size), still to be read for the checks of its kind and place.
+    LeafAt(usize, u64, u64),
 }
 
 /// What reading a node gave: what it is, or its value still to be hashed
@@ -119,55 +127,69 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Walks the subtrees under `start` (hash and depth each): problems
+    /// Walks the subtrees under `start` (hash and place each) of a map of
+    /// kind `kind`: every node gets the checks of the verified fetch
+    /// ([`check_node`]: its kind, an inner node's children, a leaf on its
+    /// key's path); problems
     /// are pushed to `problems`; the inner nodes visited to `visited` (up
     /// to [`MAX_VISITED`]); a subtree whose root is in `skip` is not
     /// entered; a node at depth `stop_at` is not read but pushed to
     /// `deferred` (what [`walk_map`] hands to its threads). Nodes to hash
     /// are gathered [`HASH_BATCH`] at a time and hashed together.
+    #[allow(clippy::too_many_arguments)]
     pub fn walk(
         &mut self,
-        start: Vec<(Hash256, u8)>,
+        kind: MapKind,
+        start: Vec<(Hash256, NodeId)>,
         stop_at: u8,
-        deferred: &mut Vec<(Hash256, u8)>,
+        deferred: &mut Vec<(Hash256, NodeId)>,
         skip: &HashSet<Hash256>,
         visited: &mut HashSet<Hash256>,
         problems: &mut Vec<NodeProblem>,
     ) {
         let mut stack = start;
         let mut to_hash: Vec<(Hash256, Vec<u8>)> = Vec::with_capacity(HASH_BATCH);
-        let mut places: Vec<(u8, (usize, u64))> = Vec::with_capacity(HASH_BATCH);
+        let mut places: Vec<(NodeId, (usize, u64))> = Vec::with_capacity(HASH_BATCH);
         loop {
-            let mut popped: Vec<(Hash256, u8)> = Vec::with_capacity(HASH_BATCH);
+            let mut popped: Vec<(Hash256, NodeId)> = Vec::with_capacity(HASH_BATCH);
             while popped.len() + to_hash.len() < HASH_BATCH {
-                let Some((hash, depth)) = stack.pop() else {
+                let Some((hash, id)) = stack.pop() else {
                     break;
                 };
                 if skip.contains(&hash) {
                     self.counts.skipped += 1;
                     continue;
                 }
-                if depth == stop_at {
-                    deferred.push((hash, depth));
+                if id.depth() == stop_at {
+                    deferred.push((hash, id));
                     continue;
                 }
-                popped.push((hash, depth));
+                popped.push((hash, id));
             }
             let popped_any = !popped.is_empty();
             let known = self.known_from_scan(&popped);
-            for ((hash, depth), known) in popped.into_iter().zip(known) {
+            for ((hash, id), known) in popped.into_iter().zip(known) {
                 let read = match known {
+                    Some(Found::LeafAt(part, offset, size)) => {
+                        self.scanned_leaf(hash, kind, &id, part, offset, size)
+                    }
+                    Some(Found::Inner(children)) => {
+                        let n = children.iter().filter(|c| !c.is_zero()).count();
+                        id.check_inner(hash, n)
+                            .map(|()| Read::Known(Found::Inner(children)))
+                            .map_err(|e| node_problem(hash, None, &e))
+                    }
                     Some(found) => Ok(Read::Known(found)),
-                    None => self.read_node(&hash),
+                    None => self.read_node(&hash, kind, &id),
                 };
                 match read {
                     Err(p) => problems.push(p),
                     Ok(Read::Known(found)) => {
-                        self.found(hash, depth, found, &mut stack, visited, problems)
+                        self.found(hash, id, found, &mut stack, visited, problems)
                     }
                     Ok(Read::ToHash { value, at }) => {
                         to_hash.push((hash, value));
-                        places.push((depth, at));
+                        places.push((id, at));
                     }
                 }
             }
@@ -182,79 +204,98 @@ impl<'a> Walker<'a> {
             }
             let hashes: Vec<Hash256> = to_hash.iter().map(|(h, _)| *h).collect();
             let decoded = NodeObject::decode_many(std::mem::take(&mut to_hash));
-            for ((hash, r), (depth, at)) in hashes.into_iter().zip(decoded).zip(places.drain(..)) {
+            for ((hash, r), (id, at)) in hashes.into_iter().zip(decoded).zip(places.drain(..)) {
                 self.counts.hashed += 1;
-                match self.checked(hash, at, r) {
-                    Ok(found) => self.found(hash, depth, found, &mut stack, visited, problems),
+                match self.checked(hash, kind, &id, at, r) {
+                    Ok(found) => self.found(hash, id, found, &mut stack, visited, problems),
                     Err(p) => problems.push(p),
                 }
             }
         }
     }
 
-    /// Counts a node found to be `found` at `depth` and, for an inner
-    /// node, stacks its children.
+    /// Counts a node found (and checked) to be `found` at `id` and, for an
+    /// inner node, stacks its children.
     fn found(
         &mut self,
         hash: Hash256,
-        depth: u8,
+        id: NodeId,
         found: Found,
-        stack: &mut Vec<(Hash256, u8)>,
+        stack: &mut Vec<(Hash256, NodeId)>,
         visited: &mut HashSet<Hash256>,
-        problems: &mut Vec<NodeProblem>,
+        _problems: &mut Vec<NodeProblem>,
     ) {
         match found {
-            Found::Leaf => {
-                self.counts.leaves += 1;
-                if depth == 0 {
-                    problems.push(NodeProblem {
-                        key: hash,
-                        at: None,
-                        what: "a map root that is a leaf".to_owned(),
-                    });
-                }
-            }
+            Found::Leaf | Found::LeafAt(..) => self.counts.leaves += 1,
             Found::Inner(children) => {
                 self.counts.inner += 1;
-                if depth >= 64 {
-                    problems.push(NodeProblem {
-                        key: hash,
-                        at: None,
-                        what: "an inner node at depth 64".to_owned(),
-                    });
-                    return;
-                }
                 if visited.len() < MAX_VISITED {
                     visited.insert(hash);
                 }
-                for c in children.iter().rev().filter(|c| !c.is_zero()) {
-                    stack.push((*c, depth + 1));
+                for (b, c) in (0u8..16).zip(children.iter()).rev() {
+                    if let (false, Some(nibble)) = (c.is_zero(), shamap::Nibble::new(b)) {
+                        stack.push((*c, id.child(nibble)));
+                    }
                 }
             }
         }
     }
 
     /// What a hashed node is: the outcome of [`NodeObject::decode_many`]
-    /// for the record at `at`, parsed.
+    /// for the record at `at`, checked for its place `id` in a map of kind
+    /// `kind`.
     fn checked(
         &self,
         hash: Hash256,
+        kind: MapKind,
+        id: &NodeId,
         at: (usize, u64),
-        r: Result<NodeObject, crate::error::StoreError>,
+        r: Result<NodeObject, StoreError>,
     ) -> Result<Found, NodeProblem> {
-        let problem = |what: String| NodeProblem {
+        let path = &self.store.parts()[at.0].dat.path;
+        let obj = r.map_err(|e| NodeProblem {
             key: hash,
             at: Some(at),
-            what,
-        };
-        let path = &self.store.parts()[at.0].dat.path;
-        let obj = r.map_err(|e| problem(format!("{e} ({} at byte {})", path.display(), at.1)))?;
-        match obj.parse() {
-            Ok(Node::Inner(c)) => Ok(Found::Inner(c)),
-            Ok(Node::Leaf { .. }) => Ok(Found::Leaf),
-            Ok(Node::Ledger(_)) => Err(problem("a ledger header inside a map".to_owned())),
-            Err(e) => Err(problem(e.to_string())),
-        }
+            what: format!("{e} ({} at byte {})", path.display(), at.1),
+        })?;
+        placed(&obj, kind, id).map_err(|e| node_problem(hash, Some(at), &e))
+    }
+
+    /// A leaf whose record the scan checked, read and checked for its
+    /// place: the record read by its entry (directory `part`, `offset`,
+    /// value `size`), decoded, its hash taken from the scan.
+    fn scanned_leaf(
+        &self,
+        hash: Hash256,
+        kind: MapKind,
+        id: &NodeId,
+        part: usize,
+        offset: u64,
+        size: u64,
+    ) -> Result<Read, NodeProblem> {
+        let at = Some((part, offset));
+        let p = &self.store.parts()[part];
+        let (_, raw) = p
+            .dat
+            .read_record(offset, size)
+            .map_err(|e| NodeProblem {
+                key: hash,
+                at,
+                what: e,
+            })?;
+        let mut value = Vec::new();
+        decode_value(&raw, &mut value).map_err(|e| NodeProblem {
+            key: hash,
+            at,
+            what: format!(
+                "node {hash} is corrupt: {} at byte {offset}: {e}",
+                p.dat.path.display()
+            ),
+        })?;
+        let obj = NodeObject::scanned(hash, value).map_err(|e| node_problem(hash, at, &e))?;
+        placed(&obj, kind, id)
+            .map(Read::Known)
+            .map_err(|e| node_problem(hash, at, &e))
     }
 
     /// Bucket `n` of directory `part`, from the cache or read into it (the
@@ -296,7 +337,7 @@ impl<'a> Walker<'a> {
     /// its offset gives its children. Done in stages over the batch (the
     /// buckets, then their entries, then the kept inner nodes) so that
     /// the memory loads of different nodes overlap.
-    fn known_from_scan(&mut self, nodes: &[(Hash256, u8)]) -> Vec<Option<Found>> {
+    fn known_from_scan(&mut self, nodes: &[(Hash256, NodeId)]) -> Vec<Option<Found>> {
         let mut out: Vec<Option<Found>> = Vec::new();
         out.resize_with(nodes.len(), || None);
         let Some(s) = self.scanned else {
@@ -338,7 +379,9 @@ impl<'a> Walker<'a> {
                     }
                 });
                 match entry {
-                    Some(e) if !may_be_inner(e.size) => out[k] = Some(Found::Leaf),
+                    Some(e) if !may_be_inner(e.size) => {
+                        out[k] = Some(Found::LeafAt(i, e.offset, e.size))
+                    }
                     Some(e) => inner.push((k, e.offset)),
                     None => still.push(k),
                 }
@@ -377,7 +420,7 @@ impl<'a> Walker<'a> {
 
     /// Reads the node under `hash`: what it is when that is known without
     /// hashing (a record the scan checked), else its value to hash.
-    fn read_node(&mut self, hash: &Hash256) -> Result<Read, NodeProblem> {
+    fn read_node(&mut self, hash: &Hash256, kind: MapKind, id: &NodeId) -> Result<Read, NodeProblem> {
         let problem = |at: Option<(usize, u64)>, what: String| NodeProblem {
             key: *hash,
             at,
@@ -387,11 +430,20 @@ impl<'a> Walker<'a> {
             if let Some((part, offset, what)) = s.damaged.get(hash) {
                 return Err(problem(Some((*part, *offset)), what.clone()));
             }
+            if !s.report.bad_entries.is_empty() {
+                for (i, p) in self.store.parts().iter().enumerate() {
+                    let (_, h) = p.key_header.locate(&hash.0);
+                    if let Some(what) = s.report.bad_entries.get(&(i, h)) {
+                        return Err(problem(
+                            None,
+                            format!("its bucket entry in {} is wrong: {what}", p.key_path.display()),
+                        ));
+                    }
+                }
+            }
         }
         let store = self.store;
         let scanned = self.scanned;
-        let odd = scanned
-            .is_some_and(|s| s.report.odd_inner_overflow || s.report.odd_inner.contains(hash));
         for (i, p) in store.parts().iter().enumerate() {
             let (n, h) = p.key_header.locate(&hash.0);
             let verified_below = scanned.map_or(0, |s| s.report.verified_below[i]);
@@ -405,11 +457,6 @@ impl<'a> Walker<'a> {
             let offset = peeked.offset;
             let at = Some((i, offset));
             let trusted = offset < verified_below;
-            let ty = codec_type(&peeked.bytes)
-                .ok_or_else(|| problem(at, "the value has no codec type".to_owned()))?;
-            if trusted && ty == 1 && !odd {
-                return Ok(Read::Known(Found::Leaf));
-            }
             if !peeked.is_whole() {
                 let (_, v) = p
                     .dat
@@ -428,10 +475,10 @@ impl<'a> Walker<'a> {
                 )
             })?;
             if trusted {
-                return Ok(Read::Known(match inner_children(&value) {
-                    Some(c) => Found::Inner(c),
-                    None => Found::Leaf,
-                }));
+                let obj = NodeObject::scanned(*hash, value).map_err(|e| node_problem(*hash, at, &e))?;
+                return placed(&obj, kind, id)
+                    .map(Read::Known)
+                    .map_err(|e| node_problem(*hash, at, &e));
             }
             return Ok(Read::ToHash {
                 value,
@@ -442,11 +489,22 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// An inner node's children from a decoded value.
-fn inner_children(value: &[u8]) -> Option<Box<[Hash256; 16]>> {
-    let p = value.get(crate::node::VALUE_HEADER_LEN..)?;
-    let hashes = shamap::node_hash::inner_children(p)?;
-    Some(Box::new(hashes.map(Hash256)))
+/// The checks of the verified fetch ([`check_node`]) on `obj` at `id` in a
+/// map of kind `kind`.
+fn placed(obj: &NodeObject, kind: MapKind, id: &NodeId) -> Result<Found, StoreError> {
+    Ok(match check_node(obj, kind, id)? {
+        MapNode::Inner(children) => Found::Inner(children),
+        MapNode::Leaf { .. } => Found::Leaf,
+    })
+}
+
+/// A problem from a check's error: its message names the node's path.
+fn node_problem(hash: Hash256, at: Option<(usize, u64)>, e: &StoreError) -> NodeProblem {
+    NodeProblem {
+        key: hash,
+        at,
+        what: e.to_string(),
+    }
 }
 
 /// Depth at which [`walk_map`] splits a map between its threads (up to
@@ -459,6 +517,7 @@ const SPLIT_DEPTH: u8 = 2;
 /// inner nodes visited.
 pub fn walk_map(
     walkers: &mut [Walker<'_>],
+    kind: MapKind,
     root: Hash256,
     skip: &HashSet<Hash256>,
     visited: &mut HashSet<Hash256>,
@@ -473,7 +532,15 @@ pub fn walk_map(
     } else {
         u8::MAX
     };
-    walkers[0].walk(vec![(root, 0)], stop, &mut tasks, skip, visited, problems);
+    walkers[0].walk(
+        kind,
+        vec![(root, NodeId::ROOT)],
+        stop,
+        &mut tasks,
+        skip,
+        visited,
+        problems,
+    );
     if tasks.is_empty() {
         return;
     }
@@ -491,7 +558,7 @@ pub fn walk_map(
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(t) = tasks.get(i) else { break };
-                        w.walk(vec![*t], u8::MAX, &mut none, skip, &mut vis, &mut probs);
+                        w.walk(kind, vec![*t], u8::MAX, &mut none, skip, &mut vis, &mut probs);
                     }
                     (vis, probs)
                 })
