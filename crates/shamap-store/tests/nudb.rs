@@ -13,7 +13,7 @@ use shamap_nudb_writer::faults::{self, Field};
 use shamap_nudb_writer::ledgers::node_value;
 use shamap_nudb_writer::{
     history, write_ledger, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType,
-    Interrupt, Ledger, NudbOptions, NudbWriter, Written,
+    Ledger, NudbOptions, NudbWriter, Written,
 };
 use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport, NudbStore, Only};
 use shamap_store::{
@@ -23,7 +23,7 @@ use shamap_store::{
 use crate::support::{data, files_under, seed};
 
 /// Every file under `dir` with its bytes: what must not change.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+pub(crate) fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     files_under(dir)
         .into_iter()
         .map(|p| {
@@ -33,9 +33,9 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         .collect()
 }
 
-fn no_progress(_: u64) {}
+pub(crate) fn no_progress(_: u64) {}
 
-fn audit_all(store: &NudbStore) -> AuditReport {
+pub(crate) fn audit_all(store: &NudbStore) -> AuditReport {
     audit(store, &AuditOptions::default(), &no_progress).expect("audit runs")
 }
 
@@ -48,7 +48,7 @@ fn audit_one(store: &NudbStore, only: Only) -> AuditReport {
     audit(store, &opts, &no_progress).expect("the walk runs")
 }
 
-fn small() -> NudbOptions {
+pub(crate) fn small() -> NudbOptions {
     NudbOptions {
         block_size: 128,
         load_factor: 0.9,
@@ -56,7 +56,7 @@ fn small() -> NudbOptions {
     }
 }
 
-fn base() -> Ledger {
+pub(crate) fn base() -> Ledger {
     Ledger::from_dump(&data("ledger-38129.json")).expect("ledger 38129")
 }
 
@@ -443,7 +443,11 @@ fn refusals_at_opening_name_the_file() {
     write_ledger(dir.path(), small(), &l).expect("write");
     faults::write_log(dir.path(), b"nudb.log and more").expect("log");
     let store = NudbStore::open(dir.path()).expect("a short log opens");
-    assert!(store.notes()[0].contains("less than its header"), "{:?}", store.notes());
+    assert!(
+        store.notes()[0].contains("less than its header"),
+        "{:?}",
+        store.notes()
+    );
 }
 
 /// A bucket entry pointing past the data file, and a spill chain that

@@ -128,7 +128,7 @@ struct Target {
 }
 
 /// Reads of a store that moves under the audit before it gives up.
-pub const MAX_READS: usize = 5;
+pub const MAX_READS: usize = 8;
 /// How long the audit waits for a live store's writer before reading again
 /// a ledger `ledger.db` names whose header is not yet in the data files
 /// (NuDB commits about once a second).
@@ -181,7 +181,7 @@ pub fn audit(
                     "read {read}: the store changed while it was read ({what}); read again"
                 ));
                 last_move = what;
-                std::thread::sleep(std::time::Duration::from_millis(50 * read as u64));
+                s.wait_for_quiet(std::time::Duration::from_millis(200 * read as u64));
                 reopened = Some(s.reopen()?);
             }
         }

@@ -166,7 +166,9 @@ impl NudbDir {
                     ));
                 }
                 if header.dat_file_size < dat.len {
-                    dat.len = header.dat_file_size.max(super::dat_file::DAT_HEADER_LEN as u64);
+                    dat.len = header
+                        .dat_file_size
+                        .max(super::dat_file::DAT_HEADER_LEN as u64);
                 }
                 if header.key_file_size > 0 && header.key_file_size < key_len {
                     key_len = header.key_file_size;

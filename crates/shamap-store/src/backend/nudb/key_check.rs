@@ -237,6 +237,8 @@ fn match_exactly(
                 Some(&(o, s, key)) if o == offset => {
                     let own = key_hash(&key.0, kh.salt);
                     if s != size || own != hash {
+                        // Indexed, wrongly: named here, not again as unindexed.
+                        matched[r] = true;
                         Some((
                             Some(key),
                             format!(
@@ -265,7 +267,9 @@ fn match_exactly(
                 )),
             };
             if let Some((key, what)) = what {
-                scan.bad_entries.entry((i, hash)).or_insert_with(|| what.clone());
+                scan.bad_entries
+                    .entry((i, hash))
+                    .or_insert_with(|| what.clone());
                 if let Some(k) = key {
                     scan.bad_entries
                         .entry((i, key_hash(&k.0, kh.salt)))

@@ -254,7 +254,10 @@ mod tests {
         else {
             panic!("a commit");
         };
-        assert_eq!((header.key_file_size, header.dat_file_size), (4096 * 3, 5000));
+        assert_eq!(
+            (header.key_file_size, header.dat_file_size),
+            (4096 * 3, 5000)
+        );
         assert_eq!((header.uid, header.block_size), (7, 4096));
         assert_eq!(cut, 0);
         assert_eq!(buckets.len(), 2);

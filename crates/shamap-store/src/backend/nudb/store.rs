@@ -149,10 +149,28 @@ impl NudbStore {
         (!what.is_empty()).then(|| what.join("; "))
     }
 
+    /// Waits, at most `limit`, until no commit is under way in any of the
+    /// store's directories (every `nudb.log` empty or absent): the moment
+    /// to take a new view of a live store.
+    pub fn wait_for_quiet(&self, limit: std::time::Duration) {
+        let start = std::time::Instant::now();
+        while start.elapsed() < limit
+            && self
+                .parts
+                .iter()
+                .any(|p| FileStamp::of(&p.dir.join("nudb.log")).len > 0)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
     /// What `nudb.log` held in each directory that had a commit under way
     /// (read as the store before it).
     pub fn notes(&self) -> Vec<String> {
-        self.parts.iter().filter_map(|p| p.log_note.clone()).collect()
+        self.parts
+            .iter()
+            .filter_map(|p| p.log_note.clone())
+            .collect()
     }
 
     /// Where the store is, for messages.

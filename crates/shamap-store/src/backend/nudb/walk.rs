@@ -275,14 +275,11 @@ impl<'a> Walker<'a> {
     ) -> Result<Read, NodeProblem> {
         let at = Some((part, offset));
         let p = &self.store.parts()[part];
-        let (_, raw) = p
-            .dat
-            .read_record(offset, size)
-            .map_err(|e| NodeProblem {
-                key: hash,
-                at,
-                what: e,
-            })?;
+        let (_, raw) = p.dat.read_record(offset, size).map_err(|e| NodeProblem {
+            key: hash,
+            at,
+            what: e,
+        })?;
         let mut value = Vec::new();
         decode_value(&raw, &mut value).map_err(|e| NodeProblem {
             key: hash,
@@ -420,26 +417,34 @@ impl<'a> Walker<'a> {
 
     /// Reads the node under `hash`: what it is when that is known without
     /// hashing (a record the scan checked), else its value to hash.
-    fn read_node(&mut self, hash: &Hash256, kind: MapKind, id: &NodeId) -> Result<Read, NodeProblem> {
+    fn read_node(
+        &mut self,
+        hash: &Hash256,
+        kind: MapKind,
+        id: &NodeId,
+    ) -> Result<Read, NodeProblem> {
         let problem = |at: Option<(usize, u64)>, what: String| NodeProblem {
             key: *hash,
             at,
             what,
         };
         if let Some(s) = self.scanned {
-            if let Some((part, offset, what)) = s.damaged.get(hash) {
-                return Err(problem(Some((*part, *offset)), what.clone()));
-            }
             if !s.report.bad_entries.is_empty() {
                 for (i, p) in self.store.parts().iter().enumerate() {
                     let (_, h) = p.key_header.locate(&hash.0);
                     if let Some(what) = s.report.bad_entries.get(&(i, h)) {
                         return Err(problem(
                             None,
-                            format!("its bucket entry in {} is wrong: {what}", p.key_path.display()),
+                            format!(
+                                "its bucket entry in {} is wrong: {what}",
+                                p.key_path.display()
+                            ),
                         ));
                     }
                 }
+            }
+            if let Some((part, offset, what)) = s.damaged.get(hash) {
+                return Err(problem(Some((*part, *offset)), what.clone()));
             }
         }
         let store = self.store;
@@ -475,7 +480,8 @@ impl<'a> Walker<'a> {
                 )
             })?;
             if trusted {
-                let obj = NodeObject::scanned(*hash, value).map_err(|e| node_problem(*hash, at, &e))?;
+                let obj =
+                    NodeObject::scanned(*hash, value).map_err(|e| node_problem(*hash, at, &e))?;
                 return placed(&obj, kind, id)
                     .map(Read::Known)
                     .map_err(|e| node_problem(*hash, at, &e));
@@ -558,7 +564,15 @@ pub fn walk_map(
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(t) = tasks.get(i) else { break };
-                        w.walk(kind, vec![*t], u8::MAX, &mut none, skip, &mut vis, &mut probs);
+                        w.walk(
+                            kind,
+                            vec![*t],
+                            u8::MAX,
+                            &mut none,
+                            skip,
+                            &mut vis,
+                            &mut probs,
+                        );
                     }
                     (vis, probs)
                 })
