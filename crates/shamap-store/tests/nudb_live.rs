@@ -230,8 +230,11 @@ fn a_spill_chain_through_foreign_spills_is_damage() {
     assert!(all.contains("belongs to bucket"), "{all}");
 }
 
+/// A stored node: its hash and value.
+type Stored = (Hash256, Vec<u8>);
+
 /// A node for a hand-built map: (hash, stored value).
-fn node(kind_type: u8, prefix: Vec<u8>) -> (Hash256, Vec<u8>) {
+fn node(kind_type: u8, prefix: Vec<u8>) -> Stored {
     (sha512_half(&[&prefix]), node_value(kind_type, &prefix))
 }
 
@@ -253,7 +256,7 @@ fn a_map_built_wrongly_is_not_whole() {
         let m = inner_message(&c);
         node(3, m.as_ref().to_vec())
     };
-    let cases: Vec<(&str, Vec<(Hash256, Vec<u8>)>, Hash256, &str)> = {
+    let cases: Vec<(&str, Vec<Stored>, Hash256, &str)> = {
         let off = root_over(leaf.0, 0x3); // key starts with nibble 5
         let kind = root_over(tx_leaf.0, 0x5);
         let empty = node(3, inner_message(&[Hash256::ZERO; 16]).as_ref().to_vec());
@@ -281,7 +284,7 @@ fn a_map_built_wrongly_is_not_whole() {
     };
     for (what, nodes, root, says) in cases {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut header = l.header.clone();
+        let mut header = l.header;
         header.account_hash = root;
         let mut w = NudbWriter::create(dir.path(), small()).expect("create");
         for (h, v) in nodes.iter().cloned() {

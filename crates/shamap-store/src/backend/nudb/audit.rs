@@ -187,7 +187,7 @@ pub fn audit(
         }
     }
     Err(StoreError::backend(
-        &store.location(),
+        store.location(),
         format!(
             "the store changed while it was read, on each of {MAX_READS} reads (last: {last_move}): a writer is committing to it; audit again, or audit a copy of the store"
         ),
