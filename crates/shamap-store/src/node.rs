@@ -328,6 +328,18 @@ impl NodeObject {
         NodeType::from_byte(self.value[8])
     }
 
+    /// A leaf's map kind and key, read from its prefix format without
+    /// copying its data (what [`NodeObject::parse`] gives for a leaf);
+    /// `None` for anything that does not parse as a leaf.
+    pub(crate) fn leaf_kind_key(&self) -> Option<(MapKind, Key)> {
+        let p = self.prefix_bytes();
+        let Some(NodeTag::Leaf(kind)) = NodeTag::of(p) else {
+            return None;
+        };
+        let (_, key) = node_hash::split_leaf_message(kind, p)?;
+        Some((kind, key.unwrap_or_else(|| Key::from(self.hash))))
+    }
+
     /// Parses the prefix format. Fails (as `Corrupt`) on a prefix that names
     /// no node or a length that does not fit it.
     pub fn parse(&self) -> Result<Node, StoreError> {

@@ -25,6 +25,7 @@ pub mod dir;
 pub mod inner_cache;
 pub mod key_check;
 pub mod key_file;
+pub mod leaf_tags;
 pub mod ledger_db;
 pub mod log_file;
 pub mod scan;

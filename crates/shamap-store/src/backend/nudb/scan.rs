@@ -17,7 +17,7 @@
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
 
@@ -29,6 +29,7 @@ use super::codec::decode_value;
 use super::dat_file::{Chunk, Record, SIZE_LEN};
 use super::inner_cache::{InnerBudget, InnerCache, InnerShare, INNER_CACHE_BYTES};
 use super::key_file::{key_hash, Bucket, IndexDigest};
+use super::leaf_tags::{leaf_tag, LeafTags, TagChunk, LEAF_TAG_BYTES};
 use super::store::{NudbStore, SCAN_BLOCK};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
@@ -105,6 +106,10 @@ pub struct ScanReport {
     pub kept_buckets: Vec<Vec<Bucket>>,
     /// True when not every inner node checked fitted in the cache.
     pub inner_cache_full: bool,
+    /// The leaves' tags, for the walk's leaf checks ([`super::leaf_tags`]).
+    pub leaf_tags: LeafTags,
+    /// Tags of the chunks scanned, until they are gathered in `leaf_tags`.
+    tag_chunks: Vec<TagChunk>,
     /// Wrong key file entries, by directory and key hash, with what is
     /// wrong ([`super::key_check`]): a lookup through one is damage.
     pub bad_entries: hashbrown::HashMap<(usize, u64), String>,
@@ -123,6 +128,7 @@ impl ScanReport {
         }
         self.damaged_count += o.damaged_count;
         self.damaged.extend(o.damaged);
+        self.tag_chunks.extend(o.tag_chunks);
         self.headers.extend(o.headers);
         self.odd_inner_overflow |= o.odd_inner_overflow;
         if self.records_index.len() < o.records_index.len() {
@@ -160,6 +166,7 @@ pub fn scan(
     let rx = Mutex::new(rx);
     let read = AtomicU64::new(0);
     let budget = InnerBudget::new(INNER_CACHE_BYTES);
+    let tag_bytes = AtomicUsize::new(0);
     let mut total = ScanReport {
         verified_below: store.parts().iter().map(|p| p.dat.len).collect(),
         bytes: store.data_bytes(),
@@ -167,7 +174,7 @@ pub fn scan(
     };
     let (reader_result, parts) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| s.spawn(|| work(store, &rx, &budget)))
+            .map(|_| s.spawn(|| work(store, &rx, &budget, &tag_bytes)))
             .collect();
         let reader = s.spawn(move || -> Result<Vec<DamagedRecord>, StoreError> {
             let mut broken = Vec::new();
@@ -216,6 +223,7 @@ pub fn scan(
         shares.push(share);
     }
     total.inner_cache = InnerCache::from_shares(shares);
+    total.leaf_tags = LeafTags::from_chunks(std::mem::take(&mut total.tag_chunks));
     total.inner_cache_full = budget.is_full();
     for b in broken {
         total.damage(b);
@@ -240,6 +248,7 @@ fn work(
     store: &NudbStore,
     rx: &Mutex<Receiver<(usize, Chunk)>>,
     budget: &InnerBudget,
+    tag_bytes: &AtomicUsize,
 ) -> (ScanReport, InnerShare) {
     let mut out = ScanReport::default();
     let mut share = InnerShare::default();
@@ -251,7 +260,7 @@ fn work(
         let Ok((part, chunk)) = next else {
             return (out, share);
         };
-        check_chunk(store, part, &chunk, &mut out, &mut share, budget);
+        check_chunk(store, part, &chunk, &mut out, &mut share, budget, tag_bytes);
     }
 }
 
@@ -263,7 +272,13 @@ fn check_chunk(
     out: &mut ScanReport,
     share: &mut InnerShare,
     budget: &InnerBudget,
+    tag_bytes: &AtomicUsize,
 ) {
+    let mut tags = TagChunk {
+        part,
+        start: chunk.start,
+        ..TagChunk::default()
+    };
     let p = &store.parts()[part];
     let ks = usize::from(p.dat.header.key_size);
     if out.records_index.len() <= part {
@@ -277,7 +292,8 @@ fn check_chunk(
     let flush = |batch: &mut Vec<(Hash256, Vec<u8>)>,
                  offsets: &mut Vec<(u64, u64, std::ops::Range<usize>)>,
                  out: &mut ScanReport,
-                 share: &mut InnerShare| {
+                 share: &mut InnerShare,
+                 tags: &mut TagChunk| {
         for (r, (offset, ty, raw)) in NodeObject::decode_many(std::mem::take(batch))
             .into_iter()
             .zip(offsets.drain(..))
@@ -299,6 +315,11 @@ fn check_chunk(
                             out.odd_inner.insert(obj.hash());
                         } else {
                             out.odd_inner_overflow = true;
+                        }
+                    } else if let Some((kind, key)) = obj.leaf_kind_key() {
+                        if tag_bytes.fetch_add(8, Ordering::Relaxed) < LEAF_TAG_BYTES {
+                            tags.offsets.push((offset - chunk.start) as u32);
+                            tags.tags.push(leaf_tag(kind, &key));
                         }
                     }
                 }
@@ -338,10 +359,11 @@ fn check_chunk(
         batch.push((key, value));
         offsets.push((offset, ty, k + ks..k + ks + size as usize));
         if batch.len() == HASH_BATCH {
-            flush(&mut batch, &mut offsets, out, share);
+            flush(&mut batch, &mut offsets, out, share, &mut tags);
         }
     }
-    flush(&mut batch, &mut offsets, out, share);
+    flush(&mut batch, &mut offsets, out, share, &mut tags);
+    out.tag_chunks.push(tags);
 }
 
 /// The key a decode error names.

@@ -28,6 +28,7 @@ use shamap::{Hash256, MapKind};
 
 use super::codec::decode_value;
 use super::key_file::Bucket;
+use super::leaf_tags::tag_passes;
 use super::scan::ScanReport;
 use super::store::NudbStore;
 use crate::error::StoreError;
@@ -171,7 +172,14 @@ impl<'a> Walker<'a> {
             for ((hash, id), known) in popped.into_iter().zip(known) {
                 let read = match known {
                     Some(Found::LeafAt(part, offset, size)) => {
-                        self.scanned_leaf(hash, kind, &id, part, offset, size)
+                        let tag = self
+                            .scanned
+                            .and_then(|s| s.report.leaf_tags.tag(part, offset));
+                        if tag.is_some_and(|t| tag_passes(t, kind, &id)) {
+                            Ok(Read::Known(Found::Leaf))
+                        } else {
+                            self.scanned_leaf(hash, kind, &id, part, offset, size)
+                        }
                     }
                     Some(Found::Inner(children)) => {
                         let n = children.iter().filter(|c| !c.is_zero()).count();
