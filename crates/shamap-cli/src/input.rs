@@ -11,10 +11,9 @@ use std::path::{Path, PathBuf};
 use shamap::{Hash256, MapKind};
 use shamap_ledger::dump::{self, LedgerDump};
 use shamap_ledger::pages::{self, PagedLedger, PagesError};
-use shamap_store::log_store::LogAudit;
 use shamap_store::{
-    ledger, meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, FjallStore, LogStore,
-    NodeStore, OpenOptions, RootKind,
+    ledger, meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, NodeStore,
+    OpenOptions, RootKind,
 };
 
 use crate::maps::KindArg;
@@ -178,18 +177,6 @@ pub fn open_existing(db: &Path) -> Result<Store, Failure> {
 /// locked by a writer is an error that says so.
 pub fn open_to_read(db: &Path) -> Result<Store, Failure> {
     open_db(db, Access::Read, false)
-}
-
-/// Opens a store to audit it (`verify --db`): a node log is read whole,
-/// past any damage, which the returned [`LogAudit`] lists (see
-/// [`LogStore::open_audit`]); any other store opens as
-/// [`open_to_read`] does.
-pub fn open_to_audit(db: &Path) -> Result<(Store, Option<LogAudit>), Failure> {
-    if db.is_dir() && LogStore::is_store(db) && !FjallStore::is_store(db) {
-        let (store, audit) = LogStore::open_audit(db)?;
-        return Ok((Box::new(store), Some(audit)));
-    }
-    Ok((open_db(db, Access::Read, false)?, None))
 }
 
 /// Opens a store, creating it if needed.

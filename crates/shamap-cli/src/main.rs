@@ -138,7 +138,7 @@ fn main() -> ExitCode {
     };
     output::finish(match cli.command {
         Command::Verify(args) => match &args.db {
-            Some(db) if nudb::is_nudb(db) => nudb::verify(
+            Some(db) => verify_db::run(
                 db,
                 args.root.as_deref(),
                 args.ledger,
@@ -146,8 +146,6 @@ fn main() -> ExitCode {
                 args.json,
             )
             .map_err(|f| f.about_store(db)),
-            Some(db) => verify_db::run(db, args.root.as_deref(), args.ledger, args.json)
-                .map_err(|f| f.about_store(db)),
             None => verify::run(&args),
         },
         Command::Stats(args) => stats::run(&args),

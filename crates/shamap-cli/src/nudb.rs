@@ -1,12 +1,5 @@
-//! `verify --db` and `info --db` on rippled's NuDB node store.
-//!
-//! `verify --db DIR [--root HASH | --ledger SEQ] [--ledger-db FILE]`: the
-//! audit of `shamap_store::backend::nudb::audit` (every record decoded and
-//! hashed, every ledger walked; or one ledger walked). Text: a line for the
-//! scan, one per damaged record, one per ledger (`whole` or `DAMAGED`), one
-//! per damaged or missing node with its record's file and byte offset and
-//! the ledgers it breaks. `--json`: the same as one object. Exit 0 whole, 2
-//! on any damage (after the report), with a last line on stderr.
+//! `info --db` on rippled's NuDB node store (its audit, `verify --db`, is
+//! the store's one audit: [`crate::verify_db`]).
 //!
 //! `info --db DIR`: the store's kind, files, records and bytes, and the
 //! ledgers found (from `ledger.db`, else from the headers in the data
@@ -18,12 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use shamap::Hash256;
-use shamap_store::backend::nudb::{
-    audit, headers_in_data, read_ledgers, AuditOptions, AuditReport, NudbStore, Only,
-};
+use shamap_store::backend::nudb::{headers_in_data, read_ledgers, NudbStore};
 
-use crate::input::parse_hash;
-use crate::output::{node_progress, print_json_status_kept, print_text_status_kept, Exit, Failure};
+use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
 
 /// True when `db` names a NuDB store (`nudb:DIR`, a NuDB directory, or
 /// rotated `rippledb.*` ones).
@@ -49,141 +39,6 @@ pub fn open(db: &Path, ledger_db: Option<&Path>) -> Result<NudbStore, Failure> {
         store.set_ledger_db(Some(l.to_owned()));
     }
     Ok(store)
-}
-
-fn seq_name(seq: Option<u32>) -> String {
-    seq.map_or_else(|| "?".to_owned(), |s| s.to_string())
-}
-
-/// Runs `verify --db` on a NuDB store.
-pub fn verify(
-    db: &Path,
-    root: Option<&str>,
-    ledger: Option<u32>,
-    ledger_db: Option<&Path>,
-    as_json: bool,
-) -> Result<Exit, Failure> {
-    let store = open(db, ledger_db)?;
-    let only = match (root, ledger) {
-        (Some(r), _) => Some(Only::Hash(parse_hash("root", r)?)),
-        (None, Some(s)) => Some(Only::Seq(s)),
-        (None, None) => None,
-    };
-    let bar = node_progress(store.data_bytes(), "scanning");
-    let progress = |n: u64| bar.set_position(n);
-    let report = audit(&store, &AuditOptions { only, threads: 0 }, &progress)?;
-    bar.finish_and_clear();
-    if as_json {
-        print_json_status_kept(&report.to_json(db));
-    } else {
-        print_text_status_kept(&to_text(&report));
-    }
-    if report.is_whole() {
-        return Ok(Exit::Done);
-    }
-    let broken = report.ledgers.iter().filter(|l| !l.is_whole()).count();
-    let mut line = format!("{}: ", db.display());
-    if let Some(s) = &report.scan {
-        if s.damaged_count > 0 {
-            let first = &s.damaged[0];
-            let _ = write!(
-                line,
-                "{} damaged record{} (first: {} at byte {}{}); ",
-                s.damaged_count,
-                if s.damaged_count == 1 { "" } else { "s" },
-                first.file.display(),
-                first.offset,
-                first.key.map(|k| format!(", node {k}")).unwrap_or_default()
-            );
-        }
-    }
-    let _ = write!(
-        line,
-        "{broken} of {} ledger{} damaged",
-        report.ledgers.len(),
-        if report.ledgers.len() == 1 { "" } else { "s" }
-    );
-    if let Some(n) = report.nodes.first() {
-        let _ = write!(line, "; first bad node {}: {}", n.key, n.what);
-    }
-    Err(Failure::unusable(line))
-}
-
-fn at_text(at: &Option<(PathBuf, u64)>) -> String {
-    at.as_ref().map_or_else(
-        || "no record".to_owned(),
-        |(f, o)| format!("{} at byte {o}", f.display()),
-    )
-}
-
-fn to_text(r: &AuditReport) -> String {
-    let mut out = String::new();
-    if let Some(s) = &r.scan {
-        let _ = writeln!(
-            out,
-            "scan: {} records ({} spill records), {} bytes of data files, {} decoded bytes{}",
-            s.records,
-            s.spills,
-            s.bytes,
-            s.decoded_bytes,
-            if s.damaged_count == 0 {
-                ", every record whole".to_owned()
-            } else {
-                format!(", {} DAMAGED", s.damaged_count)
-            }
-        );
-        for d in &s.damaged {
-            let _ = writeln!(
-                out,
-                "record DAMAGED: {} at byte {}{}: {}",
-                d.file.display(),
-                d.offset,
-                d.key.map(|k| format!(" (node {k})")).unwrap_or_default(),
-                d.what
-            );
-        }
-    }
-    let _ = writeln!(out, "ledgers from {}: {}", r.ledgers_from, r.ledgers.len());
-    for l in &r.ledgers {
-        let c = l.counts;
-        if l.is_whole() {
-            let _ = writeln!(
-                out,
-                "ledger {} {} whole: {} inner nodes, {} leaves read ({} subtrees shared with the ledger before)",
-                seq_name(l.seq),
-                l.hash,
-                c.inner,
-                c.leaves,
-                c.skipped
-            );
-        } else {
-            let _ = writeln!(
-                out,
-                "ledger {} {} DAMAGED: {} problem{}",
-                seq_name(l.seq),
-                l.hash,
-                l.problem_count,
-                if l.problem_count == 1 { "" } else { "s" }
-            );
-        }
-    }
-    for n in &r.nodes {
-        let ledgers: Vec<String> = n
-            .ledgers
-            .iter()
-            .map(|(s, h)| format!("{} ({h})", seq_name(*s)))
-            .collect();
-        let _ = writeln!(
-            out,
-            "node {} ({}): {}; breaks ledger{} {}",
-            n.key,
-            at_text(&n.at),
-            n.what,
-            if n.ledgers.len() == 1 { "" } else { "s" },
-            ledgers.join(", ")
-        );
-    }
-    out
 }
 
 /// Runs `info --db` on a NuDB store.

@@ -124,12 +124,32 @@ pub fn open(location: impl AsRef<Path>, access: Access) -> Result<Box<dyn NodeSt
 /// error ([`StoreError::NoStore`]) unless creating; another writer's store
 /// is [`StoreError::Locked`].
 pub fn open_with(location: impl AsRef<Path>, opts: &OpenOptions) -> Result<Opened, StoreError> {
-    let dir = location.as_ref();
+    decide_and_open(location.as_ref(), opts, false).map(|(o, _)| o)
+}
+
+/// Opens the store at `location` read-only to audit it
+/// ([`crate::map::audit`]): as [`open_with`] decides, except that a node
+/// log is read whole by [`LogStore::open_audit`], whose damage comes back
+/// as the audit's finding rather than as an error.
+pub fn open_to_audit(
+    location: impl AsRef<Path>,
+) -> Result<(Opened, Option<crate::backend::log_store::LogAudit>), StoreError> {
+    decide_and_open(location.as_ref(), &OpenOptions::new(Access::Read), true)
+}
+
+/// Where the backend is decided, once, for [`open_with`] and
+/// [`open_to_audit`].
+fn decide_and_open(
+    dir: &Path,
+    opts: &OpenOptions,
+    audit: bool,
+) -> Result<(Opened, Option<crate::backend::log_store::LogAudit>), StoreError> {
+    let plain = |o: Result<Opened, StoreError>| o.map(|o| (o, None));
     if let Some(url) = dir.to_str().filter(|s| is_cassandra_url(s)) {
-        return open_cassandra(url, opts.access);
+        return plain(open_cassandra(url, opts.access));
     }
     if let Some(nudb) = dir.to_str().and_then(|s| s.strip_prefix("nudb:")) {
-        return open_nudb(Path::new(nudb), opts.access);
+        return plain(open_nudb(Path::new(nudb), opts.access));
     }
     let no_store = |reason: &str| StoreError::NoStore {
         location: dir.display().to_string(),
@@ -139,7 +159,7 @@ pub fn open_with(location: impl AsRef<Path>, opts: &OpenOptions) -> Result<Opene
         return Err(no_store("no store here (not a directory)"));
     }
     if is_nudb_store(dir) {
-        return open_nudb(dir, opts.access);
+        return plain(open_nudb(dir, opts.access));
     }
     // A directory that cannot be listed (mode 000, another user's) may well
     // hold a store: say so, not that there is none.
@@ -152,13 +172,17 @@ pub fn open_with(location: impl AsRef<Path>, opts: &OpenOptions) -> Result<Opene
         }
     }
     if FjallStore::is_store(dir) {
-        return open_fjall(dir, opts);
+        return plain(open_fjall(dir, opts));
     }
     if LogStore::is_store(dir) {
-        return Ok(Opened::Log(match opts.access {
+        if audit {
+            let (store, a) = LogStore::open_audit(dir)?;
+            return Ok((Opened::Log(store), Some(a)));
+        }
+        return plain(Ok(Opened::Log(match opts.access {
             Access::Read => LogStore::open_read_only(dir)?,
             Access::Create | Access::Write => LogStore::open(dir)?,
-        }));
+        })));
     }
     if opts.access != Access::Create {
         return Err(no_store(
@@ -166,10 +190,10 @@ pub fn open_with(location: impl AsRef<Path>, opts: &OpenOptions) -> Result<Opene
         ));
     }
     match opts.new_store {
-        NewStore::NodeLog => Ok(Opened::Log(LogStore::open(dir)?)),
-        NewStore::Fjall => open_fjall(dir, opts),
+        NewStore::NodeLog => plain(Ok(Opened::Log(LogStore::open(dir)?))),
+        NewStore::Fjall => plain(open_fjall(dir, opts)),
         #[cfg(feature = "rocksdb")]
-        NewStore::Rocks => Ok(Opened::Rocks(crate::RocksStore::open(dir)?)),
+        NewStore::Rocks => plain(Ok(Opened::Rocks(crate::RocksStore::open(dir)?))),
     }
 }
 

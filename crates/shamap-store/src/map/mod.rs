@@ -5,6 +5,7 @@
 //! - `fetch`: the one verified load of a node (hash, kind, position).
 //! - [`reader`]: reading a stored map by root ([`crate::StoredMap`]).
 //! - [`verify`]: rehashing everything reachable from a root.
+//! - [`audit`]: auditing a whole store, every backend, one report.
 //! - [`backed`]: a writable map over a store within a memory budget.
 //! - [`import`]: writing maps and ledgers, then their root record.
 //! - [`sync`]: copying maps between stores through wire blobs.
@@ -14,6 +15,7 @@
 //!   `writers` pins what backed-map writers hold against it.
 //! - `node_id` ([`crate::NodeId`]): a node's position in a map.
 
+pub mod audit;
 pub mod backed;
 pub mod diff;
 pub(crate) mod fetch;
