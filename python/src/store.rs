@@ -5,19 +5,17 @@
 //! maps read through [`StoredMap`] (every node verified as it is read), and
 //! the store audited as `shamap verify --db` audits it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use serde_json::{json, Value};
 use shamap::hash::encode_hex_upper;
 use shamap::{Hash256, ProofPath};
-use shamap_store::backend::nudb::{audit, AuditOptions};
+use shamap_store::map::audit::{audit, AuditOptions};
 use shamap_store::{
-    ledger, meta, open_with, verify_all, Access, LogStore, NodeStore, OpenOptions, Opened,
-    StoreError, StoredMap,
+    ledger, open_with, Access, NodeStore, OpenOptions, Opened, StoreError, StoredMap,
 };
 
 use crate::args::{hash_arg, key_arg, kind_arg};
@@ -67,37 +65,6 @@ fn proof_dict<'py>(py: Python<'py>, proof: &ProofPath) -> PyResult<Bound<'py, Py
     let nodes: Vec<String> = proof.nodes.iter().map(|n| encode_hex_upper(n)).collect();
     d.set_item("nodes", nodes)?;
     Ok(d)
-}
-
-/// A node log audited as `shamap verify --db --json` does: the whole log
-/// read ([`LogStore::open_audit`]), then every retained root walked
-/// ([`verify_all`]).
-fn log_report_json(db: &Path) -> Result<Value, StoreError> {
-    let (store, a) = LogStore::open_audit(db)?;
-    let mut roots = Vec::new();
-    let mut ok = a.damage.is_empty();
-    for r in meta::retained(&store)? {
-        roots.push(match verify_all(&store, &r.hash) {
-            Ok(v) => json!({"root": r.hash.to_hex(), "name": r.name, "ok": true,
-                "nodes": v.nodes(), "inner": v.inner, "leaves": v.leaves, "headers": v.headers, "bytes": v.bytes}),
-            Err(e) => {
-                ok = false;
-                json!({"root": r.hash.to_hex(), "name": r.name, "ok": false, "error": e.to_string()})
-            }
-        });
-    }
-    Ok(json!({
-        "db": db.display().to_string(),
-        "store": "node log",
-        "ok": ok,
-        "roots": roots,
-        "log": {
-            "batches": a.batches,
-            "bytes": a.log_bytes,
-            "acknowledged_batch": a.acknowledged,
-            "damage": a.damage.iter().map(|d| json!({"at": d.at, "what": d.what})).collect::<Vec<_>>(),
-        },
-    }))
 }
 
 impl PyStore {
@@ -181,16 +148,7 @@ impl PyStore {
     /// every retained root walked.
     fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let report = py
-            .detach(|| match &self.opened {
-                Opened::Nudb(s) => {
-                    audit(s, &AuditOptions::default(), &|_| {}).map(|r| r.to_json(&self.path))
-                }
-                Opened::Log(_) => log_report_json(&self.path),
-                _ => Err(StoreError::Unresolved {
-                    location: self.store().location(),
-                    message: "verify() audits node logs and rippled NuDB stores only".to_owned(),
-                }),
-            })
+            .detach(|| audit(&self.path, &AuditOptions::default(), &|_| {}).map(|r| r.to_json()))
             .map_err(store_error)?;
         to_py(py, &report)
     }

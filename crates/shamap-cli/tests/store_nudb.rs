@@ -91,7 +91,7 @@ fn verify_and_info_on_a_whole_store() {
     );
     let v: serde_json::Value = serde_json::from_str(ok(&r)).expect("json");
     assert_eq!(v["ok"], true);
-    assert_eq!(v["ledgers"][0]["hash"], root);
+    assert_eq!(v["roots"][0]["root"], root);
     assert_eq!(snapshot(&db), before, "nothing in the store changed");
 }
 
@@ -132,8 +132,8 @@ fn a_damaged_store_exits_2_naming_the_node() {
     assert_eq!(r.code, Some(2));
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
     assert_eq!(v["ok"], false);
-    assert_eq!(v["scan"]["damage"][0]["key"], key.to_hex());
-    assert_eq!(v["scan"]["damage"][0]["at"], rec.offset);
+    assert_eq!(v["damage"][0]["key"], key.to_hex());
+    assert_eq!(v["damage"][0]["at"], rec.offset);
     // A log that is not this store's: refused in one line.
     let mut log = b"nudb.log".to_vec();
     log.resize(80, 0x22);

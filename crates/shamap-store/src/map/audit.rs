@@ -584,7 +584,14 @@ impl StoreAudit {
     /// One line saying what is damaged (for a report that is not whole).
     pub fn summary(&self) -> String {
         let mut line = format!("{}: ", self.db);
-        if let Some(d) = self.damage.first() {
+        if let Some(d) = self.damage.first().filter(|d| d.file.is_none()) {
+            line.push_str(&format!(
+                "the node log is damaged in {} place{} (first at byte {}); ",
+                self.damage_count,
+                if self.damage_count == 1 { "" } else { "s" },
+                d.at
+            ));
+        } else if let Some(d) = self.damage.first() {
             line.push_str(&format!(
                 "{} damaged place{} in the store's files (first: {}byte {}{}); ",
                 self.damage_count,
