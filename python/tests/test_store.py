@@ -212,9 +212,6 @@ def test_verify_reports_a_flipped_byte_in_a_node_log(shamap_cli: Path, tmp_path:
     assert report["ok"] is False
     assert report["damage"] and all(x["file"] is None for x in report["damage"]), report
     # One report: the CLI's JSON is Python's dict.
-    import json
-    import subprocess
-
     cli = subprocess.run([str(shamap_cli), "verify", "--db", str(d), "--json"], capture_output=True, text=True)
     assert cli.returncode == 2, cli.stderr
     assert json.loads(cli.stdout) == report
