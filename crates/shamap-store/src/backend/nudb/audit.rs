@@ -21,14 +21,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use hashbrown::{HashMap, HashSet};
+use hashbrown::HashMap;
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind};
 
 use super::ledger_db::read_ledgers;
 use super::scan::{scan, DamagedRecord, ScanReport};
 use super::store::NudbStore;
-use super::walk::{walk_map, NodeProblem, Scanned, WalkCounts, Walker};
+use super::walk::{walk_map, NodeProblem, Scanned, Visited, WalkCounts, Walker};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
 use crate::store::{NodeStore, NodeStoreExt};
@@ -345,14 +345,14 @@ fn audit_view(
             a
         })
     };
-    let mut whole_before: HashSet<Hash256> = HashSet::new();
+    let mut whole_before = Visited::new();
     let mut headers: HashMap<u32, Hash256> = HashMap::new();
     let mut parents: Vec<(usize, u32, Hash256)> = Vec::new();
     for t in &targets {
         let mut problems = Vec::new();
         let counts_before = total_counts(&walkers);
         let header = ledger_header(store, t, &mut problems);
-        let mut visited = HashSet::new();
+        let mut visited = Visited::new();
         if let Some(h) = &header {
             headers.insert(h.seq, t.hash);
             if h.seq > 0 {
