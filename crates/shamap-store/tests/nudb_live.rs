@@ -402,3 +402,15 @@ fn a_store_committed_to_while_audited_is_never_damaged() {
     println!("{commits} commits during {i} audits; {reads_again} reads made again (seed {seed})");
     assert!(commits >= 25, "the writer committed during the audits");
 }
+
+/// A `nudb.log` that is a directory is named as one, not read as a log.
+#[test]
+fn a_log_that_is_a_directory_is_named_as_such() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write(dir.path(), small(), &[base()]);
+    std::fs::create_dir(dir.path().join("nudb.log")).expect("mkdir");
+    let e = NudbStore::open(dir.path()).expect_err("refused").to_string();
+    assert!(e.contains("nudb.log") && e.contains("a directory"), "{e}");
+    assert!(!e.contains("bytes"), "{e}");
+    assert!(!e.contains('\n'));
+}
