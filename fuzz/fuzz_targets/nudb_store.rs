@@ -103,6 +103,7 @@ fn exercise(store: &NudbStore, keys: &[Hash256]) {
             &AuditOptions {
                 only: None,
                 threads,
+                memory: None,
             },
             &|_| {},
         );
@@ -113,6 +114,7 @@ fn exercise(store: &NudbStore, keys: &[Hash256]) {
             &AuditOptions {
                 only: Some(shamap_store::backend::nudb::Only::Hash(*k)),
                 threads: 1,
+                memory: None,
             },
             &|_| {},
         );

@@ -143,6 +143,7 @@ fn main() -> ExitCode {
                 args.root.as_deref(),
                 args.ledger,
                 args.ledger_db.as_deref(),
+                args.memory_mb,
                 args.json,
             )
             .map_err(|f| f.about_store(db)),

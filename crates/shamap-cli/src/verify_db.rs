@@ -29,6 +29,7 @@ pub fn run(
     root: Option<&str>,
     seq: Option<u32>,
     ledger_db: Option<&Path>,
+    memory_mb: Option<u64>,
     as_json: bool,
 ) -> Result<Exit, Failure> {
     let only = match (parse_root(root)?, seq) {
@@ -39,6 +40,7 @@ pub fn run(
     let opts = AuditOptions {
         only,
         threads: 0,
+        memory: memory_mb.map(|m| m << 20),
         ledger_db: ledger_db.map(Path::to_owned),
     };
     let bar = byte_progress("reading");

@@ -56,6 +56,9 @@ struct Args {
     /// What to time.
     #[arg(value_enum, default_value = "all")]
     step: Step,
+    /// The audit's memory budget in MiB (default: the library's).
+    #[arg(long = "memory-mib")]
+    memory_mib: Option<u64>,
 }
 
 fn main() {
@@ -85,7 +88,15 @@ fn main() {
     if all || what == Step::Scan {
         let t = Instant::now();
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let r = shamap_store::backend::nudb::scan::scan(&store, threads, &|_| {}).expect("scan");
+        let memory = shamap_store::backend::nudb::budget::MemoryBudget::of(
+            args.memory_mib
+                .map_or(shamap_store::backend::nudb::budget::DEFAULT_BUDGET, |m| {
+                    m << 20
+                }),
+            threads,
+        );
+        let r = shamap_store::backend::nudb::scan::scan(&store, threads, &memory, &|_| {})
+            .expect("scan");
         println!(
             "scan (decode+hash, {threads} threads): {:.3} s, {} records, {} damaged, peak RSS {:.1} MiB",
             t.elapsed().as_secs_f64(),
@@ -96,7 +107,11 @@ fn main() {
     }
     if all || what == Step::Audit {
         let t = Instant::now();
-        let r = audit(&store, &AuditOptions::default(), &|_| {}).expect("audit");
+        let opts = AuditOptions {
+            memory: args.memory_mib.map(|m| m << 20),
+            ..AuditOptions::default()
+        };
+        let r = audit(&store, &opts, &|_| {}).expect("audit");
         println!(
             "audit (scan + every ledger walked): {:.3} s, {} records, {} ledgers, whole: {}, peak RSS {:.1} MiB",
             t.elapsed().as_secs_f64(),
@@ -137,6 +152,7 @@ fn main() {
                 &AuditOptions {
                     only: Some(Only::Hash(*h)),
                     threads: 0,
+                    memory: None,
                 },
                 &|_| {},
             )

@@ -44,6 +44,7 @@ fn audit_one(store: &NudbStore, only: Only) -> AuditReport {
     let opts = AuditOptions {
         only: Some(only),
         threads: 1,
+        memory: None,
     };
     audit(store, &opts, &no_progress).expect("the walk runs")
 }

@@ -409,7 +409,9 @@ fn a_log_that_is_a_directory_is_named_as_such() {
     let dir = tempfile::tempdir().expect("tempdir");
     write(dir.path(), small(), &[base()]);
     std::fs::create_dir(dir.path().join("nudb.log")).expect("mkdir");
-    let e = NudbStore::open(dir.path()).expect_err("refused").to_string();
+    let e = NudbStore::open(dir.path())
+        .expect_err("refused")
+        .to_string();
     assert!(e.contains("nudb.log") && e.contains("a directory"), "{e}");
     assert!(!e.contains("bytes"), "{e}");
     assert!(!e.contains('\n'));

@@ -40,6 +40,9 @@ pub struct AuditOptions {
     pub only: Option<Only>,
     /// Worker threads (0: one per core).
     pub threads: usize,
+    /// Bytes the audit's caches may hold (NuDB: [`crate::backend::nudb::budget`];
+    /// none: the default).
+    pub memory: Option<u64>,
     /// rippled's `ledger.db` to read beside a NuDB store (none: the one
     /// found beside it, if any).
     pub ledger_db: Option<PathBuf>,
@@ -177,6 +180,7 @@ pub fn audit(
         let nudb_opts = nudb::AuditOptions {
             only: opts.only,
             threads: opts.threads,
+            memory: opts.memory,
         };
         let r = nudb::audit(&s, &nudb_opts, progress)?;
         return Ok(from_nudb(db, r));

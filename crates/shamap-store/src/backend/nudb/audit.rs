@@ -25,6 +25,7 @@ use hashbrown::HashMap;
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind};
 
+use super::budget::MemoryBudget;
 use super::ledger_db::read_ledgers;
 use super::scan::{scan, DamagedRecord, ScanReport};
 use super::store::NudbStore;
@@ -53,6 +54,9 @@ pub struct AuditOptions {
     pub only: Option<Only>,
     /// Worker threads of the scan (0: one per core).
     pub threads: usize,
+    /// Bytes the audit's caches may hold ([`super::budget`]; none: the
+    /// default, [`super::budget::DEFAULT_BUDGET`]).
+    pub memory: Option<u64>,
 }
 
 /// One ledger's result.
@@ -226,6 +230,10 @@ fn audit_view(
     } else {
         opts.threads
     };
+    let memory = MemoryBudget::of(
+        opts.memory.unwrap_or(super::budget::DEFAULT_BUDGET),
+        threads.max(1),
+    );
     let loc = store.location();
     let ledger_db = store.ledger_db().map(Path::to_owned);
     let rows = match &ledger_db {
@@ -239,13 +247,13 @@ fn audit_view(
         None => None,
     };
     let scanned = if opts.only.is_none() {
-        Some(scan(store, threads, progress)?)
+        Some(scan(store, threads, &memory, progress)?)
     } else {
         None
     };
     let mut scanned = scanned;
     if let Some(s) = scanned.as_mut() {
-        super::key_check::check_key_files(store, s);
+        super::key_check::check_key_files(store, s, memory.kept_bucket_entries);
     }
     let mut report = AuditReport {
         ledgers_from: match &ledger_db {
@@ -334,7 +342,7 @@ fn audit_view(
         damaged: damaged_by_key,
     });
     let mut walkers: Vec<Walker<'_>> = (0..threads.max(1))
-        .map(|_| Walker::new(store, scanned_view.as_ref()))
+        .map(|_| Walker::new(store, scanned_view.as_ref(), &memory))
         .collect();
     let total_counts = |ws: &[Walker<'_>]| {
         ws.iter().fold(WalkCounts::default(), |mut a, w| {

@@ -6,7 +6,7 @@
 //! its sequential pass and checks its hash, so it keeps their stored
 //! encodings (rippled's codec type 2 or 3: a type byte, a branch mask and
 //! the hashes present, or 16 hashes) in a few large buffers, up to
-//! [`INNER_CACHE_BYTES`]; the walk takes a node's children from here and
+//! the budget's share ([`super::budget`]); the walk takes a node's children from here and
 //! reads from the data file only what did not fit. Memory is bounded by
 //! that constant whatever the store's size.
 
@@ -15,8 +15,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use hashbrown::HashMap;
 use shamap::Hash256;
 
-/// What the cache may hold: the encodings and the index (bytes).
-pub const INNER_CACHE_BYTES: usize = 96 << 20;
 /// Bytes an index entry is counted as.
 const ENTRY_COST: usize = 64;
 

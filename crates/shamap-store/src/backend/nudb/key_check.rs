@@ -33,8 +33,6 @@ use super::store::{NudbStore, SCAN_BLOCK};
 
 /// Bytes of key file read at a time.
 pub const BUCKET_WINDOW_BYTES: u64 = 1 << 20;
-/// Bucket entries the check keeps for the walkers (24 bytes each: 48 MiB).
-pub const KEPT_BUCKET_ENTRIES: usize = 2 << 20;
 /// Records matched against entries per window (40 bytes each, both sides).
 pub const MATCH_WINDOW_RECORDS: u64 = 2 << 20;
 
@@ -46,10 +44,11 @@ struct Placed {
 }
 
 /// Runs the check on every directory of `store` (see the module docs),
-/// setting [`ScanReport::index_agrees`], [`ScanReport::kept_buckets`] and
+/// setting [`ScanReport::index_agrees`], [`ScanReport::kept_buckets`] (at
+/// most `kept_limit` entries) and
 /// [`ScanReport::bad_entries`], and adding what it finds to the scan's
 /// damage.
-pub fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
+pub fn check_key_files(store: &NudbStore, scan: &mut ScanReport, kept_limit: usize) {
     scan.index_agrees = vec![false; store.parts().len()];
     scan.kept_buckets = vec![Vec::new(); store.parts().len()];
     let mut kept_entries = 0;
@@ -98,9 +97,7 @@ pub fn check_key_files(store: &NudbStore, scan: &mut ScanReport) {
                 }
                 if wrong.is_empty() {
                     let kept = &mut scan.kept_buckets[i];
-                    if kept_entries + b.entries.len() <= KEPT_BUCKET_ENTRIES
-                        && kept.len() as u64 == n
-                    {
+                    if kept_entries + b.entries.len() <= kept_limit && kept.len() as u64 == n {
                         kept_entries += b.entries.len();
                         kept.push(b);
                     }

@@ -14,7 +14,7 @@
 //!
 //! Layout: per scanned chunk of the data file, the leaves' offsets (from
 //! the chunk's start, u32) and tags, in file order: 8 bytes a leaf, at
-//! most [`LEAF_TAG_BYTES`] in all (past it, leaves are read).
+//! most the budget's share ([`super::budget`]; past it, leaves are read).
 
 use shamap::{Key, MapKind};
 
@@ -22,8 +22,6 @@ use crate::map::node_id::NodeId;
 
 /// Key nibbles a tag holds.
 pub const TAG_NIBBLES: u8 = 7;
-/// Bytes of tags kept at most (8 a leaf: 12M leaves).
-pub const LEAF_TAG_BYTES: usize = 96 << 20;
 
 /// The tag of a leaf of map kind `kind` with key `key`.
 pub fn leaf_tag(kind: MapKind, key: &Key) -> u32 {

@@ -19,6 +19,7 @@
 //! ([`log_file`]), never rolled back.
 
 pub mod audit;
+pub mod budget;
 pub mod codec;
 pub mod dat_file;
 pub mod dir;

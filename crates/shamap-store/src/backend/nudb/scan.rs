@@ -25,11 +25,12 @@ use hashbrown::HashSet;
 use shamap::xrpl::LedgerHeader;
 use shamap::Hash256;
 
+use super::budget::MemoryBudget;
 use super::codec::decode_value;
 use super::dat_file::{Chunk, Record, SIZE_LEN};
-use super::inner_cache::{InnerBudget, InnerCache, InnerShare, INNER_CACHE_BYTES};
+use super::inner_cache::{InnerBudget, InnerCache, InnerShare};
 use super::key_file::{key_hash, Bucket, IndexDigest};
-use super::leaf_tags::{leaf_tag, LeafTags, TagChunk, LEAF_TAG_BYTES};
+use super::leaf_tags::{leaf_tag, LeafTags, TagChunk};
 use super::store::{NudbStore, SCAN_BLOCK};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
@@ -160,12 +161,14 @@ impl ScanReport {
 pub fn scan(
     store: &NudbStore,
     threads: usize,
+    memory: &MemoryBudget,
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<ScanReport, StoreError> {
     let (tx, rx) = sync_channel::<(usize, Chunk)>(threads + 2);
     let rx = Mutex::new(rx);
     let read = AtomicU64::new(0);
-    let budget = InnerBudget::new(INNER_CACHE_BYTES);
+    let budget = InnerBudget::new(memory.inner_cache);
+    let tag_limit = memory.leaf_tags;
     let tag_bytes = AtomicUsize::new(0);
     let mut total = ScanReport {
         verified_below: store.parts().iter().map(|p| p.dat.len).collect(),
@@ -174,7 +177,7 @@ pub fn scan(
     };
     let (reader_result, parts) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| s.spawn(|| work(store, &rx, &budget, &tag_bytes)))
+            .map(|_| s.spawn(|| work(store, &rx, &budget, &tag_bytes, tag_limit)))
             .collect();
         let reader = s.spawn(move || -> Result<Vec<DamagedRecord>, StoreError> {
             let mut broken = Vec::new();
@@ -249,6 +252,7 @@ fn work(
     rx: &Mutex<Receiver<(usize, Chunk)>>,
     budget: &InnerBudget,
     tag_bytes: &AtomicUsize,
+    tag_limit: usize,
 ) -> (ScanReport, InnerShare) {
     let mut out = ScanReport::default();
     let mut share = InnerShare::default();
@@ -260,7 +264,15 @@ fn work(
         let Ok((part, chunk)) = next else {
             return (out, share);
         };
-        check_chunk(store, part, &chunk, &mut out, &mut share, budget, tag_bytes);
+        check_chunk(
+            store,
+            part,
+            &chunk,
+            &mut out,
+            &mut share,
+            budget,
+            (tag_bytes, tag_limit),
+        );
     }
 }
 
@@ -272,7 +284,7 @@ fn check_chunk(
     out: &mut ScanReport,
     share: &mut InnerShare,
     budget: &InnerBudget,
-    tag_bytes: &AtomicUsize,
+    (tag_bytes, tag_limit): (&AtomicUsize, usize),
 ) {
     let mut tags = TagChunk {
         part,
@@ -317,7 +329,7 @@ fn check_chunk(
                             out.odd_inner_overflow = true;
                         }
                     } else if let Some((kind, key)) = obj.leaf_kind_key() {
-                        if tag_bytes.fetch_add(8, Ordering::Relaxed) < LEAF_TAG_BYTES {
+                        if tag_bytes.fetch_add(8, Ordering::Relaxed) < tag_limit {
                             tags.offsets.push((offset - chunk.start) as u32);
                             tags.tags.push(leaf_tag(kind, &key));
                         }

@@ -19,13 +19,14 @@
 //! time (the multi-lane SHA-512).
 //!
 //! Memory per walk: the stack (at most [`HASH_BATCH`] × 16 × 64 entries),
-//! the bucket cache (at most [`CACHE_ENTRIES`] entries) and the hashes of
+//! the bucket cache (at most the budget's entries) and the hashes of
 //! the inner nodes
 //! visited (what the next ledger's walk may skip).
 
 use hashbrown::{HashMap, HashSet};
 use shamap::{Hash256, MapKind};
 
+use super::budget::MemoryBudget;
 use super::codec::decode_value;
 use super::key_file::Bucket;
 use super::leaf_tags::tag_passes;
@@ -36,14 +37,10 @@ use crate::map::fetch::{check_node, MapNode};
 use crate::map::node_id::NodeId;
 use crate::node::NodeObject;
 
-/// Bucket entries a walker keeps in memory (24 bytes each: 48 MiB).
-pub const CACHE_ENTRIES: usize = 2 << 20;
 /// Slots of a walker's bucket cache.
 const CACHE_SLOTS: usize = 1 << 15;
 /// Nodes a walker hashes together (the multi-lane SHA-512).
 pub const HASH_BATCH: usize = 64;
-/// Inner nodes a walk remembers for the next one to skip.
-pub const MAX_VISITED: usize = 2_000_000;
 /// Records up to this size are read whole in one read.
 const READ_WHOLE: u64 = 1024;
 
@@ -101,6 +98,10 @@ pub struct Walker<'a> {
     /// `(n + part) % CACHE_SLOTS`, with its place as the tag.
     cache: Vec<Option<(usize, u64, Bucket)>>,
     cached_entries: usize,
+    /// Bucket entries the cache holds at most.
+    cache_limit: usize,
+    /// Inner nodes a visited set keeps at most.
+    visited_limit: usize,
     /// Counts so far.
     pub counts: WalkCounts,
 }
@@ -132,12 +133,18 @@ fn may_be_inner(size: u64) -> bool {
 
 impl<'a> Walker<'a> {
     /// A walker over `store`, trusting `scanned` for records it checked.
-    pub fn new(store: &'a NudbStore, scanned: Option<&'a Scanned<'a>>) -> Walker<'a> {
+    pub fn new(
+        store: &'a NudbStore,
+        scanned: Option<&'a Scanned<'a>>,
+        memory: &MemoryBudget,
+    ) -> Walker<'a> {
         Walker {
             store,
             scanned,
             cache: Vec::new(),
             cached_entries: 0,
+            cache_limit: memory.walker_entries,
+            visited_limit: memory.visited,
             counts: WalkCounts::default(),
         }
     }
@@ -147,7 +154,7 @@ impl<'a> Walker<'a> {
     /// ([`check_node`]: its kind, an inner node's children, a leaf on its
     /// key's path); problems
     /// are pushed to `problems`; the inner nodes visited to `visited` (up
-    /// to [`MAX_VISITED`]); a subtree whose root is in `skip` is not
+    /// to the budget's limit); a subtree whose root is in `skip` is not
     /// entered; a node at depth `stop_at` is not read but pushed to
     /// `deferred` (what [`walk_map`] hands to its threads). Nodes to hash
     /// are gathered [`HASH_BATCH`] at a time and hashed together.
@@ -251,7 +258,7 @@ impl<'a> Walker<'a> {
             Found::Leaf | Found::LeafAt(..) => self.counts.leaves += 1,
             Found::Inner(children) => {
                 self.counts.inner += 1;
-                if visited.len() < MAX_VISITED {
+                if visited.len() < self.visited_limit {
                     visited.insert(visit_key(&hash));
                 }
                 for (b, c) in (0u8..16).zip(children.iter()).rev() {
@@ -318,7 +325,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Bucket `n` of directory `part`, from the cache or read into it (the
-    /// cache is emptied when it would hold more than [`CACHE_ENTRIES`]
+    /// cache is emptied when it would hold more than the budget's
     /// entries).
     fn bucket(&mut self, part: usize, n: u64) -> Result<&Bucket, String> {
         if let Some(b) = self.kept_bucket(part, n) {
@@ -334,7 +341,7 @@ impl<'a> Walker<'a> {
             if let Some((_, _, old)) = &self.cache[slot] {
                 self.cached_entries -= old.entries.len();
             }
-            if self.cached_entries + b.entries.len() > CACHE_ENTRIES {
+            if self.cached_entries + b.entries.len() > self.cache_limit {
                 self.cache.iter_mut().for_each(|s| *s = None);
                 self.cached_entries = 0;
             }
@@ -572,6 +579,7 @@ pub fn walk_map(
     if tasks.is_empty() {
         return;
     }
+    let visited_limit = walkers[0].visited_limit;
     let next = std::sync::atomic::AtomicUsize::new(0);
     let tasks = &tasks;
     let results: Vec<(Visited, Vec<NodeProblem>)> = std::thread::scope(|s| {
@@ -607,7 +615,7 @@ pub fn walk_map(
     });
     for (vis, probs) in results {
         for h in vis {
-            if visited.len() >= MAX_VISITED {
+            if visited.len() >= visited_limit {
                 break;
             }
             visited.insert(h);
