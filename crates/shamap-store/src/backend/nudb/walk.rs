@@ -377,6 +377,26 @@ impl<'a> Walker<'a> {
                 && (s.damaged.is_empty() || !s.damaged.contains_key(h))
         };
         let mut open: Vec<usize> = (0..nodes.len()).filter(|&k| asked(&nodes[k].0)).collect();
+        // An inner node the scan kept needs no lookup: its record was
+        // hashed in step, and where the key file's entries are exactly the
+        // records, each in its home bucket, a lookup of its key finds it.
+        open.retain(|&k| {
+            let kept = r
+                .inner_cache
+                .children(&nodes[k].0)
+                .filter(|(_, (part, offset))| {
+                    r.index_agrees.get(*part) == Some(&true)
+                        && r.bad_entries.is_empty()
+                        && *offset < r.verified_below[*part]
+                });
+            match kept {
+                Some((children, _)) => {
+                    out[k] = Some(Found::Inner(Box::new(children)));
+                    false
+                }
+                None => true,
+            }
+        });
         for (i, p) in store.parts().iter().enumerate() {
             if open.is_empty() {
                 break;
