@@ -12,7 +12,7 @@ use shamap::Hash256;
 use hashbrown::HashMap;
 
 use super::dat_file::DatFile;
-use super::key_file::{Bucket, Entry, KeyHeader, KEY_HEADER_LEN};
+use super::key_file::{Bucket, Entry, KeyHeader, RawBucket, KEY_HEADER_LEN};
 use super::log_file::{read_log, FileStamp, LogState};
 
 /// rippled's appnum (`NuDBFactory.cpp`: `currentType`).
@@ -299,6 +299,32 @@ impl NudbDir {
             )
         })?;
         Bucket::parse(&b, kh.capacity)
+            .map_err(|e| format!("{}: bucket {n} at byte {at}: {e}", self.key_path.display()))
+    }
+
+    /// Reads bucket `n` as stored ([`RawBucket`]: nothing decoded), or, for
+    /// a bucket the commit under way changes, from `nudb.log`.
+    pub fn read_raw_bucket(&self, n: u64) -> Result<RawBucket, String> {
+        if let Some(b) = self.overrides.get(&n) {
+            return Ok(RawBucket::from_bucket(b));
+        }
+        let kh = &self.key_header;
+        let at = kh.bucket_offset(n);
+        let mut b = vec![0u8; kh.bucket_len()];
+        if n >= kh.buckets || at + b.len() as u64 > self.key_len {
+            return Err(format!(
+                "{}: bucket {n} at byte {at} lies past the end of the file ({} bytes)",
+                self.key_path.display(),
+                self.key_len
+            ));
+        }
+        self.key.read_exact_at(&mut b, at).map_err(|e| {
+            format!(
+                "{}: reading bucket {n} at byte {at}: {e}",
+                self.key_path.display()
+            )
+        })?;
+        RawBucket::parse(&b, kh.capacity)
             .map_err(|e| format!("{}: bucket {n} at byte {at}: {e}", self.key_path.display()))
     }
 

@@ -300,6 +300,100 @@ impl Bucket {
     }
 }
 
+/// A bucket as stored (count, spill, entries; trimmed to its entries),
+/// searched in place: what the audit's walkers cache, with no entry
+/// decoded until it is looked at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RawBucket(Box<[u8]>);
+
+impl RawBucket {
+    /// The bucket in `block` (a key file block), holding at most
+    /// `capacity` entries.
+    pub fn parse(block: &[u8], capacity: usize) -> Result<RawBucket, String> {
+        if block.len() < BUCKET_HEAD_LEN {
+            return Err(format!("bucket of {} bytes has no count", block.len()));
+        }
+        let count = usize::from(u16_at(block, 0));
+        if count > capacity {
+            return Err(format!(
+                "bucket count {count} is above the capacity {capacity}"
+            ));
+        }
+        let need = BUCKET_HEAD_LEN + count * ENTRY_LEN;
+        if block.len() < need {
+            return Err(format!(
+                "bucket of {count} entries needs {need} bytes, has {}",
+                block.len()
+            ));
+        }
+        Ok(RawBucket(block[..need].into()))
+    }
+
+    /// The same bucket from a parsed one.
+    pub fn from_bucket(b: &Bucket) -> RawBucket {
+        let mut out = Vec::with_capacity(BUCKET_HEAD_LEN + b.entries.len() * ENTRY_LEN);
+        out.extend_from_slice(&(b.entries.len() as u16).to_be_bytes());
+        out.extend_from_slice(&b.spill.to_be_bytes()[2..]);
+        for e in &b.entries {
+            for v in [e.offset, e.size, e.hash] {
+                out.extend_from_slice(&v.to_be_bytes()[2..]);
+            }
+        }
+        RawBucket(out.into())
+    }
+
+    /// Entries.
+    pub fn len(&self) -> usize {
+        (self.0.len() - BUCKET_HEAD_LEN) / ENTRY_LEN
+    }
+
+    /// True when it holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Entry `i`.
+    pub fn entry(&self, i: usize) -> Entry {
+        let at = BUCKET_HEAD_LEN + i * ENTRY_LEN;
+        Entry {
+            offset: u48(&self.0, at),
+            size: u48(&self.0, at + 6),
+            hash: u48(&self.0, at + 12),
+        }
+    }
+
+    fn hash_at(&self, i: usize) -> u64 {
+        u48(&self.0, BUCKET_HEAD_LEN + i * ENTRY_LEN + 12)
+    }
+
+    /// The entry with hash `h` when it is the only one in this bucket
+    /// (spills not followed), found as [`Bucket::matching`] finds it.
+    pub fn single(&self, h: u64) -> Option<Entry> {
+        let n = self.len();
+        let mut i = ((u128::from(h.min(0xffff_ffff_ffff)) * n as u128) >> 48) as usize;
+        i = i.min(n);
+        while i > 0 && self.hash_at(i - 1) >= h {
+            i -= 1;
+        }
+        while i < n && self.hash_at(i) < h {
+            i += 1;
+        }
+        if i < n && self.hash_at(i) == h && (i + 1 == n || self.hash_at(i + 1) != h) {
+            Some(self.entry(i))
+        } else {
+            None
+        }
+    }
+
+    /// The bucket, parsed.
+    pub fn to_bucket(&self) -> Bucket {
+        Bucket {
+            spill: u48(&self.0, 2),
+            entries: (0..self.len()).map(|i| self.entry(i)).collect(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -344,6 +438,42 @@ mod tests {
                     .map(|e| e.offset)
                     .collect();
                 assert_eq!(got, want, "hash {h} (seed {seed})");
+            }
+        }
+    }
+
+    #[test]
+    fn a_raw_bucket_finds_what_the_parsed_one_finds() {
+        use rand::{Rng, SeedableRng};
+        let seed = crate::test_support::seed();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        for _ in 0..300 {
+            let n = rng.gen_range(0..=227);
+            let span: u64 = if rng.gen_bool(0.5) { 1 << 48 } else { 64 };
+            let mut entries: Vec<Entry> = (0..n)
+                .map(|i| Entry {
+                    offset: 92 + i,
+                    size: rng.gen_range(1..5000),
+                    hash: rng.gen_range(0..span),
+                })
+                .collect();
+            entries.sort_by_key(|e| e.hash);
+            let b = Bucket {
+                spill: rng.gen_range(0..1 << 40),
+                entries,
+            };
+            let raw = RawBucket::from_bucket(&b);
+            assert_eq!(raw.to_bucket(), b, "seed {seed}");
+            let mut block = raw.0.to_vec();
+            block.resize(4096, 0);
+            assert_eq!(RawBucket::parse(&block, 227).expect("parses"), raw);
+            for h in b.entries.iter().map(|e| e.hash).chain([0, span - 1]) {
+                let mut m = b.matching(h);
+                let want = match (m.next(), m.next()) {
+                    (Some(e), None) => Some(*e),
+                    _ => None,
+                };
+                assert_eq!(raw.single(h), want, "hash {h} (seed {seed})");
             }
         }
     }

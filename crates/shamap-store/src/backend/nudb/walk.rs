@@ -28,7 +28,7 @@ use shamap::{Hash256, MapKind};
 
 use super::budget::MemoryBudget;
 use super::codec::decode_value;
-use super::key_file::Bucket;
+use super::key_file::{Bucket, Entry, RawBucket};
 use super::leaf_tags::tag_passes;
 use super::scan::ScanReport;
 use super::store::NudbStore;
@@ -96,8 +96,10 @@ pub struct Walker<'a> {
     scanned: Option<&'a Scanned<'a>>,
     /// Buckets read, direct-mapped: bucket `n` of directory `part` in slot
     /// `(n + part) % CACHE_SLOTS`, with its place as the tag.
-    cache: Vec<Option<(usize, u64, Bucket)>>,
+    cache: Vec<Option<(usize, u64, RawBucket)>>,
     cached_entries: usize,
+    /// The last bucket read that did not fit in the cache.
+    uncached: Option<(usize, u64, RawBucket)>,
     /// Bucket entries the cache holds at most.
     cache_limit: usize,
     /// Inner nodes a visited set keeps at most.
@@ -143,6 +145,7 @@ impl<'a> Walker<'a> {
             scanned,
             cache: Vec::new(),
             cached_entries: 0,
+            uncached: None,
             cache_limit: memory.walker_entries,
             visited_limit: memory.visited,
             counts: WalkCounts::default(),
@@ -324,34 +327,67 @@ impl<'a> Walker<'a> {
             .map_err(|e| node_problem(hash, at, &e))
     }
 
-    /// Bucket `n` of directory `part`, from the cache or read into it (the
-    /// cache is emptied when it would hold more than the budget's
-    /// entries).
-    fn bucket(&mut self, part: usize, n: u64) -> Result<&Bucket, String> {
+    /// Bucket `n` of directory `part`, parsed: kept, cached, or read (and
+    /// cached while the cache holds fewer entries than its budget).
+    fn bucket(&mut self, part: usize, n: u64) -> Result<std::borrow::Cow<'a, Bucket>, String> {
         if let Some(b) = self.kept_bucket(part, n) {
-            return Ok(b);
+            return Ok(std::borrow::Cow::Borrowed(b));
+        }
+        self.load_raw(part, n)?;
+        let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
+        match &self.cache[slot] {
+            Some((p, m, b)) if *p == part && *m == n => Ok(std::borrow::Cow::Owned(b.to_bucket())),
+            _ => self.store.parts()[part]
+                .read_bucket(n)
+                .map(std::borrow::Cow::Owned),
+        }
+    }
+
+    /// Makes sure bucket `n` of directory `part` is kept or cached, when
+    /// the cache has room (a bucket that does not fit is not cached: the
+    /// lookup then reads it again).
+    fn load_raw(&mut self, part: usize, n: u64) -> Result<(), String> {
+        if self.kept_bucket(part, n).is_some() {
+            return Ok(());
         }
         if self.cache.is_empty() {
             self.cache.resize_with(CACHE_SLOTS, || None);
         }
         let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
-        let hit = matches!(&self.cache[slot], Some((p, m, _)) if *p == part && *m == n);
-        if !hit {
-            let b = self.store.parts()[part].read_bucket(n)?;
-            if let Some((_, _, old)) = &self.cache[slot] {
-                self.cached_entries -= old.entries.len();
-            }
-            if self.cached_entries + b.entries.len() > self.cache_limit {
-                self.cache.iter_mut().for_each(|s| *s = None);
-                self.cached_entries = 0;
-            }
-            self.cached_entries += b.entries.len();
+        if matches!(&self.cache[slot], Some((p, m, _)) if *p == part && *m == n) {
+            return Ok(());
+        }
+        let b = self.store.parts()[part].read_raw_bucket(n)?;
+        let old = self.cache[slot].as_ref().map_or(0, |(_, _, o)| o.len());
+        if self.cached_entries - old + b.len() <= self.cache_limit {
+            self.cached_entries = self.cached_entries - old + b.len();
             self.cache[slot] = Some((part, n, b));
+        } else {
+            self.uncached = Some((part, n, b));
         }
-        match &self.cache[slot] {
-            Some((_, _, b)) => Ok(b),
-            None => Err("the bucket cache lost a bucket it just stored".to_owned()),
+        Ok(())
+    }
+
+    /// The entry with hash `h` in bucket `n` of directory `part`, when it
+    /// is the only one there (spills not followed) and the bucket is kept,
+    /// cached, or the one just read.
+    fn single_entry(&self, part: usize, n: u64, h: u64) -> Option<Entry> {
+        if let Some(b) = self.kept_bucket(part, n) {
+            let mut m = b.matching(h);
+            return match (m.next(), m.next()) {
+                (Some(e), None) => Some(*e),
+                _ => None,
+            };
         }
+        let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
+        let raw = match self.cache.get(slot)? {
+            Some((p, m, b)) if *p == part && *m == n => b,
+            _ => match &self.uncached {
+                Some((p, m, b)) if *p == part && *m == n => b,
+                _ => return None,
+            },
+        };
+        raw.single(h)
     }
 
     /// What each of `nodes` is, where the scan's checks answer without
@@ -409,21 +445,17 @@ impl<'a> Walker<'a> {
                 .iter()
                 .map(|&k| p.key_header.locate(&nodes[k].0 .0))
                 .collect();
-            for &(n, _) in &located {
-                // A bucket that cannot be read is left to `read_node`,
-                // which names the problem.
-                let _ = self.bucket(i, n);
-            }
             let mut inner: Vec<(usize, u64)> = Vec::new();
             let mut still = Vec::with_capacity(open.len());
             for (&k, &(n, h)) in open.iter().zip(&located) {
-                let entry = self.cached_bucket(i, n).and_then(|b| {
-                    let mut m = b.matching(h);
-                    match (m.next(), m.next()) {
-                        (Some(e), None) if e.offset < verified_below => Some(*e),
-                        _ => None,
-                    }
-                });
+                // A bucket that cannot be read is left to `read_node`,
+                // which names the problem.
+                let entry = match self.load_raw(i, n) {
+                    Ok(()) => self
+                        .single_entry(i, n, h)
+                        .filter(|e| e.offset < verified_below),
+                    Err(_) => None,
+                };
                 match entry {
                     Some(e) if !may_be_inner(e.size) => {
                         out[k] = Some(Found::LeafAt(i, e.offset, e.size))
@@ -450,18 +482,6 @@ impl<'a> Walker<'a> {
     fn kept_bucket(&self, part: usize, n: u64) -> Option<&'a Bucket> {
         let kept = self.scanned?.report.kept_buckets.get(part)?;
         kept.get(usize::try_from(n).ok()?)
-    }
-
-    /// Bucket `n` of directory `part` when it is kept or cached.
-    fn cached_bucket(&self, part: usize, n: u64) -> Option<&Bucket> {
-        if let Some(b) = self.kept_bucket(part, n) {
-            return Some(b);
-        }
-        let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
-        match self.cache.get(slot)? {
-            Some((p, m, b)) if *p == part && *m == n => Some(b),
-            _ => None,
-        }
     }
 
     /// Reads the node under `hash`: what it is when that is known without
@@ -503,7 +523,7 @@ impl<'a> Walker<'a> {
             let verified_below = scanned.map_or(0, |s| s.report.verified_below[i]);
             let bucket = self.bucket(i, n).map_err(|e| problem(None, e))?;
             let located = p
-                .locate_with(n, bucket, h, hash, READ_WHOLE)
+                .locate_with(n, &bucket, h, hash, READ_WHOLE)
                 .map_err(|e| problem(None, e))?;
             let Some(mut peeked) = located else {
                 continue;
