@@ -282,24 +282,7 @@ impl NudbDir {
         if let Some(b) = self.overrides.get(&n) {
             return Ok(b.clone());
         }
-        let kh = &self.key_header;
-        let at = kh.bucket_offset(n);
-        let mut b = vec![0u8; kh.bucket_len()];
-        if n >= kh.buckets || at + b.len() as u64 > self.key_len {
-            return Err(format!(
-                "{}: bucket {n} at byte {at} lies past the end of the file ({} bytes)",
-                self.key_path.display(),
-                self.key_len
-            ));
-        }
-        self.key.read_exact_at(&mut b, at).map_err(|e| {
-            format!(
-                "{}: reading bucket {n} at byte {at}: {e}",
-                self.key_path.display()
-            )
-        })?;
-        Bucket::parse(&b, kh.capacity)
-            .map_err(|e| format!("{}: bucket {n} at byte {at}: {e}", self.key_path.display()))
+        self.read_raw_bucket(n).map(|b| b.to_bucket())
     }
 
     /// Reads bucket `n` as stored ([`RawBucket`]: nothing decoded), or, for

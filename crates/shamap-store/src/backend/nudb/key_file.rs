@@ -252,34 +252,7 @@ impl Bucket {
     /// Parses a bucket from `b` (count, spill, entries), holding at most
     /// `capacity` entries.
     pub fn parse(b: &[u8], capacity: usize) -> Result<Bucket, String> {
-        if b.len() < BUCKET_HEAD_LEN {
-            return Err(format!("bucket of {} bytes has no count", b.len()));
-        }
-        let count = usize::from(u16_at(b, 0));
-        if count > capacity {
-            return Err(format!(
-                "bucket count {count} is above the capacity {capacity}"
-            ));
-        }
-        let need = BUCKET_HEAD_LEN + count * ENTRY_LEN;
-        if b.len() < need {
-            return Err(format!(
-                "bucket of {count} entries needs {need} bytes, has {}",
-                b.len()
-            ));
-        }
-        let entries = b[BUCKET_HEAD_LEN..need]
-            .chunks_exact(ENTRY_LEN)
-            .map(|e| Entry {
-                offset: u48(e, 0),
-                size: u48(e, 6),
-                hash: u48(e, 12),
-            })
-            .collect();
-        Ok(Bucket {
-            spill: u48(b, 2),
-            entries,
-        })
+        RawBucket::parse(b, capacity).map(|r| r.to_bucket())
     }
 
     /// The entries whose hash is `h` (they sit together: sorted by hash).
