@@ -27,7 +27,7 @@ use serde_json::{json, Value};
 use shamap::Hash256;
 
 pub use crate::backend::nudb::Only;
-use crate::backend::nudb::{self, AuditReport};
+use crate::backend::nudb::{self, AuditReport, DamagedNode};
 use crate::error::StoreError;
 use crate::map::{ledger, verify::verify_all};
 use crate::meta;
@@ -93,19 +93,6 @@ pub struct StoreDamage {
     pub what: String,
 }
 
-/// A damaged or missing node and the roots it breaks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BrokenNode {
-    /// The node's key.
-    pub key: Hash256,
-    /// Its record: file and byte offset, when it has one.
-    pub at: Option<(PathBuf, u64)>,
-    /// What is wrong.
-    pub what: String,
-    /// The roots it breaks (sequence when known, and hash).
-    pub roots: Vec<(Option<u32>, Hash256)>,
-}
-
 /// What the whole-file part of the audit read, per backend.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum FilesRead {
@@ -153,7 +140,7 @@ pub struct StoreAudit {
     /// Each root audited, in order (by sequence when known).
     pub roots: Vec<AuditedRoot>,
     /// Each damaged or missing node a walk met.
-    pub nodes: Vec<BrokenNode>,
+    pub nodes: Vec<DamagedNode>,
     /// What the reader noticed on the way.
     pub notes: Vec<String>,
 }
@@ -332,16 +319,7 @@ fn from_nudb(db: String, r: AuditReport) -> StoreAudit {
                 .map(|p| format!("node {}: {}", p.key, p.what)),
         })
         .collect();
-    let nodes = r
-        .nodes
-        .into_iter()
-        .map(|n| BrokenNode {
-            key: n.key,
-            at: n.at,
-            what: n.what,
-            roots: n.ledgers,
-        })
-        .collect();
+    let nodes = r.nodes;
     StoreAudit {
         db,
         store: "rippled NuDB",
@@ -428,13 +406,13 @@ impl StoreAudit {
         })
     }
 
-    fn node_json(n: &BrokenNode) -> Value {
+    fn node_json(n: &DamagedNode) -> Value {
         json!({
             "key": n.key.to_hex(),
             "file": n.at.as_ref().map(|(f, _)| f.display().to_string()),
             "at": n.at.as_ref().map(|(_, o)| *o),
             "what": n.what,
-            "roots": n.roots.iter().map(|(s, h)| json!({"seq": s, "root": h.to_hex()})).collect::<Vec<_>>(),
+            "roots": n.ledgers.iter().map(|(s, h)| json!({"seq": s, "root": h.to_hex()})).collect::<Vec<_>>(),
         })
     }
 
@@ -565,7 +543,7 @@ impl StoreAudit {
         }
         for n in &self.nodes {
             let roots: Vec<String> = n
-                .roots
+                .ledgers
                 .iter()
                 .map(|(s, h)| format!("{} {h}", seq_name(*s)))
                 .collect();
@@ -578,7 +556,7 @@ impl StoreAudit {
                     |(f, o)| format!("{} at byte {o}", f.display())
                 ),
                 n.what,
-                if n.roots.len() == 1 { "" } else { "s" },
+                if n.ledgers.len() == 1 { "" } else { "s" },
                 roots.join(", ")
             );
         }
