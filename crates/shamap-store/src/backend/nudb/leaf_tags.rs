@@ -136,8 +136,7 @@ mod tests {
             } else {
                 kinds[rng.gen_range(0..3)]
             };
-            let want = depth >= 1
-                && depth <= TAG_NIBBLES
+            let want = (1..=TAG_NIBBLES).contains(&depth)
                 && map_kind == kind
                 && key.masked(usize::from(depth)) == *id.key();
             assert_eq!(
