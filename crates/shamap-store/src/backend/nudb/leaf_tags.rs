@@ -1,6 +1,6 @@
 //! What the audit's scan remembers of each leaf it decodes, so that the
 //! walk can apply the verified fetch's leaf checks (its map kind, its key
-//! on the path that leads to it; [`crate::map::fetch`]) without reading
+//! on the path that leads to it; `map::fetch`) without reading
 //! the leaf again.
 //!
 //! A leaf's tag is 32 bits: its map kind (2 bits) and the first
@@ -9,7 +9,7 @@
 //! the path to it, passes every check the fetch would make of it (the scan
 //! hashed and parsed it in step with the file). Anything else (a deeper
 //! leaf, a tag that disagrees, a leaf without a tag) is read and put
-//! through the one check function ([`crate::map::fetch::check_node`]),
+//! through the one check function (`map::fetch::check_node`),
 //! which also words the message: the tag only ever says "passes".
 //!
 //! Layout: per scanned chunk of the data file, the leaves' offsets (from

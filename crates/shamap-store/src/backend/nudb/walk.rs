@@ -154,7 +154,7 @@ impl<'a> Walker<'a> {
 
     /// Walks the subtrees under `start` (hash and place each) of a map of
     /// kind `kind`: every node gets the checks of the verified fetch
-    /// ([`check_node`]: its kind, an inner node's children, a leaf on its
+    /// (`check_node`: its kind, an inner node's children, a leaf on its
     /// key's path); problems
     /// are pushed to `problems`; the inner nodes visited to `visited` (up
     /// to the budget's limit); a subtree whose root is in `skip` is not
