@@ -19,8 +19,6 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
-
 use hashbrown::HashMap;
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind};
@@ -570,51 +568,4 @@ pub fn headers_in_data(
         std::ops::ControlFlow::Continue(())
     })?;
     Ok(counts)
-}
-
-impl AuditReport {
-    /// The report as `shamap verify --db --json` prints it (and Python
-    /// returns it): the one home of its shape.
-    pub fn to_json(&self, db: &Path) -> serde_json::Value {
-        let r = self;
-        let scan = r.scan.as_ref().map(|s| {
-            json!({
-                "records": s.records,
-                "spill_records": s.spills,
-                "bytes": s.bytes,
-                "decoded_bytes": s.decoded_bytes,
-                "codec_types": s.codec_types,
-                "damaged_count": s.damaged_count,
-                "damage": s.damaged.iter().map(|d| json!({
-                    "file": d.file.display().to_string(),
-                    "at": d.offset,
-                    "key": d.key.map(|k| k.to_hex()),
-                    "what": d.what,
-                })).collect::<Vec<_>>(),
-            })
-        });
-        json!({
-            "db": db.display().to_string(),
-            "store": "rippled NuDB",
-            "ok": r.is_whole(),
-            "scan": scan,
-            "ledgers_from": r.ledgers_from,
-            "ledgers": r.ledgers.iter().map(|l| json!({
-                "seq": l.seq,
-                "hash": l.hash.to_hex(),
-                "ok": l.is_whole(),
-                "inner": l.counts.inner,
-                "leaves": l.counts.leaves,
-                "skipped_subtrees": l.counts.skipped,
-                "problems": l.problem_count,
-            })).collect::<Vec<_>>(),
-            "nodes": r.nodes.iter().map(|n| json!({
-                "key": n.key.to_hex(),
-                "file": n.at.as_ref().map(|(f, _)| f.display().to_string()),
-                "at": n.at.as_ref().map(|(_, o)| *o),
-                "what": n.what,
-                "ledgers": n.ledgers.iter().map(|(s, h)| json!({"seq": s, "hash": h.to_hex()})).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-        })
-    }
 }
