@@ -10,6 +10,7 @@ mod clio_ledgers;
 mod clio_store_cassandra;
 mod diffs;
 mod export_ledger;
+mod ledger_db_lies;
 mod ledger_roots;
 mod proofs;
 mod stats_errors;

@@ -169,6 +169,33 @@ pub fn write_log(dir: &Path, bytes: &[u8]) -> Result<(), String> {
     std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Makes rippled's `ledger.db` at `path` (as [`crate::write_ledger_db`]
+/// writes it) say that the ledger with sequence `seq` is `hash`: the row
+/// of `hash` gets `LedgerSeq` `seq` (its other columns kept), or, when
+/// `ledger.db` has no row for `hash`, a row of `hash` and `seq` alone is
+/// added. What a `ledger.db` whose rows were remapped (or that belongs to
+/// another node store) says: a list that lies about which ledger a
+/// sequence is.
+pub fn set_ledger_row(path: &Path, seq: u32, hash: &[u8; 32]) -> Result<(), String> {
+    let err = |e: rusqlite::Error| format!("{}: {e}", path.display());
+    let db = rusqlite::Connection::open(path).map_err(err)?;
+    let hex: String = hash.iter().map(|b| format!("{b:02X}")).collect();
+    let changed = db
+        .execute(
+            "UPDATE Ledgers SET LedgerSeq = ?1 WHERE LedgerHash = ?2",
+            rusqlite::params![i64::from(seq), hex],
+        )
+        .map_err(err)?;
+    if changed == 0 {
+        db.execute(
+            "INSERT INTO Ledgers (LedgerHash, LedgerSeq) VALUES (?1, ?2)",
+            rusqlite::params![hex, i64::from(seq)],
+        )
+        .map_err(err)?;
+    }
+    Ok(())
+}
+
 /// Where a key's bucket entry is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryAt {

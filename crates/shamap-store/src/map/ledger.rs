@@ -182,9 +182,18 @@ pub fn ledgers(store: &dyn NodeStore) -> Result<LedgerList, StoreError> {
     Ok(LedgerList { ledgers, source })
 }
 
-/// The hash of the ledger with sequence `seq` ([`ledgers`]). One line
-/// naming the store when no ledger, or more than one (a fork kept in the
-/// store), has that sequence.
+/// The hash of the ledger with sequence `seq` ([`ledgers`]): the one
+/// place every command's `--ledger SEQ` is resolved, for every backend.
+///
+/// The list only points at a ledger: the header stored under the hash
+/// found is read (and verified, as every read) and must say sequence
+/// `seq`, so a sequence is only ever served as the ledger it is. A list
+/// that maps `seq` to a ledger whose header says another sequence (a
+/// `ledger.db` whose rows were remapped, or belong to another node store),
+/// to a hash with nothing stored under it, or to an object that is not a
+/// ledger header, is refused in one line naming the sequence and the hash
+/// ([`StoreError::Unresolved`]). So is a sequence that no ledger, or more
+/// than one (a fork kept in the store), has.
 pub fn ledger_by_seq(store: &dyn NodeStore, seq: u32) -> Result<Hash256, StoreError> {
     let list = ledgers(store)?;
     let unresolved = |message: String| StoreError::Unresolved {
@@ -198,7 +207,10 @@ pub fn ledger_by_seq(store: &dyn NodeStore, seq: u32) -> Result<Hash256, StoreEr
         .map(|(_, h)| *h)
         .collect();
     match found.as_slice() {
-        [one] => Ok(*one),
+        [one] => {
+            check_listed_header(store, list.source, seq, one)?;
+            Ok(*one)
+        }
         [] => {
             let whose = match list.source {
                 LedgerSource::Store => "the store's ledger list",
@@ -222,6 +234,44 @@ pub fn ledger_by_seq(store: &dyn NodeStore, seq: u32) -> Result<Hash256, StoreEr
                 .collect::<Vec<_>>()
                 .join(", ")
         ))),
+    }
+}
+
+/// Checks that the header stored under `hash`, which the list from
+/// `source` gives for sequence `seq`, is there and says `seq`
+/// ([`ledger_by_seq`]).
+fn check_listed_header(
+    store: &dyn NodeStore,
+    source: LedgerSource,
+    seq: u32,
+    hash: &Hash256,
+) -> Result<(), StoreError> {
+    // Only one backend keeps a list of its own today: rippled's node
+    // store, whose list is its `ledger.db`.
+    let list = match source {
+        LedgerSource::Store => "the store's ledger list (rippled's ledger.db)",
+        LedgerSource::Retained => "the retained ledger list",
+    };
+    let wrong = |what: String| StoreError::Unresolved {
+        location: store.location(),
+        message: format!("{list} maps sequence {seq} to {hash}, {what}"),
+    };
+    match store.get(hash)? {
+        None => Err(wrong(
+            "but no ledger header is stored under that hash: the store does not hold that ledger"
+                .to_owned(),
+        )),
+        Some(obj) => match obj.parse()? {
+            Node::Ledger(h) if h.seq == seq => Ok(()),
+            Node::Ledger(h) => Err(wrong(format!(
+                "whose header says sequence {}: refusing to serve ledger {} as ledger {seq}",
+                h.seq, h.seq
+            ))),
+            _ => Err(wrong(
+                "but the object stored under that hash is a map node, not a ledger header"
+                    .to_owned(),
+            )),
+        },
     }
 }
 
@@ -337,6 +387,91 @@ mod tests {
         );
         let zero = resolve_root(&s, &Hash256::default(), None).expect("empty");
         assert_eq!(zero.kind, MapKind::AccountState);
+    }
+
+    /// A store whose own ledger list is `list`, whatever its headers say
+    /// (as rippled's `ledger.db` beside a node store can be).
+    struct Listed {
+        inner: MemStore,
+        list: Vec<(u32, Hash256)>,
+    }
+
+    impl NodeStore for Listed {
+        fn location(&self) -> String {
+            self.inner.location()
+        }
+        fn read_value(&self, hash: &Hash256) -> Result<Option<Vec<u8>>, StoreError> {
+            self.inner.read_value(hash)
+        }
+        fn write(&self, batch: Batch) -> Result<(), StoreError> {
+            self.inner.write(batch)
+        }
+        fn for_each_value(
+            &self,
+            f: &mut dyn FnMut(Hash256, &[u8]) -> std::ops::ControlFlow<()>,
+        ) -> Result<(), StoreError> {
+            self.inner.for_each_value(f)
+        }
+        fn get_meta(&self, name: &str) -> Result<Option<Vec<u8>>, StoreError> {
+            self.inner.get_meta(name)
+        }
+        fn disk_bytes(&self) -> Result<u64, StoreError> {
+            self.inner.disk_bytes()
+        }
+        fn sync(&self) -> Result<(), StoreError> {
+            self.inner.sync()
+        }
+        fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
+            Ok(Some(self.list.clone()))
+        }
+    }
+
+    #[test]
+    fn a_sequence_is_served_only_as_the_ledger_it_is() {
+        let inner = MemStore::new();
+        let (a, ha) = one_ledger(&inner, 20, true);
+        let (b, _) = one_ledger(&inner, 21, true);
+        let absent = Hash256([0x42; 32]);
+        // 20 and 21 swapped; 22 names nothing stored; 23 a map root.
+        let s = Listed {
+            inner,
+            list: vec![(20, b), (21, a), (22, absent), (23, ha.account_hash)],
+        };
+        let loc = s.location();
+        let e = ledger_by_seq(&s, 20).expect_err("remapped");
+        assert_eq!(
+            e.to_string(),
+            format!("store {loc}: the store's ledger list (rippled's ledger.db) maps sequence 20 to {b}, whose header says sequence 21: refusing to serve ledger 21 as ledger 20")
+        );
+        let e = ledger_by_seq(&s, 21).expect_err("remapped");
+        assert!(
+            e.to_string().contains(&format!(
+                "maps sequence 21 to {a}, whose header says sequence 20"
+            )),
+            "{e}"
+        );
+        let e = ledger_by_seq(&s, 22).expect_err("absent");
+        assert!(
+            e.to_string().contains(&format!(
+                "maps sequence 22 to {absent}, but no ledger header is stored under that hash"
+            )),
+            "{e}"
+        );
+        let e = ledger_by_seq(&s, 23).expect_err("a map root");
+        assert!(
+            e.to_string().contains(&format!(
+                "maps sequence 23 to {}, but the object stored under that hash is a map node, not a ledger header",
+                ha.account_hash
+            )),
+            "{e}"
+        );
+        // A list that tells the truth is served.
+        let honest = Listed {
+            inner: s.inner,
+            list: vec![(20, a), (21, b)],
+        };
+        assert_eq!(ledger_by_seq(&honest, 20).expect("listed"), a);
+        assert_eq!(ledger_by_seq(&honest, 21).expect("listed"), b);
     }
 
     #[test]
