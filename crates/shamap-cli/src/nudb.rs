@@ -1,9 +1,9 @@
 //! `info --db` on rippled's NuDB node store (its audit, `verify --db`, is
 //! the store's one audit: [`crate::verify_db`]).
 //!
-//! `info --db DIR`: the store's kind, files, records and bytes, and the
-//! ledgers found (from `ledger.db`, else from the headers in the data
-//! files).
+//! `info --db DIR`: the store's kind, the directories read (the same
+//! `read: …` line), files, records and bytes, and the ledgers found (from
+//! `ledger.db`, else from the headers in the data files).
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use shamap::Hash256;
-use shamap_store::backend::nudb::{headers_in_data, read_ledgers, NudbStore};
+use shamap_store::backend::nudb::{headers_in_data, layout::Source, read_ledgers, NudbStore};
 
 use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
 
@@ -39,6 +39,30 @@ pub fn open(db: &Path, ledger_db: Option<&Path>) -> Result<NudbStore, Failure> {
         store.set_ledger_db(Some(l.to_owned()));
     }
     Ok(store)
+}
+
+/// The line naming the directories read (and those not read, stale).
+fn read_line(store: &NudbStore) -> String {
+    format!("read: {}\n", store.layout().describe())
+}
+
+/// The directories read and not read, as JSON.
+fn layout_json(store: &NudbStore) -> serde_json::Value {
+    let l = store.layout();
+    let paths = |ds: &[PathBuf]| {
+        ds.iter()
+            .map(|d| d.display().to_string())
+            .collect::<Vec<_>>()
+    };
+    json!({
+        "dirs": paths(&l.dirs),
+        "not_read": paths(&l.ignored),
+        "state_db": match &l.source {
+            Source::StateDb(p) => Some(p.display().to_string()),
+            _ => None,
+        },
+        "description": l.describe(),
+    })
 }
 
 /// Runs `info --db` on a NuDB store.
@@ -83,6 +107,7 @@ pub fn info(db: &Path, ledger_db: Option<&Path>, as_json: bool) -> Result<Exit, 
         print_json_status_kept(&json!({
             "db": db.display().to_string(),
             "store": "rippled NuDB (read-only)",
+            "read": layout_json(&store),
             "files": files,
             "records": counts.records,
             "value_bytes": counts.value_bytes,
@@ -98,6 +123,7 @@ pub fn info(db: &Path, ledger_db: Option<&Path>, as_json: bool) -> Result<Exit, 
         "store {}: rippled's NuDB node store (read-only)",
         db.display()
     );
+    out.push_str(&read_line(&store));
     for p in store.parts() {
         let _ = writeln!(
             out,

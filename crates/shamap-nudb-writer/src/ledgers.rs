@@ -1,7 +1,9 @@
 //! Ledgers as rippled's node store holds them: every node of the state
 //! and transaction maps and the header, as NodeStore values keyed by their
 //! hashes; ledger histories sharing nodes; databases of them, whole or
-//! split between two rotated `online_delete` directories.
+//! split between two rotated `online_delete` directories (with rippled's
+//! `state.db` naming them); rippled's `ledger.db`, closed or in WAL mode as
+//! a running rippled keeps it.
 //!
 //! A node's value is `8 zero bytes ‖ type ‖ prefix format`, type 3 for the
 //! state map, 4 for the transaction map, 1 for the header (`LWR\0` ‖
@@ -9,7 +11,7 @@
 //! stores them.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use rand::{Rng, SeedableRng};
 use shamap::xrpl::{tx_with_meta_item, HashPrefix, LedgerHeader};
@@ -245,30 +247,29 @@ pub fn write_rotated(
     Ok(Rotated { archive, writable })
 }
 
-/// Writes rippled's `ledger.db` (SQLite): the `Ledgers` table and its
-/// `SeqLedger` index as `src/xrpld/app/main/DBInit.h` creates them, one
-/// row per header as `saveValidatedLedger` inserts it (hashes as 64
-/// upper-case hex digits).
-pub fn write_ledger_db(path: &Path, headers: &[LedgerHeader]) -> Result<(), String> {
-    let err = |e: rusqlite::Error| format!("{}: {e}", path.display());
-    let mut db = rusqlite::Connection::open(path).map_err(err)?;
-    db.execute_batch(
-        "CREATE TABLE IF NOT EXISTS Ledgers (
-            LedgerHash      CHARACTER(64) PRIMARY KEY,
-            LedgerSeq       BIGINT UNSIGNED,
-            PrevHash        CHARACTER(64),
-            TotalCoins      BIGINT UNSIGNED,
-            ClosingTime     BIGINT UNSIGNED,
-            PrevClosingTime BIGINT UNSIGNED,
-            CloseTimeRes    BIGINT UNSIGNED,
-            CloseFlags      BIGINT UNSIGNED,
-            AccountSetHash  CHARACTER(64),
-            TransSetHash    CHARACTER(64)
-        );
-        CREATE INDEX IF NOT EXISTS SeqLedger ON Ledgers(LedgerSeq);",
-    )
-    .map_err(err)?;
-    let t = db.transaction().map_err(err)?;
+/// The `Ledgers` table and its `SeqLedger` index as rippled's
+/// `src/xrpld/app/main/DBInit.h` creates them.
+const LEDGERS_SCHEMA: &str = "CREATE TABLE IF NOT EXISTS Ledgers (
+        LedgerHash      CHARACTER(64) PRIMARY KEY,
+        LedgerSeq       BIGINT UNSIGNED,
+        PrevHash        CHARACTER(64),
+        TotalCoins      BIGINT UNSIGNED,
+        ClosingTime     BIGINT UNSIGNED,
+        PrevClosingTime BIGINT UNSIGNED,
+        CloseTimeRes    BIGINT UNSIGNED,
+        CloseFlags      BIGINT UNSIGNED,
+        AccountSetHash  CHARACTER(64),
+        TransSetHash    CHARACTER(64)
+    );
+    CREATE INDEX IF NOT EXISTS SeqLedger ON Ledgers(LedgerSeq);";
+
+/// Inserts one `Ledgers` row per header, in one transaction, as
+/// `saveValidatedLedger` inserts them (hashes as 64 upper-case hex digits).
+fn insert_ledgers(
+    db: &mut rusqlite::Connection,
+    headers: &[LedgerHeader],
+) -> Result<(), rusqlite::Error> {
+    let t = db.transaction()?;
     for h in headers {
         t.execute(
             "INSERT OR REPLACE INTO Ledgers (LedgerHash, LedgerSeq, PrevHash, TotalCoins, \
@@ -286,8 +287,140 @@ pub fn write_ledger_db(path: &Path, headers: &[LedgerHeader]) -> Result<(), Stri
                 h.account_hash.to_hex(),
                 h.transaction_hash.to_hex(),
             ],
-        )
-        .map_err(err)?;
+        )?;
     }
-    t.commit().map_err(err)
+    t.commit()
+}
+
+/// Writes rippled's `ledger.db` (SQLite): the `Ledgers` table and its
+/// `SeqLedger` index as `src/xrpld/app/main/DBInit.h` creates them, one
+/// row per header as `saveValidatedLedger` inserts it (hashes as 64
+/// upper-case hex digits). Closed, with no file beside it.
+pub fn write_ledger_db(path: &Path, headers: &[LedgerHeader]) -> Result<(), String> {
+    let err = |e: rusqlite::Error| format!("{}: {e}", path.display());
+    let mut db = rusqlite::Connection::open(path).map_err(err)?;
+    db.execute_batch(LEDGERS_SCHEMA).map_err(err)?;
+    insert_ledgers(&mut db, headers).map_err(err)
+}
+
+/// rippled's `ledger.db` as a running rippled keeps it: WAL mode (as
+/// rippled opens it), the automatic checkpoint off, so the rows inserted
+/// since the last [`WalLedgerDb::checkpoint`] are only in `ledger.db-wal`
+/// (indexed by `ledger.db-shm`). While it is open, the three files are what
+/// a rippled killed then leaves: copy them aside
+/// ([`WalLedgerDb::copy_files_to`]) or kill the process holding it.
+/// Dropping it closes the connection as rippled's clean stop does (a
+/// checkpoint, the `-wal` and `-shm` deleted).
+pub struct WalLedgerDb {
+    path: PathBuf,
+    db: rusqlite::Connection,
+}
+
+impl WalLedgerDb {
+    /// Creates `path` (the `Ledgers` table, no row) in WAL mode.
+    pub fn create(path: &Path) -> Result<WalLedgerDb, String> {
+        let err = |e: rusqlite::Error| format!("{}: {e}", path.display());
+        let db = rusqlite::Connection::open(path).map_err(err)?;
+        let mode: String = db
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(format!("{}: journal mode {mode}, not wal", path.display()));
+        }
+        db.execute_batch("PRAGMA wal_autocheckpoint=0;")
+            .map_err(err)?;
+        db.execute_batch(LEDGERS_SCHEMA).map_err(err)?;
+        Ok(WalLedgerDb {
+            path: path.to_owned(),
+            db,
+        })
+    }
+
+    /// The database's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Inserts a row per header, in one transaction (into the WAL).
+    pub fn insert(&mut self, headers: &[LedgerHeader]) -> Result<(), String> {
+        insert_ledgers(&mut self.db, headers).map_err(|e| format!("{}: {e}", self.path.display()))
+    }
+
+    /// Copies every row into the database file and empties the WAL
+    /// (`wal_checkpoint(TRUNCATE)`).
+    pub fn checkpoint(&self) -> Result<(), String> {
+        let busy: i64 = self
+            .db
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+            .map_err(|e| format!("{}: {e}", self.path.display()))?;
+        if busy != 0 {
+            return Err(format!(
+                "{}: the checkpoint was blocked",
+                self.path.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Copies `ledger.db` and its `-wal` and `-shm` (those that exist) into
+    /// `dir`, under the same names: the files a rippled killed now leaves.
+    /// Their paths.
+    pub fn copy_files_to(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
+        let name = self
+            .path
+            .file_name()
+            .ok_or_else(|| format!("{}: no file name", self.path.display()))?;
+        let mut out = Vec::new();
+        for suffix in ["", "-wal", "-shm"] {
+            let mut n = name.to_owned();
+            n.push(suffix);
+            let from = self.path.with_file_name(&n);
+            if !from.exists() {
+                continue;
+            }
+            let to = dir.join(&n);
+            std::fs::copy(&from, &to)
+                .map_err(|e| format!("copying {} to {}: {e}", from.display(), to.display()))?;
+            out.push(to);
+        }
+        Ok(out)
+    }
+}
+
+/// Writes rippled's `state.db` of an `online_delete` node: the `DbState`
+/// and `CanDelete` tables as `initStateDB` (rippled's `State.cpp`) creates
+/// them, row 1 naming the writable and the archive directories (rippled
+/// stores their full paths) and the last rotation's ledger.
+pub fn write_state_db(
+    path: &Path,
+    writable: &Path,
+    archive: &Path,
+    last_rotated: u32,
+) -> Result<(), String> {
+    let err = |e: rusqlite::Error| format!("{}: {e}", path.display());
+    let db = rusqlite::Connection::open(path).map_err(err)?;
+    db.execute_batch(
+        "CREATE TABLE IF NOT EXISTS DbState (
+            Key                    INTEGER PRIMARY KEY,
+            WritableDb             TEXT,
+            ArchiveDb              TEXT,
+            LastRotatedLedger      INTEGER
+        );
+        CREATE TABLE IF NOT EXISTS CanDelete (
+            Key                    INTEGER PRIMARY KEY,
+            CanDeleteSeq           INTEGER
+        );
+        INSERT OR IGNORE INTO CanDelete VALUES (1, 0);",
+    )
+    .map_err(err)?;
+    db.execute(
+        "INSERT OR REPLACE INTO DbState VALUES (1, ?1, ?2, ?3)",
+        rusqlite::params![
+            writable.display().to_string(),
+            archive.display().to_string(),
+            i64::from(last_rotated)
+        ],
+    )
+    .map_err(err)?;
+    Ok(())
 }

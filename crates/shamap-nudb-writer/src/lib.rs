@@ -14,7 +14,8 @@
 //!   spill record written, with offsets.
 //! - [`ledgers`]: objects of real ledgers from JSON dumps, histories of
 //!   ledgers sharing nodes, databases of them, rotated `online_delete`
-//!   layouts, rippled's `ledger.db`.
+//!   layouts and their `state.db`, rippled's `ledger.db` (closed, or in WAL
+//!   mode as a running or killed rippled leaves it: [`WalLedgerDb`]).
 //! - [`faults`]: flipped bytes, removed records, truncation, contradicting
 //!   or wrong headers, logs, bucket entries pointing past the file, spill
 //!   chains that loop.
@@ -33,6 +34,7 @@ pub mod writer;
 
 pub use codec::{CodecPolicy, CodecType};
 pub use ledgers::{
-    history, write_ledger, write_ledger_db, write_ledgers, write_rotated, Ledger, Rotated,
+    history, write_ledger, write_ledger_db, write_ledgers, write_rotated, write_state_db, Ledger,
+    Rotated, WalLedgerDb, ROTATED_NAMES,
 };
 pub use writer::{Interrupt, NudbOptions, NudbWriter, RecordInfo, WriteError, Written};

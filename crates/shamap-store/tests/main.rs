@@ -21,6 +21,7 @@ mod node_log_checkpoint;
 mod node_log_faults;
 mod node_log_integrity;
 mod nudb;
+mod nudb_layout;
 mod nudb_live;
 mod placement;
 mod power_loss;

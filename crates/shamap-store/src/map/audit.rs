@@ -170,7 +170,11 @@ pub fn audit(
             memory: opts.memory,
         };
         let r = nudb::audit(&s, &nudb_opts, progress)?;
-        return Ok(from_nudb(db, r));
+        let mut report = from_nudb(db, r);
+        report
+            .notes
+            .insert(0, format!("read: {}", s.layout().describe()));
+        return Ok(report);
     }
     if let Some(l) = &opts.ledger_db {
         return Err(StoreError::backend(

@@ -97,11 +97,6 @@ pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
-/// True when `dir` holds a NuDB store (`nudb.dat` and `nudb.key`).
-pub fn is_nudb_dir(dir: &Path) -> bool {
-    dir.join("nudb.dat").is_file() && dir.join("nudb.key").is_file()
-}
-
 impl NudbDir {
     /// Opens the store in `dir` read-only, in one view: the files' lengths
     /// as they are now, or, when `nudb.log` holds a commit (under way in a
@@ -113,6 +108,7 @@ impl NudbDir {
     /// file could fill, and a store not in rippled's shape (appnum 1,
     /// 32-byte keys).
     pub fn open(dir: &Path) -> Result<NudbDir, String> {
+        super::layout::check_nudb_dir(dir)?;
         let log_path = dir.join("nudb.log");
         let stamps = Stamps::of(dir);
         let mut dat = DatFile::open(&dir.join("nudb.dat"))?;

@@ -1,10 +1,11 @@
 //! rippled's `ledger.db` (SQLite): the `Ledgers` table maps sequences to
 //! ledger hashes (columns `LedgerHash`, `LedgerSeq`, `PrevHash`,
 //! `AccountSetHash`, `TransSetHash`, ... as rippled creates them, hashes as
-//! 64 hex digits). Opened read-only and `immutable` (SQLite then takes no
-//! lock and creates no journal, WAL or shared-memory file beside it), so
-//! it is read while rippled runs; rows rippled writes meanwhile may not
-//! be seen.
+//! 64 hex digits). rippled keeps it in WAL mode, its newest rows in
+//! `ledger.db-wal` while it runs or after it was killed: it is read with
+//! those rows, without creating or writing a file beside it ([`super::sqlite`]
+//! says how, and what SQLite was measured to do), so it is read while
+//! rippled runs; rows rippled writes after the reading are not seen.
 
 use std::path::Path;
 
@@ -28,19 +29,15 @@ pub struct LedgerRow {
 /// Reads every row of `Ledgers` in `path`, by sequence (or only `seq`'s).
 /// The error is one line naming the file.
 pub fn read_ledgers(path: &Path, seq: Option<u32>) -> Result<Vec<LedgerRow>, String> {
-    use rusqlite::OpenFlags;
+    super::sqlite::read(path, |conn| rows_of(path, conn, seq))
+}
+
+fn rows_of(
+    path: &Path,
+    conn: &rusqlite::Connection,
+    seq: Option<u32>,
+) -> Result<Vec<LedgerRow>, String> {
     let name = path.display();
-    if !path.is_file() {
-        return Err(format!("{name}: no such file"));
-    }
-    let uri = format!("file:{}?mode=ro&immutable=1", path.display());
-    let conn = rusqlite::Connection::open_with_flags(
-        uri,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .map_err(|e| format!("{name}: {e}"))?;
     let sql = "SELECT LedgerHash, LedgerSeq, PrevHash, AccountSetHash, TransSetHash FROM Ledgers \
                WHERE ?1 IS NULL OR LedgerSeq = ?1 ORDER BY LedgerSeq";
     let mut stmt = conn

@@ -7,13 +7,17 @@
 //!   spills, records).
 //! - [`codec`]: rippled's value codec.
 //! - [`dir`]: one NuDB directory (headers checked, lookups).
-//! - [`store`]: the store (one directory, or rippled's two rotated
-//!   `rippledb.*` ones), read-only.
+//! - [`layout`]: which directories a path holds (one directory, or
+//!   rippled's two rotated `rippledb.*` ones as its `state.db` names them).
+//! - [`store`]: the store over those directories, read-only.
+//! - [`sqlite`]: rippled's SQLite databases read as a running or killed
+//!   rippled leaves them (WAL included), creating nothing.
 //! - [`ledger_db`]: rippled's `ledger.db` (sequences to hashes).
 //! - [`scan`], [`inner_cache`], [`walk`], [`audit`](mod@audit): the audit.
 //!
 //! Nothing here writes, creates, locks or truncates a file in a NuDB
-//! directory: files are opened read-only. A non-empty `nudb.log` (a
+//! directory: files are opened read-only, `ledger.db` and `state.db` with
+//! no file created beside them ([`sqlite`]). A non-empty `nudb.log` (a
 //! commit under way in a running rippled, or one a crash stopped) is read
 //! in memory: the store is read as it was before that commit
 //! ([`log_file`]), never rolled back.
@@ -26,10 +30,12 @@ pub mod dir;
 pub mod inner_cache;
 pub mod key_check;
 pub mod key_file;
+pub mod layout;
 pub mod leaf_tags;
 pub mod ledger_db;
 pub mod log_file;
 pub mod scan;
+pub mod sqlite;
 pub mod store;
 pub mod walk;
 
@@ -37,6 +43,7 @@ pub use audit::{
     audit, headers_in_data, AuditOptions, AuditReport, DamagedNode, LedgerAudit, Only, RecordCounts,
 };
 pub use dir::NudbDir;
+pub use layout::{is_nudb_store, Layout};
 pub use ledger_db::{read_ledgers, LedgerRow};
 pub use scan::{decode_and_hash_floor, DamagedRecord, FloorReport, FoundHeader, ScanReport};
-pub use store::{is_nudb_store, NudbStore};
+pub use store::NudbStore;

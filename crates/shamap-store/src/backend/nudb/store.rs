@@ -1,6 +1,7 @@
 //! [`NudbStore`]: rippled's node store as a read-only [`NodeStore`]: one
 //! NuDB directory, or the two `rippledb.*` directories of rippled's
-//! `online_delete` rotation read as one store (newest first).
+//! `online_delete` rotation read as one store (newest first); which ones,
+//! [`super::layout`] decides.
 
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -9,7 +10,8 @@ use shamap::Hash256;
 
 use super::codec::decode_value;
 use super::dat_file::{Record, SIZE_LEN};
-use super::dir::{is_nudb_dir, NudbDir};
+use super::dir::NudbDir;
+use super::layout::{find_ledger_db, Layout};
 use super::log_file::FileStamp;
 use crate::error::StoreError;
 use crate::store::{Batch, NodeStore};
@@ -35,57 +37,11 @@ pub const SCAN_BLOCK: usize = 4 << 20;
 pub struct NudbStore {
     location: String,
     root: PathBuf,
+    layout: Layout,
     parts: Vec<NudbDir>,
     ledger_db: Option<PathBuf>,
     /// `ledger.db` and its `-wal` as they were when opened.
     ledger_db_stamps: [FileStamp; 2],
-}
-
-/// The NuDB directories at `path`: `path` itself, or its `rippledb.*`
-/// subdirectories (rippled's rotation under `online_delete`), newest first
-/// (by the data file's modification time: the writable one is written
-/// last). Empty when there is none.
-pub fn nudb_dirs(path: &Path) -> Vec<PathBuf> {
-    if is_nudb_dir(path) {
-        return vec![path.to_owned()];
-    }
-    let Ok(rd) = std::fs::read_dir(path) else {
-        return Vec::new();
-    };
-    let mut found: Vec<(std::time::SystemTime, PathBuf)> = rd
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("rippledb."))
-                && is_nudb_dir(p)
-        })
-        .map(|p| {
-            let t = std::fs::metadata(p.join("nudb.dat"))
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::UNIX_EPOCH);
-            (t, p)
-        })
-        .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-    found.into_iter().map(|(_, p)| p).collect()
-}
-
-/// True when `path` holds a NuDB store (one directory or a rotated pair).
-pub fn is_nudb_store(path: &Path) -> bool {
-    !nudb_dirs(path).is_empty()
-}
-
-/// rippled's `ledger.db` beside the store: in its directory or the one
-/// above (rippled's `[database_path]` usually holds the node store's
-/// directory).
-pub fn find_ledger_db(path: &Path) -> Option<PathBuf> {
-    let mut candidates = vec![path.join("ledger.db")];
-    if let Some(parent) = path.parent() {
-        candidates.push(parent.join("ledger.db"));
-    }
-    candidates.into_iter().find(|p| p.is_file())
 }
 
 /// The stamps of `ledger.db` and its `-wal` (rippled's newest rows).
@@ -102,18 +58,21 @@ fn ledger_db_stamps(db: Option<&Path>) -> [FileStamp; 2] {
 
 impl NudbStore {
     /// Opens the NuDB store at `path` (a NuDB directory or a directory of
-    /// rotated `rippledb.*` ones), read-only, with `ledger.db` when one is
-    /// beside it.
+    /// rotated `rippledb.*` ones, as [`Layout::discover`] finds them),
+    /// read-only, with `ledger.db` when one is beside it. A directory with
+    /// one of `nudb.dat` and `nudb.key` but not the other, or one that is
+    /// not a file (a FIFO is never opened), is refused in one line naming
+    /// it.
     pub fn open(path: &Path) -> Result<NudbStore, StoreError> {
         let location = path.display().to_string();
-        let dirs = nudb_dirs(path);
-        if dirs.is_empty() {
-            return Err(StoreError::NoStore {
-                location,
+        let layout = Layout::discover(path)
+            .map_err(|e| StoreError::backend(&location, e))?
+            .ok_or_else(|| StoreError::NoStore {
+                location: location.clone(),
                 reason: "no NuDB store here (no nudb.dat and nudb.key, nor rippledb.* directories holding them)".to_owned(),
-            });
-        }
-        let parts = dirs
+            })?;
+        let parts = layout
+            .dirs
             .iter()
             .map(|d| NudbDir::open(d))
             .collect::<Result<Vec<_>, String>>()
@@ -123,6 +82,7 @@ impl NudbStore {
             location,
             root: path.to_owned(),
             ledger_db_stamps: ledger_db_stamps(ledger_db.as_deref()),
+            layout,
             parts,
             ledger_db,
         })
@@ -176,6 +136,12 @@ impl NudbStore {
     /// Where the store is, for messages.
     pub(crate) fn location_str(&self) -> &str {
         &self.location
+    }
+
+    /// Which directories are read and why ([`Layout::describe`] says it in
+    /// one line), and which NuDB directories under the path are not.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
     }
 
     /// The directories read, newest first.
