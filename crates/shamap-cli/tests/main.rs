@@ -9,6 +9,7 @@ mod cassandra_cluster;
 mod clio_ledgers;
 mod clio_store_cassandra;
 mod diffs;
+mod export_into_store;
 mod export_ledger;
 mod ledger_db_lies;
 mod ledger_roots;
