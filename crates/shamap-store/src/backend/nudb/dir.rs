@@ -78,25 +78,6 @@ pub fn max_buckets(dat_len: u64, key_size: u16) -> u64 {
     1 + dat_len.saturating_sub(super::dat_file::DAT_HEADER_LEN as u64) / smallest
 }
 
-/// What a file that is not a regular file is, for messages.
-pub fn file_kind(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_block_device() || t.is_char_device() {
-        "a device"
-    } else if t.is_symlink() {
-        "a symbolic link"
-    } else {
-        "a regular file"
-    }
-}
-
 impl NudbDir {
     /// Opens the store in `dir` read-only, in one view: the files' lengths
     /// as they are now, or, when `nudb.log` holds a commit (under way in a

@@ -34,7 +34,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::sqlite::kind_name;
+use super::sqlite::regular_file;
 
 /// rippled's `state.db` (`SHAMapStoreImp`: `dbName_`).
 pub const STATE_DB: &str = "state.db";
@@ -108,25 +108,8 @@ fn rotated_dirs(path: &Path) -> Vec<PathBuf> {
 /// Checks that `dir` holds a `nudb.dat` and a `nudb.key` that are regular
 /// files, without opening them; the error is one line naming what is wrong.
 pub fn check_nudb_dir(dir: &Path) -> Result<(), String> {
-    let present = |name: &str| -> Result<bool, String> {
-        let p = dir.join(name);
-        match std::fs::metadata(&p) {
-            Ok(m) if m.is_file() => Ok(true),
-            Ok(m) => Err(format!(
-                "{}: {}, not a file (a NuDB store's {name} is a file)",
-                p.display(),
-                kind_name(m.file_type())
-            )),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                if p.symlink_metadata().is_ok() {
-                    Err(format!("{}: a symbolic link to nothing", p.display()))
-                } else {
-                    Ok(false)
-                }
-            }
-            Err(e) => Err(format!("{}: {e}", p.display())),
-        }
-    };
+    let present =
+        |name: &str| -> Result<bool, String> { Ok(regular_file(&dir.join(name))?.is_some()) };
     let (dat, key) = (present("nudb.dat")?, present("nudb.key")?);
     match (dat, key) {
         (true, true) => Ok(()),

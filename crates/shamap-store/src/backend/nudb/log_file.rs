@@ -107,7 +107,7 @@ pub fn read_log(path: &Path, capacity: usize) -> Result<LogState, String> {
     if !meta.file_type().is_file() {
         return Err(format!(
             "{name}: {}, not NuDB's log file",
-            super::dir::file_kind(&meta)
+            super::sqlite::kind_name(meta.file_type())
         ));
     }
     if meta.len() == 0 {

@@ -115,11 +115,12 @@ pub fn kind_name(ft: std::fs::FileType) -> &'static str {
     }
 }
 
-/// The stamp of `p`, `None` when it does not exist; an error naming it when
-/// it is not a regular file (SQLite would block opening a FIFO).
-fn stamp(p: &Path) -> Result<Stamp, String> {
+/// `p`'s metadata when it is a regular file, `None` when it does not
+/// exist; an error naming it when it is anything else (a FIFO would block
+/// an opening) or a symbolic link to nothing. Nothing is opened.
+pub(crate) fn regular_file(p: &Path) -> Result<Option<std::fs::Metadata>, String> {
     match std::fs::metadata(p) {
-        Ok(m) if m.is_file() => Ok(Some((m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec()))),
+        Ok(m) if m.is_file() => Ok(Some(m)),
         Ok(m) => Err(format!(
             "{}: {}, not a file",
             p.display(),
@@ -134,6 +135,11 @@ fn stamp(p: &Path) -> Result<Stamp, String> {
         }
         Err(e) => Err(format!("{}: {e}", p.display())),
     }
+}
+
+/// The stamp of `p`, `None` when it does not exist ([`regular_file`]).
+fn stamp(p: &Path) -> Result<Stamp, String> {
+    Ok(regular_file(p)?.map(|m| (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec())))
 }
 
 impl Beside {
