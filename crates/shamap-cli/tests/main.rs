@@ -14,6 +14,7 @@ mod export_ledger;
 mod ledger_db_lies;
 mod ledger_roots;
 mod proofs;
+mod readme_layout;
 mod stats_errors;
 mod stats_ledger;
 mod stats_plot;
