@@ -34,7 +34,10 @@
 //! the memory of a path from the root, not of the ledger. With `--out`,
 //! the file appears whole or not at all (a temporary file beside it,
 //! renamed once complete); a damaged or missing node stops the export with
-//! one line and status 2, and no file. Without `--out` the response goes
+//! one line and status 2, and no file. An `--out` inside the store being
+//! read (its `nudb.dat`, its `ledger.db`, a file of a rotated directory,
+//! a link into it) is refused before anything is written
+//! ([`crate::output::refuse_inside_store`]). Without `--out` the response goes
 //! to standard output, where what was written before such an error stays
 //! written.
 
@@ -127,7 +130,7 @@ pub fn run(args: &ExportArgs) -> Result<Exit, Failure> {
         Some(out) if out.as_os_str() != "-" => {
             let cannot =
                 |e: io::Error| Failure::unusable(format!("{}: cannot write: {e}", out.display()));
-            write_file_streamed(out, &mut |w| {
+            write_file_streamed(out, Some(&args.db), &mut |w| {
                 write_response(w, &ledger, v2).map_err(|stop| match stop {
                     Stop::Io(e) => cannot(e),
                     Stop::Failed(f) => f,

@@ -18,12 +18,15 @@
 //!
 //! Files a command writes (`stats --plot`'s charts, `export --out`'s
 //! ledger) go through [`write_files_whole`] or, streamed,
-//! [`write_file_streamed`]: each is written whole or not at all.
+//! [`write_file_streamed`]: each is written whole or not at all. A command
+//! that writes while it reads a store never writes inside that store
+//! ([`refuse_inside_store`]: `export --out`, `sync --to`), so an output
+//! path can never replace the store's own files.
 
 use std::fmt;
 use std::fs::{self, OpenOptions};
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -317,10 +320,17 @@ pub fn refuse_output_inside_store(out: &Path, db: &Path) -> Result<(), Failure> 
 /// failure, `fill`'s or the file's, the temporary file is removed and
 /// `target` is not touched; the file's errors are one line naming
 /// `target`. What `fill` writes is never held in memory whole.
+///
+/// `reading` is the store the bytes come from, if any: a `target` inside
+/// it is refused before anything is created ([`refuse_inside_store`]).
 pub fn write_file_streamed(
     target: &Path,
+    reading: Option<&Path>,
     fill: &mut dyn FnMut(&mut dyn Write) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
+    if let Some(store) = reading {
+        refuse_inside_store(target, store, "the output")?;
+    }
     let fail = |e: io::Error| Failure::unusable(format!("{}: cannot write: {e}", target.display()));
     let (path, file) = create_temp_beside(target).map_err(fail)?;
     let mut temps = TempFiles(vec![path.clone()]);
@@ -331,6 +341,104 @@ pub fn write_file_streamed(
     fs::rename(&path, target).map_err(fail)?;
     temps.0.clear();
     Ok(())
+}
+
+/// Refuses to write `out` (a file or a directory, `what` naming it in the
+/// message: "the output", "the target") while reading the store `store`
+/// names when the write would land inside that store: the one check every
+/// command that writes while reading a store makes.
+///
+/// Paths are compared after resolving links ([`landings`]): `out`'s
+/// directory is canonicalized (its nearest existing ancestor, for a
+/// directory still to be created), and when `out` is a link, where the
+/// link points is resolved the same way (a link pointing into the store is
+/// refused, though the write would replace the link). The store is its
+/// canonical directory (for `nudb:DIR`, DIR; rotated `rippledb.*`
+/// directories are inside it) and, for rippled's node store, the
+/// `ledger.db` read with it (in the directory or the one above). A path
+/// elsewhere that merely has the same file name is allowed. A Cassandra
+/// keyspace has no path, and a store that does not exist has nothing to
+/// protect (opening it fails on its own): nothing is refused then.
+pub fn refuse_inside_store(out: &Path, store: &Path, what: &str) -> Result<(), Failure> {
+    let text = store.to_string_lossy();
+    if shamap_store::open::is_cassandra_url(&text) {
+        return Ok(());
+    }
+    let dir = match text.strip_prefix("nudb:") {
+        Some(d) => PathBuf::from(d),
+        None => store.to_owned(),
+    };
+    let Ok(dir) = fs::canonicalize(&dir) else {
+        return Ok(());
+    };
+    let ledger_db = if dir.is_dir() && shamap_store::backend::nudb::is_nudb_store(&dir) {
+        shamap_store::backend::nudb::store::find_ledger_db(&dir)
+            .and_then(|p| fs::canonicalize(p).ok())
+    } else {
+        None
+    };
+    for at in landings(out) {
+        let hit = if at.starts_with(&dir) {
+            format!("the store {}", dir.display())
+        } else if ledger_db.as_ref() == Some(&at) {
+            format!("the store's ledger list {}", at.display())
+        } else {
+            continue;
+        };
+        return Err(Failure::unusable(format!(
+            "{}: {what} would be written inside {hit}, which this command reads (resolved: {}): refusing to write over what is read",
+            out.display(),
+            at.display()
+        )));
+    }
+    Ok(())
+}
+
+/// How many links [`landings`] follows (as the kernel's limit).
+const MAX_LINKS: usize = 40;
+
+/// Where writing `path` lands: the entry itself (its directory with links
+/// resolved, and its name), then, while the entry is a symbolic link
+/// (dangling or not), where the link points, resolved the same way.
+fn landings(path: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut at = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+    for _ in 0..MAX_LINKS {
+        let entry = match (at.parent(), at.file_name()) {
+            (Some(dir), Some(name)) => resolved(dir).join(name),
+            _ => resolved(&at),
+        };
+        out.push(entry.clone());
+        match fs::read_link(&entry) {
+            // A relative target is relative to the link's directory.
+            Ok(target) => at = entry.parent().map_or(target.clone(), |d| d.join(&target)),
+            Err(_) => break,
+        }
+    }
+    out
+}
+
+/// `dir` with links resolved: its longest existing prefix canonicalized,
+/// and the rest of `dir` (not yet created, so holding no link) applied to
+/// it (a `..` there going up one).
+fn resolved(dir: &Path) -> PathBuf {
+    let parts: Vec<Component<'_>> = dir.components().collect();
+    for n in (1..=parts.len()).rev() {
+        let prefix: PathBuf = parts[..n].iter().collect();
+        if let Ok(mut real) = fs::canonicalize(&prefix) {
+            for c in &parts[n..] {
+                match c {
+                    Component::ParentDir => {
+                        real.pop();
+                    }
+                    Component::Normal(name) => real.push(name),
+                    Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
+                }
+            }
+            return real;
+        }
+    }
+    dir.to_owned()
 }
 
 /// A progress bar over `len` nodes on stderr when it is a terminal;

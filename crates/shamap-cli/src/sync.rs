@@ -6,14 +6,17 @@
 //! maps; the root is then recorded in the target. The source needs no
 //! metadata record for a ledger hash (rippled's node store has none). A
 //! node the target holds in a damaged copy (one that does not hash to its
-//! key) is copied again over it, and the line says how many were.
+//! key) is copied again over it, and the line says how many were. A
+//! target inside the source (the same directory, one under it, a link
+//! into it) is refused before either store is opened
+//! ([`crate::output::refuse_inside_store`]).
 
 use std::path::PathBuf;
 
 use shamap_store::{copy_root, ledger};
 
 use crate::input::{given_root, open_or_create, open_to_read, parse_root};
-use crate::output::{node_progress, print_text_status_kept, Exit, Failure};
+use crate::output::{node_progress, print_text_status_kept, refuse_inside_store, Exit, Failure};
 
 /// Arguments of `shamap sync`.
 #[derive(Debug, clap::Args)]
@@ -40,6 +43,8 @@ pub struct SyncArgs {
 /// is opened, so a wrong root leaves no new, empty target behind.
 pub fn run(args: &SyncArgs) -> Result<Exit, Failure> {
     parse_root(args.root.as_deref())?;
+    // The target is written while the source is read: never inside it.
+    refuse_inside_store(&args.to, &args.from, "the target store")?;
     let from = open_to_read(&args.from)?;
     let root = given_root(&from, args.root.as_deref(), args.ledger)?
         .ok_or_else(|| Failure::unusable("give --root or --ledger"))?;

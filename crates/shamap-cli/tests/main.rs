@@ -13,6 +13,7 @@ mod export_into_store;
 mod export_ledger;
 mod ledger_db_lies;
 mod ledger_roots;
+mod output_into_store;
 mod proofs;
 mod readme_layout;
 mod stats_errors;
