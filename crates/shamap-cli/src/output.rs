@@ -263,57 +263,6 @@ pub fn write_files_whole(files: &[(PathBuf, Vec<u8>)]) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Refuses (one line) an output file inside the store `db` being read:
-/// compared after resolving links, so `nudb.dat`, `nudb.key`, a file in a
-/// rotated `rippledb.*` directory or a node log's files, named directly or
-/// through a symbolic link, are never written over; nor are rippled's
-/// `ledger.db` and `state.db` (and their `-wal`, `-shm`) beside the store.
-/// A path elsewhere with the same file name is allowed.
-pub fn refuse_output_inside_store(out: &Path, db: &Path) -> Result<(), Failure> {
-    let Some(text) = db.to_str() else {
-        return Ok(());
-    };
-    if shamap_store::open::is_cassandra_url(text) {
-        return Ok(());
-    }
-    let store = Path::new(text.strip_prefix("nudb:").unwrap_or(text));
-    let Ok(store) = store.canonicalize() else {
-        return Ok(());
-    };
-    let resolved = match out.canonicalize() {
-        Ok(p) => p,
-        Err(_) => {
-            let parent = match out.parent() {
-                Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-                _ => PathBuf::from("."),
-            };
-            match (parent.canonicalize(), out.file_name()) {
-                (Ok(p), Some(name)) => p.join(name),
-                _ => return Ok(()),
-            }
-        }
-    };
-    let beside = |name: &str| {
-        store.parent().is_some_and(|p| {
-            let name_ok = resolved
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| {
-                    n == name || n == format!("{name}-wal") || n == format!("{name}-shm")
-                });
-            name_ok && (resolved.parent() == Some(p) || resolved.parent() == Some(&store))
-        })
-    };
-    if resolved.starts_with(&store) || beside("ledger.db") || beside("state.db") {
-        return Err(Failure::unusable(format!(
-            "{}: inside the store being read ({}): refusing to write over it",
-            out.display(),
-            resolved.display()
-        )));
-    }
-    Ok(())
-}
-
 /// Writes `target` whole or not at all from a stream: `fill` writes the
 /// bytes (through a buffer) to a temporary file beside `target`, which is
 /// synced and renamed over `target` only when `fill` succeeds. On any
@@ -372,7 +321,7 @@ pub fn refuse_inside_store(out: &Path, store: &Path, what: &str) -> Result<(), F
         return Ok(());
     };
     let ledger_db = if dir.is_dir() && shamap_store::backend::nudb::is_nudb_store(&dir) {
-        shamap_store::backend::nudb::store::find_ledger_db(&dir)
+        shamap_store::backend::nudb::layout::find_ledger_db(&dir)
             .and_then(|p| fs::canonicalize(p).ok())
     } else {
         None

@@ -66,7 +66,7 @@ fn export_out_is_refused_inside_the_store() {
         );
         let line = one_error_line(&r, 2);
         assert!(
-            line.contains("inside the store being read"),
+            line.contains("refusing to write over what is read"),
             "{out}: {line}"
         );
         assert_eq!(snapshot(root.path()), before, "{out}: the store changed");
@@ -117,6 +117,9 @@ fn export_out_is_refused_in_a_rotated_directory() {
         None,
     );
     let line = one_error_line(&r, 2);
-    assert!(line.contains("inside the store being read"), "{line}");
+    assert!(
+        line.contains("refusing to write over what is read"),
+        "{line}"
+    );
     assert_eq!(snapshot(root.path()), before);
 }
