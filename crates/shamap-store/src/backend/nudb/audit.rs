@@ -26,10 +26,11 @@ use shamap::{Hash256, MapKind};
 use super::budget::MemoryBudget;
 use super::ledger_db::read_ledgers;
 use super::scan::{scan, DamagedRecord, ScanReport};
+use super::store::headers_in_data;
 use super::store::NudbStore;
 use super::walk::{walk_map, NodeProblem, Scanned, Visited, WalkCounts, Walker};
 use crate::error::StoreError;
-use crate::node::{Node, NodeObject};
+use crate::node::Node;
 use crate::store::{NodeStore, NodeStoreExt};
 
 /// Problems listed per ledger (more are counted).
@@ -520,52 +521,4 @@ pub fn find_header_by_seq(store: &NudbStore, seq: u32) -> Result<Option<Hash256>
         std::ops::ControlFlow::Continue(())
     })?;
     Ok(found)
-}
-
-/// What [`headers_in_data`] counts on its way.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RecordCounts {
-    /// Data records.
-    pub records: u64,
-    /// Bytes of their stored (encoded) values.
-    pub value_bytes: u64,
-    /// Records per codec type (0 raw, 1 LZ4, 2 compressed inner, 3 full
-    /// inner, 4 anything else).
-    pub codec_types: [u64; 5],
-}
-
-/// Calls `f` with every ledger header in the data files, in file order,
-/// reading them through once and decoding only the values of a header's
-/// length (each one checked against its key): what lists a store's
-/// ledgers when there is no `ledger.db`. Returns the records counted.
-pub fn headers_in_data(
-    store: &NudbStore,
-    f: &mut dyn FnMut(&super::scan::FoundHeader) -> std::ops::ControlFlow<()>,
-) -> Result<RecordCounts, StoreError> {
-    use super::codec::{decode_value, read_varint};
-    const HEADER_VALUE_LEN: u64 = 9 + 4 + 118;
-    let mut counts = RecordCounts::default();
-    let mut value = Vec::new();
-    store.for_each_record(&mut |_, _, key, raw| {
-        counts.records += 1;
-        counts.value_bytes += raw.len() as u64;
-        let ty = read_varint(raw);
-        counts.codec_types[ty.map_or(4, |(t, _)| t.min(4)) as usize] += 1;
-        let candidate = match ty {
-            Some((0, n)) => (raw.len() - n) as u64 == HEADER_VALUE_LEN,
-            Some((1, n)) => read_varint(&raw[n..]).is_some_and(|(s, _)| s == HEADER_VALUE_LEN),
-            _ => false,
-        };
-        if candidate && decode_value(raw, &mut value).is_ok() && value[8] == 1 {
-            if let Some(hash) = Hash256::from_slice(key) {
-                if let Ok(obj) = NodeObject::decode(hash, value.clone()) {
-                    if let Ok(Node::Ledger(header)) = obj.parse() {
-                        return f(&super::scan::FoundHeader { hash, header });
-                    }
-                }
-            }
-        }
-        std::ops::ControlFlow::Continue(())
-    })?;
-    Ok(counts)
 }

@@ -39,11 +39,9 @@ pub mod sqlite;
 pub mod store;
 pub mod walk;
 
-pub use audit::{
-    audit, headers_in_data, AuditOptions, AuditReport, DamagedNode, LedgerAudit, Only, RecordCounts,
-};
+pub use audit::{audit, AuditOptions, AuditReport, DamagedNode, LedgerAudit, Only};
 pub use dir::NudbDir;
 pub use layout::{is_nudb_store, Layout};
 pub use ledger_db::{read_ledgers, LedgerRow};
-pub use scan::{decode_and_hash_floor, DamagedRecord, FloorReport, FoundHeader, ScanReport};
-pub use store::NudbStore;
+pub use scan::{decode_and_hash_floor, DamagedRecord, FloorReport, ScanReport};
+pub use store::{headers_in_data, FoundHeader, NudbStore, RecordCounts};

@@ -22,7 +22,6 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
 
 use hashbrown::HashSet;
-use shamap::xrpl::LedgerHeader;
 use shamap::Hash256;
 
 use super::budget::MemoryBudget;
@@ -31,7 +30,7 @@ use super::dat_file::{Chunk, Record, SIZE_LEN};
 use super::inner_cache::{InnerBudget, InnerCache, InnerShare};
 use super::key_file::{key_hash, Bucket, IndexDigest};
 use super::leaf_tags::{leaf_tag, LeafTags, TagChunk};
-use super::store::{NudbStore, SCAN_BLOCK};
+use super::store::{FoundHeader, NudbStore, SCAN_BLOCK};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
 
@@ -54,15 +53,6 @@ pub struct DamagedRecord {
     pub key: Option<Hash256>,
     /// What is wrong, on one line.
     pub what: String,
-}
-
-/// A ledger header found by the scan.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FoundHeader {
-    /// The ledger hash (the record's key).
-    pub hash: Hash256,
-    /// The header.
-    pub header: LedgerHeader,
 }
 
 /// What the scan found.
