@@ -40,6 +40,7 @@ pub mod error;
 pub mod ledger_dump;
 pub mod map_stats;
 pub mod pages;
+pub mod result_code;
 pub mod verify;
 
 pub use dump::parse;
