@@ -71,8 +71,11 @@ pub struct XpopReport {
     /// The transaction's ID.
     pub tx_hash: Hash256,
     /// The result code the metadata records.
-    pub result_code: u8,
-    /// Its name (`tesSUCCESS`, …) where rippled's definitions have one.
+    /// (`None` when the metadata cannot be read as rippled's metadata: the
+    /// proof still holds for its bytes.)
+    pub result_code: Option<u8>,
+    /// Its name (`tesSUCCESS`, …) where rippled's definitions have one;
+    /// `code N` otherwise; `unknown (why)` when the metadata cannot be read.
     pub result: String,
     /// The proof's form.
     pub form: ProofForm,
@@ -190,15 +193,20 @@ pub fn verify(xpop: &Value, vl_key: &PublicKey) -> Result<XpopReport, AuthError>
             tally.why_short()
         )));
     }
-    let result_code = result_code(&meta)?;
+    let (result_code, result) = match result_code(&meta) {
+        Ok(code) => (
+            Some(code),
+            shamap_ledger::result_code::result_name(code).unwrap_or_else(|| format!("code {code}")),
+        ),
+        Err(e) => (None, format!("unknown ({e})")),
+    };
     Ok(XpopReport {
         ledger_index: header.seq,
         ledger_hash,
         header,
         tx_hash,
         result_code,
-        result: shamap_ledger::result_code::result_name(result_code)
-            .unwrap_or_else(|| format!("code {result_code}")),
+        result,
         form,
         validators: list.validators.len(),
         quorum: list.quorum(),

@@ -31,3 +31,4 @@ mod verify_data;
 mod verify_decoded;
 mod verify_errors;
 mod verify_pages;
+mod xpop_cli;
