@@ -15,6 +15,7 @@ __all__ = [
     "read_ledger",
     "stats",
     "verify_proof",
+    "verify_xpop",
 ]
 
 _Kind = Literal["state", "tx", "txset"]
@@ -116,6 +117,13 @@ def verify_proof(
 ) -> Literal["included", "absent"]:
     """Checks a proof path against a trusted root; ValueError("invalid
     proof: <reason>") when it does not lead from root to key."""
+
+def verify_xpop(
+    xpop: Union[str, bytes, Dict[str, Any]], vl_key: str
+) -> Dict[str, Any]:
+    """Verifies an XPOP (XLS-41) against the list publisher's master key, as
+    `shamap xpop verify --json` does: the same fields; `valid` False with a
+    `reason` when it does not verify. ValueError for non-JSON or a bad key."""
 
 def read_ledger(path: Union[_PathLike, Sequence[_PathLike]]) -> Ledger:
     """Reads a ledger dump (or the ledger_data pages of one ledger), builds
