@@ -17,12 +17,18 @@ use crate::convert::to_py;
 /// `result`, …; for an invalid one `valid` False and `reason`. ValueError
 /// for text that is not JSON or a key that is not a key.
 #[pyfunction]
-pub(crate) fn verify_xpop<'py>(py: Python<'py>, xpop: &Bound<'py, PyAny>, vl_key: &str) -> PyResult<Bound<'py, PyAny>> {
-    let key = PublicKey::parse(vl_key).map_err(|e| PyValueError::new_err(format!("vl_key: {e}")))?;
+pub(crate) fn verify_xpop<'py>(
+    py: Python<'py>,
+    xpop: &Bound<'py, PyAny>,
+    vl_key: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let key =
+        PublicKey::parse(vl_key).map_err(|e| PyValueError::new_err(format!("vl_key: {e}")))?;
     let text: String = if let Ok(s) = xpop.cast::<PyString>() {
         s.extract::<String>()?
     } else if let Ok(b) = xpop.cast::<PyBytes>() {
-        String::from_utf8(b.as_bytes().to_vec()).map_err(|_| PyValueError::new_err("the XPOP is not UTF-8"))?
+        String::from_utf8(b.as_bytes().to_vec())
+            .map_err(|_| PyValueError::new_err("the XPOP is not UTF-8"))?
     } else if xpop.cast::<PyDict>().is_ok() {
         let json = py.import("json")?;
         json.call_method1("dumps", (xpop,))?.extract()?
@@ -32,8 +38,8 @@ pub(crate) fn verify_xpop<'py>(py: Python<'py>, xpop: &Bound<'py, PyAny>, vl_key
             type_name(xpop)
         )));
     };
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| PyValueError::new_err(format!("the XPOP is not JSON: {e}")))?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| PyValueError::new_err(format!("the XPOP is not JSON: {e}")))?;
     let out = py.detach(|| match shamap_auth::xpop::verify(&value, &key) {
         Ok(r) => r.to_json(),
         Err(e) => serde_json::json!({"valid": false, "reason": e.to_string()}),

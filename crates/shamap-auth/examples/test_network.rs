@@ -25,12 +25,23 @@ fn main() {
         eprintln!("error: {what}");
         std::process::exit(2)
     };
-    let hash = Hash256::from_hex(&args[0]).unwrap_or_else(|_| fail("LEDGER_HASH is not 64 hex digits"));
-    let seq: u32 = args[1].parse().unwrap_or_else(|_| fail("SEQ is not a number"));
+    let hash =
+        Hash256::from_hex(&args[0]).unwrap_or_else(|_| fail("LEDGER_HASH is not 64 hex digits"));
+    let seq: u32 = args[1]
+        .parse()
+        .unwrap_or_else(|_| fail("SEQ is not a number"));
     let out = PathBuf::from(&args[2]);
-    let n: usize = args[3].parse().unwrap_or_else(|_| fail("N is not a number"));
-    let k: usize = args.get(4).map_or(Ok(n), |s| s.parse()).unwrap_or_else(|_| fail("K is not a number"));
-    let seed: u8 = args.get(5).map_or(Ok(1), |s| s.parse()).unwrap_or_else(|_| fail("SEED is not 0-255"));
+    let n: usize = args[3]
+        .parse()
+        .unwrap_or_else(|_| fail("N is not a number"));
+    let k: usize = args
+        .get(4)
+        .map_or(Ok(n), |s| s.parse())
+        .unwrap_or_else(|_| fail("K is not a number"));
+    let seed: u8 = args
+        .get(5)
+        .map_or(Ok(1), |s| s.parse())
+        .unwrap_or_else(|_| fail("SEED is not 0-255"));
     let key = |role: u8, i: usize| {
         let mut s = [seed; 32];
         s[0] = role;
@@ -47,13 +58,17 @@ fn main() {
             } else {
                 KeyPair::secp256k1(key(3, i)).unwrap_or_else(|| fail("seed out of range"))
             };
-            (master, KeyPair::secp256k1(key(4, i)).unwrap_or_else(|| fail("seed out of range")))
+            (
+                master,
+                KeyPair::secp256k1(key(4, i)).unwrap_or_else(|| fail("seed out of range")),
+            )
         })
         .collect();
     std::fs::create_dir_all(&out).unwrap_or_else(|e| fail(&format!("{}: {e}", out.display())));
     let vl = ValidatorList::make(&publisher, &signing, &validators, 1, 4_000_000_000);
     let write = |name: String, v: serde_json::Value| {
-        std::fs::write(out.join(&name), v.to_string()).unwrap_or_else(|e| fail(&format!("{name}: {e}")));
+        std::fs::write(out.join(&name), v.to_string())
+            .unwrap_or_else(|e| fail(&format!("{name}: {e}")));
     };
     write("vl.json".into(), vl);
     for (_, s) in validators.iter().take(k) {

@@ -35,6 +35,15 @@ pub enum AuthError {
     Invalid(String),
 }
 
+impl From<shamap::xrpl::fields::FieldError> for AuthError {
+    fn from(e: shamap::xrpl::fields::FieldError) -> AuthError {
+        AuthError::Malformed {
+            what: e.what,
+            why: e.why,
+        }
+    }
+}
+
 impl AuthError {
     pub(crate) fn key(text: &str, why: &str) -> AuthError {
         AuthError::Key {

@@ -18,7 +18,6 @@
 
 pub mod anchor;
 pub mod error;
-pub mod fields;
 pub mod keys;
 pub mod manifest;
 pub mod validation;

@@ -9,8 +9,8 @@
 //! revoked signs nothing that counts.
 
 use crate::error::AuthError;
-use crate::fields::{read_fields, type_code, u32_of, without, Field};
 use crate::keys::{KeyPair, PublicKey};
+use shamap::xrpl::fields::{read_fields, type_code, u32_of, without, Field};
 
 /// `MAN\0`: the prefix of a manifest's signed bytes.
 pub const MANIFEST_PREFIX: &[u8; 4] = b"MAN\0";

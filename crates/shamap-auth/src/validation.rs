@@ -18,8 +18,8 @@ use serde_json::Value;
 use shamap::Hash256;
 
 use crate::error::AuthError;
-use crate::fields::{read_fields, type_code as t, u32_of, without};
 use crate::keys::{KeyPair, PublicKey};
+use shamap::xrpl::fields::{read_fields, type_code as t, u32_of, without};
 
 /// `VAL\0`: the prefix of a validation's signed bytes.
 pub const VALIDATION_PREFIX: &[u8; 4] = b"VAL\0";

@@ -35,10 +35,10 @@ use shamap::xrpl::{sha512_half, transaction_id, LedgerHeader};
 use shamap::{Hash256, Key};
 
 use crate::error::AuthError;
-use crate::fields::{read_fields, type_code};
 use crate::keys::PublicKey;
 use crate::validation::{FoundValidation, Validation};
 use crate::validator_list::ValidatorList;
+use shamap::xrpl::fields::{read_fields, type_code};
 
 /// The two proof forms of XLS-41.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

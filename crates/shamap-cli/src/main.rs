@@ -23,6 +23,7 @@ mod nudb;
 mod output;
 mod proof_file;
 
+mod anchor;
 mod apply;
 mod bench;
 mod check_proof;
@@ -149,6 +150,7 @@ fn main() -> ExitCode {
                 args.ledger,
                 args.ledger_db.as_deref(),
                 args.memory_mb,
+                &args.anchor,
                 args.json,
             )
             .map_err(|f| f.about_store(db)),

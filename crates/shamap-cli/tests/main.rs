@@ -1,6 +1,7 @@
 //! Integration tests of the `shamap` binary, compiled as one test binary.
 //! Each module runs the built binary on real or deliberately broken input.
 
+mod anchors;
 mod apply_input;
 mod bad_day;
 #[path = "../../shamap-store/tests/cassandra_cluster.rs"]

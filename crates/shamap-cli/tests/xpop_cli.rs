@@ -112,6 +112,25 @@ fn verify_prints_one_line_per_file_and_the_worst_status() {
     assert!(one_error_line(&r, 2).contains("--vl-key"), "{}", r.stderr);
 }
 
+/// [`collector_dir`]'s files written into `out` itself; returns the
+/// publisher key in hex.
+pub fn collector(
+    _dir: &Path,
+    out: &Path,
+    n: usize,
+    voting: usize,
+    hash: &shamap::Hash256,
+    seq: u32,
+) -> String {
+    let (publisher, made) = collector_dir(out, n, voting, hash, seq);
+    for e in std::fs::read_dir(&made).expect("made") {
+        let p = e.expect("entry").path();
+        std::fs::rename(&p, out.join(p.file_name().expect("name"))).expect("move");
+    }
+    std::fs::remove_dir(&made).expect("empty");
+    publisher.public().to_hex()
+}
+
 /// A generated network: the list (`vl.json`) and every validator's
 /// validation of `(hash, seq)` as stream messages, in the collector's layout.
 fn collector_dir(

@@ -29,9 +29,11 @@ use shamap::Hash256;
 pub use crate::backend::nudb::Only;
 use crate::backend::nudb::{self, AuditReport, DamagedNode};
 use crate::error::StoreError;
+use crate::map::authenticate::{authenticate, Authentication, StoreLedgers, Verdict};
 use crate::map::{ledger, verify::verify_all};
 use crate::meta;
 use crate::open::Opened;
+use crate::store::NodeStore;
 
 /// How to audit.
 #[derive(Clone, Debug, Default)]
@@ -46,6 +48,9 @@ pub struct AuditOptions {
     /// rippled's `ledger.db` to read beside a NuDB store (none: the one
     /// found beside it, if any).
     pub ledger_db: Option<PathBuf>,
+    /// A trusted ledger hash: every root found is then authenticated from
+    /// it or not ([`crate::map::authenticate`]); none: nothing is.
+    pub anchor: Option<Hash256>,
 }
 
 /// One root audited: a ledger (header and both maps) or a map root.
@@ -143,6 +148,8 @@ pub struct StoreAudit {
     pub nodes: Vec<DamagedNode>,
     /// What the reader noticed on the way.
     pub notes: Vec<String>,
+    /// With an anchor: each root's verdict ([`crate::map::authenticate`]).
+    pub authentication: Option<Authentication>,
 }
 
 /// Audits the store at `location` (see the module docs); `progress` gets
@@ -174,6 +181,9 @@ pub fn audit(
         report
             .notes
             .insert(0, format!("read: {}", s.layout().describe()));
+        if let Some(anchor) = &opts.anchor {
+            report.authenticate(&s, anchor);
+        }
         return Ok(report);
     }
     if let Some(l) = &opts.ledger_db {
@@ -255,7 +265,7 @@ pub fn audit(
         bytes: a.log_bytes,
         acknowledged_batch: a.acknowledged,
     });
-    Ok(StoreAudit {
+    let mut report = StoreAudit {
         db,
         store: backend_name(&opened),
         roots_from: "the roots the store retains".to_owned(),
@@ -265,7 +275,12 @@ pub fn audit(
         roots: audited,
         nodes: Vec::new(),
         notes: Vec::new(),
-    })
+        authentication: None,
+    };
+    if let Some(anchor) = &opts.anchor {
+        report.authenticate(store, anchor);
+    }
+    Ok(report)
 }
 
 /// The name of `opened`'s backend, as reports give it.
@@ -334,10 +349,42 @@ fn from_nudb(db: String, r: AuditReport) -> StoreAudit {
         roots,
         nodes,
         notes: r.notes,
+        authentication: None,
     }
 }
 
 impl StoreAudit {
+    /// Authenticates every root from `anchor` (see [`crate::map::authenticate`]).
+    pub fn authenticate(&mut self, store: &dyn NodeStore, anchor: &Hash256) {
+        let found: Vec<(Option<u32>, Hash256)> =
+            self.roots.iter().map(|r| (r.seq, r.root)).collect();
+        let a = authenticate(&StoreLedgers(store), anchor, &found);
+        self.notes.push(format!(
+            "anchor {anchor}: {} ledger headers and their skip lists read, {} ledger hashes authenticated",
+            a.ledgers_read,
+            a.known.len()
+        ));
+        self.notes.extend(a.notes.iter().cloned());
+        self.authentication = Some(a);
+    }
+
+    /// The verdict on a root, when an anchor was given.
+    pub fn verdict(&self, root: &Hash256) -> Option<&Verdict> {
+        self.authentication
+            .as_ref()
+            .and_then(|a| a.verdicts.get(root))
+    }
+
+    /// With an anchor: true when every root is authenticated. Without: false
+    /// (nothing is authenticated without an anchor).
+    pub fn all_authenticated(&self) -> bool {
+        self.authentication.is_some()
+            && self
+                .roots
+                .iter()
+                .all(|r| self.verdict(&r.root).is_some_and(Verdict::is_authenticated))
+    }
+
     /// True when no damage was found and every root is whole.
     pub fn is_whole(&self) -> bool {
         self.damage_count == 0 && self.roots.iter().all(AuditedRoot::is_whole)
@@ -352,6 +399,9 @@ impl StoreAudit {
             "damage_count": self.damage_count,
             "notes": self.notes,
         });
+        if self.authentication.is_some() {
+            v["authenticated"] = Value::Bool(self.all_authenticated());
+        }
         match &self.files {
             FilesRead::None => {}
             FilesRead::Log {
@@ -393,7 +443,16 @@ impl StoreAudit {
         })
     }
 
-    fn root_json(r: &AuditedRoot) -> Value {
+    fn root_json(&self, r: &AuditedRoot) -> Value {
+        let mut v = Self::root_fields(r);
+        if let Some(verdict) = self.verdict(&r.root) {
+            v["authenticated"] = Value::Bool(verdict.is_authenticated());
+            v["authentication"] = Value::String(verdict.describe());
+        }
+        v
+    }
+
+    fn root_fields(r: &AuditedRoot) -> Value {
         json!({
             "root": r.root.to_hex(),
             "seq": r.seq,
@@ -424,7 +483,7 @@ impl StoreAudit {
     pub fn to_json(&self) -> Value {
         let mut v = self.head_json();
         v["damage"] = self.damage.iter().map(Self::damage_json).collect();
-        v["roots"] = self.roots.iter().map(Self::root_json).collect();
+        v["roots"] = self.roots.iter().map(|r| self.root_json(r)).collect();
         v["nodes"] = self.nodes.iter().map(Self::node_json).collect();
         v
     }
@@ -466,7 +525,7 @@ impl StoreAudit {
         list(
             w,
             "roots",
-            &mut self.roots.iter().map(Self::root_json),
+            &mut self.roots.iter().map(|r| self.root_json(r)),
             false,
         )?;
         list(
@@ -543,7 +602,14 @@ impl StoreAudit {
             );
         }
         for r in &self.roots {
-            let _ = writeln!(out, "{}", root_line(r));
+            match self.verdict(&r.root) {
+                Some(v) => {
+                    let _ = writeln!(out, "{}; {}", root_line(r), v.describe());
+                }
+                None => {
+                    let _ = writeln!(out, "{}", root_line(r));
+                }
+            }
         }
         for n in &self.nodes {
             let roots: Vec<String> = n

@@ -16,6 +16,7 @@
 //! - `node_id` ([`crate::NodeId`]): a node's position in a map.
 
 pub mod audit;
+pub mod authenticate;
 pub mod backed;
 pub mod diff;
 pub(crate) mod fetch;

@@ -1,6 +1,8 @@
 //! The top-level fields of a serialized XRP Ledger object (an `STObject`), as
 //! far as manifests, validations, transaction metadata and `LedgerHashes`
-//! entries need them: each field's type and code, and its bytes.
+//! entries (the skip lists) need them: each field's type and code, and its
+//! bytes. (Decoding whole transactions and entries is the XRPL codec's job,
+//! in `shamap-ledger`; this reader only finds fields and their bytes.)
 //!
 //! A field starts with its id: one byte `type << 4 | code` when both are
 //! below 16, else `type << 4` then the code, or the code's nibble with the
@@ -12,7 +14,29 @@
 //! code, each field once), so that the signing serialization of an object is
 //! its bytes with the non-signing fields cut out.
 
-use crate::error::AuthError;
+/// Bytes that are not a serialized object: what was read, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    /// What was being read ("the metadata", "a validation").
+    pub what: String,
+    /// What is wrong, and at which byte.
+    pub why: String,
+}
+
+impl std::fmt::Display for FieldError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.what, self.why)
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+fn malformed(what: &str, why: &str) -> FieldError {
+    FieldError {
+        what: what.to_owned(),
+        why: why.to_owned(),
+    }
+}
 
 /// Type codes of the field types these objects use.
 pub mod type_code {
@@ -89,14 +113,14 @@ impl Field {
 
 /// Reads the top-level fields of `object`, in canonical order (see the
 /// module documentation); `what` names the object in errors.
-pub fn read_fields(object: &[u8], what: &str) -> Result<Vec<Field>, AuthError> {
+pub fn read_fields(object: &[u8], what: &str) -> Result<Vec<Field>, FieldError> {
     let mut fields: Vec<Field> = Vec::new();
     let mut at = 0usize;
     while at < object.len() {
         let field = read_field(object, at, what)?;
         if let Some(prev) = fields.last() {
             if (prev.type_code, prev.field_code) >= (field.type_code, field.field_code) {
-                return Err(AuthError::malformed(
+                return Err(malformed(
                     what,
                     &format!(
                         "field ({}, {}) at byte {} is out of canonical order or repeated",
@@ -111,8 +135,8 @@ pub fn read_fields(object: &[u8], what: &str) -> Result<Vec<Field>, AuthError> {
     Ok(fields)
 }
 
-fn read_field(b: &[u8], start: usize, what: &str) -> Result<Field, AuthError> {
-    let short = || AuthError::malformed(what, &format!("ends inside the field at byte {start}"));
+fn read_field(b: &[u8], start: usize, what: &str) -> Result<Field, FieldError> {
+    let short = || malformed(what, &format!("ends inside the field at byte {start}"));
     let byte = |i: usize| b.get(i).copied().ok_or_else(short);
     let first = byte(start)?;
     let (mut type_code, mut field_code) = (first >> 4, first & 0x0F);
@@ -121,7 +145,7 @@ fn read_field(b: &[u8], start: usize, what: &str) -> Result<Field, AuthError> {
         type_code = byte(at)?;
         at += 1;
         if type_code < 16 {
-            return Err(AuthError::malformed(
+            return Err(malformed(
                 what,
                 &format!("non-canonical field id at byte {start}"),
             ));
@@ -131,14 +155,14 @@ fn read_field(b: &[u8], start: usize, what: &str) -> Result<Field, AuthError> {
         field_code = byte(at)?;
         at += 1;
         if field_code < 16 {
-            return Err(AuthError::malformed(
+            return Err(malformed(
                 what,
                 &format!("non-canonical field id at byte {start}"),
             ));
         }
     }
     if (type_code == type_code::OBJECT || type_code == type_code::ARRAY) && field_code == 1 {
-        return Err(AuthError::malformed(
+        return Err(malformed(
             what,
             &format!("an end marker where a field starts, at byte {start}"),
         ));
@@ -198,13 +222,13 @@ fn read_field(b: &[u8], start: usize, what: &str) -> Result<Field, AuthError> {
                 };
             }
             XCHAIN_BRIDGE => {
-                return Err(AuthError::malformed(
+                return Err(malformed(
                     what,
                     "holds a cross-chain bridge field, which no object read here has",
                 ))
             }
             _ => {
-                return Err(AuthError::malformed(
+                return Err(malformed(
                     what,
                     &format!("unknown field type {type_code} at byte {start}"),
                 ))
@@ -241,13 +265,13 @@ pub fn vl_length(b: &[u8], at: usize) -> Option<(usize, usize)> {
 }
 
 /// Skips an inner object or array starting at `at`; returns one past its end marker.
-fn skip_nested(b: &[u8], mut at: usize, array: bool, what: &str) -> Result<usize, AuthError> {
+fn skip_nested(b: &[u8], mut at: usize, array: bool, what: &str) -> Result<usize, FieldError> {
     let end_marker = if array { 0xF1 } else { 0xE1 };
     let mut depth_guard = 0usize;
     loop {
         match b.get(at) {
             None => {
-                return Err(AuthError::malformed(
+                return Err(malformed(
                     what,
                     "an inner object or array has no end marker",
                 ))
@@ -260,7 +284,7 @@ fn skip_nested(b: &[u8], mut at: usize, array: bool, what: &str) -> Result<usize
         }
         depth_guard += 1;
         if depth_guard > b.len() {
-            return Err(AuthError::malformed(what, "an inner object does not end"));
+            return Err(malformed(what, "an inner object does not end"));
         }
     }
 }
