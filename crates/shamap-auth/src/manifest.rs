@@ -48,7 +48,26 @@ impl Manifest {
     /// Parses a serialized manifest and checks both signatures (the master
     /// signature always; the signing key's unless revoked). `what` names it
     /// in errors ("the publisher's manifest", "validator nH…'s manifest").
+    ///
+    /// Manifests verified before (the same bytes) are taken from a bounded
+    /// process-wide cache: a verifier checking many XPOPs of one list checks
+    /// each validator's two manifest signatures once.
     pub fn verify(bytes: &[u8], what: &str) -> Result<Manifest, AuthError> {
+        let digest = shamap::xrpl::sha512_half(&[bytes]);
+        if let Some(m) = cache().lock().ok().and_then(|c| c.get(&digest).cloned()) {
+            return Ok(m);
+        }
+        let m = Self::verify_uncached(bytes, what)?;
+        if let Ok(mut c) = cache().lock() {
+            if c.len() >= CACHE_ENTRIES {
+                c.clear();
+            }
+            c.insert(digest, m.clone());
+        }
+        Ok(m)
+    }
+
+    fn verify_uncached(bytes: &[u8], what: &str) -> Result<Manifest, AuthError> {
         let fields = read_fields(bytes, what)?;
         let find = |id: (u8, u8)| fields.iter().find(|f| f.is(id.0, id.1));
         for f in &fields {
@@ -174,6 +193,16 @@ impl Manifest {
         push_vl(&mut out, &[0x70, 0x12], &master.sign(&signed));
         out
     }
+}
+
+/// Manifests kept verified: at most this many (then the cache starts over).
+const CACHE_ENTRIES: usize = 4096;
+
+/// The manifests verified so far, by the SHA512Half of their bytes.
+fn cache() -> &'static std::sync::Mutex<std::collections::HashMap<shamap::Hash256, Manifest>> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<shamap::Hash256, Manifest>>> =
+        std::sync::OnceLock::new();
+    CACHE.get_or_init(Default::default)
 }
 
 /// Appends a VL field: its id, length prefix and bytes.
