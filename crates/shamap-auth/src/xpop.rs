@@ -231,6 +231,8 @@ pub struct Tally {
     pub partial: usize,
     /// Listed validators whose manifest revokes their key.
     pub revoked: usize,
+    /// Further entries of a validator already counted.
+    pub duplicates: usize,
 }
 
 impl Tally {
@@ -250,6 +252,9 @@ impl Tally {
         }
         if self.revoked > 0 {
             parts.push(format!("{} from revoked validators", self.revoked));
+        }
+        if self.duplicates > 0 {
+            parts.push(format!("{} naming a validator already counted", self.duplicates));
         }
         if parts.is_empty() {
             String::new()
@@ -300,6 +305,14 @@ pub fn count_votes(
             tally.unlisted += 1;
             continue;
         };
+        if tally.votes.contains_key(&validator.master) {
+            // Counted already: a second entry for one validator adds no
+            // vote, and is not worth a signature check (a hostile XPOP
+            // cannot make the verifier check more signatures than the
+            // list has validators).
+            tally.duplicates += 1;
+            continue;
+        }
         let name = format!("the validation of {}", validator.master.to_base58());
         let Some(signing) = validator.signing else {
             tally.revoked += 1;
