@@ -155,9 +155,10 @@ class Store:
     ) -> Dict[str, Any]:
         """The proof `shamap prove --db` writes: kind, key, root, included,
         nodes (hex, leaf first)."""
-    def verify(self) -> Dict[str, Any]:
+    def verify(self, anchor: Optional[_KeyLike] = None) -> Dict[str, Any]:
         """The audit `shamap verify --db --json` reports; "ok" is True when
-        nothing is damaged."""
+        nothing is damaged. With anchor (a trusted ledger hash), every root
+        also gets "authenticated" and "authentication", as `--anchor` gives."""
 
 def open_store(path: _PathLike) -> Store:
     """Opens a node log or rippled's NuDB node store (read-only) for

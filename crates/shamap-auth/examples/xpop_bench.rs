@@ -18,14 +18,25 @@ use shamap_auth::xpop::{make, verify, XpopSource};
 use shamap_auth::{KeyPair, ProofForm, PublicKey, ValidatorList};
 
 fn main() {
-    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let n = args.first().copied().unwrap_or(200);
     let rounds = args.get(1).copied().unwrap_or(5);
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/ledger-full-90150378.json");
-    let dump = shamap_ledger::parse(&std::fs::read(path).expect("the ledger is in data/")).expect("parses");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/ledger-full-90150378.json"
+    );
+    let dump = shamap_ledger::parse(&std::fs::read(path).expect("the ledger is in data/"))
+        .expect("parses");
     let header = dump.header.complete_header().expect("a whole header");
-    let txs: Vec<(Vec<u8>, Vec<u8>)> =
-        dump.transactions.expect("transactions").into_iter().map(|t| (t.tx, t.meta)).collect();
+    let txs: Vec<(Vec<u8>, Vec<u8>)> = dump
+        .transactions
+        .expect("transactions")
+        .into_iter()
+        .map(|t| (t.tx, t.meta))
+        .collect();
     let seed = |role: u8, i: usize| {
         let mut s = [0x33; 32];
         s[0] = role;
@@ -36,12 +47,21 @@ fn main() {
     let publisher_signing = KeyPair::secp256k1(seed(2, 0)).expect("key");
     let validators: Vec<(KeyPair, KeyPair)> = (0..35)
         .map(|i| {
-            let master =
-                if i % 2 == 0 { KeyPair::ed25519(seed(3, i)) } else { KeyPair::secp256k1(seed(3, i)).expect("key") };
+            let master = if i % 2 == 0 {
+                KeyPair::ed25519(seed(3, i))
+            } else {
+                KeyPair::secp256k1(seed(3, i)).expect("key")
+            };
             (master, KeyPair::secp256k1(seed(4, i)).expect("key"))
         })
         .collect();
-    let vl = ValidatorList::make(&publisher, &publisher_signing, &validators, 1, 4_000_000_000);
+    let vl = ValidatorList::make(
+        &publisher,
+        &publisher_signing,
+        &validators,
+        1,
+        4_000_000_000,
+    );
     let found: Vec<FoundValidation> = validators
         .iter()
         .map(|(_, s)| FoundValidation {
@@ -57,12 +77,17 @@ fn main() {
         let fields = shamap::xrpl::fields::read_fields(&f.raw, "v").expect("fields");
         let sig = fields.iter().find(|x| x.is(7, 6)).expect("signature");
         let mut signed = b"VAL\0".to_vec();
-        signed.extend_from_slice(&shamap::xrpl::fields::without(&f.raw, std::slice::from_ref(sig)));
+        signed.extend_from_slice(&shamap::xrpl::fields::without(
+            &f.raw,
+            std::slice::from_ref(sig),
+        ));
         checks.push((s.public(), signed, sig.value(&f.raw).to_vec(), true));
     }
     {
         use base64::Engine as _;
-        let blob = base64::engine::general_purpose::STANDARD.decode(vl["blob"].as_str().expect("blob")).expect("b64");
+        let blob = base64::engine::general_purpose::STANDARD
+            .decode(vl["blob"].as_str().expect("blob"))
+            .expect("b64");
         let sig = const_hex::decode(vl["signature"].as_str().expect("sig")).expect("hex");
         checks.push((publisher_signing.public(), blob, sig, true));
     }

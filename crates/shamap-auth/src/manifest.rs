@@ -200,8 +200,9 @@ const CACHE_ENTRIES: usize = 4096;
 
 /// The manifests verified so far, by the SHA512Half of their bytes.
 fn cache() -> &'static std::sync::Mutex<std::collections::HashMap<shamap::Hash256, Manifest>> {
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<shamap::Hash256, Manifest>>> =
-        std::sync::OnceLock::new();
+    static CACHE: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<shamap::Hash256, Manifest>>,
+    > = std::sync::OnceLock::new();
     CACHE.get_or_init(Default::default)
 }
 

@@ -254,7 +254,10 @@ impl Tally {
             parts.push(format!("{} from revoked validators", self.revoked));
         }
         if self.duplicates > 0 {
-            parts.push(format!("{} naming a validator already counted", self.duplicates));
+            parts.push(format!(
+                "{} naming a validator already counted",
+                self.duplicates
+            ));
         }
         if parts.is_empty() {
             String::new()
