@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 use shamap::xrpl::skip_list::{short_key, SkipList};
-use shamap_nudb_writer::{skip_list_history, write_ledgers, Ledger, NudbOptions};
+use shamap_nudb_writer::{skip_list_history, write_ledger_db, write_ledgers, Ledger, NudbOptions};
 
 use crate::support::{data, shamap};
 
@@ -276,4 +276,54 @@ fn dumps_are_authenticated_from_an_anchor_too() {
     args.pop();
     let r = shamap(&args, None);
     assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+}
+
+#[test]
+fn a_ledger_db_naming_the_forged_ledger_blames_it_not_its_child() {
+    let c = chain();
+    let db = c.db.to_str().expect("utf-8");
+    // ledger.db as a forger would leave it: sequence 40300 is the forged ledger.
+    let headers: Vec<_> = c
+        .ledgers
+        .iter()
+        .filter(|l| !(40_200..40_210).contains(&l.header.seq))
+        .map(|l| {
+            if l.header.seq == 40_300 {
+                c.forged.header
+            } else {
+                l.header
+            }
+        })
+        .collect();
+    write_ledger_db(&c.db.join("ledger.db"), &headers).expect("ledger.db");
+    let before = snapshot(&c.db);
+    // Without an anchor the broken link is damage to 40301 (nothing says which side lies).
+    let r = shamap(["verify", "--db", db], None);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    // From the last hash: 40300 is forged, 40301 whole and authenticated.
+    let last = c.ledgers.last().expect("one").hash().to_hex();
+    let r = shamap(["verify", "--db", db, "--json", "--anchor", &last], None);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("1 forged and 0 not authenticated of 591 ledgers"),
+        "{}",
+        r.stderr
+    );
+    let v: Value = serde_json::from_str(&r.stdout).expect("json");
+    let roots = v["roots"].as_array().expect("roots");
+    let at = |seq: u32| roots.iter().find(|r| r["seq"] == seq).expect("held");
+    assert!(at(40_300)["authentication"]
+        .as_str()
+        .expect("why")
+        .starts_with("FORGED"));
+    assert_eq!(at(40_301)["ok"], true, "{}", at(40_301));
+    assert_eq!(at(40_301)["authenticated"], true);
+    assert_eq!(
+        v["nodes"].as_array().expect("nodes").len(),
+        0,
+        "{}",
+        v["nodes"]
+    );
+    assert_eq!(snapshot(&c.db), before, "the store's files changed");
 }

@@ -366,6 +366,57 @@ impl StoreAudit {
         ));
         self.notes.extend(a.notes.iter().cloned());
         self.authentication = Some(a);
+        self.reattribute_forged_parents();
+    }
+
+    /// A parent link that names another ledger than the one found at the
+    /// sequence before is, without an anchor, damage to the child. When the
+    /// child is authenticated and every ledger found at that sequence is
+    /// forged, the child is right and the forged ledger is the fault, which
+    /// its verdict already names: the child's problem is withdrawn (noted).
+    fn reattribute_forged_parents(&mut self) {
+        const PARENT_LINK: &str = "its parent_hash is ";
+        let mut withdrawn = Vec::new();
+        for i in 0..self.roots.len() {
+            let r = &self.roots[i];
+            let (Some(seq), true) = (r.seq, r.problems > 0) else {
+                continue;
+            };
+            if !self.verdict(&r.root).is_some_and(Verdict::is_authenticated) {
+                continue;
+            }
+            let before: Vec<&AuditedRoot> = self
+                .roots
+                .iter()
+                .filter(|p| p.seq == Some(seq.wrapping_sub(1)))
+                .collect();
+            let all_forged = !before.is_empty()
+                && before
+                    .iter()
+                    .all(|p| matches!(self.verdict(&p.root), Some(Verdict::Forged { .. })));
+            if !all_forged {
+                continue;
+            }
+            let root = r.root;
+            let Some(n) = self
+                .nodes
+                .iter()
+                .position(|n| n.key == root && n.what.starts_with(PARENT_LINK))
+            else {
+                continue;
+            };
+            let what = self.nodes.remove(n).what;
+            let r = &mut self.roots[i];
+            r.problems -= 1;
+            if r.problems == 0 {
+                r.error = None;
+                r.headers = 1;
+            }
+            withdrawn.push(format!(
+                "ledger {seq} {root}: {what}: the ledger found before it is forged, its own parent link is the validated one (not counted as damage)"
+            ));
+        }
+        self.notes.extend(withdrawn);
     }
 
     /// The verdict on a root, when an anchor was given.
