@@ -282,6 +282,20 @@ fn make_refuses_short_quorums_and_absent_transactions_leaving_no_file() {
         .contains("tmp")));
 }
 
+/// Runs `shamap xpop make SOURCE... --tx TX --validations DIR --vl-key KEY
+/// --out OUT` and asserts that it wrote the file.
+fn make_ok(source: &[&str], tx: &str, validations: &Path, key: &str, out: &Path) {
+    let mut args = vec!["xpop", "make"];
+    args.extend_from_slice(source);
+    let (v, o) = (
+        validations.to_str().expect("utf-8"),
+        out.to_str().expect("utf-8"),
+    );
+    args.extend_from_slice(&["--tx", tx, "--validations", v, "--vl-key", key, "--out", o]);
+    let r = shamap(&args, None);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+}
+
 #[test]
 fn make_from_a_nudb_store_equals_make_from_its_export() {
     let ls = history(
@@ -300,58 +314,23 @@ fn make_from_a_nudb_store_equals_make_from_its_export() {
     let (blob, _) = shamap::xrpl::tx::split_tx_with_meta(data).expect("leaf");
     let tx = transaction_id(blob).to_hex();
     let from_store = dir.path().join("store.json");
-    let r = shamap(
-        [
-            "xpop",
-            "make",
-            "--db",
-            db.to_str().expect("utf-8"),
-            "--root",
-            &last.hash().to_hex(),
-            "--tx",
-            &tx,
-            "--validations",
-            collected.to_str().expect("utf-8"),
-            "--vl-key",
-            &key,
-            "--out",
-            from_store.to_str().expect("utf-8"),
-        ],
-        None,
+    let (db_s, root) = (db.to_str().expect("utf-8"), last.hash().to_hex());
+    make_ok(
+        &["--db", db_s, "--root", &root],
+        &tx,
+        &collected,
+        &key,
+        &from_store,
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
     let export = dir.path().join("export.json");
+    let out = export.to_str().expect("utf-8");
     let r = shamap(
-        [
-            "export",
-            "--db",
-            db.to_str().expect("utf-8"),
-            "--root",
-            &last.hash().to_hex(),
-            "--out",
-            export.to_str().expect("utf-8"),
-        ],
+        ["export", "--db", db_s, "--root", &root, "--out", out],
         None,
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let from_dump = dir.path().join("dump.json");
-    let r = shamap(
-        [
-            "xpop",
-            "make",
-            export.to_str().expect("utf-8"),
-            "--tx",
-            &tx,
-            "--validations",
-            collected.to_str().expect("utf-8"),
-            "--vl-key",
-            &key,
-            "--out",
-            from_dump.to_str().expect("utf-8"),
-        ],
-        None,
-    );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    make_ok(&[out], &tx, &collected, &key, &from_dump);
     assert_eq!(
         std::fs::read(&from_store).expect("read"),
         std::fs::read(&from_dump).expect("read")

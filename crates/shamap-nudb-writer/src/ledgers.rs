@@ -215,22 +215,28 @@ fn append_skip(state: &mut ShaMap, key: Key, prev: u32, parent: Hash256, short: 
 /// changing a few state entries, carrying a few transactions, and keeping
 /// the skip lists ([`Ledger::successor_with_skip_lists`]).
 pub fn skip_list_history(base: Ledger, count: usize, seed: u64) -> Vec<Ledger> {
-    let mut out = vec![base];
-    for i in 0..count {
-        let next = out[i].successor_with_skip_lists(8, 3, seed.wrapping_add(i as u64));
-        out.push(next);
-    }
-    out
+    chain(base, count, seed, Ledger::successor_with_skip_lists)
 }
 
 /// `base` and `count` successors of it, each changing a few state entries
 /// and carrying a few transactions: a history whose ledgers share most of
 /// their state nodes.
 pub fn history(base: Ledger, count: usize, seed: u64) -> Vec<Ledger> {
+    chain(base, count, seed, Ledger::successor)
+}
+
+/// `base` and `count` ledgers after it, each made from the one before by
+/// `next(ledger, 8 changes, 3 transactions, seed + i)`.
+fn chain(
+    base: Ledger,
+    count: usize,
+    seed: u64,
+    next: fn(&Ledger, usize, usize, u64) -> Ledger,
+) -> Vec<Ledger> {
     let mut out = vec![base];
     for i in 0..count {
-        let next = out[i].successor(8, 3, seed.wrapping_add(i as u64));
-        out.push(next);
+        let l = next(&out[i], 8, 3, seed.wrapping_add(i as u64));
+        out.push(l);
     }
     out
 }
