@@ -48,7 +48,8 @@ use shamap::{Difference, Hash256, MapKind};
 mod store;
 
 use crate::input::read_ledger;
-use crate::maps::{build_map, KindArg};
+use crate::input::KindArg;
+use crate::maps::build_map;
 use crate::output::{print_json, print_text, Exit, Failure};
 
 /// Arguments of `shamap diff`.

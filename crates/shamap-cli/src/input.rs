@@ -8,6 +8,9 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::ValueEnum;
+
 use shamap::{Hash256, MapKind};
 use shamap_ledger::dump::{self, LedgerDump};
 use shamap_ledger::pages::{self, PagedLedger, PagesError};
@@ -16,7 +19,6 @@ use shamap_store::{
     OpenOptions, RootKind,
 };
 
-use crate::maps::KindArg;
 use crate::output::Failure;
 
 /// The largest `--cache-mb` (1 TiB): a budget, not an allocation, but a
@@ -208,6 +210,49 @@ pub struct MapArgs {
     #[arg(long, value_name = "MB", default_value_t = 64,
           value_parser = clap::value_parser!(u64).range(0..=MAX_CACHE_MB))]
     pub cache_mb: u64,
+}
+
+/// Which map to build (`--kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindArg {
+    /// Account state (`account_hash`): the dump's state entries.
+    State,
+    /// Transactions with metadata (`transaction_hash`): the dump's transactions.
+    Tx,
+    /// A consensus transaction set (no metadata): the dump's transaction blobs.
+    Txset,
+}
+
+impl KindArg {
+    /// The engine's map kind.
+    pub fn kind(self) -> MapKind {
+        match self {
+            KindArg::State => MapKind::AccountState,
+            KindArg::Tx => MapKind::TransactionWithMeta,
+            KindArg::Txset => MapKind::TransactionNoMeta,
+        }
+    }
+
+    /// The header field that holds this map's root, for the maps a ledger
+    /// header names.
+    pub fn root_field(self) -> Option<&'static str> {
+        match self {
+            KindArg::State => Some("account_hash"),
+            KindArg::Tx => Some("transaction_hash"),
+            KindArg::Txset => None,
+        }
+    }
+
+    /// The value parser of `--kind` for the subcommands that take only the
+    /// maps a ledger header names (`state`, `tx`): `txset` is refused as
+    /// an invalid value.
+    pub fn header_maps() -> impl TypedValueParser<Value = KindArg> {
+        let values = KindArg::value_variants()
+            .iter()
+            .filter(|k| k.root_field().is_some())
+            .filter_map(ValueEnum::to_possible_value);
+        PossibleValuesParser::new(values).try_map(|s| KindArg::from_str(&s, false))
+    }
 }
 
 /// Which map of a store a command reads (`--root`, `--ledger`, `--kind`),

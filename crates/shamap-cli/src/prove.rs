@@ -31,8 +31,9 @@ use shamap::xrpl::wire::{WireError, MIN_LEAF_DATA};
 use shamap::{Key, MapKind, ProofPath};
 use shamap_store::StoredMap;
 
+use crate::input::KindArg;
 use crate::input::{given_root, map_root, open_to_read, read_ledger};
-use crate::maps::{build_map, BuiltMap, KindArg};
+use crate::maps::{build_map, BuiltMap};
 use crate::output::{print_text, Exit, Failure};
 use crate::proof_file::render_proof;
 

@@ -8,8 +8,8 @@ use shamap::{Difference, Hash256, MapKind};
 use shamap_store::{diff_stored, ledger, NodeStore, StoredDifference, StoredMap};
 
 use super::{render_json, render_text, DiffArgs, Side};
+use crate::input::KindArg;
 use crate::input::{map_root, open_to_read, parse_hash};
-use crate::maps::KindArg;
 use crate::output::{print_json, print_text, Exit, Failure};
 
 /// The hash one side names: a ledger sequence number (digits only, fewer
