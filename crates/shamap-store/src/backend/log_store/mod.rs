@@ -40,6 +40,7 @@
 //! Layout of the bytes: [`format`](mod@format). Why a store of our own, and the
 //! measurements against fjall and RocksDB: `docs/design.md`, "Durable path".
 
+mod append;
 pub mod checkpoint;
 mod compact;
 mod files;

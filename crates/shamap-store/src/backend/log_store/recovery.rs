@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use super::checkpoint::Checkpoint;
 use super::format::{self, Record, FILE_HEADER_LEN};
-use super::index::Index;
-use super::ingest::WARM_CHUNK;
+use super::index::{Index, WARM_CHUNK};
 use super::state::{PosReader, State};
 use crate::ack::{Ack, ACK_FILE};
 

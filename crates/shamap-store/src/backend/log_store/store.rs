@@ -12,7 +12,7 @@ use super::format::{self, FILE_HEADER_LEN};
 use super::recovery::{check_below, scan, Damage, Scan, Scanned};
 use super::state::{next_file_id, State};
 use super::writer::Writer;
-use super::{checkpoint, compact, COMPACT_FILE, LOCK_FILE, LOG_FILE};
+use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
 use crate::ack::{self, Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::meta;
@@ -458,13 +458,7 @@ impl NodeStore for LogStore {
     /// What the index's next growth or the next compaction will allocate
     /// beside the index (once either is near).
     fn reserved_bytes(&self) -> u64 {
-        let s = self.state();
-        let compaction = if compact::compaction_near(s.end, s.live_bytes) {
-            compact::compaction_bytes(s.end, s.index.len())
-        } else {
-            0
-        };
-        s.index.growth_bytes_ahead().max(compaction) as u64
+        self.bytes_reserved_ahead() as u64
     }
 
     /// Appends in any order, encoding on one thread while another writes.
