@@ -17,7 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::hash::Hash256;
-use crate::xrpl::sha512half::sha512_half;
+use crate::sha512half::sha512_half;
 
 /// Hashes `msgs[i]` into `out[i]`, any number at once: a function's
 /// multi-lane kernel ([`HashFunction::batch`]).
