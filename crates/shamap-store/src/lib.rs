@@ -44,6 +44,7 @@ pub mod error;
 pub mod map;
 pub mod meta;
 pub mod node;
+pub(crate) mod node_id;
 pub mod open;
 pub mod store;
 
@@ -56,7 +57,7 @@ pub(crate) use backend::directory;
 pub(crate) use backend::rocks;
 pub use backend::{ack, fault, log_store, mem};
 pub use map::{backed, gc, import, ledger, reader, sync, verify};
-pub(crate) use map::{fetch, node_id, writers};
+pub(crate) use map::{fetch, writers};
 
 pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
 pub use backend::fjall::{FjallOptions, FjallStore};
@@ -77,11 +78,11 @@ pub use mem::MemStore;
 pub use meta::RetainedRoot;
 pub use node::{Node, NodeObject, NodeType, ValueKind};
 pub use node_id::NodeId;
-pub use open::{open, open_with, Access, NewStore, OpenOptions, Opened};
+pub use open::{open, open_with, NewStore, OpenOptions, Opened};
 pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksStore;
-pub use store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, NodeStoreExt, Op};
+pub use store::{Access, Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, NodeStoreExt, Op};
 pub use sync::{
     add_known_node, add_root_node, copy_root, missing_nodes, wire_blob, AddOutcome, CopyReport,
     SyncSession,

@@ -13,22 +13,7 @@ use crate::backend::fjall::{FjallOptions, FjallStore};
 use crate::backend::nudb::{is_nudb_store, NudbStore};
 use crate::error::StoreError;
 use crate::log_store::LogStore;
-use crate::store::NodeStore;
-
-/// What an opening is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// Write to the store, creating it where there is none (a directory
-    /// that does not exist or is empty; a keyspace that does not exist).
-    Create,
-    /// Write to an existing store.
-    Write,
-    /// Read an existing store. A node log opens read-only (no lock: a
-    /// writer may go on beside it; nothing in the directory is written). A
-    /// fjall database opens for writing (fjall needs its lock to read),
-    /// and read-only where its directory cannot be written.
-    Read,
-}
+use crate::store::{Access, NodeStore};
 
 /// The format a new directory store is created in ([`Access::Create`]
 /// where there is no store yet). An existing store opens in its own.

@@ -124,6 +124,22 @@ impl Batch {
     }
 }
 
+/// What an opening of a store is for (every backend's `open` takes
+/// one; [`crate::open::open`] picks the backend).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Write to the store, creating it where there is none (a directory
+    /// that does not exist or is empty; a keyspace that does not exist).
+    Create,
+    /// Write to an existing store.
+    Write,
+    /// Read an existing store. A node log opens read-only (no lock: a
+    /// writer may go on beside it; nothing in the directory is written). A
+    /// fjall database opens for writing (fjall needs its lock to read),
+    /// and read-only where its directory cannot be written.
+    Read,
+}
+
 /// Nodes per write batch of the default bulk writes ([`BatchedIngest`])
 /// and of an import into a store that has nodes already.
 pub const WRITE_BATCH_NODES: usize = 4096;

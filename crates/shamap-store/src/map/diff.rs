@@ -8,7 +8,8 @@ use std::ops::ControlFlow;
 use shamap::{Hash256, Key, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode};
+use crate::fetch::fetch_required;
+use crate::node_id::MapNode;
 use crate::node_id::NodeId;
 use crate::reader::StoredMap;
 

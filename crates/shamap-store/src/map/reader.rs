@@ -8,8 +8,9 @@ use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key, MapKind, Nibble, ProofPath};
 
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode};
+use crate::fetch::fetch_required;
 use crate::node::{Node, NodeType};
+use crate::node_id::MapNode;
 use crate::node_id::NodeId;
 use crate::store::{NodeStore, NodeStoreExt};
 

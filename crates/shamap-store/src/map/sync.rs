@@ -16,9 +16,10 @@ use hashbrown::{HashMap, HashSet};
 use shamap::{Hash256, MapKind, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{check_node, fetch_node, Fetched, MapNode};
+use crate::fetch::{fetch_node, Fetched};
 use crate::node::NodeObject;
 use crate::node_id::NodeId;
+use crate::node_id::{check_node, MapNode};
 use crate::reader::{root_kind, RootKind};
 use crate::store::{Batch, NodeStore, NodeStoreExt};
 
@@ -316,7 +317,7 @@ impl<'s> SyncSession<'s> {
 
     /// Decodes `blob` and checks it is the node `expected` at `id`: its
     /// hash, then its type and place as the store's fetch checks a stored
-    /// node (`crate::fetch::check_node`). On success, the node to store and
+    /// node (`crate::node_id::check_node`). On success, the node to store and
     /// what it holds.
     fn check_blob(
         &self,

@@ -3,8 +3,9 @@
 use shamap::{Hash256, MapKind, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{fetched_value, MapNode, ReadAhead};
+use crate::fetch::{fetched_value, ReadAhead};
 use crate::node::{Node, NodeType};
+use crate::node_id::MapNode;
 use crate::node_id::NodeId;
 use crate::store::{NodeStore, NodeStoreExt};
 

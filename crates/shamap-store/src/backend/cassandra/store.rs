@@ -15,8 +15,7 @@ use shamap::Hash256;
 
 use crate::error::StoreError;
 use crate::meta;
-use crate::open::Access;
-use crate::store::{Batch, NodeStore, Op};
+use crate::store::{Access, Batch, NodeStore, Op};
 
 use super::options::CassandraOptions;
 

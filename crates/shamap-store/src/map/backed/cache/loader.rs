@@ -9,8 +9,9 @@ use shamap::{Hash256, MapKind};
 
 use super::{CleanNode, Keep, NodeCache};
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode};
+use crate::fetch::fetch_required;
 use crate::node::NodeType;
+use crate::node_id::MapNode;
 use crate::node_id::NodeId;
 use crate::store::NodeStore;
 
