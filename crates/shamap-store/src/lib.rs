@@ -82,7 +82,9 @@ pub use open::{open, open_with, NewStore, OpenOptions, Opened};
 pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
 #[cfg(feature = "rocksdb")]
 pub use rocks::RocksStore;
-pub use store::{Access, Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, NodeStoreExt, Op};
+pub use store::{
+    Access, Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, NodeStoreExt, Op, StoreMemory,
+};
 pub use sync::{
     add_known_node, add_root_node, copy_root, missing_nodes, wire_blob, AddOutcome, CopyReport,
     SyncSession,

@@ -117,7 +117,11 @@ impl NodeStore for RocksStore {
             .map_err(|e| self.fail("cannot measure the directory", e))
     }
 
-    fn sync(&self) -> Result<(), StoreError> {
+    /// Writes, then flushes and syncs the write-ahead log.
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        if !batch.is_empty() {
+            self.write(batch)?;
+        }
         self.db
             .flush_wal(true)
             .map_err(|e| self.fail("cannot sync", e))

@@ -418,8 +418,8 @@ mod tests {
         fn disk_bytes(&self) -> Result<u64, StoreError> {
             self.inner.disk_bytes()
         }
-        fn sync(&self) -> Result<(), StoreError> {
-            self.inner.sync()
+        fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+            self.inner.write_durably(batch)
         }
         fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
             Ok(Some(self.list.clone()))

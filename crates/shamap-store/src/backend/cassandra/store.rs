@@ -494,8 +494,13 @@ impl NodeStore for CassandraStore {
     /// Nothing to do: a write returns once the consistency level's
     /// replicas acknowledged it (each has it in its commit log; how soon
     /// that is fsynced is the cluster's `commitlog_sync` setting).
-    fn sync(&self) -> Result<(), StoreError> {
-        Ok(())
+    /// Writes: a write returns once the replicas acknowledged it; an
+    /// empty batch does nothing.
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.write(batch)
     }
 }
 

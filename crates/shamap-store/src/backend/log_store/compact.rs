@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::format::{self, BatchEncoder, FILE_HEADER_LEN};
 use super::index::Index;
-use super::state::{next_file_id, PosReader};
+use super::state::{next_file_id, PosReader, State};
 use super::writer::Writer;
 use super::{checkpoint, files, LogStore, COMPACT_FILE, LOG_FILE};
 use crate::error::StoreError;
@@ -104,8 +104,7 @@ fn compaction_near(end: u64, live: u64) -> bool {
 impl LogStore {
     /// What the index's next growth or the next compaction will allocate
     /// beside the index (once either is near).
-    pub(super) fn bytes_reserved_ahead(&self) -> usize {
-        let s = self.state();
+    pub(super) fn bytes_reserved_ahead(s: &State) -> usize {
         let compaction = if compaction_near(s.end, s.live_bytes) {
             compaction_bytes(s.end, s.index.len())
         } else {

@@ -16,7 +16,7 @@ use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
 use crate::ack::{self, Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::meta;
-use crate::store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore};
+use crate::store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, StoreMemory};
 
 /// A node store in a directory holding one node log.
 #[derive(Clone)]
@@ -444,21 +444,29 @@ impl NodeStore for LogStore {
         self.append(batch, false)
     }
 
+    /// One append and one fsync; an empty batch, the fsync alone (nothing
+    /// to do on a store open read-only).
     fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
-        self.append(batch, true)
+        if !batch.is_empty() {
+            return self.append(batch, true);
+        }
+        if self.inner.read_only {
+            return Ok(());
+        }
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.sync_locked(&mut w)
     }
 
-    /// The index (8 bytes a slot) and the metadata records.
-    fn resident_bytes(&self) -> u64 {
+    /// Held: the index (8 bytes a slot) and the metadata records;
+    /// reserved: what the index's next growth or the next compaction will
+    /// allocate beside the index (once either is near).
+    fn memory(&self) -> StoreMemory {
         let s = self.state();
         let meta: usize = s.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
-        (s.index.heap_bytes() + meta) as u64
-    }
-
-    /// What the index's next growth or the next compaction will allocate
-    /// beside the index (once either is near).
-    fn reserved_bytes(&self) -> u64 {
-        self.bytes_reserved_ahead() as u64
+        StoreMemory {
+            resident: (s.index.heap_bytes() + meta) as u64,
+            reserved: LogStore::bytes_reserved_ahead(&s) as u64,
+        }
     }
 
     /// Appends in any order, encoding on one thread while another writes.
@@ -486,14 +494,6 @@ impl NodeStore for LogStore {
     /// `compact.rs`, [`LogStore::compact_if_worthwhile`]).
     fn reclaim_space(&self) -> Result<(), StoreError> {
         self.compact_if_worthwhile()
-    }
-
-    fn sync(&self) -> Result<(), StoreError> {
-        if self.inner.read_only {
-            return Ok(());
-        }
-        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
-        self.sync_locked(&mut w)
     }
 }
 
@@ -524,6 +524,7 @@ mod tests {
 
     use super::*;
     use crate::node::{NodeObject, NodeType};
+    use crate::store::NodeStoreExt;
 
     fn a_batch(seed: u8) -> (Batch, Hash256) {
         let node = NodeObject::from_prefix(NodeType::AccountNode, &[seed; 72]);

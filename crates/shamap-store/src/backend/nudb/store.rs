@@ -265,7 +265,7 @@ impl NodeStore for NudbStore {
         Ok(self.parts.iter().map(|p| p.dat.len + p.key_len).sum())
     }
 
-    fn sync(&self) -> Result<(), StoreError> {
+    fn write_durably(&self, _: Batch) -> Result<(), StoreError> {
         Err(StoreError::backend(&self.location, READ_ONLY))
     }
 
