@@ -41,6 +41,7 @@
 pub mod backend;
 pub mod compact;
 pub mod error;
+pub mod findings;
 pub mod map;
 pub mod meta;
 pub mod node;
@@ -61,6 +62,7 @@ pub(crate) use map::{fetch, writers};
 
 pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
 pub use backend::fjall::{FjallOptions, FjallStore};
+#[cfg(feature = "nudb")]
 pub use backend::nudb::NudbStore;
 #[cfg(feature = "cassandra")]
 pub use cassandra::{CassandraOptions, CassandraStore};

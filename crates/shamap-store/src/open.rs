@@ -2,7 +2,8 @@
 //! log ([`LogStore`], what a new directory store is) or a fjall database
 //! an earlier version made ([`FjallStore`]), rippled's NuDB node store
 //! (`nudb.dat` and `nudb.key`, or rotated `rippledb.*` directories; also
-//! named `nudb:DIR`; read-only, [`NudbStore`]), or a `cassandra://` URL
+//! named `nudb:DIR`; read-only, `NudbStore`, with the `nudb` feature), or
+//! a `cassandra://` URL
 //! ([`crate::CassandraStore`], with the `cassandra` feature). The CLI, the
 //! benchmark and the examples open stores only through [`open`] and
 //! [`open_with`]; which backend a location holds is decided here, once.
@@ -10,6 +11,7 @@
 use std::path::Path;
 
 use crate::backend::fjall::{FjallOptions, FjallStore};
+#[cfg(feature = "nudb")]
 use crate::backend::nudb::{is_nudb_store, NudbStore};
 use crate::error::StoreError;
 use crate::log_store::LogStore;
@@ -69,6 +71,7 @@ pub enum Opened {
     #[cfg(feature = "cassandra")]
     Cassandra(crate::CassandraStore),
     /// rippled's NuDB node store (read-only).
+    #[cfg(feature = "nudb")]
     Nudb(NudbStore),
 }
 
@@ -82,6 +85,7 @@ impl Opened {
             Opened::Rocks(s) => s,
             #[cfg(feature = "cassandra")]
             Opened::Cassandra(s) => s,
+            #[cfg(feature = "nudb")]
             Opened::Nudb(s) => s,
         }
     }
@@ -95,6 +99,7 @@ impl Opened {
             Opened::Rocks(s) => Box::new(s),
             #[cfg(feature = "cassandra")]
             Opened::Cassandra(s) => Box::new(s),
+            #[cfg(feature = "nudb")]
             Opened::Nudb(s) => Box::new(s),
         }
     }
@@ -143,6 +148,7 @@ fn decide_and_open(
     if opts.access != Access::Create && !dir.is_dir() {
         return Err(no_store("no store here (not a directory)"));
     }
+    #[cfg(feature = "nudb")]
     if is_nudb_store(dir) {
         return plain(open_nudb(dir, opts.access));
     }
@@ -183,6 +189,7 @@ fn decide_and_open(
 }
 
 /// Opens rippled's NuDB store at `dir`, for reading only.
+#[cfg(feature = "nudb")]
 fn open_nudb(dir: &Path, access: Access) -> Result<Opened, StoreError> {
     if access != Access::Read {
         return Err(StoreError::NoStore {
@@ -191,6 +198,14 @@ fn open_nudb(dir: &Path, access: Access) -> Result<Opened, StoreError> {
         });
     }
     Ok(Opened::Nudb(NudbStore::open(dir)?))
+}
+
+#[cfg(not(feature = "nudb"))]
+fn open_nudb(dir: &Path, _: Access) -> Result<Opened, StoreError> {
+    Err(StoreError::NoStore {
+        location: dir.display().to_string(),
+        reason: "this build reads no rippled NuDB store (feature `nudb`)".to_owned(),
+    })
 }
 
 /// True when `s` names a Cassandra keyspace rather than a directory.

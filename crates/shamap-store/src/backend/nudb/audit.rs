@@ -30,21 +30,12 @@ use super::store::headers_in_data;
 use super::store::NudbStore;
 use super::walk::{walk_map, NodeProblem, Scanned, Visited, WalkCounts, Walker};
 use crate::error::StoreError;
+use crate::findings::{DamagedNode, Only};
 use crate::node::Node;
 use crate::store::{NodeStore, NodeStoreExt};
 
 /// Problems listed per ledger (more are counted).
 pub const MAX_LEDGER_PROBLEMS: usize = 100;
-
-/// Which ledgers an audit walks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Only {
-    /// The ledger with this hash.
-    Hash(Hash256),
-    /// The ledger with this sequence (from `ledger.db`, else a header
-    /// search of the data files).
-    Seq(u32),
-}
 
 /// How to audit.
 #[derive(Clone, Debug, Default)]
@@ -78,19 +69,6 @@ impl LedgerAudit {
     pub fn is_whole(&self) -> bool {
         self.problem_count == 0
     }
-}
-
-/// A damaged or missing node and the ledgers it breaks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DamagedNode {
-    /// The node's key.
-    pub key: Hash256,
-    /// Its record: data file and byte offset, when it has one.
-    pub at: Option<(PathBuf, u64)>,
-    /// What is wrong.
-    pub what: String,
-    /// The ledgers it breaks (sequence when known, and hash).
-    pub ledgers: Vec<(Option<u32>, Hash256)>,
 }
 
 /// The audit's report.

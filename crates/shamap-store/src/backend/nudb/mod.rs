@@ -39,7 +39,7 @@ pub mod sqlite;
 pub mod store;
 pub mod walk;
 
-pub use audit::{audit, AuditOptions, AuditReport, DamagedNode, LedgerAudit, Only};
+pub use audit::{audit, AuditOptions, AuditReport, LedgerAudit};
 pub use dir::NudbDir;
 pub use layout::{is_nudb_store, Layout};
 pub use ledger_db::{read_ledgers, LedgerRow};
