@@ -15,7 +15,7 @@ use shamap::{Hash256, MapKind};
 use shamap_ledger::dump::{self, LedgerDump};
 use shamap_ledger::pages::{self, PagedLedger, PagesError};
 use shamap_store::{
-    ledger, meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, NodeStore,
+    map::ledger, meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, NodeStore,
     OpenOptions, RootKind,
 };
 

@@ -89,7 +89,7 @@ pub enum StoreError {
     /// hash with nothing stored under it, a sequence no listed ledger has
     /// (or more than one has), a transaction map of a ledger without
     /// transactions, a map of another kind than asked
-    /// ([`crate::ledger::resolve_root`], [`crate::ledger::ledger_by_seq`]).
+    /// ([`crate::map::ledger::resolve_root`], [`crate::map::ledger::ledger_by_seq`]).
     #[error("store {location}: {message}")]
     Unresolved {
         /// The store.

@@ -11,10 +11,10 @@
 use std::path::Path;
 
 use crate::backend::fjall::{FjallOptions, FjallStore};
+use crate::backend::log_store::LogStore;
 #[cfg(feature = "nudb")]
 use crate::backend::nudb::{is_nudb_store, NudbStore};
 use crate::error::StoreError;
-use crate::log_store::LogStore;
 use crate::store::{Access, NodeStore};
 
 /// The format a new directory store is created in ([`Access::Create`]

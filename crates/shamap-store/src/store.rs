@@ -247,7 +247,7 @@ pub trait NodeStore: Send + Sync {
     /// The ledgers the backend itself lists, as `(sequence, ledger hash)`
     /// pairs in any order, when it keeps such a list beside its nodes
     /// (rippled's node store: the `Ledgers` table of its `ledger.db`).
-    /// `None` by default: [`crate::ledger::ledgers`] then lists the
+    /// `None` by default: [`crate::map::ledger::ledgers`] then lists the
     /// retained roots whose header objects are stored. A hash listed here
     /// is only a hint: whoever reads the ledger loads and verifies its
     /// header object like any node.

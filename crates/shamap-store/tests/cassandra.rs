@@ -10,7 +10,7 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind};
-use shamap_store::cassandra::CassandraOptions;
+use shamap_store::backend::cassandra::CassandraOptions;
 use shamap_store::Access;
 use shamap_store::{
     copy_root, gc, import_ledger, meta, verify_all, Batch, CassandraStore, FjallStore, NodeObject,

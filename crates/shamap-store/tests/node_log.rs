@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::log_store::format::BatchEncoder;
-use shamap_store::log_store::{checkpoint, LOG_FILE};
+use shamap_store::backend::log_store::format::BatchEncoder;
+use shamap_store::backend::log_store::{checkpoint, LOG_FILE};
 use shamap_store::{
     gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore,
     NodeStoreExt, StoreError, StoredMap,

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use shamap::{Difference, Hash256, MapKind};
-use shamap_store::{diff_stored, ledger, NodeStore, StoredDifference, StoredMap};
+use shamap_store::{diff_stored, map::ledger, NodeStore, StoredDifference, StoredMap};
 
 use super::{render_json, render_text, DiffArgs, Side};
 use crate::input::KindArg;

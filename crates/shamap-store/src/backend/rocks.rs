@@ -113,7 +113,7 @@ impl NodeStore for RocksStore {
     }
 
     fn disk_bytes(&self) -> Result<u64, StoreError> {
-        crate::directory::dir_bytes(&self.path)
+        crate::backend::directory::dir_bytes(&self.path)
             .map_err(|e| self.fail("cannot measure the directory", e))
     }
 

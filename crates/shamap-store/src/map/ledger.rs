@@ -16,9 +16,9 @@ use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind};
 
 use crate::error::StoreError;
+use crate::map::reader::{root_kind, RootKind};
 use crate::meta::{self, KnownRoot};
 use crate::node::Node;
-use crate::reader::{root_kind, RootKind};
 use crate::store::{NodeStore, NodeStoreExt};
 
 /// The map a root argument names, and the ledger it belongs to when the
@@ -309,7 +309,7 @@ mod tests {
             close_flags: 0,
         };
         for m in [&mut state, &mut tx] {
-            crate::import::write_snapshot(store, &m.snapshot(), &mut |_| {}).expect("nodes");
+            crate::map::import::write_snapshot(store, &m.snapshot(), &mut |_| {}).expect("nodes");
         }
         let mut b = Batch::new();
         b.put_node(NodeObject::ledger(&header));

@@ -1,6 +1,6 @@
 //! [`CassandraStore`]: the session, the prepared statements, and the
 //! [`NodeStore`] over them (see the module documentation of
-//! [`crate::cassandra`] for the layout and the order of writes).
+//! [`crate::backend::cassandra`] for the layout and the order of writes).
 
 use std::ops::ControlFlow;
 use std::sync::Arc;

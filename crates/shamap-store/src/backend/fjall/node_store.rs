@@ -74,7 +74,7 @@ impl NodeStore for FjallStore {
     }
 
     fn disk_bytes(&self) -> Result<u64, StoreError> {
-        crate::directory::dir_bytes(&self.path)
+        crate::backend::directory::dir_bytes(&self.path)
             .map_err(|e| self.fail("cannot measure the directory", e))
     }
 

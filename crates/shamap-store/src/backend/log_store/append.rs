@@ -12,7 +12,7 @@ use shamap::Hash256;
 use super::index;
 use super::writer::Writer;
 use super::{LogStore, LOG_FILE};
-use crate::ack::{Ack, ACK_FILE};
+use crate::backend::ack::{Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::store::{Batch, Op};
 
@@ -133,12 +133,11 @@ impl LogStore {
             touched: false,
         };
         self.check_log_in_place(w).map_err(untouched)?;
-        crate::ack::record_in(&mut w.ack, &self.inner.path, ACK_FILE, Ack { seq, end }).map_err(
-            |e| AckFailure {
+        crate::backend::ack::record_in(&mut w.ack, &self.inner.path, ACK_FILE, Ack { seq, end })
+            .map_err(|e| AckFailure {
                 error: self.fail(ACK_FAILED, format!("{ACK_FILE}: {}", e.error)),
                 touched: e.touched,
-            },
-        )
+            })
     }
 
     /// After batch `seq`, written at `start` and synced, could not be

@@ -30,7 +30,7 @@ pub(super) struct Writer {
     pub(super) not_started: u64,
     pub(super) write_out: WriteOut,
     /// The acknowledgment record, opened at the first acknowledgment.
-    pub(super) ack: Option<crate::ack::AckFile>,
+    pub(super) ack: Option<crate::backend::ack::AckFile>,
     /// The check of the log below the index checkpoint the opening
     /// started from ([`super::recovery::check_below`]), running on a
     /// thread of its own; the first write waits for it.

@@ -160,11 +160,11 @@ pub struct BackedStats {
     pub heap_outside_bytes: usize,
 }
 
-/// A SHAMap backed by a [`NodeStore`]; see the [module docs](crate::backed).
+/// A SHAMap backed by a [`NodeStore`]; see the [module docs](crate::map::backed).
 pub struct BackedMap<'s> {
     loader: Loader<'s>,
     /// The root this map's clean slots hang under, pinned against `gc`.
-    pin: crate::writers::Pin,
+    pin: crate::map::writers::Pin,
     root: Child,
     committed: Hash256,
     dirty_bytes: usize,
@@ -213,7 +213,7 @@ impl<'s> BackedMap<'s> {
         opts: BackedOptions,
     ) -> Result<BackedMap<'s>, StoreError> {
         let map = BackedMap {
-            pin: crate::writers::Pin::new(store, root),
+            pin: crate::map::writers::Pin::new(store, root),
             loader: Loader::new(store, kind, opts.budget_bytes),
             root: if root.is_zero() {
                 Child::Empty
