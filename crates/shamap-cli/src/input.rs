@@ -16,7 +16,7 @@ use shamap_ledger::dump::{self, LedgerDump};
 use shamap_ledger::pages::{self, PagedLedger, PagesError};
 use shamap_store::{
     map::ledger, meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, NodeStore,
-    OpenOptions, RootKind,
+    OpenOptions, Opened, RootKind,
 };
 
 use crate::output::Failure;
@@ -165,6 +165,16 @@ fn open_db(db: &Path, access: Access, under_backed_map: bool) -> Result<Store, F
         opts.fjall = FjallOptions::beside_node_cache();
     }
     Ok(shamap_store::open_with(db, &opts)?.into_boxed())
+}
+
+/// Opens an existing store to read it, as [`open_to_read`], with the
+/// backend the store crate's one opening found ([`Opened`]), for a
+/// command whose report differs by backend (`info`).
+pub fn open_to_read_backend(db: &Path) -> Result<Opened, Failure> {
+    Ok(shamap_store::open_with(
+        db,
+        &OpenOptions::new(Access::Read),
+    )?)
 }
 
 /// Opens an existing store to write to it (never creates one).

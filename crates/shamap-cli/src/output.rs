@@ -309,23 +309,15 @@ pub fn write_file_streamed(
 /// keyspace has no path, and a store that does not exist has nothing to
 /// protect (opening it fails on its own): nothing is refused then.
 pub fn refuse_inside_store(out: &Path, store: &Path, what: &str) -> Result<(), Failure> {
-    let text = store.to_string_lossy();
-    if shamap_store::open::is_cassandra_url(&text) {
-        return Ok(());
-    }
-    let dir = match text.strip_prefix("nudb:") {
-        Some(d) => PathBuf::from(d),
-        None => store.to_owned(),
-    };
-    let Ok(dir) = fs::canonicalize(&dir) else {
+    // What the store crate's opening would read there (none: a Cassandra
+    // keyspace).
+    let Some(read) = shamap_store::open::paths_read(store) else {
         return Ok(());
     };
-    let ledger_db = if dir.is_dir() && shamap_store::backend::nudb::is_nudb_store(&dir) {
-        shamap_store::backend::nudb::layout::find_ledger_db(&dir)
-            .and_then(|p| fs::canonicalize(p).ok())
-    } else {
-        None
+    let Ok(dir) = fs::canonicalize(&read.dir) else {
+        return Ok(());
     };
+    let ledger_db = read.ledger_db.and_then(|p| fs::canonicalize(p).ok());
     for at in landings(out) {
         let hit = if at.starts_with(&dir) {
             format!("the store {}", dir.display())

@@ -8,7 +8,7 @@
 //! benchmark and the examples open stores only through [`open`] and
 //! [`open_with`]; which backend a location holds is decided here, once.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::backend::fjall::{FjallOptions, FjallStore};
 use crate::backend::log_store::LogStore;
@@ -206,6 +206,39 @@ fn open_nudb(dir: &Path, _: Access) -> Result<Opened, StoreError> {
         location: dir.display().to_string(),
         reason: "this build reads no rippled NuDB store (feature `nudb`)".to_owned(),
     })
+}
+
+/// What reading a store reads on the local file system ([`paths_read`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathsRead {
+    /// The store's directory (for `nudb:DIR`, DIR; rotated `rippledb.*`
+    /// directories are inside it).
+    pub dir: PathBuf,
+    /// rippled's `ledger.db` read with a NuDB store (in its directory or
+    /// the one above), when there is one.
+    pub ledger_db: Option<PathBuf>,
+}
+
+/// What opening the store at `location` to read it reads, as
+/// [`open_with`] decides, without opening it: for a command that must not
+/// write where it reads. `None` for a Cassandra keyspace (no path).
+pub fn paths_read(location: &Path) -> Option<PathsRead> {
+    let text = location.to_str().unwrap_or_default();
+    if is_cassandra_url(text) {
+        return None;
+    }
+    let dir = text
+        .strip_prefix("nudb:")
+        .map_or_else(|| location.to_owned(), PathBuf::from);
+    #[cfg(feature = "nudb")]
+    let ledger_db = if dir.is_dir() && is_nudb_store(&dir) {
+        crate::backend::nudb::layout::find_ledger_db(&dir)
+    } else {
+        None
+    };
+    #[cfg(not(feature = "nudb"))]
+    let ledger_db = None;
+    Some(PathsRead { dir, ledger_db })
 }
 
 /// True when `s` names a Cassandra keyspace rather than a directory.

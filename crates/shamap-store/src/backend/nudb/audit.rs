@@ -17,7 +17,7 @@
 //! The report names each damaged or missing node (key, data file, byte
 //! offset) and the ledgers it breaks; every other ledger is whole.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use hashbrown::HashMap;
 use shamap::xrpl::LedgerHeader;
@@ -25,8 +25,8 @@ use shamap::{Hash256, MapKind};
 
 use super::budget::MemoryBudget;
 use super::ledger_db::read_ledgers;
+use super::ledgers::{find_header_by_seq, listed_in, ListedIn};
 use super::scan::{scan, DamagedRecord, ScanReport};
-use super::store::headers_in_data;
 use super::store::NudbStore;
 use super::walk::{walk_map, NodeProblem, Scanned, Visited, WalkCounts, Walker};
 use crate::error::StoreError;
@@ -212,16 +212,16 @@ fn audit_view(
         threads.max(1),
     );
     let loc = store.location();
-    let ledger_db = store.ledger_db().map(Path::to_owned);
-    let rows = match &ledger_db {
-        Some(p) => {
+    let listed = listed_in(store);
+    let rows = match listed {
+        ListedIn::LedgerDb(p) => {
             let seq = match opts.only {
                 Some(Only::Seq(s)) => Some(s),
                 _ => None,
             };
             Some(read_ledgers(p, seq).map_err(|e| StoreError::backend(&loc, e))?)
         }
-        None => None,
+        ListedIn::DataFiles => None,
     };
     let scanned = if opts.only.is_none() {
         Some(scan(store, threads, &memory, progress)?)
@@ -233,10 +233,7 @@ fn audit_view(
         super::key_check::check_key_files(store, s, memory.kept_bucket_entries);
     }
     let mut report = AuditReport {
-        ledgers_from: match &ledger_db {
-            Some(p) => p.display().to_string(),
-            None => "ledger headers in the data files".to_owned(),
-        },
+        ledgers_from: listed.describe(),
         ..AuditReport::default()
     };
     let targets: Vec<Target> = match (opts.only, &rows, &scanned) {
@@ -485,18 +482,4 @@ fn ledger_header(
         }
     }
     Some(h)
-}
-
-/// The hash of the ledger header of sequence `seq` in the data files
-/// ([`headers_in_data`], stopping at the first).
-pub fn find_header_by_seq(store: &NudbStore, seq: u32) -> Result<Option<Hash256>, StoreError> {
-    let mut found = None;
-    headers_in_data(store, &mut |h| {
-        if h.header.seq == seq {
-            found = Some(h.hash);
-            return std::ops::ControlFlow::Break(());
-        }
-        std::ops::ControlFlow::Continue(())
-    })?;
-    Ok(found)
 }
