@@ -15,7 +15,7 @@
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind};
 
-use crate::error::StoreError;
+use crate::error::{facts, StoreError};
 use crate::map::reader::{root_kind, RootKind};
 use crate::meta::{self, KnownRoot};
 use crate::node::Node;
@@ -132,7 +132,8 @@ pub fn resolve_root(
         Ok(KnownRoot::Retained | KnownRoot::MapOfRetainedLedger) => {}
         Err(StoreError::NotARoot { .. }) if !store.contains(hash)? => {
             return Err(unresolved(format!(
-                "nothing is stored under {hash}: it is neither a ledger hash nor a map root of this store (`shamap info` lists them)"
+                "nothing is stored under {hash}: {}",
+                facts::NEITHER_LEDGER_NOR_ROOT
             )))
         }
         Err(e) => return Err(e),
@@ -227,8 +228,9 @@ pub fn ledger_by_seq(store: &dyn NodeStore, seq: u32) -> Result<Hash256, StoreEr
             ))
         }
         many => Err(unresolved(format!(
-            "{} ledgers have sequence {seq} ({}): give the ledger hash with --root",
+            "{} {} {seq} ({})",
             many.len(),
+            facts::SEQUENCE_SHARED,
             many.iter()
                 .map(Hash256::to_hex)
                 .collect::<Vec<_>>()

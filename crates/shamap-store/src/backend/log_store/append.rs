@@ -13,7 +13,7 @@ use super::index;
 use super::writer::Writer;
 use super::{LogStore, LOG_FILE};
 use crate::backend::ack::{Ack, ACK_FILE};
-use crate::error::StoreError;
+use crate::error::{facts, StoreError};
 use crate::store::{Batch, Op};
 
 /// The encoder's buffer is kept between writes up to this capacity (a
@@ -95,7 +95,8 @@ impl LogStore {
         let why = match check.join() {
             Ok(Ok(())) => return Ok(()),
             Ok(Err(damage)) => format!(
-                "{damage} (below the index checkpoint the opening started from); nothing is written on a damaged log: `shamap verify --db` lists the damage and the roots it affects"
+                "{damage} (below the index checkpoint the opening started from); {}",
+                facts::DAMAGED_LOG
             ),
             Err(_) => "the check of the log below the index checkpoint failed".to_owned(),
         };

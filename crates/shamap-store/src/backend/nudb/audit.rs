@@ -264,7 +264,10 @@ fn audit_view(
             let h = find_header_by_seq(store, s)?.ok_or_else(|| {
                 StoreError::backend(
                     &loc,
-                    format!("no ledger header of sequence {s} in the data files (and no ledger.db; give one with --ledger-db)"),
+                    format!(
+                        "no ledger header of sequence {s} {}",
+                        crate::error::facts::NO_HEADER_NO_LEDGER_DB
+                    ),
                 )
             })?;
             vec![Target {

@@ -16,9 +16,8 @@ use super::log_file::FileStamp;
 use crate::error::StoreError;
 use crate::store::{Batch, NodeStore};
 
-/// What a write to a NuDB store answers.
-pub const READ_ONLY: &str =
-    "read-only: a rippled NuDB store (shamap reads it; `shamap sync --from` copies a ledger out)";
+/// What a write to a NuDB store answers ([`crate::error::NextStep::CopyOut`]).
+pub const READ_ONLY: &str = crate::error::facts::READ_ONLY_NUDB;
 
 /// What [`NudbStore::for_each_record`] calls: the directory's index, the
 /// record's offset, its key, its raw value.
