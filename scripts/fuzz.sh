@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh dump_reader          # one target
 #   scripts/fuzz.sh --parallel 2 ...     # two targets at a time (one core each)
 #
-# Installs cargo-fuzz (crates.io) when missing; needs the nightly toolchain.
+# Installs cargo-fuzz (from the Rust crate registry) when missing; needs the nightly toolchain.
 # Each run's log is fuzz/logs/<target>.log (not committed); the last lines
 # (runs, coverage, corpus size) are printed at the end. A crash leaves its
 # input under fuzz/artifacts/<target>/ and makes this script exit 1.

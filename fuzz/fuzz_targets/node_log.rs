@@ -23,8 +23,8 @@ use libfuzzer_sys::fuzz_target;
 mod common;
 
 use shamap::xrpl::sha512_half;
-use shamap_store::ack;
-use shamap_store::log_store::{format, LogStore, LOG_FILE};
+use shamap_store::backend::ack;
+use shamap_store::backend::log_store::{format, LogStore, LOG_FILE};
 use shamap_store::{Batch, NodeObject, NodeStore, NodeStoreExt, NodeType};
 
 /// The decoders alone, over the input as a sequence of batches.

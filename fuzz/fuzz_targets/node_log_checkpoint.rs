@@ -10,7 +10,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use shamap_store::log_store::checkpoint;
+use shamap_store::backend::log_store::checkpoint;
 
 fuzz_target!(|data: &[u8]| {
     let mut bytes = data.to_vec();

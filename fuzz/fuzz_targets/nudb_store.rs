@@ -112,7 +112,7 @@ fn exercise(store: &NudbStore, keys: &[Hash256]) {
         let _ = audit(
             store,
             &AuditOptions {
-                only: Some(shamap_store::backend::nudb::Only::Hash(*k)),
+                only: Some(shamap_store::findings::Only::Hash(*k)),
                 threads: 1,
                 memory: None,
             },

@@ -15,7 +15,7 @@ use shamap::hash::encode_hex_upper;
 use shamap::{Hash256, ProofPath};
 use shamap_store::map::audit::{audit, AuditOptions};
 use shamap_store::{
-    ledger, open_with, Access, NodeStore, OpenOptions, Opened, StoreError, StoredMap,
+    map::ledger, open_with, Access, NodeStore, OpenOptions, Opened, StoreError, StoredMap,
 };
 
 use crate::args::{hash_arg, key_arg, kind_arg};

@@ -1,9 +1,8 @@
-//! The bench's command line: [`Args`] and the `--huge-pages` choice.
+//! The bench's command line: [`Args`], the `--huge-pages` choice and the
+//! step a `--durable-child` process runs ([`ChildStep`]).
 
 use clap::Parser;
 use shamap::{HashFunction, MapOptions};
-
-use crate::durable::ChildStep;
 
 /// The default of `--engines`.
 pub(crate) const DEFAULT_ENGINES: [&str; 7] = [
@@ -174,6 +173,53 @@ impl HugeMode {
             HugeMode::Never => shamap::HugePages::Never,
             HugeMode::Always => shamap::HugePages::Always,
             HugeMode::Auto => shamap::HugePages::default(),
+        }
+    }
+}
+
+/// What a child process is told to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Import,
+    Commit,
+    Read,
+    ReadWithWriter,
+}
+
+impl Step {
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Import => "import",
+            Step::Commit => "commit_10k",
+            Step::Read => "read",
+            Step::ReadWithWriter => "read_with_writer",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Step> {
+        [Step::Import, Step::Commit, Step::Read, Step::ReadWithWriter]
+            .into_iter()
+            .find(|w| w.name() == s)
+    }
+}
+
+/// The step a child process runs: `--durable-child ENGINE/STEP`.
+#[derive(Clone, Debug)]
+pub struct ChildStep {
+    pub engine: String,
+    pub step: Step,
+}
+
+impl ChildStep {
+    /// Parses `ENGINE/STEP` (the command-line value).
+    pub fn parse(spec: &str) -> Result<ChildStep, String> {
+        let (engine, step) = spec.split_once('/').unwrap_or((spec, ""));
+        match Step::parse(step) {
+            Some(step) => Ok(ChildStep {
+                engine: engine.to_owned(),
+                step,
+            }),
+            None => Err(format!("unknown durable step {spec:?}")),
         }
     }
 }

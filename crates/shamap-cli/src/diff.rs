@@ -10,7 +10,7 @@
 //! ledger hash (its state map, or with `--kind tx` its transaction map), a
 //! map root the store knows, or a ledger sequence number (the ledger the
 //! store lists with it), resolved by the store crate's one rule
-//! (`shamap_store::ledger`); the maps are compared in the store
+//! (`shamap_store::map::ledger`); the maps are compared in the store
 //! ([`shamap_store::diff_stored`]: equal subtrees skipped, every node
 //! verified as it is read). Their `entries` are `null` in the JSON report
 //! (counting them would read both maps whole).
@@ -48,7 +48,8 @@ use shamap::{Difference, Hash256, MapKind};
 mod store;
 
 use crate::input::read_ledger;
-use crate::maps::{build_map, KindArg};
+use crate::input::KindArg;
+use crate::maps::build_map;
 use crate::output::{print_json, print_text, Exit, Failure};
 
 /// Arguments of `shamap diff`.

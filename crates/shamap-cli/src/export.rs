@@ -47,7 +47,7 @@ use std::path::PathBuf;
 use shamap::xrpl::tx::split_tx_with_meta;
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key, MapKind};
-use shamap_store::{ledger, NodeStore, StoredMap};
+use shamap_store::{map::ledger, NodeStore, StoredMap};
 
 use crate::input::{given_root, open_to_read, parse_root};
 use crate::output::{write_file_streamed, Exit, Failure};

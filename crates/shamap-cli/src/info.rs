@@ -9,9 +9,9 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use shamap::MapKind;
-use shamap_store::{compact, meta, root_kind, NodeStore, RootKind, ValueKind};
+use shamap_store::{compact, meta, root_kind, NodeStore, Opened, RootKind, ValueKind};
 
-use crate::input::open_to_read;
+use crate::input::open_to_read_backend;
 use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
 
 /// Arguments of `shamap info`.
@@ -41,16 +41,18 @@ struct Counts {
     inner_compact_bytes: u64,
 }
 
-/// Runs `shamap info`.
+/// Runs `shamap info`: rippled's NuDB store has its own report
+/// ([`crate::nudb::info`]), as the store's one opening decides.
 pub fn run(args: &InfoArgs) -> Result<Exit, Failure> {
-    if crate::nudb::is_nudb(&args.db) {
-        return crate::nudb::info(&args.db, args.ledger_db.as_deref(), args.json);
+    match open_to_read_backend(&args.db)? {
+        Opened::Nudb(store) => {
+            crate::nudb::info(&args.db, store, args.ledger_db.as_deref(), args.json)
+        }
+        other => info(args, other.store()).map(|()| Exit::Done),
     }
-    info(args).map(|()| Exit::Done)
 }
 
-fn info(args: &InfoArgs) -> Result<(), Failure> {
-    let store = open_to_read(&args.db)?;
+fn info(args: &InfoArgs, store: &dyn NodeStore) -> Result<(), Failure> {
     let mut c = Counts::default();
     store.for_each_value(&mut |_, v| {
         c.value_bytes += v.len() as u64;
@@ -70,10 +72,10 @@ fn info(args: &InfoArgs) -> Result<(), Failure> {
         ControlFlow::Continue(())
     })?;
     let disk = store.disk_bytes()?;
-    let roots = meta::retained(&store)?;
+    let roots = meta::retained(store)?;
     let nodes = c.headers + c.inner + c.state_leaves + c.tx_leaves + c.other;
     let saving = c.inner_bytes.saturating_sub(c.inner_compact_bytes);
-    let describe = |h: &shamap::Hash256| match root_kind(&store, h) {
+    let describe = |h: &shamap::Hash256| match root_kind(store, h) {
         _ if h.is_zero() => "the empty map".to_owned(),
         Ok(RootKind::Ledger(hdr)) => format!(
             "ledger {} (account_hash {}, transaction_hash {})",

@@ -8,15 +8,17 @@
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::ValueEnum;
+
 use shamap::{Hash256, MapKind};
 use shamap_ledger::dump::{self, LedgerDump};
 use shamap_ledger::pages::{self, PagedLedger, PagesError};
 use shamap_store::{
-    ledger, meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, NodeStore,
-    OpenOptions, RootKind,
+    map::ledger, meta, root_kind, Access, BackedMap, BackedOptions, FjallOptions, NodeStore,
+    OpenOptions, Opened, RootKind,
 };
 
-use crate::maps::KindArg;
 use crate::output::Failure;
 
 /// The largest `--cache-mb` (1 TiB): a budget, not an allocation, but a
@@ -165,6 +167,16 @@ fn open_db(db: &Path, access: Access, under_backed_map: bool) -> Result<Store, F
     Ok(shamap_store::open_with(db, &opts)?.into_boxed())
 }
 
+/// Opens an existing store to read it, as [`open_to_read`], with the
+/// backend the store crate's one opening found ([`Opened`]), for a
+/// command whose report differs by backend (`info`).
+pub fn open_to_read_backend(db: &Path) -> Result<Opened, Failure> {
+    Ok(shamap_store::open_with(
+        db,
+        &OpenOptions::new(Access::Read),
+    )?)
+}
+
 /// Opens an existing store to write to it (never creates one).
 pub fn open_existing(db: &Path) -> Result<Store, Failure> {
     open_db(db, Access::Write, false)
@@ -208,6 +220,49 @@ pub struct MapArgs {
     #[arg(long, value_name = "MB", default_value_t = 64,
           value_parser = clap::value_parser!(u64).range(0..=MAX_CACHE_MB))]
     pub cache_mb: u64,
+}
+
+/// Which map to build (`--kind`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KindArg {
+    /// Account state (`account_hash`): the dump's state entries.
+    State,
+    /// Transactions with metadata (`transaction_hash`): the dump's transactions.
+    Tx,
+    /// A consensus transaction set (no metadata): the dump's transaction blobs.
+    Txset,
+}
+
+impl KindArg {
+    /// The engine's map kind.
+    pub fn kind(self) -> MapKind {
+        match self {
+            KindArg::State => MapKind::AccountState,
+            KindArg::Tx => MapKind::TransactionWithMeta,
+            KindArg::Txset => MapKind::TransactionNoMeta,
+        }
+    }
+
+    /// The header field that holds this map's root, for the maps a ledger
+    /// header names.
+    pub fn root_field(self) -> Option<&'static str> {
+        match self {
+            KindArg::State => Some("account_hash"),
+            KindArg::Tx => Some("transaction_hash"),
+            KindArg::Txset => None,
+        }
+    }
+
+    /// The value parser of `--kind` for the subcommands that take only the
+    /// maps a ledger header names (`state`, `tx`): `txset` is refused as
+    /// an invalid value.
+    pub fn header_maps() -> impl TypedValueParser<Value = KindArg> {
+        let values = KindArg::value_variants()
+            .iter()
+            .filter(|k| k.root_field().is_some())
+            .filter_map(ValueEnum::to_possible_value);
+        PossibleValuesParser::new(values).try_map(|s| KindArg::from_str(&s, false))
+    }
 }
 
 /// Which map of a store a command reads (`--root`, `--ledger`, `--kind`),

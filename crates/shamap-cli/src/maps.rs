@@ -1,61 +1,16 @@
-//! A ledger's maps built from its dump, and `--kind`, the argument that
-//! picks one.
+//! A ledger's maps built from its dump (`--kind`, the argument that picks
+//! one, is [`KindArg`] of the input module).
 //!
 //! [`state_map`] and [`tx_map`] (from [`shamap_ledger::verify`]) build the
 //! two maps a ledger header names and return the position of the first
 //! entry that cannot go in; each subcommand words that error its own way. [`build_map`] is the map of
 //! one file that `prove` and `diff` read, with the root the file claims.
 
-use clap::builder::{PossibleValuesParser, TypedValueParser};
-use clap::ValueEnum;
-use shamap::{Hash256, MapError, MapKind, ShaMap};
+use shamap::{Hash256, MapError, ShaMap};
 pub use shamap_ledger::verify::{state_map, tx_map, TxItemError};
 
-use crate::input::Input;
+use crate::input::{Input, KindArg};
 use crate::output::Failure;
-
-/// Which map to build (`--kind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum KindArg {
-    /// Account state (`account_hash`): the dump's state entries.
-    State,
-    /// Transactions with metadata (`transaction_hash`): the dump's transactions.
-    Tx,
-    /// A consensus transaction set (no metadata): the dump's transaction blobs.
-    Txset,
-}
-
-impl KindArg {
-    /// The engine's map kind.
-    pub fn kind(self) -> MapKind {
-        match self {
-            KindArg::State => MapKind::AccountState,
-            KindArg::Tx => MapKind::TransactionWithMeta,
-            KindArg::Txset => MapKind::TransactionNoMeta,
-        }
-    }
-
-    /// The header field that holds this map's root, for the maps a ledger
-    /// header names.
-    pub fn root_field(self) -> Option<&'static str> {
-        match self {
-            KindArg::State => Some("account_hash"),
-            KindArg::Tx => Some("transaction_hash"),
-            KindArg::Txset => None,
-        }
-    }
-
-    /// The value parser of `--kind` for the subcommands that take only the
-    /// maps a ledger header names (`state`, `tx`): `txset` is refused as
-    /// an invalid value.
-    pub fn header_maps() -> impl TypedValueParser<Value = KindArg> {
-        let values = KindArg::value_variants()
-            .iter()
-            .filter(|k| k.root_field().is_some())
-            .filter_map(ValueEnum::to_possible_value);
-        PossibleValuesParser::new(values).try_map(|s| KindArg::from_str(&s, false))
-    }
-}
 
 /// A ledger's map built from a dump.
 pub struct BuiltMap {

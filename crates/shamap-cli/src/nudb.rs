@@ -11,35 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use shamap::Hash256;
-use shamap_store::backend::nudb::{headers_in_data, layout::Source, read_ledgers, NudbStore};
+use shamap_store::backend::nudb::{headers_in_data, layout::Source, ledgers, NudbStore};
 
 use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
-
-/// True when `db` names a NuDB store (`nudb:DIR`, a NuDB directory, or
-/// rotated `rippledb.*` ones).
-pub fn is_nudb(db: &Path) -> bool {
-    db.to_str().is_some_and(|s| s.starts_with("nudb:"))
-        || shamap_store::backend::nudb::is_nudb_store(db)
-}
-
-/// Opens the NuDB store `db` names, with `ledger_db` when given.
-pub fn open(db: &Path, ledger_db: Option<&Path>) -> Result<NudbStore, Failure> {
-    let dir = db
-        .to_str()
-        .and_then(|s| s.strip_prefix("nudb:"))
-        .map_or_else(|| db.to_owned(), PathBuf::from);
-    let mut store = NudbStore::open(&dir)?;
-    if let Some(l) = ledger_db {
-        if !l.is_file() {
-            return Err(Failure::unusable(format!(
-                "{}: no such file (--ledger-db)",
-                l.display()
-            )));
-        }
-        store.set_ledger_db(Some(l.to_owned()));
-    }
-    Ok(store)
-}
 
 /// The line naming the directories read (and those not read, stale).
 fn read_line(store: &NudbStore) -> String {
@@ -65,29 +39,34 @@ fn layout_json(store: &NudbStore) -> serde_json::Value {
     })
 }
 
-/// Runs `info --db` on a NuDB store.
-pub fn info(db: &Path, ledger_db: Option<&Path>, as_json: bool) -> Result<Exit, Failure> {
-    let store = open(db, ledger_db)?;
+/// Runs `info --db` on the NuDB store `db` named, with `ledger_db`
+/// (`--ledger-db`) when given.
+pub fn info(
+    db: &Path,
+    mut store: NudbStore,
+    ledger_db: Option<&Path>,
+    as_json: bool,
+) -> Result<Exit, Failure> {
+    if let Some(l) = ledger_db {
+        if !l.is_file() {
+            return Err(Failure::unusable(format!(
+                "{}: no such file (--ledger-db)",
+                l.display()
+            )));
+        }
+        store.set_ledger_db(Some(l.to_owned()));
+    }
+    // One pass over the data files for the counts, whose headers list the
+    // ledgers when there is no ledger.db (the store crate's one rule).
     let mut found: Vec<(u32, Hash256)> = Vec::new();
     let counts = headers_in_data(&store, &mut |h| {
         found.push((h.header.seq, h.hash));
         ControlFlow::Continue(())
     })?;
-    let (ledgers, from) = match store.ledger_db() {
-        Some(p) => (
-            read_ledgers(p, None)
-                .map_err(Failure::unusable)?
-                .into_iter()
-                .map(|r| (r.seq, r.hash))
-                .collect::<Vec<_>>(),
-            p.display().to_string(),
-        ),
-        None => {
-            found.sort();
-            found.dedup();
-            (found, "ledger headers in the data files".to_owned())
-        }
-    };
+    found.sort();
+    found.dedup();
+    let ledgers = ledgers::ledgers(&store, Some(found))?;
+    let from = ledgers::listed_in(&store).describe();
     let files: Vec<serde_json::Value> = store
         .parts()
         .iter()

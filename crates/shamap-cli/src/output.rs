@@ -118,11 +118,29 @@ impl fmt::Display for Failure {
     }
 }
 
+/// The store's error, with the next step it names worded as this tool
+/// takes it ([`shamap_store::error::NextStep`]: the store states the fact,
+/// the command line gives the advice).
 impl From<shamap_store::StoreError> for Failure {
     fn from(e: shamap_store::StoreError) -> Failure {
+        use shamap_store::error::NextStep;
+        let advice = match e.next_step() {
+            Some(NextStep::ListRoots) => Some("`shamap info` lists its roots and ledgers"),
+            Some(NextStep::NameLedgerByHash) => Some("give the ledger hash with --root"),
+            Some(NextStep::GiveLedgerDb) => Some("give one with --ledger-db"),
+            Some(NextStep::CopyOut) => Some("`shamap sync --from` copies a ledger out"),
+            Some(NextStep::Audit) => {
+                Some("`shamap verify --db` lists the damage and the roots it affects")
+            }
+            _ => None,
+        };
+        let line = match advice {
+            Some(a) => format!("{e}: {a}"),
+            None => e.to_string(),
+        };
         Failure {
             from_store: true,
-            ..Failure::unusable(e.to_string())
+            ..Failure::unusable(line)
         }
     }
 }
@@ -309,23 +327,15 @@ pub fn write_file_streamed(
 /// keyspace has no path, and a store that does not exist has nothing to
 /// protect (opening it fails on its own): nothing is refused then.
 pub fn refuse_inside_store(out: &Path, store: &Path, what: &str) -> Result<(), Failure> {
-    let text = store.to_string_lossy();
-    if shamap_store::open::is_cassandra_url(&text) {
-        return Ok(());
-    }
-    let dir = match text.strip_prefix("nudb:") {
-        Some(d) => PathBuf::from(d),
-        None => store.to_owned(),
-    };
-    let Ok(dir) = fs::canonicalize(&dir) else {
+    // What the store crate's opening would read there (none: a Cassandra
+    // keyspace).
+    let Some(read) = shamap_store::open::paths_read(store) else {
         return Ok(());
     };
-    let ledger_db = if dir.is_dir() && shamap_store::backend::nudb::is_nudb_store(&dir) {
-        shamap_store::backend::nudb::layout::find_ledger_db(&dir)
-            .and_then(|p| fs::canonicalize(p).ok())
-    } else {
-        None
+    let Ok(dir) = fs::canonicalize(&read.dir) else {
+        return Ok(());
     };
+    let ledger_db = read.ledger_db.and_then(|p| fs::canonicalize(p).ok());
     for at in landings(out) {
         let hit = if at.starts_with(&dir) {
             format!("the store {}", dir.display())
@@ -473,6 +483,35 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_store_error_gets_the_advice_of_its_next_step_and_others_none() {
+        use shamap_store::{Access, MemStore, OpenOptions, StoreError};
+        let store = MemStore::new();
+        let absent = shamap::Hash256([7; 32]);
+        let f = Failure::from(
+            shamap_store::map::ledger::resolve_root(&store, &absent, None)
+                .expect_err("nothing is stored there"),
+        );
+        assert!(
+            f.line
+                .ends_with("this store: `shamap info` lists its roots and ledgers"),
+            "{}",
+            f.line
+        );
+        let f = Failure::from(
+            shamap_store::open_with("nudb:/nonexistent", &OpenOptions::new(Access::Write))
+                .expect_err("a NuDB store is read-only"),
+        );
+        assert!(
+            f.line
+                .ends_with("a rippled NuDB store: `shamap sync --from` copies a ledger out"),
+            "{}",
+            f.line
+        );
+        let f = Failure::from(StoreError::Missing { hash: absent });
+        assert_eq!(f.line, format!("node {absent} is missing from the store"));
     }
 
     #[test]

@@ -130,7 +130,8 @@ pub fn parse_proof(bytes: &[u8]) -> Result<ProofFile, String> {
 mod tests {
     use super::*;
     use crate::input::fixtures::ledger_38129;
-    use crate::maps::{build_map, KindArg};
+    use crate::input::KindArg;
+    use crate::maps::build_map;
     use shamap::{MapKind, ShaMap};
 
     #[test]

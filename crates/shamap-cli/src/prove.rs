@@ -7,7 +7,7 @@
 //!
 //! `shamap check-proof --root ROOT --key KEY FILE` verifies the output.
 //!
-//! With `--db DIR --root HASH KEY` (or `--ledger SEQ` for `--root`) the
+//! With `--db DIR --root HASH --key KEY` (or `--ledger SEQ` for `--root`) the
 //! proof comes from a stored map instead (a node store: a node log or
 //! fjall directory, or `cassandra://…`): the map `HASH` names (a ledger
 //! hash: its state map, or with `--kind tx` its transaction map; a map root
@@ -31,8 +31,9 @@ use shamap::xrpl::wire::{WireError, MIN_LEAF_DATA};
 use shamap::{Key, MapKind, ProofPath};
 use shamap_store::StoredMap;
 
+use crate::input::KindArg;
 use crate::input::{given_root, map_root, open_to_read, read_ledger};
-use crate::maps::{build_map, BuiltMap, KindArg};
+use crate::maps::{build_map, BuiltMap};
 use crate::output::{print_text, Exit, Failure};
 use crate::proof_file::render_proof;
 
@@ -41,15 +42,23 @@ use crate::proof_file::render_proof;
 pub struct ProveArgs {
     /// A rippled/Clio `ledger` response (binary or decoded JSON) or a
     /// `ledger_data` page without a marker (one with a marker is refused:
-    /// the ledger continues past it); `-` reads standard input. With
-    /// --db, the only positional argument is KEY.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// the ledger continues past it); `-` reads standard input. Not with
+    /// --db (whose key is --key).
+    #[arg(
+        value_name = "FILE",
+        required_unless_present = "db",
+        conflicts_with = "db"
+    )]
+    pub file: Option<PathBuf>,
     /// The key to prove, 64 hex digits (a transaction ID with --kind tx).
     #[arg(value_name = "KEY", required_unless_present = "db")]
     pub key: Option<Key>,
-    #[arg(long, value_name = "DB", help = crate::input::db_help("Prove from a stored map instead of a file (with --root or --ledger)"))]
+    #[arg(long, value_name = "DB", requires = "db_key", help = crate::input::db_help("Prove from a stored map instead of a file (with --root or --ledger, and --key)"))]
     pub db: Option<PathBuf>,
+    /// With --db: the key to prove, 64 hex digits (a transaction ID with
+    /// --kind tx).
+    #[arg(long = "key", id = "db_key", value_name = "KEY", requires = "db")]
+    pub db_key: Option<Key>,
     /// With --db: a ledger hash (its state map; with --kind tx, its
     /// transaction map) or a map root the store knows.
     #[arg(long, value_name = "HEX", requires = "db", conflicts_with = "ledger")]
@@ -72,9 +81,9 @@ pub struct ProveArgs {
 }
 
 /// The proof from a ledger dump: the input's name, the key and the proof.
-fn from_file(args: &ProveArgs, key: Key) -> Result<(String, ProofPath), Failure> {
+fn from_file(args: &ProveArgs, file: &Path, key: Key) -> Result<(String, ProofPath), Failure> {
     let kind = args.kind.unwrap_or(KindArg::State);
-    let input = read_ledger(&args.file)?;
+    let input = read_ledger(file)?;
     let BuiltMap {
         mut map,
         claimed_root,
@@ -102,24 +111,15 @@ fn from_store(args: &ProveArgs, db: &Path, key: Key) -> Result<(String, ProofPat
 
 /// Runs `shamap prove`.
 pub fn run(args: &ProveArgs) -> Result<Exit, Failure> {
-    let (name, proof) = match &args.db {
-        Some(db) => {
-            if args.key.is_some() {
-                return Err(Failure::unusable(
-                    "with --db, give only KEY (no FILE): the map comes from the store",
-                ));
-            }
-            let text = args.file.to_string_lossy();
-            let key: Key = text
-                .parse()
-                .map_err(|e| Failure::unusable(format!("KEY '{text}': {e}")))?;
+    let (name, proof) = match (&args.db, args.db_key, &args.file, args.key) {
+        (Some(db), Some(key), None, None) => {
             from_store(args, db, key).map_err(|f| f.about_store(db))?
         }
-        None => {
-            let key = args
-                .key
-                .ok_or_else(|| Failure::unusable("give FILE and KEY (or --db, --root and KEY)"))?;
-            from_file(args, key)?
+        (None, None, Some(file), Some(key)) => from_file(args, file, key)?,
+        _ => {
+            return Err(Failure::unusable(
+                "give FILE and KEY, or --db with --root or --ledger and --key",
+            ))
         }
     };
     let key = proof.key;

@@ -33,7 +33,7 @@ use shamap::{HashFunction, Key, MapError, MapOptions, ShaMap, SizeClasses};
 use shamap_ledger::map_stats::MapStats;
 
 use crate::input;
-use crate::maps::KindArg;
+use crate::input::KindArg;
 use crate::output::{print_json, print_text, Exit, Failure};
 use report::{InputInfo, Report};
 

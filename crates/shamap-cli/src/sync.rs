@@ -13,7 +13,7 @@
 
 use std::path::PathBuf;
 
-use shamap_store::{copy_root, ledger};
+use shamap_store::{copy_root, map::ledger};
 
 use crate::input::{given_root, open_or_create, open_to_read, parse_root};
 use crate::output::{node_progress, print_text_status_kept, refuse_inside_store, Exit, Failure};

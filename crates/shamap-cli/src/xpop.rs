@@ -30,7 +30,8 @@ use shamap::MapKind;
 use shamap_auth::validation::read_validations;
 use shamap_auth::xpop::{make, verify, XpopSource};
 use shamap_auth::{AuthError, ProofForm, PublicKey};
-use shamap_store::{ledger, StoredMap};
+use shamap_store::map::ledger;
+use shamap_store::StoredMap;
 
 use crate::input::{given_root, open_to_read, parse_hash, read_file, read_ledger};
 use crate::output::{print_text, report, write_file_streamed, Exit, Failure};

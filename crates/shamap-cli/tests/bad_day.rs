@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use shamap_store::log_store::format::{self, Encoding, Record};
+use shamap_store::backend::log_store::format::{self, Encoding, Record};
 
 use crate::support::{
     import, ledger_38129, ok, one_error_line, shamap, shamap_within, temp_file, Run, ACCOUNT_38129,

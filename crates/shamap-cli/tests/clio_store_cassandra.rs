@@ -85,7 +85,7 @@ fn ledger_38129_verifies_in_text_and_json() {
     let from_file = shamap(["prove", file.to_str().expect("path"), KEY], None);
     assert_eq!(from_file.code, Some(0), "{}", from_file.stderr);
     for root in [LEDGER_38129, ACCOUNT_38129] {
-        let r = shamap(["prove", "--db", st, "--root", root, KEY], None);
+        let r = shamap(["prove", "--db", st, "--root", root, "--key", KEY], None);
         assert_eq!(r.code, Some(0), "{}", r.stderr);
         assert_eq!(r.stdout, from_file.stdout);
     }

@@ -41,7 +41,7 @@ fn commands(db: &str, seq: &str, other: &str, to: &str, changes: &str) -> Vec<Ve
         v(&[
             "get", "--db", db, "--ledger", seq, "--kind", "tx", KEY_38129,
         ]),
-        v(&["prove", "--db", db, "--ledger", seq, KEY_38129]),
+        v(&["prove", "--db", db, "--ledger", seq, "--key", KEY_38129]),
         v(&["scan", "--db", db, "--ledger", seq]),
         v(&["diff", "--db", db, seq, other]),
         v(&["diff", "--db", db, other, seq]),

@@ -88,7 +88,7 @@ fn get_scan_and_prove_read_either_map_of_a_ledger() {
 
         let mut prove = vec!["prove", "--db", s(&db)];
         prove.extend(at);
-        prove.extend(["--kind", "tx", &txid]);
+        prove.extend(["--kind", "tx", "--key", &txid]);
         let proof = ok(&run(&prove)).to_owned();
         let v: serde_json::Value = serde_json::from_str(&proof).expect("JSON");
         assert_eq!(v["root"], TX_38129);
@@ -120,6 +120,9 @@ fn a_ledger_without_transactions_has_no_tx_map_to_read() {
             "--kind",
             "tx",
         ];
+        if command == "prove" {
+            cmd.push("--key");
+        }
         cmd.extend(key);
         let line = one_error_line(&run(&cmd), 2);
         assert_contains(
@@ -193,7 +196,15 @@ fn ledger_hashes_need_no_retained_record() {
         &txid,
     ]);
     assert_eq!(ok(&r).trim(), txdata);
-    let r = run(&["prove", "--db", dbs, "--root", LEDGER_38129, KEY_38129]);
+    let r = run(&[
+        "prove",
+        "--db",
+        dbs,
+        "--root",
+        LEDGER_38129,
+        "--key",
+        KEY_38129,
+    ]);
     ok(&r);
     let r = run(&["verify", "--db", dbs, "--root", LEDGER_38129]);
     assert_contains(ok(&r), &format!("root {LEDGER_38129} (given) ok"));
@@ -239,7 +250,7 @@ fn sequences_name_ledgers_in_every_command() {
         vec!["verify", "--db", dbs, "--ledger", "7"],
         vec!["sync", "--from", dbs, "--to", s(&to), "--ledger", "7"],
         vec!["get", "--db", dbs, "--ledger", "7", KEY_38129],
-        vec!["prove", "--db", dbs, "--ledger", "7", KEY_38129],
+        vec!["prove", "--db", dbs, "--ledger", "7", "--key", KEY_38129],
     ] {
         let line = one_error_line(&run(&cmd), 2);
         assert_contains(
@@ -258,7 +269,7 @@ fn sequences_name_ledgers_in_every_command() {
         LEDGER_38129,
     ]);
     one_error_line(&r, 2);
-    let r = run(&["prove", "--db", dbs, KEY_38129]);
+    let r = run(&["prove", "--db", dbs, "--key", KEY_38129]);
     assert_contains(&one_error_line(&r, 2), "with --db, give --root or --ledger");
     // A map root of another kind than asked.
     let r = run(&["scan", "--db", dbs, "--root", TX_38129, "--kind", "state"]);

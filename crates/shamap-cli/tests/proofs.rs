@@ -329,20 +329,33 @@ fn a_proof_from_a_store_is_the_files() {
     let from_file = prove(&file, STATE_KEY, &[]);
     assert_eq!(from_file.code, Some(0), "{}", from_file.stderr);
     for root in [LEDGER_38129, ACCOUNT_38129] {
-        let r = shamap(["prove", "--db", db_s, "--root", root, STATE_KEY], None);
+        let r = shamap(
+            ["prove", "--db", db_s, "--root", root, "--key", STATE_KEY],
+            None,
+        );
         assert_eq!(r.code, Some(0), "{}", r.stderr);
         assert_eq!(r.stdout, from_file.stdout);
     }
     let proof = temp_file(&dir, "p.json", from_file.stdout.as_bytes());
     assert_eq!(check(ACCOUNT_38129, STATE_KEY, &proof, &[]).code, Some(0));
     let r = shamap(
-        ["prove", "--db", db_s, "--root", LEDGER_38129, ABSENT_KEY],
+        [
+            "prove",
+            "--db",
+            db_s,
+            "--root",
+            LEDGER_38129,
+            "--key",
+            ABSENT_KEY,
+        ],
         None,
     );
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("is not in the state map"), "{}", r.stderr);
     let r = shamap(
-        ["prove", "--db", db_s, "--root", STATE_KEY, STATE_KEY],
+        [
+            "prove", "--db", db_s, "--root", STATE_KEY, "--key", STATE_KEY,
+        ],
         None,
     );
     assert_eq!(r.code, Some(2), "{}", r.stderr);

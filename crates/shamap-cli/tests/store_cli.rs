@@ -109,7 +109,7 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
     let (_dir, db) = store_with_both();
     let dbs = db.to_str().expect("utf-8");
     // Flip one byte in the middle of the node log.
-    let journal = db.join(shamap_store::log_store::LOG_FILE);
+    let journal = db.join(shamap_store::backend::log_store::LOG_FILE);
     let good = std::fs::read(&journal).expect("read");
     let mut bad = good.clone();
     let at = bad.len() / 2;
@@ -125,7 +125,7 @@ fn a_damaged_store_gives_one_error_line_and_loses_nothing() {
     assert!(r.stdout.contains("DAMAGED: "), "{}", r.stdout);
     // Without the checkpoint (as after a crash) every opening scans the
     // log, and refuses it.
-    let checkpoint = db.join(shamap_store::log_store::checkpoint::CHECKPOINT_FILE);
+    let checkpoint = db.join(shamap_store::backend::log_store::checkpoint::CHECKPOINT_FILE);
     std::fs::remove_file(&checkpoint).expect("a checkpoint was left");
     for args in [
         vec!["verify", "--db", dbs],

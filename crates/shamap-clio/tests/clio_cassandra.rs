@@ -119,7 +119,7 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
         assert_eq!(rec.entries, all[99].state_entries);
         // Pruned as it went: the last state's nodes and its header, no more.
         let mut marked = hashbrown::HashSet::new();
-        shamap_store::gc::mark(&store, &rec.account_hash, &mut marked).expect("whole");
+        shamap_store::map::gc::mark(&store, &rec.account_hash, &mut marked).expect("whole");
         assert_eq!(store.usage().nodes, marked.len() as u64 + 1);
         assert!(store.contains(&rec.ledger_hash).expect("read"));
         let opts = BackedOptions::with_budget_mb(1).pruning();

@@ -15,7 +15,8 @@
 
 use std::time::Instant;
 
-use shamap_store::backend::nudb::{audit, decode_and_hash_floor, AuditOptions, NudbStore, Only};
+use shamap_store::backend::nudb::{audit, decode_and_hash_floor, AuditOptions, NudbStore};
+use shamap_store::findings::Only;
 use shamap_store::verify_all;
 
 fn peak_rss_mib() -> f64 {

@@ -38,7 +38,7 @@ use shamap::xrpl::sha512_half;
 use shamap::{Key, MapKind, ShaMap, Snapshot};
 use shamap_store::{
     import_ledger, meta, record_root, write_changed, Access, BackedMap, BackedOptions, FjallStore,
-    MemStore, NewStore, NodeStore, OpenOptions, Opened, StoredMap,
+    MemStore, NewStore, NodeStore, NodeStoreExt, OpenOptions, Opened, StoredMap,
 };
 
 /// Store workloads: import, reads, commits and backed-map ops on one

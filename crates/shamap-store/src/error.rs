@@ -1,7 +1,46 @@
 //! The one error type of the store layer. Every message is one line and
 //! names the node (by hash), the metadata record or the store it is about.
+//! A message states what is wrong; what a user may do next is a
+//! [`NextStep`] ([`StoreError::next_step`]), which a command line words
+//! with its own commands and flags.
 
 use shamap::Hash256;
+
+/// A next step the caller may take about an error, named by the store and
+/// worded by whoever knows how the user gets there (the CLI: its commands
+/// and flags).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NextStep {
+    /// List the roots and ledgers the store holds.
+    ListRoots,
+    /// Name the ledger by its hash: more than one has the sequence given.
+    NameLedgerByHash,
+    /// Give rippled's `ledger.db` of the NuDB store, which lists its
+    /// ledgers.
+    GiveLedgerDb,
+    /// Copy what is wanted out of a read-only store into a writable one.
+    CopyOut,
+    /// Audit the store: it lists the damage and the roots it breaks.
+    Audit,
+}
+
+/// The facts whose next step [`StoreError::next_step`] knows, written by
+/// the code that finds them and read back here.
+pub(crate) mod facts {
+    /// A hash with nothing stored under it (`map::ledger::resolve_root`).
+    pub(crate) const NEITHER_LEDGER_NOR_ROOT: &str =
+        "it is neither a ledger hash nor a map root of this store";
+    /// More than one listed ledger has a sequence (`map::ledger`).
+    pub(crate) const SEQUENCE_SHARED: &str = "ledgers have sequence";
+    /// A NuDB store without `ledger.db` whose data files hold no header of
+    /// a sequence (`backend::nudb::audit`).
+    pub(crate) const NO_HEADER_NO_LEDGER_DB: &str = "in the data files (and no ledger.db)";
+    /// A write to a NuDB store (`backend::nudb::store::READ_ONLY`).
+    pub(crate) const READ_ONLY_NUDB: &str = "read-only: a rippled NuDB store";
+    /// A node log found damaged below its checkpoint (`backend::log_store`).
+    pub(crate) const DAMAGED_LOG: &str = "nothing is written on a damaged log";
+}
 
 /// A store operation that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,7 +117,7 @@ pub enum StoreError {
     /// retained ledger or map, nor a map of a retained ledger, nor a stored
     /// ledger header. Refused before anything is read, written or deleted
     /// under it (an inner node's hash would otherwise pass for a map).
-    #[error("store {location}: {hash} is not a root of this store (not a retained ledger or map, nor a map of one; `shamap info` lists them)")]
+    #[error("store {location}: {hash} is not a root of this store (not a retained ledger or map, nor a map of one)")]
     NotARoot {
         /// The store.
         location: String,
@@ -89,7 +128,7 @@ pub enum StoreError {
     /// hash with nothing stored under it, a sequence no listed ledger has
     /// (or more than one has), a transaction map of a ledger without
     /// transactions, a map of another kind than asked
-    /// ([`crate::ledger::resolve_root`], [`crate::ledger::ledger_by_seq`]).
+    /// ([`crate::map::ledger::resolve_root`], [`crate::map::ledger::ledger_by_seq`]).
     #[error("store {location}: {message}")]
     Unresolved {
         /// The store.
@@ -134,6 +173,30 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// The next step a user may take about this error, when there is one
+    /// the store can name (see [`NextStep`]).
+    pub fn next_step(&self) -> Option<NextStep> {
+        let message = match self {
+            StoreError::NotARoot { .. } => return Some(NextStep::ListRoots),
+            StoreError::Unresolved { message, .. }
+            | StoreError::Backend { message, .. }
+            | StoreError::NoStore {
+                reason: message, ..
+            } => message,
+            _ => return None,
+        };
+        [
+            (facts::NEITHER_LEDGER_NOR_ROOT, NextStep::ListRoots),
+            (facts::SEQUENCE_SHARED, NextStep::NameLedgerByHash),
+            (facts::NO_HEADER_NO_LEDGER_DB, NextStep::GiveLedgerDb),
+            (facts::READ_ONLY_NUDB, NextStep::CopyOut),
+            (facts::DAMAGED_LOG, NextStep::Audit),
+        ]
+        .into_iter()
+        .find(|(fact, _)| message.contains(fact))
+        .map(|(_, step)| step)
+    }
+
     /// A backend error with its message flattened to one line.
     pub fn backend(location: impl Into<String>, message: impl std::fmt::Display) -> StoreError {
         StoreError::Backend {

@@ -19,8 +19,8 @@
 //!   [`verify_all`] rehashes everything reachable from a root.
 //! - [`import_ledger`] / [`write_snapshot`] / [`write_changed`]: writes
 //!   maps, then records the root in one atomic step ([`meta`]).
-//! - [`ledger`]: what a `--root` hash or a ledger sequence names, for
-//!   every command ([`ledger::resolve_root`], [`ledger::ledger_by_seq`]).
+//! - [`map::ledger`]: what a `--root` hash or a ledger sequence names, for
+//!   every command ([`map::ledger::resolve_root`], [`map::ledger::ledger_by_seq`]).
 //! - [`gc()`]: mark from the kept roots, sweep the rest.
 //! - [`FaultyStore`]: fails the k-th read, write or sync, for fault tests.
 //! - [`SyncSession`]: `missing_nodes`, `add_root_node`, `add_known_node`
@@ -41,52 +41,48 @@
 pub mod backend;
 pub mod compact;
 pub mod error;
+pub mod findings;
 pub mod map;
 pub mod meta;
 pub mod node;
+pub(crate) mod node_id;
 pub mod open;
 pub mod store;
 
-// The modules by their short names, as before the split into `backend/`
-// and `map/`: `shamap_store::log_store`, `shamap_store::reader`, ...
+// The types and functions most callers use, at the root; every module only
+// by its path in its layer (`backend::log_store`, `map::reader`, ...).
 #[cfg(feature = "cassandra")]
-pub use backend::cassandra;
-pub(crate) use backend::directory;
-#[cfg(feature = "rocksdb")]
-pub(crate) use backend::rocks;
-pub use backend::{ack, fault, log_store, mem};
-pub use map::{backed, gc, import, ledger, reader, sync, verify};
-pub(crate) use map::{fetch, node_id, writers};
-
-pub use backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
-pub use backend::fjall::{FjallOptions, FjallStore};
-pub use backend::nudb::NudbStore;
-#[cfg(feature = "cassandra")]
-pub use cassandra::{CassandraOptions, CassandraStore};
-pub use error::StoreError;
-pub use fault::{
+pub use backend::cassandra::{CassandraOptions, CassandraStore};
+pub use backend::fault::{
     fail_acknowledgments, AckFault, AckStage, Fault, FaultError, FaultyStore, OpClass, OpCounts,
 };
-pub use gc::{gc, gc_counting, GcReport};
-pub use import::{
+pub use backend::fjall::{FjallOptions, FjallStore};
+pub use backend::log_store::{LogStore, LogUsage};
+pub use backend::mem::MemStore;
+#[cfg(feature = "nudb")]
+pub use backend::nudb::NudbStore;
+#[cfg(feature = "rocksdb")]
+pub use backend::rocks::RocksStore;
+pub use error::StoreError;
+pub use map::backed::{BackedMap, BackedOptions, BackedStats, HeapProbe};
+pub use map::diff::{diff_stored, StoredDifference};
+pub use map::gc::{gc, gc_counting, GcReport};
+pub use map::import::{
     import_ledger, record_root, write_changed, write_snapshot, ImportedLedger, WriteStats,
 };
-pub use log_store::{LogStore, LogUsage};
-pub use map::diff::{diff_stored, StoredDifference};
-pub use mem::MemStore;
-pub use meta::RetainedRoot;
-pub use node::{Node, NodeObject, NodeType, ValueKind};
-pub use node_id::NodeId;
-pub use open::{open, open_with, Access, NewStore, OpenOptions, Opened};
-pub use reader::{root_kind, RootKind, StoredIter, StoredMap};
-#[cfg(feature = "rocksdb")]
-pub use rocks::RocksStore;
-pub use store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, NodeStoreExt, Op};
-pub use sync::{
+pub use map::reader::{root_kind, RootKind, StoredIter, StoredMap};
+pub use map::sync::{
     add_known_node, add_root_node, copy_root, missing_nodes, wire_blob, AddOutcome, CopyReport,
     SyncSession,
 };
-pub use verify::{verify_all, VerifyReport};
+pub use map::verify::{verify_all, VerifyReport};
+pub use meta::RetainedRoot;
+pub use node::{Node, NodeObject, NodeType, ValueKind};
+pub use node_id::NodeId;
+pub use open::{open, open_with, NewStore, OpenOptions, Opened};
+pub use store::{
+    Access, Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, NodeStoreExt, Op, StoreMemory,
+};
 
 /// Helpers of the unit tests.
 #[cfg(test)]

@@ -224,6 +224,7 @@ impl NodeObject {
     /// A value whose hash was checked already (by the NuDB audit's scan, in
     /// step with the file it read): the header and type checks of
     /// [`NodeObject::decode`], the hash taken as given.
+    #[cfg(feature = "nudb")]
     pub(crate) fn scanned(hash: Hash256, value: Vec<u8>) -> Result<NodeObject, StoreError> {
         NodeObject::framed(hash, value)?.hashed_to(hash)
     }
@@ -331,6 +332,7 @@ impl NodeObject {
     /// A leaf's map kind and key, read from its prefix format without
     /// copying its data (what [`NodeObject::parse`] gives for a leaf);
     /// `None` for anything that does not parse as a leaf.
+    #[cfg(feature = "nudb")]
     pub(crate) fn leaf_kind_key(&self) -> Option<(MapKind, Key)> {
         let p = self.prefix_bytes();
         let Some(NodeTag::Leaf(kind)) = NodeTag::of(p) else {

@@ -2,33 +2,20 @@
 //! log ([`LogStore`], what a new directory store is) or a fjall database
 //! an earlier version made ([`FjallStore`]), rippled's NuDB node store
 //! (`nudb.dat` and `nudb.key`, or rotated `rippledb.*` directories; also
-//! named `nudb:DIR`; read-only, [`NudbStore`]), or a `cassandra://` URL
+//! named `nudb:DIR`; read-only, `NudbStore`, with the `nudb` feature), or
+//! a `cassandra://` URL
 //! ([`crate::CassandraStore`], with the `cassandra` feature). The CLI, the
 //! benchmark and the examples open stores only through [`open`] and
 //! [`open_with`]; which backend a location holds is decided here, once.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::backend::fjall::{FjallOptions, FjallStore};
+use crate::backend::log_store::LogStore;
+#[cfg(feature = "nudb")]
 use crate::backend::nudb::{is_nudb_store, NudbStore};
 use crate::error::StoreError;
-use crate::log_store::LogStore;
-use crate::store::NodeStore;
-
-/// What an opening is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Access {
-    /// Write to the store, creating it where there is none (a directory
-    /// that does not exist or is empty; a keyspace that does not exist).
-    Create,
-    /// Write to an existing store.
-    Write,
-    /// Read an existing store. A node log opens read-only (no lock: a
-    /// writer may go on beside it; nothing in the directory is written). A
-    /// fjall database opens for writing (fjall needs its lock to read),
-    /// and read-only where its directory cannot be written.
-    Read,
-}
+use crate::store::{Access, NodeStore};
 
 /// The format a new directory store is created in ([`Access::Create`]
 /// where there is no store yet). An existing store opens in its own.
@@ -84,6 +71,7 @@ pub enum Opened {
     #[cfg(feature = "cassandra")]
     Cassandra(crate::CassandraStore),
     /// rippled's NuDB node store (read-only).
+    #[cfg(feature = "nudb")]
     Nudb(NudbStore),
 }
 
@@ -97,6 +85,7 @@ impl Opened {
             Opened::Rocks(s) => s,
             #[cfg(feature = "cassandra")]
             Opened::Cassandra(s) => s,
+            #[cfg(feature = "nudb")]
             Opened::Nudb(s) => s,
         }
     }
@@ -110,6 +99,7 @@ impl Opened {
             Opened::Rocks(s) => Box::new(s),
             #[cfg(feature = "cassandra")]
             Opened::Cassandra(s) => Box::new(s),
+            #[cfg(feature = "nudb")]
             Opened::Nudb(s) => Box::new(s),
         }
     }
@@ -158,6 +148,7 @@ fn decide_and_open(
     if opts.access != Access::Create && !dir.is_dir() {
         return Err(no_store("no store here (not a directory)"));
     }
+    #[cfg(feature = "nudb")]
     if is_nudb_store(dir) {
         return plain(open_nudb(dir, opts.access));
     }
@@ -198,6 +189,7 @@ fn decide_and_open(
 }
 
 /// Opens rippled's NuDB store at `dir`, for reading only.
+#[cfg(feature = "nudb")]
 fn open_nudb(dir: &Path, access: Access) -> Result<Opened, StoreError> {
     if access != Access::Read {
         return Err(StoreError::NoStore {
@@ -206,6 +198,47 @@ fn open_nudb(dir: &Path, access: Access) -> Result<Opened, StoreError> {
         });
     }
     Ok(Opened::Nudb(NudbStore::open(dir)?))
+}
+
+#[cfg(not(feature = "nudb"))]
+fn open_nudb(dir: &Path, _: Access) -> Result<Opened, StoreError> {
+    Err(StoreError::NoStore {
+        location: dir.display().to_string(),
+        reason: "this build reads no rippled NuDB store (feature `nudb`)".to_owned(),
+    })
+}
+
+/// What reading a store reads on the local file system ([`paths_read`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathsRead {
+    /// The store's directory (for `nudb:DIR`, DIR; rotated `rippledb.*`
+    /// directories are inside it).
+    pub dir: PathBuf,
+    /// rippled's `ledger.db` read with a NuDB store (in its directory or
+    /// the one above), when there is one.
+    pub ledger_db: Option<PathBuf>,
+}
+
+/// What opening the store at `location` to read it reads, as
+/// [`open_with`] decides, without opening it: for a command that must not
+/// write where it reads. `None` for a Cassandra keyspace (no path).
+pub fn paths_read(location: &Path) -> Option<PathsRead> {
+    let text = location.to_str().unwrap_or_default();
+    if is_cassandra_url(text) {
+        return None;
+    }
+    let dir = text
+        .strip_prefix("nudb:")
+        .map_or_else(|| location.to_owned(), PathBuf::from);
+    #[cfg(feature = "nudb")]
+    let ledger_db = if dir.is_dir() && is_nudb_store(&dir) {
+        crate::backend::nudb::layout::find_ledger_db(&dir)
+    } else {
+        None
+    };
+    #[cfg(not(feature = "nudb"))]
+    let ledger_db = None;
+    Some(PathsRead { dir, ledger_db })
 }
 
 /// True when `s` names a Cassandra keyspace rather than a directory.

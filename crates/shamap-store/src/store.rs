@@ -124,6 +124,22 @@ impl Batch {
     }
 }
 
+/// What an opening of a store is for (every backend's `open` takes
+/// one; [`crate::open::open`] picks the backend).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Write to the store, creating it where there is none (a directory
+    /// that does not exist or is empty; a keyspace that does not exist).
+    Create,
+    /// Write to an existing store.
+    Write,
+    /// Read an existing store. A node log opens read-only (no lock: a
+    /// writer may go on beside it; nothing in the directory is written). A
+    /// fjall database opens for writing (fjall needs its lock to read),
+    /// and read-only where its directory cannot be written.
+    Read,
+}
+
 /// Nodes per write batch of the default bulk writes ([`BatchedIngest`])
 /// and of an import into a store that has nodes already.
 pub const WRITE_BATCH_NODES: usize = 4096;
@@ -135,11 +151,13 @@ pub const WRITE_BATCH_NODES: usize = 4096;
 /// `CassandraStore`.
 ///
 /// A backend implements the seven raw operations (read a value, apply a
-/// batch, iterate the values, read a metadata record, disk bytes, sync,
-/// location). The six provided methods have correct defaults (written
-/// with those seven; 0 for [`NodeStore::resident_bytes`]), and a backend
-/// overrides one only where it has a faster way to the same answer, or
-/// memory to report. Callers use [`NodeStoreExt`] (implemented for
+/// batch, apply a batch durably, iterate the values, read a metadata
+/// record, disk bytes, location). The six provided methods have correct
+/// defaults (written with those seven; none for [`NodeStore::memory`],
+/// [`NodeStore::bulk_ingest`] and [`NodeStore::ledger_hashes`], nothing
+/// to do for [`NodeStore::reclaim_space`]), and a backend overrides one
+/// only where it has a faster way to the same answer, memory to report,
+/// its own bulk import, its own ledger list or space to give back. Callers use [`NodeStoreExt`] (implemented for
 /// every store), whose [`NodeStoreExt::get`] verifies every value against
 /// its key, and [`NodeStore::bulk_ingest`] with [`BatchedIngest`] for a
 /// bulk import.
@@ -182,9 +200,16 @@ pub trait NodeStore: Send + Sync {
     /// Bytes the store takes on disk (0 for memory).
     fn disk_bytes(&self) -> Result<u64, StoreError>;
 
-    /// Makes everything written so far durable against power loss (writes
-    /// are already durable against a process crash when `write` returns).
-    fn sync(&self) -> Result<(), StoreError>;
+    /// Applies `batch` like [`NodeStore::write`] and returns only once it,
+    /// and everything written before it, is on stable storage (fsync):
+    /// the write of every commit point (a root record). An empty batch
+    /// only makes everything written so far durable against power loss
+    /// ([`NodeStoreExt::sync`]; writes are already durable against a
+    /// process crash when `write` returns). fjall persists the batch with
+    /// `SyncAll`, the node log appends and fsyncs in one step, RocksDB
+    /// writes and flushes its write-ahead log; memory and Cassandra (whose
+    /// writes are acknowledged by the replicas) write.
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError>;
 
     /// True when a value is stored under `hash` (not verified). The
     /// default reads the value; fjall, the node log, memory and Cassandra
@@ -203,31 +228,12 @@ pub trait NodeStore: Send + Sync {
         hashes.iter().map(|h| self.read_value(h)).collect()
     }
 
-    /// Applies `batch` like [`NodeStore::write`] and returns only once it,
-    /// and everything written before it, is on stable storage (fsync):
-    /// the write of every commit point (a root record). The default writes,
-    /// then syncs; fjall (one batch persisted with `SyncAll`) and the node
-    /// log (one append and one fsync) override it to do both in one step.
-    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
-        self.write(batch)?;
-        self.sync()
-    }
-
-    /// Bytes of memory the store holds that grow with what it stores (the
-    /// node log's index: ~10 bytes per node), which a [`crate::BackedMap`]'s
-    /// budget covers. 0 by default: fjall's and RocksDB's caches have sizes
-    /// set by their options.
-    fn resident_bytes(&self) -> u64 {
-        0
-    }
-
-    /// Bytes of memory the store will allocate beside
-    /// [`NodeStore::resident_bytes`] soon (the node log's next index growth
-    /// or compaction, once near), counted ahead by a [`crate::BackedMap`]'s
-    /// budget so that its cache makes room before the peak instead of
-    /// passing it. 0 by default.
-    fn reserved_bytes(&self) -> u64 {
-        0
+    /// The memory the store holds that grows with what it stores, and what
+    /// it will allocate beside it soon ([`StoreMemory`]), which a
+    /// [`crate::BackedMap`]'s budget covers. None by default: fjall's and
+    /// RocksDB's caches have sizes set by their options.
+    fn memory(&self) -> StoreMemory {
+        StoreMemory::default()
     }
 
     /// The store's own bulk-import paths, if it has any (fjall: table
@@ -241,7 +247,7 @@ pub trait NodeStore: Send + Sync {
     /// The ledgers the backend itself lists, as `(sequence, ledger hash)`
     /// pairs in any order, when it keeps such a list beside its nodes
     /// (rippled's node store: the `Ledgers` table of its `ledger.db`).
-    /// `None` by default: [`crate::ledger::ledgers`] then lists the
+    /// `None` by default: [`crate::map::ledger::ledgers`] then lists the
     /// retained roots whose header objects are stored. A hash listed here
     /// is only a hint: whoever reads the ledger loads and verifies its
     /// header object like any node.
@@ -257,6 +263,19 @@ pub trait NodeStore: Send + Sync {
     fn reclaim_space(&self) -> Result<(), StoreError> {
         Ok(())
     }
+}
+
+/// Memory a store holds beside its caches ([`NodeStore::memory`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StoreMemory {
+    /// Bytes held that grow with what the store stores (the node log's
+    /// index, ~10 bytes per node, and its metadata records).
+    pub resident: u64,
+    /// Bytes the store will allocate beside them soon (the node log's
+    /// next index growth or compaction, once near), counted ahead by a
+    /// backed map's budget so that its cache makes room before the peak
+    /// instead of passing it.
+    pub reserved: u64,
 }
 
 /// What callers use a [`NodeStore`] through: verified reads and one-line
@@ -275,6 +294,12 @@ pub trait NodeStoreExt: NodeStore {
     /// The node under `hash`, verified; [`StoreError::Missing`] if absent.
     fn load(&self, hash: &Hash256) -> Result<NodeObject, StoreError> {
         self.get(hash)?.ok_or(StoreError::Missing { hash: *hash })
+    }
+
+    /// Makes everything written so far durable against power loss: a
+    /// durable write of nothing ([`NodeStore::write_durably`]).
+    fn sync(&self) -> Result<(), StoreError> {
+        self.write_durably(Batch::new())
     }
 
     /// Sets one metadata record (a batch of one).
@@ -426,10 +451,6 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
         (**self).disk_bytes()
     }
 
-    fn sync(&self) -> Result<(), StoreError> {
-        (**self).sync()
-    }
-
     fn contains(&self, hash: &Hash256) -> Result<bool, StoreError> {
         (**self).contains(hash)
     }
@@ -442,12 +463,8 @@ impl<S: NodeStore + ?Sized> NodeStore for Box<S> {
         (**self).write_durably(batch)
     }
 
-    fn resident_bytes(&self) -> u64 {
-        (**self).resident_bytes()
-    }
-
-    fn reserved_bytes(&self) -> u64 {
-        (**self).reserved_bytes()
+    fn memory(&self) -> StoreMemory {
+        (**self).memory()
     }
 
     fn bulk_ingest(&self) -> Option<&dyn BulkIngest> {

@@ -16,7 +16,7 @@ use std::process::Command;
 
 use shamap_store::{
     fail_acknowledgments, AckFault, AckStage, Batch, FjallStore, LogStore, NodeObject, NodeStore,
-    NodeType, StoreError,
+    NodeStoreExt, NodeType, StoreError,
 };
 
 const ERRNOS: [(i32, &str); 5] = [

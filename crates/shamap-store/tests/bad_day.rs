@@ -11,9 +11,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use shamap::{Hash256, MapKind};
-use shamap_store::log_store::checkpoint::{CHECKPOINT_FILE, CHECKPOINT_TMP_FILE};
-use shamap_store::log_store::format::{self, Encoding, Record};
-use shamap_store::log_store::LOG_FILE;
+use shamap_store::backend::log_store::checkpoint::{CHECKPOINT_FILE, CHECKPOINT_TMP_FILE};
+use shamap_store::backend::log_store::format::{self, Encoding, Record};
+use shamap_store::backend::log_store::LOG_FILE;
 use shamap_store::{
     copy_root, gc, import_ledger, verify_all, Batch, LogStore, NodeObject, NodeStore, NodeStoreExt,
     NodeType,
@@ -120,7 +120,7 @@ fn a_symlink_at_the_acknowledgment_record_is_refused_not_followed() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("db");
     store_with_map(&db, 50, seed(43));
-    let ack = db.join(shamap_store::ack::ACK_FILE);
+    let ack = db.join(shamap_store::backend::ack::ACK_FILE);
     let outside = dir.path().join("outside.ack");
     std::fs::rename(&ack, &outside).expect("move the record out");
     std::os::unix::fs::symlink(&outside, &ack).expect("symlink");

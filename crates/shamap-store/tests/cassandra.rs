@@ -10,10 +10,10 @@ use std::ops::ControlFlow;
 use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind};
-use shamap_store::cassandra::CassandraOptions;
+use shamap_store::backend::cassandra::CassandraOptions;
 use shamap_store::Access;
 use shamap_store::{
-    copy_root, gc, import_ledger, meta, verify_all, CassandraStore, FjallStore, NodeObject,
+    copy_root, gc, import_ledger, meta, verify_all, Batch, CassandraStore, FjallStore, NodeObject,
     NodeStore, NodeStoreExt, NodeType, StoreError, StoredMap,
 };
 
@@ -449,7 +449,7 @@ impl NodeStore for KillOnWrite<'_> {
     fn disk_bytes(&self) -> Result<u64, StoreError> {
         self.inner.disk_bytes()
     }
-    fn sync(&self) -> Result<(), StoreError> {
-        self.inner.sync()
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        self.inner.write_durably(batch)
     }
 }

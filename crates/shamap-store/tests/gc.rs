@@ -143,7 +143,7 @@ fn gc_refuses_a_hash_that_is_not_a_root_and_deletes_nothing() {
 /// "nothing"; the kept root stays whole, and gc run again finishes the job.
 #[test]
 fn a_gc_stopped_by_a_full_disk_counts_what_it_deleted_and_a_retry_finishes() {
-    use shamap_store::fault::{Fault, FaultError, FaultyStore, OpClass};
+    use shamap_store::backend::fault::{Fault, FaultError, FaultyStore, OpClass};
     let store = FaultyStore::new(MemStore::new());
     import_random(&store, "big", 16_000, seed(12));
     let kept = import_random(&store, "small", 50, seed(13)).0.root_hash();

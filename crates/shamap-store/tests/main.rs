@@ -20,8 +20,11 @@ mod node_log;
 mod node_log_checkpoint;
 mod node_log_faults;
 mod node_log_integrity;
+#[cfg(feature = "nudb")]
 mod nudb;
+#[cfg(feature = "nudb")]
 mod nudb_layout;
+#[cfg(feature = "nudb")]
 mod nudb_live;
 mod placement;
 mod power_loss;

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::log_store::format::BatchEncoder;
-use shamap_store::log_store::{checkpoint, LOG_FILE};
+use shamap_store::backend::log_store::format::BatchEncoder;
+use shamap_store::backend::log_store::{checkpoint, LOG_FILE};
 use shamap_store::{
     gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, LogStore, NodeStore,
     NodeStoreExt, StoreError, StoredMap,
@@ -201,7 +201,7 @@ fn a_backed_maps_budget_covers_the_node_logs_index() {
     let index = store.usage().index_bytes;
     assert!(index > 0);
     // The index and the few metadata records.
-    let resident = store.resident_bytes();
+    let resident = store.memory().resident;
     assert!(
         resident >= index && resident < index + 4096,
         "{resident} vs {index}"
@@ -216,7 +216,7 @@ fn a_backed_maps_budget_covers_the_node_logs_index() {
         assert_eq!(map.get(k).expect("get").as_ref(), Some(v), "seed {s}");
     }
     let st = map.stats();
-    assert_eq!(st.store_resident_bytes, store.resident_bytes());
+    assert_eq!(st.store_resident_bytes, store.memory().resident);
     assert!(st.cache_peak_bytes > 0);
     assert!(
         st.cache_peak_bytes + st.store_resident_bytes as usize <= budget,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use shamap::{Hash256, Key, MapKind};
-use shamap_store::log_store::{checkpoint, format, LogStore, LogUsage};
+use shamap_store::backend::log_store::{checkpoint, format, LogStore, LogUsage};
 use shamap_store::{gc, verify_all, NodeStore, NodeStoreExt, StoredMap};
 
 use crate::node_log::{

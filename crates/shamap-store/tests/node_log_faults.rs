@@ -29,9 +29,9 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::ack;
-use shamap_store::log_store::format::{self, BatchEncoder};
-use shamap_store::log_store::LOG_FILE;
+use shamap_store::backend::ack;
+use shamap_store::backend::log_store::format::{self, BatchEncoder};
+use shamap_store::backend::log_store::LOG_FILE;
 use shamap_store::{
     gc, verify_all, Batch, LogStore, NodeStore, NodeStoreExt, StoreError, StoredMap,
 };

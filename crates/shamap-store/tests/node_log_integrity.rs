@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, MapKind};
-use shamap_store::ack;
-use shamap_store::log_store::{checkpoint, format, LogStore, LOG_FILE};
+use shamap_store::backend::ack;
+use shamap_store::backend::log_store::{checkpoint, format, LogStore, LOG_FILE};
 use shamap_store::node::{NodeObject, NodeType};
 use shamap_store::{verify_all, Batch, NodeStore, NodeStoreExt};
 

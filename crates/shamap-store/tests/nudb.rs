@@ -15,7 +15,8 @@ use shamap_nudb_writer::{
     history, write_ledger, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType,
     Ledger, NudbOptions, NudbWriter, Written,
 };
-use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport, NudbStore, Only};
+use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport, NudbStore};
+use shamap_store::findings::Only;
 use shamap_store::{
     open_with, verify_all, Access, NodeObject, NodeStore, NodeStoreExt, OpenOptions, Opened,
 };

@@ -8,8 +8,8 @@ use std::ops::ControlFlow;
 
 use shamap::{Hash256, MapKind};
 use shamap_store::{
-    missing_nodes, verify::verify_map, verify_all, wire_blob, AddOutcome, BackedMap, BackedOptions,
-    MemStore, NodeId, NodeStore, StoreError, StoredMap, SyncSession, VerifyReport,
+    map::verify::verify_map, missing_nodes, verify_all, wire_blob, AddOutcome, BackedMap,
+    BackedOptions, MemStore, NodeId, NodeStore, StoreError, StoredMap, SyncSession, VerifyReport,
 };
 
 use crate::support::{misplaced_leaf, Misplaced};

@@ -12,7 +12,7 @@ use hashbrown::HashSet;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::gc::mark;
+use shamap_store::map::gc::mark;
 use shamap_store::{verify_all, BackedMap, BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::backed::contents;

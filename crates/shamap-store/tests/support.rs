@@ -298,7 +298,7 @@ pub struct LogBatch {
 /// not whole (a header that does not decode, a body cut short or failing
 /// its checksum).
 pub fn log_batches(log: &[u8]) -> Vec<LogBatch> {
-    use shamap_store::log_store::format;
+    use shamap_store::backend::log_store::format;
     let mut out = Vec::new();
     let mut pos = format::FILE_HEADER_LEN as usize;
     while pos + format::BATCH_HEADER_LEN <= log.len() {

@@ -17,8 +17,11 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::hash::Hash256;
-use crate::ptr::BatchHasher;
-use crate::xrpl::sha512half::sha512_half;
+use crate::sha512half::sha512_half;
+
+/// Hashes `msgs[i]` into `out[i]`, any number at once: a function's
+/// multi-lane kernel ([`HashFunction::batch`]).
+pub(crate) type BatchHasher = fn(&[&[u8]], &mut [[u8; 32]]);
 
 /// The function that hashes a map's nodes; see the module documentation.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

@@ -28,7 +28,8 @@
 //! |---------------|-------------------------------------------------------------|
 //! | [`node_hash`] | the node hash format, the only place that knows it: node prefixes, inner and leaf message layouts, node hashing, prefix recognition |
 //! | [`hashfn`]    | the node hash function (SHA512Half or BLAKE3), single and batched |
-//! | [`xrpl`]      | SHA512Half, VL, transaction IDs, ledger header and its prefix, wire format |
+//! | [`sha512half`] | SHA512Half of one message (the XRPL's node hash)           |
+//! | [`xrpl`]      | VL, transaction IDs, ledger header and its prefix, wire format (SHA512Half re-exported) |
 //!
 //! See `docs/design.md` for byte layouts and invariants. Ledger dumps (the
 //! JSON rippled and Clio emit) are read by the `shamap-ledger` crate.
@@ -42,6 +43,7 @@ pub mod kind;
 pub mod node_hash;
 pub mod options;
 mod ptr;
+pub mod sha512half;
 pub mod stats;
 pub mod tree;
 pub mod verify;

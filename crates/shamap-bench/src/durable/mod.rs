@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::args::Args;
+use crate::args::{Args, ChildStep, Step};
 
 /// One result: a workload on one engine, measured in its own process.
 #[derive(Clone, Debug, Default)]
@@ -109,53 +109,6 @@ impl Row {
             note: v["note"].as_str().unwrap_or("").to_owned(),
             rounds: Vec::new(),
         })
-    }
-}
-
-/// What a child process is told to run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Step {
-    Import,
-    Commit,
-    Read,
-    ReadWithWriter,
-}
-
-impl Step {
-    pub fn name(self) -> &'static str {
-        match self {
-            Step::Import => "import",
-            Step::Commit => "commit_10k",
-            Step::Read => "read",
-            Step::ReadWithWriter => "read_with_writer",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Step> {
-        [Step::Import, Step::Commit, Step::Read, Step::ReadWithWriter]
-            .into_iter()
-            .find(|w| w.name() == s)
-    }
-}
-
-/// The step a child process runs: `--durable-child ENGINE/STEP`.
-#[derive(Clone, Debug)]
-pub struct ChildStep {
-    pub engine: String,
-    pub step: Step,
-}
-
-impl ChildStep {
-    /// Parses `ENGINE/STEP` (the command-line value).
-    pub fn parse(spec: &str) -> Result<ChildStep, String> {
-        let (engine, step) = spec.split_once('/').unwrap_or((spec, ""));
-        match Step::parse(step) {
-            Some(step) => Ok(ChildStep {
-                engine: engine.to_owned(),
-                step,
-            }),
-            None => Err(format!("unknown durable step {spec:?}")),
-        }
     }
 }
 

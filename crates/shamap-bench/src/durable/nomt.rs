@@ -9,7 +9,8 @@ use nomt::hasher::Blake3Hasher;
 use nomt::{KeyReadWrite, Nomt, Options, SessionParams};
 
 use super::ops::{self, Blocks, KeyBytes, Values, Write};
-use super::{allocated_bytes, secs, timed_reads, Plan, Row, Step};
+use super::{allocated_bytes, secs, timed_reads, Plan, Row};
+use crate::args::Step;
 
 fn err(e: impl std::fmt::Display) -> String {
     format!("nomt: {e}")

@@ -16,7 +16,8 @@ use shamap_store::{
 };
 
 use super::ops::{self, Blocks, Values, Write};
-use super::{allocated_bytes, secs, timed_reads, Plan, Row, Step};
+use super::{allocated_bytes, secs, timed_reads, Plan, Row};
+use crate::args::Step;
 
 /// The retained-root name the import and the commit step commit under
 /// (the read steps read this root).

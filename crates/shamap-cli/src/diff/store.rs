@@ -5,11 +5,11 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use shamap::{Difference, Hash256, MapKind};
-use shamap_store::{diff_stored, ledger, NodeStore, StoredDifference, StoredMap};
+use shamap_store::{diff_stored, map::ledger, NodeStore, StoredDifference, StoredMap};
 
 use super::{render_json, render_text, DiffArgs, Side};
+use crate::input::KindArg;
 use crate::input::{map_root, open_to_read, parse_hash};
-use crate::maps::KindArg;
 use crate::output::{print_json, print_text, Exit, Failure};
 
 /// The hash one side names: a ledger sequence number (digits only, fewer

@@ -28,7 +28,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::directory::open_side_file;
+use crate::backend::directory::open_side_file;
 
 /// The record's file name in a node log's directory.
 pub const ACK_FILE: &str = "nodes.ack";
@@ -125,7 +125,7 @@ pub(crate) fn record_in(
         error,
         touched: false,
     };
-    use crate::fault::{ack_fault, AckStage};
+    use crate::backend::fault::{ack_fault, AckStage};
     if let Some(error) = ack_fault(dir, AckStage::Open) {
         return Err(untouched(error));
     }

@@ -231,9 +231,14 @@ impl<S: NodeStore> NodeStore for FaultyStore<S> {
         self.inner.disk_bytes()
     }
 
-    fn sync(&self) -> Result<(), StoreError> {
+    /// A write (unless the batch is empty), then a sync: each counted and
+    /// failed as its own operation.
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        if !batch.is_empty() {
+            self.write(batch)?;
+        }
         self.enter(OpClass::Sync)?;
-        self.inner.sync()
+        self.inner.write_durably(Batch::new())
     }
 }
 

@@ -143,7 +143,12 @@ impl NodeStore for MemStore {
         Ok(0)
     }
 
-    fn sync(&self) -> Result<(), StoreError> {
-        Ok(())
+    /// Writes (memory has nothing more to make durable); an empty batch
+    /// does nothing.
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.write(batch)
     }
 }

@@ -6,7 +6,8 @@
 //! - [`fjall`]: fjall (pure-Rust LSM), for stores an earlier version
 //!   made and for comparisons.
 //! - `rocks` (feature `rocksdb`), [`cassandra`] (feature `cassandra`).
-//! - [`nudb`]: rippled's own node store (NuDB), read-only.
+//! - `nudb` (feature `nudb`, on by default): rippled's own node store
+//!   (NuDB), read-only.
 //! - [`mem`]: in memory, for tests.
 //! - [`fault`]: a wrapper that fails a chosen operation, for fault tests.
 //! - [`ack`] and `directory`: the acknowledgment record and the rules for
@@ -20,6 +21,7 @@ pub mod fault;
 pub mod fjall;
 pub mod log_store;
 pub mod mem;
+#[cfg(feature = "nudb")]
 pub mod nudb;
 #[cfg(feature = "rocksdb")]
 pub(crate) mod rocks;

@@ -113,11 +113,15 @@ impl NodeStore for RocksStore {
     }
 
     fn disk_bytes(&self) -> Result<u64, StoreError> {
-        crate::directory::dir_bytes(&self.path)
+        crate::backend::directory::dir_bytes(&self.path)
             .map_err(|e| self.fail("cannot measure the directory", e))
     }
 
-    fn sync(&self) -> Result<(), StoreError> {
+    /// Writes, then flushes and syncs the write-ahead log.
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        if !batch.is_empty() {
+            self.write(batch)?;
+        }
         self.db
             .flush_wal(true)
             .map_err(|e| self.fail("cannot sync", e))

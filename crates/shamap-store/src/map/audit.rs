@@ -26,9 +26,10 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 use shamap::Hash256;
 
-pub use crate::backend::nudb::Only;
-use crate::backend::nudb::{self, AuditReport, DamagedNode};
+#[cfg(feature = "nudb")]
+use crate::backend::nudb::{self, AuditReport};
 use crate::error::StoreError;
+pub use crate::findings::{DamagedNode, Only};
 use crate::map::authenticate::{authenticate, Authentication, StoreLedgers, Verdict};
 use crate::map::{ledger, verify::verify_all};
 use crate::meta;
@@ -161,6 +162,10 @@ pub fn audit(
 ) -> Result<StoreAudit, StoreError> {
     let (opened, log) = crate::open::open_to_audit(location)?;
     let db = location.display().to_string();
+    // Only the NuDB audit reads files whole with progress to report.
+    #[cfg(not(feature = "nudb"))]
+    let _ = progress;
+    #[cfg(feature = "nudb")]
     if let Opened::Nudb(mut s) = opened {
         if let Some(l) = &opts.ledger_db {
             if !l.is_file() {
@@ -292,11 +297,13 @@ pub fn backend_name(opened: &Opened) -> &'static str {
         Opened::Rocks(_) => "rocksdb",
         #[cfg(feature = "cassandra")]
         Opened::Cassandra(_) => "cassandra",
+        #[cfg(feature = "nudb")]
         Opened::Nudb(_) => "rippled NuDB",
     }
 }
 
 /// The NuDB audit's report as a [`StoreAudit`].
+#[cfg(feature = "nudb")]
 fn from_nudb(db: String, r: AuditReport) -> StoreAudit {
     let files = r
         .scan

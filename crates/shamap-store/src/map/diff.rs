@@ -1,16 +1,17 @@
 //! Differences between two stored maps of one kind, in ascending key
 //! order, skipping subtrees whose hashes are equal: the cost grows with
 //! the differences (times the depth), not with the maps. Every node is
-//! loaded through the one verified fetch (`crate::fetch`), as every read.
+//! loaded through the one verified fetch (`crate::map::fetch`), as every read.
 
 use std::ops::ControlFlow;
 
 use shamap::{Hash256, Key, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode};
+use crate::map::fetch::fetch_required;
+use crate::map::reader::StoredMap;
+use crate::node_id::MapNode;
 use crate::node_id::NodeId;
-use crate::reader::StoredMap;
 
 /// What `each_leaf` calls with every leaf: the walker, the key, the data.
 type LeafVisitor<'a, W> = dyn FnMut(&mut W, Key, Vec<u8>) -> ControlFlow<()> + 'a;
@@ -231,7 +232,7 @@ impl Diff<'_, '_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::import::write_snapshot;
+    use crate::map::import::write_snapshot;
     use crate::test_support::seed;
     use crate::MemStore;
     use rand::{Rng, SeedableRng};

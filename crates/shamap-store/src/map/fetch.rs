@@ -20,31 +20,18 @@
 //!
 //! A failure is an error naming the node's hash and nibble path
 //! ([`StoreError::BadNode`]; a backend failure passes through as is), never
-//! data. Checks 3–5 ([`check_node`]) also apply to the wire blobs sync
+//! data. Checks 2–5 ([`check_node`], in `node_id.rs` beside the position
+//! it checks against) also apply to the wire blobs sync
 //! receives, and 4–5 ([`NodeId::check_inner`], [`NodeId::check_leaf`]) to
 //! the backed map's cache hits, since a node cached at one place may be
 //! named again at another.
 
-use shamap::{Hash256, Key, MapKind};
+use shamap::{Hash256, MapKind};
 
 use crate::error::StoreError;
-use crate::node::{Node, NodeObject, NodeType};
-use crate::node_id::NodeId;
+use crate::node::NodeObject;
+use crate::node_id::{check_node, MapNode, NodeId};
 use crate::store::{NodeStore, NodeStoreExt};
-
-/// A node of a map, as [`fetch_node`] returns it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum MapNode {
-    /// An inner node's sixteen child hashes (zero = empty branch).
-    Inner(Box<[Hash256; 16]>),
-    /// A leaf.
-    Leaf {
-        /// Its key (on its path).
-        key: Key,
-        /// Its data.
-        data: Vec<u8>,
-    },
-}
 
 /// A node [`fetch_node`] loaded and checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,51 +40,6 @@ pub(crate) struct Fetched {
     pub(crate) node: MapNode,
     /// Bytes of its stored value.
     pub(crate) value_len: usize,
-}
-
-/// Checks that `obj` (verified against its hash: decoded from a store or
-/// built from a wire blob) parses and may sit at `id` in a map of kind
-/// `kind`: checks 2–5 of the [module docs](self).
-pub(crate) fn check_node(
-    obj: &NodeObject,
-    kind: MapKind,
-    id: &NodeId,
-) -> Result<MapNode, StoreError> {
-    let hash = obj.hash();
-    let node = obj.parse().map_err(|e| e.at(hash, &id.nibbles()))?;
-    let what = node.describe();
-    match node {
-        Node::Inner(children) => {
-            let want = NodeType::for_map(kind);
-            // Type 0: an inner node read from rippled's NuDB store, which
-            // does not record the map kind of inner nodes.
-            if obj.node_type().is_some_and(|t| t != want) {
-                return Err(id.bad(
-                    hash,
-                    format!(
-                        "an inner node of another map kind (stored with type {}) in a {} map",
-                        obj.node_type()
-                            .map_or_else(|| "unknown".to_owned(), |t| format!("{t:?}")),
-                        kind.name()
-                    ),
-                ));
-            }
-            id.check_inner(hash, children.iter().filter(|h| !h.is_zero()).count())?;
-            Ok(MapNode::Inner(children))
-        }
-        Node::Leaf {
-            kind: leaf_kind,
-            key,
-            data,
-        } => {
-            id.check_leaf(hash, &key)?;
-            if leaf_kind != kind {
-                return Err(id.bad(hash, format!("{what} in a {} map", kind.name())));
-            }
-            Ok(MapNode::Leaf { key, data })
-        }
-        Node::Ledger(_) => Err(id.bad(hash, "a ledger header inside a map".to_owned())),
-    }
 }
 
 /// Loads the node stored under `hash` for position `id` in a map of kind

@@ -20,7 +20,7 @@ use hashbrown::HashSet;
 use shamap::Hash256;
 
 use crate::error::StoreError;
-use crate::fetch::ReadAhead;
+use crate::map::fetch::ReadAhead;
 use crate::meta::{self, RetainedRoot};
 use crate::node::{Node, NodeObject};
 use crate::store::Batch;
@@ -111,7 +111,7 @@ pub fn gc_counting(
     for root in keep {
         meta::known_root(store, root)?;
     }
-    let writers = crate::writers::for_store(store);
+    let writers = crate::map::writers::for_store(store);
     let exclusive = writers.exclusive();
     let mut marked = HashSet::new();
     for root in keep {

@@ -15,10 +15,10 @@
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind};
 
-use crate::error::StoreError;
+use crate::error::{facts, StoreError};
+use crate::map::reader::{root_kind, RootKind};
 use crate::meta::{self, KnownRoot};
 use crate::node::Node;
-use crate::reader::{root_kind, RootKind};
 use crate::store::{NodeStore, NodeStoreExt};
 
 /// The map a root argument names, and the ledger it belongs to when the
@@ -132,7 +132,8 @@ pub fn resolve_root(
         Ok(KnownRoot::Retained | KnownRoot::MapOfRetainedLedger) => {}
         Err(StoreError::NotARoot { .. }) if !store.contains(hash)? => {
             return Err(unresolved(format!(
-                "nothing is stored under {hash}: it is neither a ledger hash nor a map root of this store (`shamap info` lists them)"
+                "nothing is stored under {hash}: {}",
+                facts::NEITHER_LEDGER_NOR_ROOT
             )))
         }
         Err(e) => return Err(e),
@@ -227,8 +228,9 @@ pub fn ledger_by_seq(store: &dyn NodeStore, seq: u32) -> Result<Hash256, StoreEr
             ))
         }
         many => Err(unresolved(format!(
-            "{} ledgers have sequence {seq} ({}): give the ledger hash with --root",
+            "{} {} {seq} ({})",
             many.len(),
+            facts::SEQUENCE_SHARED,
             many.iter()
                 .map(Hash256::to_hex)
                 .collect::<Vec<_>>()
@@ -309,7 +311,7 @@ mod tests {
             close_flags: 0,
         };
         for m in [&mut state, &mut tx] {
-            crate::import::write_snapshot(store, &m.snapshot(), &mut |_| {}).expect("nodes");
+            crate::map::import::write_snapshot(store, &m.snapshot(), &mut |_| {}).expect("nodes");
         }
         let mut b = Batch::new();
         b.put_node(NodeObject::ledger(&header));
@@ -418,8 +420,8 @@ mod tests {
         fn disk_bytes(&self) -> Result<u64, StoreError> {
             self.inner.disk_bytes()
         }
-        fn sync(&self) -> Result<(), StoreError> {
-            self.inner.sync()
+        fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+            self.inner.write_durably(batch)
         }
         fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
             Ok(Some(self.list.clone()))

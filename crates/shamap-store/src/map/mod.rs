@@ -13,7 +13,9 @@
 //! - [`diff`]: two stored maps compared in key order.
 //! - [`gc`]: keeping some roots and deleting what they do not reach;
 //!   `writers` pins what backed-map writers hold against it.
-//! - `node_id` ([`crate::NodeId`]): a node's position in a map.
+//!
+//! A node's position in a map and the checks of place ([`crate::NodeId`])
+//! are `crate::node_id`, beside the traits: the NuDB audit runs them too.
 
 pub mod audit;
 pub mod authenticate;
@@ -23,7 +25,6 @@ pub(crate) mod fetch;
 pub mod gc;
 pub mod import;
 pub mod ledger;
-pub(crate) mod node_id;
 pub mod reader;
 pub mod sync;
 pub mod verify;

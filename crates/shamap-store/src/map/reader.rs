@@ -1,6 +1,6 @@
 //! Reading a map straight from a store: each lookup walks from the root by
 //! hash, loading one node per level through the one verified fetch
-//! (`crate::fetch`: hash, type, place). Nothing is cached and no whole map
+//! (`crate::map::fetch`: hash, type, place). Nothing is cached and no whole map
 //! is loaded (the backed map, with a node cache, is [`crate::BackedMap`]).
 
 use shamap::xrpl::wire;
@@ -8,8 +8,9 @@ use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key, MapKind, Nibble, ProofPath};
 
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode};
+use crate::map::fetch::fetch_required;
 use crate::node::{Node, NodeType};
+use crate::node_id::MapNode;
 use crate::node_id::NodeId;
 use crate::store::{NodeStore, NodeStoreExt};
 

@@ -9,17 +9,18 @@
 //! decode: damage the log's checksums let through) counts as missing: it
 //! is asked for again, and the verified blob offered replaces it (counted
 //! in [`SyncSession::repaired`]). Stored nodes are read through the
-//! store's one verified fetch (`crate::fetch`), and received blobs get the
+//! store's one verified fetch (`crate::map::fetch`), and received blobs get the
 //! same checks of type and place.
 
 use hashbrown::{HashMap, HashSet};
 use shamap::{Hash256, MapKind, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{check_node, fetch_node, Fetched, MapNode};
+use crate::map::fetch::{fetch_node, Fetched};
+use crate::map::reader::{root_kind, RootKind};
 use crate::node::NodeObject;
 use crate::node_id::NodeId;
-use crate::reader::{root_kind, RootKind};
+use crate::node_id::{check_node, MapNode};
 use crate::store::{Batch, NodeStore, NodeStoreExt};
 
 /// What became of a blob offered to the store.
@@ -316,7 +317,7 @@ impl<'s> SyncSession<'s> {
 
     /// Decodes `blob` and checks it is the node `expected` at `id`: its
     /// hash, then its type and place as the store's fetch checks a stored
-    /// node (`crate::fetch::check_node`). On success, the node to store and
+    /// node (`crate::node_id::check_node`). On success, the node to store and
     /// what it holds.
     fn check_blob(
         &self,
@@ -454,7 +455,7 @@ pub fn copy_root(
     if let Some(h) = header {
         last.put_node(h);
     }
-    crate::import::record_root(to, name, root, last)?;
+    crate::map::import::record_root(to, name, root, last)?;
     Ok(report)
 }
 

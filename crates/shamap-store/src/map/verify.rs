@@ -3,8 +3,9 @@
 use shamap::{Hash256, MapKind, Nibble};
 
 use crate::error::StoreError;
-use crate::fetch::{fetched_value, MapNode, ReadAhead};
+use crate::map::fetch::{fetched_value, ReadAhead};
 use crate::node::{Node, NodeType};
+use crate::node_id::MapNode;
 use crate::node_id::NodeId;
 use crate::store::{NodeStore, NodeStoreExt};
 
@@ -33,7 +34,7 @@ impl VerifyReport {
 /// structure: each node present, hashing to the hash its parent names,
 /// stored with its map's type, leaves on their key's path, no leaf as a
 /// root, no empty inner node, nothing below depth 64 (every map node goes
-/// through the store's one verified fetch, `crate::fetch`). Stops at the
+/// through the store's one verified fetch, `crate::map::fetch`). Stops at the
 /// first bad node and names it by hash and nibble path
 /// ([`StoreError::BadNode`]).
 pub fn verify_all(store: &dyn NodeStore, root: &Hash256) -> Result<VerifyReport, StoreError> {
@@ -58,8 +59,8 @@ pub fn verify_all(store: &dyn NodeStore, root: &Hash256) -> Result<VerifyReport,
         Node::Inner(_) => {
             let kind = match obj.node_type() {
                 Some(NodeType::AccountNode) => MapKind::AccountState,
-                _ => match crate::reader::root_kind(store, root) {
-                    Ok(crate::reader::RootKind::Map(k)) => k,
+                _ => match crate::map::reader::root_kind(store, root) {
+                    Ok(crate::map::reader::RootKind::Map(k)) => k,
                     Ok(_) | Err(_) => MapKind::TransactionWithMeta,
                 },
             };
@@ -72,7 +73,7 @@ pub fn verify_all(store: &dyn NodeStore, root: &Hash256) -> Result<VerifyReport,
 }
 
 /// Verifies one map (a zero root is the empty map): every node through
-/// the store's one verified fetch (hash, type, place; see `crate::fetch`).
+/// the store's one verified fetch (hash, type, place; see `crate::map::fetch`).
 pub fn verify_map(
     store: &dyn NodeStore,
     root: &Hash256,

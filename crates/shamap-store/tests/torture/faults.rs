@@ -7,7 +7,7 @@ use std::process::Command;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::Rng;
-use shamap_store::log_store::{checkpoint, format, LOG_FILE};
+use shamap_store::backend::log_store::{checkpoint, format, LOG_FILE};
 
 use super::backend::Backend;
 

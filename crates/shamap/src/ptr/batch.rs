@@ -20,11 +20,9 @@ use std::ptr::NonNull;
 
 use super::node::NodePtr;
 use crate::hash::Hash256;
+use crate::hashfn::BatchHasher;
 use crate::kind::MapKind;
 use crate::node_hash::{self, InnerMessage, INNER_MESSAGE_LEN};
-
-/// Hashes `msgs[i]` into `out[i]` (SHA512Half), any number at once.
-pub(crate) type BatchHasher = fn(&[&[u8]], &mut [[u8; 32]]);
 
 /// Nodes hashed per batch call (bounds the temporary input buffers).
 const CHUNK: usize = 512;

@@ -22,8 +22,8 @@ mod tagged;
 
 pub(crate) use arena::NodeArena;
 pub(crate) use batch::{
-    hash_leaf_children, hash_stale_inner_children, inner_message, rehash_batched, BatchHasher,
-    BatchWork, LeafHashing,
+    hash_leaf_children, hash_stale_inner_children, inner_message, rehash_batched, BatchWork,
+    LeafHashing,
 };
 pub use mask::BranchMask;
 pub use node::prefetch;

@@ -1,8 +1,8 @@
 //! The ledger header and its hash.
 
 use crate::hash::Hash256;
+use crate::sha512half::Sha512Half;
 use crate::xrpl::prefix::HashPrefix;
-use crate::xrpl::sha512half::Sha512Half;
 
 /// Length of a serialized ledger header (without hash prefix).
 pub const LEDGER_HEADER_LEN: usize = 118;

@@ -16,7 +16,7 @@
 
 use crate::hash::{Hash256, Key};
 use crate::xrpl::fields::{read_fields, type_code, u32_of, FieldError};
-use crate::xrpl::sha512half::sha512_half;
+use crate::sha512half::sha512_half;
 
 /// The `LedgerEntryType` of a `LedgerHashes` entry.
 pub const LEDGER_HASHES_TYPE: u16 = 0x0068;

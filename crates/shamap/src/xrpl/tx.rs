@@ -1,8 +1,8 @@
 //! Transactions as map items: IDs and the data layout of transaction leaves.
 
 use crate::hash::{Hash256, Key};
+use crate::sha512half::sha512_half;
 use crate::xrpl::prefix::HashPrefix;
-use crate::xrpl::sha512half::sha512_half;
 use crate::xrpl::vl::{append_vl, split_vl, VlError};
 
 /// A transaction's ID: `SHA512Half(TXN\0 ‖ tx_blob)`. It is the key of the

@@ -1,6 +1,6 @@
 //! [`CassandraStore`]: the session, the prepared statements, and the
 //! [`NodeStore`] over them (see the module documentation of
-//! [`crate::cassandra`] for the layout and the order of writes).
+//! [`crate::backend::cassandra`] for the layout and the order of writes).
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -15,8 +15,7 @@ use shamap::Hash256;
 
 use crate::error::StoreError;
 use crate::meta;
-use crate::open::Access;
-use crate::store::{Batch, NodeStore, Op};
+use crate::store::{Access, Batch, NodeStore, Op};
 
 use super::options::CassandraOptions;
 
@@ -495,8 +494,13 @@ impl NodeStore for CassandraStore {
     /// Nothing to do: a write returns once the consistency level's
     /// replicas acknowledged it (each has it in its commit log; how soon
     /// that is fsynced is the cluster's `commitlog_sync` setting).
-    fn sync(&self) -> Result<(), StoreError> {
-        Ok(())
+    /// Writes: a write returns once the replicas acknowledged it; an
+    /// empty batch does nothing.
+    fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.write(batch)
     }
 }
 

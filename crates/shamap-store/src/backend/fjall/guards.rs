@@ -175,7 +175,7 @@ pub(super) const FJALL_MARKER_LEN: u64 = 4;
 /// Such leftovers, and only they (exactly these names and kinds), are
 /// removed while holding the lock file's lock, so that this opening
 /// creates the store afresh; a directory with anything else in it is left
-/// to [`crate::directory::refuse_foreign_directory`]. A creation still
+/// to [`crate::backend::directory::refuse_foreign_directory`]. A creation still
 /// running in another process holds the lock, and is reported as such.
 pub(super) fn clear_unfinished_creation(path: &Path) -> Result<(), StoreError> {
     const LOCK: &str = FJALL_LOCK;
@@ -223,7 +223,7 @@ pub(super) fn clear_unfinished_creation(path: &Path) -> Result<(), StoreError> {
         .write(true)
         .open(path.join(LOCK))
         .map_err(|e| fail("cannot open its lock file", e))?;
-    match crate::directory::take_lock(&lock) {
+    match crate::backend::directory::take_lock(&lock) {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
             return Err(StoreError::backend(
@@ -256,8 +256,8 @@ pub(super) fn clear_unfinished_creation(path: &Path) -> Result<(), StoreError> {
 }
 
 /// The acknowledgment record of the fjall store in `path`, if it has one.
-pub(super) fn read_ack(path: &Path) -> Result<Option<crate::ack::Ack>, StoreError> {
-    crate::ack::read(path, super::FJALL_ACK_FILE)
+pub(super) fn read_ack(path: &Path) -> Result<Option<crate::backend::ack::Ack>, StoreError> {
+    crate::backend::ack::read(path, super::FJALL_ACK_FILE)
         .map_err(|e| StoreError::backend(path.display().to_string(), format!("cannot open: {e}")))
 }
 

@@ -7,8 +7,8 @@
 //! (record name → bytes). A [`Batch`] becomes one fjall write batch across
 //! both, which fjall journals atomically and flushes to the operating
 //! system before `write` returns: a killed process loses no acknowledged
-//! batch and never shows half of one. [`NodeStore::sync`] adds fsync, for
-//! power loss.
+//! batch and never shows half of one. [`NodeStore::write_durably`] (and
+//! [`crate::NodeStoreExt::sync`]) adds fsync, for power loss.
 
 use std::path::{Path, PathBuf};
 
@@ -88,7 +88,7 @@ pub struct FjallStore {
     meta: Keyspace,
     memtable_bytes: u64,
     /// The sequence number of the next durable write and the
-    /// acknowledgment record ([`crate::ack`], `shamap.ack`), shared by
+    /// acknowledgment record ([`crate::backend::ack`], `shamap.ack`), shared by
     /// the clones.
     ack: std::sync::Arc<std::sync::Mutex<Acknowledged>>,
     /// Set when opened by [`FjallStore::open_read_only`]: writes are
@@ -111,7 +111,7 @@ pub(super) const FJALL_ACK_FILE: &str = "shamap.ack";
 #[derive(Debug, Default)]
 struct Acknowledged {
     next: u64,
-    file: Option<crate::ack::AckFile>,
+    file: Option<crate::backend::ack::AckFile>,
     /// Set when a durable write could not be recorded as acknowledged:
     /// no more writes until the store is reopened.
     poisoned: Option<String>,
@@ -141,11 +141,13 @@ impl FjallStore {
         opts: &FjallOptions,
     ) -> Result<FjallStore, StoreError> {
         let path = path.as_ref().to_path_buf();
-        crate::directory::refuse_special_files(&path)?;
+        crate::backend::directory::refuse_special_files(&path)?;
         clear_unfinished_creation(&path)?;
-        crate::directory::refuse_foreign_directory(&path, FjallStore::is_store(&path), |name| {
-            name == FJALL_LOCK
-        })?;
+        crate::backend::directory::refuse_foreign_directory(
+            &path,
+            FjallStore::is_store(&path),
+            |name| name == FJALL_LOCK,
+        )?;
         let acked = read_ack(&path)?;
         FjallStore::open_in(path.clone(), &path, opts, None, acked)
     }
@@ -165,7 +167,7 @@ impl FjallStore {
     pub fn open_read_only(path: impl AsRef<Path>) -> Result<FjallStore, StoreError> {
         let path = path.as_ref().to_path_buf();
         let loc = path.display().to_string();
-        crate::directory::refuse_special_files(&path)?;
+        crate::backend::directory::refuse_special_files(&path)?;
         // Before the copy: a writer beside this opening may acknowledge
         // more, never less, than the copy holds.
         let acked = read_ack(&path)?;
@@ -206,7 +208,7 @@ impl FjallStore {
         dir: &Path,
         opts: &FjallOptions,
         shadow: Option<std::sync::Arc<ShadowDir>>,
-        acked: Option<crate::ack::Ack>,
+        acked: Option<crate::backend::ack::Ack>,
     ) -> Result<FjallStore, StoreError> {
         let loc = path.display().to_string();
         let err = |e: fjall::Error| match &e {
@@ -234,7 +236,9 @@ impl FjallStore {
                     .open()
             })?;
             match opened {
-                Err(fjall::Error::Locked) if start.elapsed() < crate::directory::LOCK_PATIENCE => {
+                Err(fjall::Error::Locked)
+                    if start.elapsed() < crate::backend::directory::LOCK_PATIENCE =>
+                {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
                 other => break other.map_err(err)?,
@@ -302,7 +306,10 @@ impl FjallStore {
 
     /// Refuses a database that holds fewer durable writes than the
     /// acknowledgment record says were acknowledged; numbers the next one.
-    fn check_acknowledged(&self, acked: Option<crate::ack::Ack>) -> Result<(), StoreError> {
+    fn check_acknowledged(
+        &self,
+        acked: Option<crate::backend::ack::Ack>,
+    ) -> Result<(), StoreError> {
         let stored = match self.get_meta(DURABLE_SEQ)? {
             None => None,
             Some(b) => Some(u64::from_le_bytes(b.as_slice().try_into().map_err(
@@ -352,8 +359,8 @@ impl FjallStore {
         batch.put_meta(DURABLE_SEQ, seq.to_le_bytes().to_vec());
         self.write_with(batch, PersistMode::SyncAll)?;
         a.next = seq + 1;
-        let ack = crate::ack::Ack { seq, end: 0 };
-        let recorded = crate::ack::record_in(&mut a.file, &self.path, FJALL_ACK_FILE, ack);
+        let ack = crate::backend::ack::Ack { seq, end: 0 };
+        let recorded = crate::backend::ack::record_in(&mut a.file, &self.path, FJALL_ACK_FILE, ack);
         recorded.map_err(|e| {
             let e = e.error;
             a.poisoned = Some(format!(

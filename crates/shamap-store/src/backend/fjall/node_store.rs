@@ -33,9 +33,14 @@ impl NodeStore for FjallStore {
         self.write_with(batch, PersistMode::Buffer)
     }
 
+    /// One batch persisted with `SyncAll`, numbered and acknowledged (an
+    /// empty batch too: a sync); a read-only store only syncs its shadow.
     fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
         if self.shadow.is_some() && batch.is_empty() {
-            return self.sync();
+            return self
+                .db
+                .persist(PersistMode::SyncAll)
+                .map_err(|e| self.fail("cannot sync", e));
         }
         self.write_acknowledged(batch)
     }
@@ -69,20 +74,8 @@ impl NodeStore for FjallStore {
     }
 
     fn disk_bytes(&self) -> Result<u64, StoreError> {
-        crate::directory::dir_bytes(&self.path)
+        crate::backend::directory::dir_bytes(&self.path)
             .map_err(|e| self.fail("cannot measure the directory", e))
-    }
-
-    /// Syncs, numbered and acknowledged as a durable write is (a
-    /// read-only store only syncs its shadow).
-    fn sync(&self) -> Result<(), StoreError> {
-        if self.shadow.is_some() {
-            return self
-                .db
-                .persist(PersistMode::SyncAll)
-                .map_err(|e| self.fail("cannot sync", e));
-        }
-        self.write_acknowledged(Batch::new())
     }
 
     /// Table files built directly, then moved to the last level.

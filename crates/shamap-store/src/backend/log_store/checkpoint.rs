@@ -298,7 +298,9 @@ fn decode_from(input: impl std::io::Read, len: u64) -> Result<Checkpoint, String
 /// (see the module doc), so the log lost bytes that a writer had closed
 /// with: the caller refuses to open, naming what was found.
 pub(crate) fn load(dir: &Path, log: &File, log_len: u64) -> Result<Option<Checkpoint>, String> {
-    let Ok(Some(file)) = crate::directory::open_side_file(&dir.join(CHECKPOINT_FILE), false) else {
+    let Ok(Some(file)) =
+        crate::backend::directory::open_side_file(&dir.join(CHECKPOINT_FILE), false)
+    else {
         return Ok(None);
     };
     let Ok(len) = file.metadata().map(|m| m.len()) else {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::format::{self, BatchEncoder, FILE_HEADER_LEN};
 use super::index::Index;
-use super::state::{next_file_id, PosReader};
+use super::state::{next_file_id, PosReader, State};
 use super::writer::Writer;
 use super::{checkpoint, files, LogStore, COMPACT_FILE, LOG_FILE};
 use crate::error::StoreError;
@@ -35,7 +35,7 @@ const COMPACT_BATCH_SLACK: usize = 64 << 10;
 /// allocates while it runs, beside the index in use: the sorted list of
 /// offsets ([`LiveOffsets`]), the new index, the batch buffer and the read
 /// buffer.
-pub(super) fn compaction_bytes(end: u64, live_nodes: usize) -> usize {
+fn compaction_bytes(end: u64, live_nodes: usize) -> usize {
     live_nodes * LiveOffsets::bytes_each(end)
         + Index::with_capacity(live_nodes).heap_bytes()
         + COMPACT_BATCH_BYTES
@@ -96,12 +96,23 @@ impl LiveOffsets {
 }
 
 /// True when dead bytes are past half the way to starting a compaction.
-pub(super) fn compaction_near(end: u64, live: u64) -> bool {
+fn compaction_near(end: u64, live: u64) -> bool {
     let dead = end - live;
     dead >= COMPACT_MIN_DEAD / 2 && dead * 2 > live
 }
 
 impl LogStore {
+    /// What the index's next growth or the next compaction will allocate
+    /// beside the index (once either is near).
+    pub(super) fn bytes_reserved_ahead(s: &State) -> usize {
+        let compaction = if compaction_near(s.end, s.live_bytes) {
+            compaction_bytes(s.end, s.index.len())
+        } else {
+            0
+        };
+        s.index.growth_bytes_ahead().max(compaction)
+    }
+
     /// Copies the live records to a new log when most of the log is dead.
     pub(super) fn compact_if_mostly_dead(&self, w: &mut Writer) -> Result<(), StoreError> {
         let (end, live) = {

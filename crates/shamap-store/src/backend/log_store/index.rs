@@ -16,6 +16,10 @@
 
 use shamap::Hash256;
 
+/// Puts published per warm-up of the index (see [`Index::warm`]):
+/// their home slots fit the CPU's second-level cache.
+pub(super) const WARM_CHUNK: usize = 4096;
+
 const TAG_BITS: u32 = 30;
 const OFFSET_BITS: u32 = 64 - TAG_BITS;
 const OFFSET_MASK: u64 = (1 << OFFSET_BITS) - 1;

@@ -19,6 +19,7 @@ use std::sync::mpsc;
 use shamap::Hash256;
 
 use super::format::BatchEncoder;
+use super::index::WARM_CHUNK;
 use super::state::State;
 use super::LogStore;
 use crate::error::StoreError;
@@ -26,10 +27,6 @@ use crate::store::NodeSink;
 
 /// Encoded bytes per batch of a bulk write.
 pub const INGEST_BATCH_BYTES: usize = 4 << 20;
-
-/// Puts published per warm-up of the index (see [`index::Index::warm`]):
-/// their home slots fit the CPU's second-level cache.
-pub(super) const WARM_CHUNK: usize = 4096;
 
 /// One encoded batch on its way to the log.
 #[derive(Default)]

@@ -22,7 +22,7 @@
 //!   and writes nothing; or, from the index checkpoint a writer left when
 //!   it closed ([`checkpoint`]), only the batches written after it
 //!   (`recovery.rs`). Whatever follows the last batch acknowledged as
-//!   durable ([`crate::ack`]) and is not whole and in sequence is a write
+//!   durable ([`crate::backend::ack`]) and is not whole and in sequence is a write
 //!   a crash or a power loss cut short, dropped (the next write cuts it
 //!   off); a log that lacks an acknowledged batch, or holds damage at or
 //!   before it, is refused in one line naming the byte offset, and
@@ -40,6 +40,7 @@
 //! Layout of the bytes: [`format`](mod@format). Why a store of our own, and the
 //! measurements against fjall and RocksDB: `docs/design.md`, "Durable path".
 
+mod append;
 pub mod checkpoint;
 mod compact;
 mod files;

@@ -9,10 +9,9 @@ use std::sync::Arc;
 
 use super::checkpoint::Checkpoint;
 use super::format::{self, Record, FILE_HEADER_LEN};
-use super::index::Index;
-use super::ingest::WARM_CHUNK;
+use super::index::{Index, WARM_CHUNK};
 use super::state::{PosReader, State};
-use crate::ack::{Ack, ACK_FILE};
+use crate::backend::ack::{Ack, ACK_FILE};
 
 /// Bytes of a disk sector: what a power loss writes whole or not at all.
 const SECTOR: u64 = 512;

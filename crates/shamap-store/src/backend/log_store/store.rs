@@ -12,11 +12,11 @@ use super::format::{self, FILE_HEADER_LEN};
 use super::recovery::{check_below, scan, Damage, Scan, Scanned};
 use super::state::{next_file_id, State};
 use super::writer::Writer;
-use super::{checkpoint, compact, COMPACT_FILE, LOCK_FILE, LOG_FILE};
-use crate::ack::{self, Ack, ACK_FILE};
+use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
+use crate::backend::ack::{self, Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::meta;
-use crate::store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore};
+use crate::store::{Batch, BatchedIngest, BulkIngest, NodeSink, NodeStore, StoreMemory};
 
 /// A node store in a directory holding one node log.
 #[derive(Clone)]
@@ -176,7 +176,7 @@ impl LogStore {
         if let Ok(m) = std::fs::symlink_metadata(&log_path) {
             if !m.is_file() && !m.file_type().is_symlink() {
                 // Opened without blocking, so that the error names it.
-                crate::directory::open_regular(&log_path, false)
+                crate::backend::directory::open_regular(&log_path, false)
                     .map_err(|e| fail("cannot open the node log", &e))?;
             }
         }
@@ -189,20 +189,24 @@ impl LogStore {
             }
             None
         } else {
-            crate::directory::refuse_foreign_directory(path, LogStore::is_store(path), |name| {
-                name == LOCK_FILE
-                    || name == COMPACT_FILE
-                    || name == ACK_FILE
-                    || name == checkpoint::CHECKPOINT_FILE
-                    || name == checkpoint::CHECKPOINT_TMP_FILE
-            })?;
+            crate::backend::directory::refuse_foreign_directory(
+                path,
+                LogStore::is_store(path),
+                |name| {
+                    name == LOCK_FILE
+                        || name == COMPACT_FILE
+                        || name == ACK_FILE
+                        || name == checkpoint::CHECKPOINT_FILE
+                        || name == checkpoint::CHECKPOINT_TMP_FILE
+                },
+            )?;
             std::fs::create_dir_all(path)
                 .map_err(|e| opening_error(&location, "cannot create", e))?;
             // The writer's lock is held on the directory itself: a file
             // that a user can delete or replace while the writer runs
             // would let a second writer in.
             let lock = std::fs::File::open(path).map_err(|e| fail("cannot open", &e))?;
-            crate::directory::take_lock(&lock).map_err(|e| match e {
+            crate::backend::directory::take_lock(&lock).map_err(|e| match e {
                 std::fs::TryLockError::WouldBlock => StoreError::Locked {
                     location: location.clone(),
                 },
@@ -332,7 +336,7 @@ fn open_log(
     };
     let ack = ack::read(path, ACK_FILE).map_err(|e| fail(&e))?;
     let log_path = path.join(LOG_FILE);
-    let file = crate::directory::open_regular(&log_path, !read_only)
+    let file = crate::backend::directory::open_regular(&log_path, !read_only)
         .map_err(|e| {
             // The log cannot be opened for writing: the case for a
             // read-only opening only when it can be read (a log that
@@ -340,7 +344,7 @@ fn open_log(
             // written, and no opening reads it).
             let only_unwritable = !read_only
                 && (e.raw_os_error() == Some(libc::EROFS)
-                    || crate::directory::open_regular(&log_path, false).is_ok());
+                    || crate::backend::directory::open_regular(&log_path, false).is_ok());
             if only_unwritable {
                 opening_error(&path.display().to_string(), "cannot open the node log", e)
             } else {
@@ -444,27 +448,29 @@ impl NodeStore for LogStore {
         self.append(batch, false)
     }
 
+    /// One append and one fsync; an empty batch, the fsync alone (nothing
+    /// to do on a store open read-only).
     fn write_durably(&self, batch: Batch) -> Result<(), StoreError> {
-        self.append(batch, true)
+        if !batch.is_empty() {
+            return self.append(batch, true);
+        }
+        if self.inner.read_only {
+            return Ok(());
+        }
+        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
+        self.sync_locked(&mut w)
     }
 
-    /// The index (8 bytes a slot) and the metadata records.
-    fn resident_bytes(&self) -> u64 {
+    /// Held: the index (8 bytes a slot) and the metadata records;
+    /// reserved: what the index's next growth or the next compaction will
+    /// allocate beside the index (once either is near).
+    fn memory(&self) -> StoreMemory {
         let s = self.state();
         let meta: usize = s.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
-        (s.index.heap_bytes() + meta) as u64
-    }
-
-    /// What the index's next growth or the next compaction will allocate
-    /// beside the index (once either is near).
-    fn reserved_bytes(&self) -> u64 {
-        let s = self.state();
-        let compaction = if compact::compaction_near(s.end, s.live_bytes) {
-            compact::compaction_bytes(s.end, s.index.len())
-        } else {
-            0
-        };
-        s.index.growth_bytes_ahead().max(compaction) as u64
+        StoreMemory {
+            resident: (s.index.heap_bytes() + meta) as u64,
+            reserved: LogStore::bytes_reserved_ahead(&s) as u64,
+        }
     }
 
     /// Appends in any order, encoding on one thread while another writes.
@@ -484,7 +490,7 @@ impl NodeStore for LogStore {
     }
 
     fn disk_bytes(&self) -> Result<u64, StoreError> {
-        crate::directory::dir_bytes(&self.inner.path)
+        crate::backend::directory::dir_bytes(&self.inner.path)
             .map_err(|e| self.fail("cannot measure the directory", e))
     }
 
@@ -492,14 +498,6 @@ impl NodeStore for LogStore {
     /// `compact.rs`, [`LogStore::compact_if_worthwhile`]).
     fn reclaim_space(&self) -> Result<(), StoreError> {
         self.compact_if_worthwhile()
-    }
-
-    fn sync(&self) -> Result<(), StoreError> {
-        if self.inner.read_only {
-            return Ok(());
-        }
-        let mut w = self.inner.writer.lock().unwrap_or_else(|p| p.into_inner());
-        self.sync_locked(&mut w)
     }
 }
 
@@ -530,6 +528,7 @@ mod tests {
 
     use super::*;
     use crate::node::{NodeObject, NodeType};
+    use crate::store::NodeStoreExt;
 
     fn a_batch(seed: u8) -> (Batch, Hash256) {
         let node = NodeObject::from_prefix(NodeType::AccountNode, &[seed; 72]);

@@ -17,7 +17,7 @@
 //! The report names each damaged or missing node (key, data file, byte
 //! offset) and the ledgers it breaks; every other ledger is whole.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use hashbrown::HashMap;
 use shamap::xrpl::LedgerHeader;
@@ -25,26 +25,17 @@ use shamap::{Hash256, MapKind};
 
 use super::budget::MemoryBudget;
 use super::ledger_db::read_ledgers;
+use super::ledgers::{find_header_by_seq, listed_in, ListedIn};
 use super::scan::{scan, DamagedRecord, ScanReport};
-use super::store::headers_in_data;
 use super::store::NudbStore;
 use super::walk::{walk_map, NodeProblem, Scanned, Visited, WalkCounts, Walker};
 use crate::error::StoreError;
+use crate::findings::{DamagedNode, Only};
 use crate::node::Node;
 use crate::store::{NodeStore, NodeStoreExt};
 
 /// Problems listed per ledger (more are counted).
 pub const MAX_LEDGER_PROBLEMS: usize = 100;
-
-/// Which ledgers an audit walks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Only {
-    /// The ledger with this hash.
-    Hash(Hash256),
-    /// The ledger with this sequence (from `ledger.db`, else a header
-    /// search of the data files).
-    Seq(u32),
-}
 
 /// How to audit.
 #[derive(Clone, Debug, Default)]
@@ -78,19 +69,6 @@ impl LedgerAudit {
     pub fn is_whole(&self) -> bool {
         self.problem_count == 0
     }
-}
-
-/// A damaged or missing node and the ledgers it breaks.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DamagedNode {
-    /// The node's key.
-    pub key: Hash256,
-    /// Its record: data file and byte offset, when it has one.
-    pub at: Option<(PathBuf, u64)>,
-    /// What is wrong.
-    pub what: String,
-    /// The ledgers it breaks (sequence when known, and hash).
-    pub ledgers: Vec<(Option<u32>, Hash256)>,
 }
 
 /// The audit's report.
@@ -234,16 +212,16 @@ fn audit_view(
         threads.max(1),
     );
     let loc = store.location();
-    let ledger_db = store.ledger_db().map(Path::to_owned);
-    let rows = match &ledger_db {
-        Some(p) => {
+    let listed = listed_in(store);
+    let rows = match listed {
+        ListedIn::LedgerDb(p) => {
             let seq = match opts.only {
                 Some(Only::Seq(s)) => Some(s),
                 _ => None,
             };
             Some(read_ledgers(p, seq).map_err(|e| StoreError::backend(&loc, e))?)
         }
-        None => None,
+        ListedIn::DataFiles => None,
     };
     let scanned = if opts.only.is_none() {
         Some(scan(store, threads, &memory, progress)?)
@@ -255,10 +233,7 @@ fn audit_view(
         super::key_check::check_key_files(store, s, memory.kept_bucket_entries);
     }
     let mut report = AuditReport {
-        ledgers_from: match &ledger_db {
-            Some(p) => p.display().to_string(),
-            None => "ledger headers in the data files".to_owned(),
-        },
+        ledgers_from: listed.describe(),
         ..AuditReport::default()
     };
     let targets: Vec<Target> = match (opts.only, &rows, &scanned) {
@@ -289,7 +264,10 @@ fn audit_view(
             let h = find_header_by_seq(store, s)?.ok_or_else(|| {
                 StoreError::backend(
                     &loc,
-                    format!("no ledger header of sequence {s} in the data files (and no ledger.db; give one with --ledger-db)"),
+                    format!(
+                        "no ledger header of sequence {s} {}",
+                        crate::error::facts::NO_HEADER_NO_LEDGER_DB
+                    ),
                 )
             })?;
             vec![Target {
@@ -515,18 +493,4 @@ fn ledger_header(
         }
     }
     Some(h)
-}
-
-/// The hash of the ledger header of sequence `seq` in the data files
-/// ([`headers_in_data`], stopping at the first).
-pub fn find_header_by_seq(store: &NudbStore, seq: u32) -> Result<Option<Hash256>, StoreError> {
-    let mut found = None;
-    headers_in_data(store, &mut |h| {
-        if h.header.seq == seq {
-            found = Some(h.hash);
-            return std::ops::ControlFlow::Break(());
-        }
-        std::ops::ControlFlow::Continue(())
-    })?;
-    Ok(found)
 }

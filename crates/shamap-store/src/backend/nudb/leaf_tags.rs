@@ -9,7 +9,7 @@
 //! the path to it, passes every check the fetch would make of it (the scan
 //! hashed and parsed it in step with the file). Anything else (a deeper
 //! leaf, a tag that disagrees, a leaf without a tag) is read and put
-//! through the one check function (`map::fetch::check_node`),
+//! through the one check function (`crate::node_id::check_node`),
 //! which also words the message: the tag only ever says "passes".
 //!
 //! Layout: per scanned chunk of the data file, the leaves' offsets (from
@@ -18,7 +18,7 @@
 
 use shamap::{Key, MapKind};
 
-use crate::map::node_id::NodeId;
+use crate::node_id::NodeId;
 
 /// Key nibbles a tag holds.
 pub const TAG_NIBBLES: u8 = 7;

@@ -13,6 +13,8 @@
 //! - [`sqlite`]: rippled's SQLite databases read as a running or killed
 //!   rippled leaves them (WAL included), creating nothing.
 //! - [`ledger_db`]: rippled's `ledger.db` (sequences to hashes).
+//! - [`ledgers`]: the store's ledgers, by one rule (`ledger.db`, else the
+//!   ledger headers in the data files).
 //! - [`scan`], [`inner_cache`], [`walk`], [`audit`](mod@audit): the audit.
 //!
 //! Nothing here writes, creates, locks or truncates a file in a NuDB
@@ -33,15 +35,17 @@ pub mod key_file;
 pub mod layout;
 pub mod leaf_tags;
 pub mod ledger_db;
+pub mod ledgers;
 pub mod log_file;
 pub mod scan;
 pub mod sqlite;
 pub mod store;
 pub mod walk;
 
-pub use audit::{audit, AuditOptions, AuditReport, DamagedNode, LedgerAudit, Only};
+pub use audit::{audit, AuditOptions, AuditReport, LedgerAudit};
 pub use dir::NudbDir;
 pub use layout::{is_nudb_store, Layout};
 pub use ledger_db::{read_ledgers, LedgerRow};
+pub use ledgers::{headers_in_data, FoundHeader, RecordCounts};
 pub use scan::{decode_and_hash_floor, DamagedRecord, FloorReport, ScanReport};
-pub use store::{headers_in_data, FoundHeader, NudbStore, RecordCounts};
+pub use store::NudbStore;

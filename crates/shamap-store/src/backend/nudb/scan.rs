@@ -30,7 +30,8 @@ use super::dat_file::{Chunk, Record, SIZE_LEN};
 use super::inner_cache::{InnerBudget, InnerCache, InnerShare};
 use super::key_file::{key_hash, Bucket, IndexDigest};
 use super::leaf_tags::{leaf_tag, LeafTags, TagChunk};
-use super::store::{FoundHeader, NudbStore, SCAN_BLOCK};
+use super::ledgers::FoundHeader;
+use super::store::{NudbStore, SCAN_BLOCK};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
 

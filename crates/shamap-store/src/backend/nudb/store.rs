@@ -6,7 +6,6 @@
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
-use shamap::xrpl::LedgerHeader;
 use shamap::Hash256;
 
 use super::codec::decode_value;
@@ -15,12 +14,10 @@ use super::dir::NudbDir;
 use super::layout::{find_ledger_db, Layout};
 use super::log_file::FileStamp;
 use crate::error::StoreError;
-use crate::node::{Node, NodeObject};
 use crate::store::{Batch, NodeStore};
 
-/// What a write to a NuDB store answers.
-pub const READ_ONLY: &str =
-    "read-only: a rippled NuDB store (shamap reads it; `shamap sync --from` copies a ledger out)";
+/// What a write to a NuDB store answers ([`crate::error::NextStep::CopyOut`]).
+pub const READ_ONLY: &str = crate::error::facts::READ_ONLY_NUDB;
 
 /// What [`NudbStore::for_each_record`] calls: the directory's index, the
 /// record's offset, its key, its raw value.
@@ -265,7 +262,7 @@ impl NodeStore for NudbStore {
         Ok(self.parts.iter().map(|p| p.dat.len + p.key_len).sum())
     }
 
-    fn sync(&self) -> Result<(), StoreError> {
+    fn write_durably(&self, _: Batch) -> Result<(), StoreError> {
         Err(StoreError::backend(&self.location, READ_ONLY))
     }
 
@@ -273,77 +270,9 @@ impl NodeStore for NudbStore {
         Ok(self.locate(hash)?.is_some())
     }
 
-    /// rippled's `ledger.db` when there is one ([`Self::ledger_db`]), else
-    /// the ledger headers found by one pass over the data files
-    /// ([`headers_in_data`]).
+    /// The store's ledgers by the one rule of `ledgers.rs`: `ledger.db`
+    /// when there is one, else the headers in the data files.
     fn ledger_hashes(&self) -> Result<Option<Vec<(u32, Hash256)>>, StoreError> {
-        if let Some(db) = &self.ledger_db {
-            let rows = super::ledger_db::read_ledgers(db, None)
-                .map_err(|e| StoreError::backend(&self.location, e))?;
-            return Ok(Some(rows.iter().map(|r| (r.seq, r.hash)).collect()));
-        }
-        let mut found = Vec::new();
-        headers_in_data(self, &mut |h| {
-            found.push((h.header.seq, h.hash));
-            ControlFlow::Continue(())
-        })?;
-        Ok(Some(found))
+        self.listed_ledgers().map(Some)
     }
-}
-
-/// A ledger header found by the scan.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FoundHeader {
-    /// The ledger hash (the record's key).
-    pub hash: Hash256,
-    /// The header.
-    pub header: LedgerHeader,
-}
-
-/// What [`headers_in_data`] counts on its way.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RecordCounts {
-    /// Data records.
-    pub records: u64,
-    /// Bytes of their stored (encoded) values.
-    pub value_bytes: u64,
-    /// Records per codec type (0 raw, 1 LZ4, 2 compressed inner, 3 full
-    /// inner, 4 anything else).
-    pub codec_types: [u64; 5],
-}
-
-/// Calls `f` with every ledger header in the data files, in file order,
-/// reading them through once and decoding only the values of a header's
-/// length (each one checked against its key): what lists a store's
-/// ledgers when there is no `ledger.db`. Returns the records counted.
-pub fn headers_in_data(
-    store: &NudbStore,
-    f: &mut dyn FnMut(&FoundHeader) -> std::ops::ControlFlow<()>,
-) -> Result<RecordCounts, StoreError> {
-    use super::codec::{decode_value, read_varint};
-    const HEADER_VALUE_LEN: u64 = 9 + 4 + 118;
-    let mut counts = RecordCounts::default();
-    let mut value = Vec::new();
-    store.for_each_record(&mut |_, _, key, raw| {
-        counts.records += 1;
-        counts.value_bytes += raw.len() as u64;
-        let ty = read_varint(raw);
-        counts.codec_types[ty.map_or(4, |(t, _)| t.min(4)) as usize] += 1;
-        let candidate = match ty {
-            Some((0, n)) => (raw.len() - n) as u64 == HEADER_VALUE_LEN,
-            Some((1, n)) => read_varint(&raw[n..]).is_some_and(|(s, _)| s == HEADER_VALUE_LEN),
-            _ => false,
-        };
-        if candidate && decode_value(raw, &mut value).is_ok() && value[8] == 1 {
-            if let Some(hash) = Hash256::from_slice(key) {
-                if let Ok(obj) = NodeObject::decode(hash, value.clone()) {
-                    if let Ok(Node::Ledger(header)) = obj.parse() {
-                        return f(&FoundHeader { hash, header });
-                    }
-                }
-            }
-        }
-        std::ops::ControlFlow::Continue(())
-    })?;
-    Ok(counts)
 }

@@ -33,9 +33,8 @@ use super::leaf_tags::tag_passes;
 use super::scan::ScanReport;
 use super::store::NudbStore;
 use crate::error::StoreError;
-use crate::map::fetch::{check_node, MapNode};
-use crate::map::node_id::NodeId;
 use crate::node::NodeObject;
+use crate::node_id::{check_node, MapNode, NodeId};
 
 /// Slots of a walker's bucket cache.
 const CACHE_SLOTS: usize = 1 << 15;

@@ -7,10 +7,10 @@ use shamap::node_hash::{self, InnerMessage};
 use shamap::{Hash256, HashFunction, MapKind};
 
 use crate::error::StoreError;
+use crate::map::writers::Pin;
 use crate::meta::{self, RetainedRoot};
 use crate::node::{NodeObject, NodeType};
 use crate::store::Batch;
-use crate::writers::Pin;
 
 use super::cache::{CleanNode, Loader, NodeCache};
 use super::tree::{holds, Child, Dirty, Inner, Leaf, Replaced};

@@ -23,7 +23,7 @@ use super::tree::{
 pub struct BackedOptions {
     /// Bytes of memory for the map's nodes: the clean-node cache (its
     /// entries and tables), the dirty nodes, and the store's memory that
-    /// grows with the state ([`NodeStore::resident_bytes`]: the node log's
+    /// grows with the state ([`NodeStore::memory`]: the node log's
     /// index). Default 64 MiB. Caches and buffers of a fixed size of the
     /// store's own (fjall's block cache and write buffers) are outside it.
     pub budget_bytes: usize,
@@ -121,11 +121,11 @@ pub struct BackedStats {
     /// The memory budget.
     pub budget_bytes: usize,
     /// Memory the store holds that grows with the state and counts
-    /// against the budget ([`NodeStore::resident_bytes`]: the node log's
+    /// against the budget ([`NodeStore::memory`]: the node log's
     /// index; 0 for fjall and RocksDB, whose caches have sizes of their own).
     pub store_resident_bytes: u64,
     /// Memory the store will soon allocate, counted against the budget
-    /// ahead ([`NodeStore::reserved_bytes`]: the node log's next index
+    /// ahead ([`NodeStore::memory`]: the node log's next index
     /// growth or compaction, once near).
     pub store_reserved_bytes: u64,
     /// Bytes the clean cache holds now (charged per entry: the decoded node,
@@ -160,11 +160,11 @@ pub struct BackedStats {
     pub heap_outside_bytes: usize,
 }
 
-/// A SHAMap backed by a [`NodeStore`]; see the [module docs](crate::backed).
+/// A SHAMap backed by a [`NodeStore`]; see the [module docs](crate::map::backed).
 pub struct BackedMap<'s> {
     loader: Loader<'s>,
     /// The root this map's clean slots hang under, pinned against `gc`.
-    pin: crate::writers::Pin,
+    pin: crate::map::writers::Pin,
     root: Child,
     committed: Hash256,
     dirty_bytes: usize,
@@ -213,7 +213,7 @@ impl<'s> BackedMap<'s> {
         opts: BackedOptions,
     ) -> Result<BackedMap<'s>, StoreError> {
         let map = BackedMap {
-            pin: crate::writers::Pin::new(store, root),
+            pin: crate::map::writers::Pin::new(store, root),
             loader: Loader::new(store, kind, opts.budget_bytes),
             root: if root.is_zero() {
                 Child::Empty
@@ -238,7 +238,7 @@ impl<'s> BackedMap<'s> {
                 .heap_probe
                 .and_then(|p| (p.0)())
                 .unwrap_or(0)
-                .saturating_sub(usize::try_from(store.resident_bytes()).unwrap_or(usize::MAX)),
+                .saturating_sub(usize::try_from(store.memory().resident).unwrap_or(usize::MAX)),
             heap_outside: 0,
             heap_recent: [0; HEAP_WINDOW],
             heap_reads: 0,
@@ -287,8 +287,8 @@ impl<'s> BackedMap<'s> {
     /// What the clean cache may hold: the budget less the dirty nodes and
     /// what writing them out takes ([`commit::write_out_bytes`]), the
     /// store's own memory that grows with the state
-    /// ([`NodeStore::resident_bytes`]: the node log's index) and what it
-    /// will soon allocate ([`NodeStore::reserved_bytes`]), and the heap's
+    /// ([`NodeStore::memory`]: the node log's index) and what it
+    /// will soon allocate ([`NodeStore::memory`]), and the heap's
     /// growth outside the map ([`BackedOptions::heap_probe`]); but at least
     /// an eighth of the budget (a budget smaller than the index alone is
     /// then exceeded; [`BackedStats::store_resident_bytes`] shows by how
@@ -306,11 +306,11 @@ impl<'s> BackedMap<'s> {
     }
 
     /// The store's memory in the budget: what it holds, and with
-    /// `reserved` what it will soon allocate ([`NodeStore::reserved_bytes`]).
+    /// `reserved` what it will soon allocate ([`NodeStore::memory`]).
     fn store_bytes(&self, reserved: bool) -> usize {
-        let store = self.loader.store;
-        let reserved = if reserved { store.reserved_bytes() } else { 0 };
-        let bytes = store.resident_bytes().saturating_add(reserved);
+        let m = self.loader.store.memory();
+        let reserved = if reserved { m.reserved } else { 0 };
+        let bytes = m.resident.saturating_add(reserved);
         usize::try_from(bytes).unwrap_or(usize::MAX)
     }
 
@@ -365,10 +365,11 @@ impl<'s> BackedMap<'s> {
     /// Counters: cache size and hits, loads, evictions, spills.
     pub fn stats(&self) -> BackedStats {
         let c = self.loader.cache();
+        let memory = self.loader.store.memory();
         BackedStats {
             budget_bytes: self.loader.budget,
-            store_resident_bytes: self.loader.store.resident_bytes(),
-            store_reserved_bytes: self.loader.store.reserved_bytes(),
+            store_resident_bytes: memory.resident,
+            store_reserved_bytes: memory.reserved,
             cache_bytes: c.held_bytes(),
             cache_peak_bytes: c.peak,
             cache_entries: c.entries(),

@@ -9,8 +9,9 @@ use shamap::{Hash256, MapKind};
 
 use super::{CleanNode, Keep, NodeCache};
 use crate::error::StoreError;
-use crate::fetch::{fetch_required, MapNode};
+use crate::map::fetch::fetch_required;
 use crate::node::NodeType;
+use crate::node_id::MapNode;
 use crate::node_id::NodeId;
 use crate::store::NodeStore;
 
@@ -51,7 +52,7 @@ impl<'s> Loader<'s> {
     }
 
     /// The node under `hash` at `id`: from the cache, or through the
-    /// store's one verified fetch (`crate::fetch`: hash, type and place; a
+    /// store's one verified fetch (`crate::map::fetch`: hash, type and place; a
     /// cache hit is checked against the place too). `keep` says whether a
     /// loaded node enters the cache.
     pub(crate) fn fetch(
@@ -153,7 +154,7 @@ impl<'s> Loader<'s> {
         let hashes: Vec<Hash256> = missing.iter().map(|m| m.0).collect();
         let values = self.store.read_values(&hashes)?;
         let mut loaded = Vec::with_capacity(missing.len());
-        for f in crate::fetch::fetched_values(self.kind, &missing, values) {
+        for f in crate::map::fetch::fetched_values(self.kind, &missing, values) {
             loaded.push(clean_node(f?.node));
         }
         {

@@ -1,4 +1,6 @@
-//! SHA512Half: the first 32 bytes of SHA-512, the XRPL's node hash.
+//! SHA512Half: the first 32 bytes of SHA-512, the XRPL's node hash (one
+//! message; [`crate::HashFunction`] picks it or BLAKE3, and their batch
+//! kernels).
 
 use sha2::{Digest, Sha512};
 

@@ -1,12 +1,16 @@
 //! A node's position in a map: [`NodeId`], the depth and the key prefix
-//! leading to the node (rippled's `SHAMapNodeID`). Every walk over stored
-//! nodes names positions with it: the verified fetch and its checks of
-//! place (`crate::fetch`), the reader, verify, the backed map, and sync,
-//! whose wire format it is.
+//! leading to the node (rippled's `SHAMapNodeID`), and [`check_node`],
+//! whether a node may sit there. Every walk over stored nodes names
+//! positions with it: the verified fetch (`crate::map::fetch`), the
+//! reader, verify, the backed map, sync (whose wire format it is), and the
+//! audit of a NuDB store (`crate::backend::nudb`), which runs the same
+//! node checks on its own walk; so it sits beside the traits, below both
+//! `backend/` and `map/`.
 
-use shamap::{Hash256, Key, Nibble};
+use shamap::{Hash256, Key, MapKind, Nibble};
 
 use crate::error::StoreError;
+use crate::node::{Node, NodeObject, NodeType};
 
 /// Where a node sits in a map: its depth (0 for the root, at most 64) and
 /// the nibble path leading to it, a key whose nibbles from the depth on are
@@ -130,6 +134,67 @@ impl NodeId {
             return Err(self.bad(hash, format!("leaf key {key} is not on its path")));
         }
         Ok(())
+    }
+}
+
+/// A node of a map, as [`check_node`] (and so the verified fetch,
+/// `crate::map::fetch`) returns it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum MapNode {
+    /// An inner node's sixteen child hashes (zero = empty branch).
+    Inner(Box<[Hash256; 16]>),
+    /// A leaf.
+    Leaf {
+        /// Its key (on its path).
+        key: Key,
+        /// Its data.
+        data: Vec<u8>,
+    },
+}
+
+/// Checks that `obj` (verified against its hash: decoded from a store or
+/// built from a wire blob) parses and may sit at `id` in a map of kind
+/// `kind`: checks 2–5 of the verified fetch
+/// (`crate::map::fetch`).
+pub(crate) fn check_node(
+    obj: &NodeObject,
+    kind: MapKind,
+    id: &NodeId,
+) -> Result<MapNode, StoreError> {
+    let hash = obj.hash();
+    let node = obj.parse().map_err(|e| e.at(hash, &id.nibbles()))?;
+    let what = node.describe();
+    match node {
+        Node::Inner(children) => {
+            let want = NodeType::for_map(kind);
+            // Type 0: an inner node read from rippled's NuDB store, which
+            // does not record the map kind of inner nodes.
+            if obj.node_type().is_some_and(|t| t != want) {
+                return Err(id.bad(
+                    hash,
+                    format!(
+                        "an inner node of another map kind (stored with type {}) in a {} map",
+                        obj.node_type()
+                            .map_or_else(|| "unknown".to_owned(), |t| format!("{t:?}")),
+                        kind.name()
+                    ),
+                ));
+            }
+            id.check_inner(hash, children.iter().filter(|h| !h.is_zero()).count())?;
+            Ok(MapNode::Inner(children))
+        }
+        Node::Leaf {
+            kind: leaf_kind,
+            key,
+            data,
+        } => {
+            id.check_leaf(hash, &key)?;
+            if leaf_kind != kind {
+                return Err(id.bad(hash, format!("{what} in a {} map", kind.name())));
+            }
+            Ok(MapNode::Leaf { key, data })
+        }
+        Node::Ledger(_) => Err(id.bad(hash, "a ledger header inside a map".to_owned())),
     }
 }
 
