@@ -15,8 +15,8 @@
 //! every 256th ancestor since the genesis ledger.
 
 use crate::hash::{Hash256, Key};
-use crate::xrpl::fields::{read_fields, type_code, u32_of, FieldError};
 use crate::sha512half::sha512_half;
+use crate::xrpl::fields::{read_fields, type_code, u32_of, FieldError};
 
 /// The `LedgerEntryType` of a `LedgerHashes` entry.
 pub const LEDGER_HASHES_TYPE: u16 = 0x0068;
