@@ -150,6 +150,9 @@ class Store:
     def verify(self) -> Dict[str, Any]:
         """The audit `shamap verify --db --json` reports; "ok" is True when
         nothing is damaged."""
+    def export(self, ledger: _KeyLike, api_version: int = 1) -> bytes:
+        """The ledger (by hash) as rippled's binary `ledger` response, the
+        bytes `shamap export --db --root` writes."""
 
 def open_store(path: _PathLike) -> Store:
     """Opens a node log or rippled's NuDB node store (read-only) for
