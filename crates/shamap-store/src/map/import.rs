@@ -1,11 +1,19 @@
 //! Writing maps and ledgers into a store, crash-safely.
 //!
 //! Order: every node of the maps first (in batches), then one last batch
-//! with the ledger header node and the new retained list. A process killed
-//! anywhere reopens with the retained list of before (plus, at worst, some
-//! unreferenced nodes that [`crate::gc()`] removes) or of after, never with a
-//! recorded root whose tree is incomplete: fjall applies batches in journal
-//! order, so when the last batch survives, all earlier ones did.
+//! with the ledger header node and the new retained list, written with
+//! [`NodeStore::write_durably`]. A process killed anywhere reopens with
+//! the retained list of before (plus, at worst, some unreferenced nodes
+//! that [`crate::gc()`] removes) or of after, never with a recorded root
+//! whose tree is incomplete. That rests on the trait's contract, which
+//! every backend keeps its own way: a write that returned is visible
+//! whole, a batch's records only after its nodes ([`NodeStore::write`]),
+//! and a durable write returns once it and everything before it are on
+//! stable storage. The node log appends batches in order and applies one
+//! at opening only when its checksums match, so a batch that survives has
+//! every earlier one before it; fjall replays its journal in order;
+//! RocksDB writes and syncs its write-ahead log; Cassandra writes the
+//! nodes first and the records once the nodes are acknowledged.
 
 use std::ops::ControlFlow;
 
