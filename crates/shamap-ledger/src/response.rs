@@ -151,21 +151,8 @@ mod tests {
     use shamap::xrpl::tx::tx_with_meta_item;
 
     use super::*;
+    use crate::dump::tests::header;
     use crate::dump::{parse, StateEntry, TxEntry};
-
-    fn header() -> LedgerHeader {
-        LedgerHeader {
-            seq: 38129,
-            total_coins: 99_999_999_999_000_000,
-            parent_hash: Hash256([1; 32]),
-            transaction_hash: Hash256([2; 32]),
-            account_hash: Hash256([3; 32]),
-            parent_close_time: 10,
-            close_time: 20,
-            close_time_resolution: 10,
-            close_flags: 0,
-        }
-    }
 
     /// What the response holds, written and read back by the dump reader.
     fn round_trip(api_version: u8) {
