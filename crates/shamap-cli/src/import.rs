@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use shamap::xrpl::LedgerRoots;
 use shamap::Snapshot;
-use shamap_store::map::import::{import_ledger_with, HeaderMaps, ImportOptions};
+use shamap_store::map::import::{import_ledger_with, HeaderMaps, ImportOptions, LedgerParts};
 use shamap_store::NodeStore;
 
 use crate::input::{open_or_create, read_ledgers, Group};
@@ -105,19 +105,16 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
     let opts = ImportOptions {
         header_maps: HeaderMaps::IfPresent,
     };
-    let r = import_ledger_with(
-        store,
-        &name,
-        state.as_ref(),
-        tx.as_ref(),
-        header.as_ref(),
-        &opts,
-        &mut |n| {
-            if n % 1024 == 0 {
-                bar.set_position(n);
-            }
-        },
-    )?;
+    let parts = LedgerParts {
+        state: state.as_ref(),
+        tx: tx.as_ref(),
+        header: header.as_ref(),
+    };
+    let r = import_ledger_with(store, &name, parts, &opts, &mut |n| {
+        if n % 1024 == 0 {
+            bar.set_position(n);
+        }
+    })?;
     bar.finish_and_clear();
     let mut out = String::new();
     let _ = writeln!(

@@ -408,6 +408,18 @@ pub enum HeaderMaps {
     IfPresent,
 }
 
+/// What [`import_ledger_with`] imports: a ledger's maps and its header,
+/// each when given.
+#[derive(Clone, Copy, Default)]
+pub struct LedgerParts<'a> {
+    /// The state map.
+    pub state: Option<&'a Snapshot>,
+    /// The transaction map.
+    pub tx: Option<&'a Snapshot>,
+    /// The header naming them.
+    pub header: Option<&'a LedgerHeader>,
+}
+
 /// How [`import_ledger_with`] imports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ImportOptions {
@@ -426,15 +438,8 @@ pub fn import_ledger(
     header: Option<&LedgerHeader>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ImportedLedger, StoreError> {
-    import_ledger_with(
-        store,
-        name,
-        state,
-        tx,
-        header,
-        &ImportOptions::default(),
-        progress,
-    )
+    let parts = LedgerParts { state, tx, header };
+    import_ledger_with(store, name, parts, &ImportOptions::default(), progress)
 }
 
 /// Imports a ledger's maps and header, crash-safely (see the module docs),
@@ -447,12 +452,11 @@ pub fn import_ledger(
 pub fn import_ledger_with(
     store: &dyn NodeStore,
     name: &str,
-    state: Option<&Snapshot>,
-    tx: Option<&Snapshot>,
-    header: Option<&LedgerHeader>,
+    parts: LedgerParts<'_>,
     opts: &ImportOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ImportedLedger, StoreError> {
+    let LedgerParts { state, tx, header } = parts;
     meta::check_name(store, name)?;
     for snap in [state, tx].into_iter().flatten() {
         only_sha512_half(snap)?;
@@ -559,16 +563,13 @@ mod tests {
         let opts = ImportOptions {
             header_maps: HeaderMaps::IfPresent,
         };
-        let r = import_ledger_with(
-            &store,
-            "l",
-            Some(&snap),
-            None,
-            Some(&header),
-            &opts,
-            &mut |_| {},
-        )
-        .expect("imported without its header");
+        let parts = LedgerParts {
+            state: Some(&snap),
+            tx: None,
+            header: Some(&header),
+        };
+        let r = import_ledger_with(&store, "l", parts, &opts, &mut |_| {})
+            .expect("imported without its header");
         assert!(r.header_left_out);
         assert_eq!((r.ledger_hash, r.recorded), (None, snap.root_hash()));
         assert!(!store.contains(&header.hash()).expect("contains"));
@@ -578,16 +579,12 @@ mod tests {
             transaction_hash: Hash256::ZERO,
             ..header
         };
-        let r = import_ledger_with(
-            &store,
-            "m",
-            Some(&snap),
-            None,
-            Some(&whole),
-            &opts,
-            &mut |_| {},
-        )
-        .expect("imported with its header");
+        let parts = LedgerParts {
+            header: Some(&whole),
+            ..parts
+        };
+        let r = import_ledger_with(&store, "m", parts, &opts, &mut |_| {})
+            .expect("imported with its header");
         assert!(!r.header_left_out);
         assert_eq!(r.ledger_hash, Some(whole.hash()));
         assert!(store.contains(&whole.hash()).expect("contains"));
