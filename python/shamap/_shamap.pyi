@@ -159,6 +159,9 @@ class Store:
         """The audit `shamap verify --db --json` reports; "ok" is True when
         nothing is damaged. With anchor (a trusted ledger hash), every root
         also gets "authenticated" and "authentication", as `--anchor` gives."""
+    def export(self, ledger: _KeyLike, api_version: int = 1) -> bytes:
+        """The ledger (by hash) as rippled's binary `ledger` response, the
+        bytes `shamap export --db --root` writes."""
 
 def open_store(path: _PathLike) -> Store:
     """Opens a node log or rippled's NuDB node store (read-only) for

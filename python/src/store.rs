@@ -8,12 +8,14 @@
 use std::path::PathBuf;
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use shamap::hash::encode_hex_upper;
 use shamap::{Hash256, ProofPath};
+use shamap_ledger::response::{write_ledger_response, ResponseError, ResponseOptions};
 use shamap_store::map::audit::{audit, AuditOptions};
+use shamap_store::map::ledger::StoredLedger;
 use shamap_store::{
     map::ledger, open_with, Access, NodeStore, OpenOptions, Opened, StoreError, StoredMap,
 };
@@ -163,6 +165,52 @@ impl PyStore {
             .detach(|| audit(&self.path, &opts, &|_| {}).map(|r| r.to_json()))
             .map_err(store_error)?;
         to_py(py, &report)
+    }
+
+    /// The ledger `ledger` names (its hash) as rippled's `ledger`
+    /// response with its state and transactions in binary, the bytes
+    /// `shamap export --db --root` writes (api_version 1, or 2 for API v2's
+    /// transactions); every node read is verified. Raises StoreFailure when
+    /// no ledger header is stored under the hash or a node is damaged.
+    #[pyo3(signature = (ledger, api_version=1))]
+    fn export<'py>(
+        &self,
+        py: Python<'py>,
+        ledger: &Bound<'py, PyAny>,
+        api_version: u8,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        if !(1..=2).contains(&api_version) {
+            return Err(PyValueError::new_err("api_version is 1 or 2"));
+        }
+        let hash = hash_arg(ledger, "ledger")?;
+        let store = self.store();
+        let out = py
+            .detach(|| -> Result<Vec<u8>, String> {
+                let l = StoredLedger::open(store, hash)
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| {
+                        format!(
+                            "store {}: no ledger header is stored under {hash}",
+                            store.location()
+                        )
+                    })?;
+                let opts = ResponseOptions {
+                    api_version,
+                    validated: l.listed,
+                };
+                let mut out = Vec::new();
+                write_ledger_response(&mut out, &l.hash, &l.header, l.state.iter(), l.tx.iter(), &opts)
+                    .map_err(|e| match e {
+                        ResponseError::Io(e) => e.to_string(),
+                        ResponseError::Read(e) => e.to_string(),
+                        ResponseError::TxLeaf { key, error } => format!(
+                            "ledger {hash}: transaction {key}: its leaf's data is not VL(tx) followed by VL(meta): {error}"
+                        ),
+                    })?;
+                Ok(out)
+            })
+            .map_err(StoreFailure::new_err)?;
+        Ok(PyBytes::new(py, &out))
     }
 
     fn __repr__(&self) -> String {

@@ -129,6 +129,27 @@ def test_prove_then_check(store_dir: Path, seed: int) -> None:
         assert shamap.verify_proof(ACCOUNT_HASH, key, proof["nodes"]) == want
 
 
+def test_export_equals_the_cli_and_reads_back(
+    store_dir: Path, shamap_cli: Path, tmp_path: Path
+) -> None:
+    store = shamap.open_store(store_dir)
+    for version in (1, 2):
+        out = store.export(LEDGER_HASH, api_version=version)
+        r = subprocess.run(
+            [str(shamap_cli), "export", "--db", str(store_dir), "--root", LEDGER_HASH,
+             "--api-version", str(version)],
+            capture_output=True,
+        )
+        assert r.returncode == 0, r.stderr
+        assert out == r.stdout
+        f = tmp_path / f"exported-v{version}.json"
+        f.write_bytes(out)
+        led = shamap.read_ledger(str(f))
+        assert led.state is not None and led.state.root_hash() == ACCOUNT_HASH
+    with pytest.raises(shamap.StoreFailure):
+        store.export(ACCOUNT_HASH if (store_dir / "nodes.log").is_file() else "00" * 32)
+
+
 def test_prove_matches_in_memory(store_dir: Path) -> None:
     led = shamap.read_ledger(str(DUMP))
     assert led.state is not None

@@ -3,27 +3,11 @@
 //! response with `binary`, `expand`, `accounts` and `transactions` true,
 //! which `shamap verify`, `import` and other tools read.
 //!
-//! The shapes are rippled's own (`LedgerToJson.cpp`: `fillJsonBinary`,
-//! `fillJsonState`, `fillJsonTx`; `LedgerHandler.cpp` and
-//! `RPCLedgerHelpers.cpp`'s `lookupLedger` for the fields beside `ledger`),
-//! with the keys of every object in rippled's order (its JSON objects are
-//! sorted maps), as a JSON-RPC response:
+//! The response is written by [`shamap_ledger::response`] (rippled's
+//! shapes and key order: its module docs), whose reader
+//! ([`shamap_ledger::parse`]) reads it back; with `--api-version 2` the
+//! transactions are `{"hash", "meta_blob", "tx_blob"}`.
 //!
-//! ```text
-//! {"result":{"ledger":{"accountState":[
-//! {"hash":"<index>","tx_blob":"<entry>"},
-//! ...],"closed":true,"ledger_data":"<118-byte header>","transactions":[
-//! {"meta":"<metadata>","tx_blob":"<transaction>"},
-//! ...]},"ledger_hash":"<hash>","ledger_index":<seq>,"status":"success","validated":<bool>}}
-//! ```
-//!
-//! - A binary ledger carries its header as `ledger_data` only (no header
-//!   fields); `ledger_index` beside it is a number.
-//! - State entries in key order (rippled walks the state map), each its
-//!   index as `hash` and its bytes as `tx_blob`; transactions in ID order,
-//!   each leaf's `VL(tx) ‖ VL(meta)` split into `tx_blob` and `meta`. With
-//!   `--api-version 2`, each transaction is `{"hash", "meta_blob",
-//!   "tx_blob"}`, as rippled writes for API v2.
 //! - `validated` is true only when the store's own ledger list (rippled's
 //!   `ledger.db`, whose ledgers rippled saved as validated) names the
 //!   ledger; a node store alone cannot say that a ledger was validated.
@@ -44,10 +28,10 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use shamap::xrpl::tx::split_tx_with_meta;
-use shamap::xrpl::LedgerHeader;
-use shamap::{Hash256, Key, MapKind};
-use shamap_store::{map::ledger, NodeStore, StoredMap};
+use shamap::{Hash256, Key};
+use shamap_ledger::response::{write_ledger_response, ResponseError, ResponseOptions};
+use shamap_store::map::ledger::{self, StoredLedger};
+use shamap_store::NodeStore;
 
 use crate::input::{given_root, open_to_read, parse_root};
 use crate::output::{write_file_streamed, Exit, Failure};
@@ -105,16 +89,6 @@ impl From<shamap_store::StoreError> for Stop {
     }
 }
 
-/// The ledger to write, with its maps opened (their roots loaded and
-/// verified) before any output is written.
-struct Ledger<'s> {
-    hash: Hash256,
-    header: LedgerHeader,
-    state: StoredMap<'s>,
-    tx: StoredMap<'s>,
-    validated: bool,
-}
-
 /// Runs `shamap export`.
 pub fn run(args: &ExportArgs) -> Result<Exit, Failure> {
     parse_root(args.root.as_deref())?;
@@ -154,102 +128,42 @@ pub fn run(args: &ExportArgs) -> Result<Exit, Failure> {
 /// The ledger `hash` names in `store`, with both maps opened; one line
 /// when `hash` is not a stored ledger header (a map root included: an
 /// export is of a whole ledger) or a map's root cannot be read.
-fn open_ledger(store: &dyn NodeStore, hash: Hash256) -> Result<Ledger<'_>, Failure> {
-    let Some(header) = ledger::header(store, &hash)? else {
-        // Nothing there, or not a root: the one rule's own error.
-        let r = ledger::resolve_root(store, &hash, None)?;
-        return Err(Failure::unusable(format!(
-            "{}: {hash} is the root of a {} map, not a ledger hash: export writes a whole ledger (give its ledger hash or --ledger)",
-            store.location(),
-            r.kind.name()
-        )));
+fn open_ledger(store: &dyn NodeStore, hash: Hash256) -> Result<StoredLedger<'_>, Failure> {
+    match StoredLedger::open(store, hash)? {
+        Some(l) => Ok(l),
+        None => {
+            // Nothing there, or not a root: the one rule's own error.
+            let r = ledger::resolve_root(store, &hash, None)?;
+            Err(Failure::unusable(format!(
+                "{}: {hash} is the root of a {} map, not a ledger hash: export writes a whole ledger (give its ledger hash or --ledger)",
+                store.location(),
+                r.kind.name()
+            )))
+        }
+    }
+}
+
+/// Writes the whole response (see the module docs), through the ledger
+/// crate's one writer of it.
+fn write_response(w: &mut dyn Write, l: &StoredLedger<'_>, v2: bool) -> Result<(), Stop> {
+    let opts = ResponseOptions {
+        api_version: if v2 { 2 } else { 1 },
+        validated: l.listed,
     };
-    let validated = store
-        .ledger_hashes()?
-        .is_some_and(|list| list.contains(&(header.seq, hash)));
-    Ok(Ledger {
-        hash,
-        header,
-        state: StoredMap::open(store, header.account_hash, MapKind::AccountState)?,
-        tx: StoredMap::open(store, header.transaction_hash, MapKind::TransactionWithMeta)?,
-        validated,
+    write_ledger_response(w, &l.hash, &l.header, l.state.iter(), l.tx.iter(), &opts).map_err(|e| {
+        match e {
+            ResponseError::Io(e) => Stop::Io(e),
+            ResponseError::Read(e) => Stop::Failed(e.into()),
+            ResponseError::TxLeaf { key, error } => Stop::Failed(bad_leaf(l, &key, error)),
+        }
     })
 }
 
-/// Writes the whole response (see the module docs).
-fn write_response(w: &mut dyn Write, l: &Ledger<'_>, v2: bool) -> Result<(), Stop> {
-    let mut hex = Vec::new();
-    w.write_all(b"{\"result\":{\"ledger\":{\"accountState\":[")?;
-    let mut first = true;
-    for item in l.state.iter() {
-        let (key, data) = item?;
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        first = false;
-        w.write_all(b"{\"hash\":\"")?;
-        write_hex(w, &mut hex, key.as_bytes())?;
-        w.write_all(b"\",\"tx_blob\":\"")?;
-        write_hex(w, &mut hex, &data)?;
-        w.write_all(b"\"}")?;
-    }
-    w.write_all(b"\n],\"closed\":true,\"ledger_data\":\"")?;
-    write_hex(w, &mut hex, &l.header.serialize())?;
-    w.write_all(b"\",\"transactions\":[")?;
-    let mut first = true;
-    for item in l.tx.iter() {
-        let (key, data) = item?;
-        let (tx, meta) = split_tx_with_meta(&data).map_err(|e| bad_leaf(l, &key, e))?;
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        first = false;
-        if v2 {
-            w.write_all(b"{\"hash\":\"")?;
-            write_hex(w, &mut hex, key.as_bytes())?;
-            w.write_all(b"\",\"meta_blob\":\"")?;
-        } else {
-            w.write_all(b"{\"meta\":\"")?;
-        }
-        write_hex(w, &mut hex, meta)?;
-        w.write_all(b"\",\"tx_blob\":\"")?;
-        write_hex(w, &mut hex, tx)?;
-        w.write_all(b"\"}")?;
-    }
-    write!(
-        w,
-        "\n]}},\"ledger_hash\":\"{}\",\"ledger_index\":{},\"status\":\"success\",\"validated\":{}}}}}\n",
-        l.hash, l.header.seq, l.validated
-    )?;
-    Ok(())
-}
-
 /// A transaction leaf whose data is not `VL(tx) ‖ VL(meta)`.
-fn bad_leaf(l: &Ledger<'_>, key: &Key, e: impl std::fmt::Display) -> Failure {
+fn bad_leaf(l: &StoredLedger<'_>, key: &Key, e: impl std::fmt::Display) -> Failure {
     Failure::unusable(format!(
         "ledger {}: transaction {key} (map {}): its leaf's data is not VL(tx) followed by VL(meta): {e}",
         l.hash,
         l.tx.root_hash()
     ))
-}
-
-/// Writes `bytes` as upper-case hex, through `buf` (reused).
-fn write_hex(w: &mut dyn Write, buf: &mut Vec<u8>, bytes: &[u8]) -> io::Result<()> {
-    const DIGITS: &[u8; 16] = b"0123456789ABCDEF";
-    buf.clear();
-    buf.reserve(bytes.len() * 2);
-    for b in bytes {
-        buf.push(DIGITS[usize::from(b >> 4)]);
-        buf.push(DIGITS[usize::from(b & 15)]);
-    }
-    w.write_all(buf)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hex_is_upper_case() {
-        let mut out = Vec::new();
-        let mut buf = Vec::new();
-        write_hex(&mut out, &mut buf, &[0x00, 0xAB, 0x7f]).expect("memory");
-        assert_eq!(out, b"00AB7F");
-    }
 }

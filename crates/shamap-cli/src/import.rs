@@ -10,8 +10,9 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use shamap::xrpl::LedgerRoots;
-use shamap::{Hash256, Snapshot};
-use shamap_store::{import_ledger, NodeStore};
+use shamap::Snapshot;
+use shamap_store::map::import::{import_ledger_with, HeaderMaps, ImportOptions, LedgerParts};
+use shamap_store::NodeStore;
 
 use crate::input::{open_or_create, read_ledgers, Group};
 use crate::maps::{state_map, tx_map};
@@ -75,31 +76,20 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
         )));
     }
 
-    // Store the header only when every map it names will be in the store.
+    // The header, when the dump has all its fields and they hash to the
+    // ledger_hash it claims; the store keeps it only when every map it
+    // names is in the input or the store (HeaderMaps::IfPresent).
     let mut header_note = None;
     let header = match h.header_with_roots(roots.account_hash, roots.transaction_hash) {
-        Ok(hdr) => {
-            let have = |given: bool, root: Hash256| -> Result<bool, Failure> {
-                Ok(given || root.is_zero() || store.contains(&root)?)
-            };
-            if have(state.is_some(), hdr.account_hash)? && have(tx.is_some(), hdr.transaction_hash)?
-            {
-                match h.ledger_hash {
-                    Some(e) if e != hdr.hash() => {
-                        return Err(Failure::negative(format!(
-                            "{src}: computed ledger_hash {} differs from the file's {e}; nothing stored for this ledger",
-                            hdr.hash()
-                        )))
-                    }
-                    _ => Some(hdr),
-                }
-            } else {
-                header_note = Some(
-                    "not stored (a map it names is not in the input nor the store)".to_owned(),
-                );
-                None
+        Ok(hdr) => match h.ledger_hash {
+            Some(e) if e != hdr.hash() => {
+                return Err(Failure::negative(format!(
+                    "{src}: computed ledger_hash {} differs from the file's {e}; nothing stored for this ledger",
+                    hdr.hash()
+                )))
             }
-        }
+            _ => Some(hdr),
+        },
         Err(missing) => {
             header_note = Some(format!(
                 "not stored (missing header fields: {})",
@@ -112,18 +102,19 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
     let entries =
         d.state.as_ref().map_or(0, Vec::len) + d.transactions.as_ref().map_or(0, Vec::len);
     let bar = node_progress((entries as u64 * 14) / 10 + 1, &name);
-    let r = import_ledger(
-        store,
-        &name,
-        state.as_ref(),
-        tx.as_ref(),
-        header.as_ref(),
-        &mut |n| {
-            if n % 1024 == 0 {
-                bar.set_position(n);
-            }
-        },
-    )?;
+    let opts = ImportOptions {
+        header_maps: HeaderMaps::IfPresent,
+    };
+    let parts = LedgerParts {
+        state: state.as_ref(),
+        tx: tx.as_ref(),
+        header: header.as_ref(),
+    };
+    let r = import_ledger_with(store, &name, parts, &opts, &mut |n| {
+        if n % 1024 == 0 {
+            bar.set_position(n);
+        }
+    })?;
     bar.finish_and_clear();
     let mut out = String::new();
     let _ = writeln!(
@@ -144,6 +135,10 @@ fn import_group(store: &dyn NodeStore, g: &Group) -> Result<String, Failure> {
     }
     if tx.is_some() {
         let _ = writeln!(out, "transaction_hash {} stored", r.transaction_hash);
+    }
+    if r.header_left_out {
+        header_note =
+            Some("not stored (a map it names is not in the input nor the store)".to_owned());
     }
     match (r.ledger_hash, header_note) {
         (Some(lh), _) => {

@@ -49,9 +49,7 @@ mod verify;
 pub use chain::{random_chain, ChainShape};
 pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};
-pub use reader::{
-    Background, ClioReader, LedgerRows, Prefetch, ScanRow, StateRow, TxRow, SCAN_RANGES,
-};
+pub use reader::{Background, ClioReader, LedgerRows, Prefetch, StateRow, TxRow, SCAN_RANGES};
 pub use run::{ledgers_wanted, ClioRun, StatePolicy, Stop};
 pub use verify::{
     read_verified, record_verified, AuditFinding, ClioVerifier, LedgerCheck, Pair, Problem,

@@ -36,9 +36,6 @@ pub struct TxRow {
     pub metadata: Vec<u8>,
 }
 
-/// A callback of [`ClioReader::scan_objects`]: key, sequence, object.
-pub type ScanRow<'a> = dyn FnMut(&[u8], i64, &[u8]) + 'a;
-
 /// A row of a state scan ([`ClioReader::scan_state`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum StateRow {
@@ -137,7 +134,6 @@ struct Statements {
     successor: PreparedStatement,
     ledger_txs: PreparedStatement,
     tx: PreparedStatement,
-    scan_objects: PreparedStatement,
     scan_objects_range: PreparedStatement,
     scan_successors_range: PreparedStatement,
 }
@@ -446,13 +442,6 @@ impl ClioReader {
                      WHERE hash = ?"
                 ),
             )?,
-            scan_objects: scan(
-                "objects",
-                format!(
-                    "SELECT key, sequence, object FROM {ks}.objects WHERE sequence <= ? \
-                     PER PARTITION LIMIT 1 ALLOW FILTERING"
-                ),
-            )?,
             scan_objects_range: scan(
                 "objects",
                 format!(
@@ -541,22 +530,6 @@ impl ClioReader {
         }
     }
 
-    /// The header blob of ledger `seq`, if there is a row.
-    pub fn header(&self, seq: u32) -> Result<Option<Vec<u8>>, ClioError> {
-        self.block_on(self.sh.header(seq))
-    }
-
-    /// The keys of ledger `seq`'s `diff` rows (as stored: a key of another
-    /// length than 32 bytes is the caller's to refuse).
-    pub fn diff(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.block_on(self.sh.diff(seq))
-    }
-
-    /// The transaction hashes of ledger `seq` (`ledger_transactions`).
-    pub fn tx_hashes(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
-        self.block_on(self.sh.tx_hashes(seq))
-    }
-
     /// Ledger `seq`'s rows: header, diff keys and transaction list
     /// together, then (`with_objects`) the diff keys' objects and the
     /// transactions together: two round trips.
@@ -608,48 +581,10 @@ impl ClioReader {
         }
     }
 
-    /// For each key, its newest `objects` row at or below `seq`:
-    /// `(sequence, object)` (an empty object is a deletion), or `None`.
-    #[allow(clippy::type_complexity)]
-    pub fn objects(
-        &self,
-        keys: &[Key],
-        seq: u32,
-    ) -> Result<Vec<Option<(i64, Vec<u8>)>>, ClioError> {
-        self.block_on(self.sh.objects(keys, seq))
-    }
-
     /// For each key, `next` of its newest `successor` row at or below
     /// `seq`, or `None`.
     pub fn successors(&self, keys: &[Key], seq: u32) -> Result<Vec<Option<Vec<u8>>>, ClioError> {
         self.block_on(self.sh.successors(keys, seq))
-    }
-
-    /// For each hash, its `transactions` row, or `None`.
-    pub fn transactions(&self, hashes: &[Hash256]) -> Result<Vec<Option<TxRow>>, ClioError> {
-        self.block_on(self.sh.transactions(hashes))
-    }
-
-    /// Every key's newest `objects` row at or below `seq`, as `f(key,
-    /// sequence, object)`, by a paged scan of the whole table (Clio's own
-    /// ledger-page query without the token bound): as many rows as keys
-    /// ever written.
-    pub fn scan_objects(&self, seq: u32, f: &mut ScanRow<'_>) -> Result<(), ClioError> {
-        let what = format!("cannot scan table objects at ledger {seq}");
-        self.block_on(async {
-            let mut rows = self
-                .sh
-                .session
-                .execute_iter(self.sh.st.scan_objects.clone(), (seq_i64(seq),))
-                .await?
-                .rows_stream::<(Vec<u8>, i64, Option<Vec<u8>>)>()?;
-            while let Some(row) = rows.next().await {
-                let (key, s, obj) = row?;
-                f(&key, s, obj.as_deref().unwrap_or_default());
-            }
-            Ok::<_, BoxError>(())
-        })
-        .map_err(|e| self.conn.fail(&what, e))
     }
 
     /// The state at `seq` as rows, in no particular order, to `f`: every

@@ -356,4 +356,4 @@ fn one_list<T, const N: usize>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

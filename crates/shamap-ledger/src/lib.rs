@@ -22,6 +22,9 @@
 //! # Ok::<(), shamap_ledger::DumpError>(())
 //! ```
 //!
+//! [`response`] writes a ledger back as rippled's binary `ledger` response
+//! ([`response::write_ledger_response`]), which [`parse`] reads.
+//!
 //! [`verify`] builds a dump's state and transaction maps and checks their
 //! roots and the ledger hash against the dump's claims, as `shamap verify`
 //! does. [`map_stats`] is the report of `shamap stats` on a map (counts,
@@ -40,6 +43,7 @@ pub mod error;
 pub mod ledger_dump;
 pub mod map_stats;
 pub mod pages;
+pub mod response;
 pub mod result_code;
 pub mod verify;
 

@@ -31,6 +31,7 @@ mod power_loss;
 mod prune;
 mod reader;
 mod readers;
+mod readme;
 #[cfg(feature = "rocksdb")]
 mod rocks;
 mod seeds;

@@ -29,7 +29,9 @@ fn err(s: &str) -> String {
     }
 }
 
-fn header() -> LedgerHeader {
+/// A header for the tests of every module (the dump reader, the response
+/// writer).
+pub(crate) fn header() -> LedgerHeader {
     LedgerHeader {
         seq: 38129,
         total_coins: 99_999_999_999_996_310,

@@ -40,6 +40,16 @@ pub(crate) fn refuse_foreign_directory(
     }
 }
 
+/// True when `e` says a directory or file cannot be written: a read-only
+/// file system (`EROFS`), permission denied (`EACCES`), operation not
+/// permitted (`EPERM`). The case for a read-only opening.
+pub(crate) fn is_unwritable_io(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EROFS | libc::EACCES | libc::EPERM)
+    ) || e.kind() == std::io::ErrorKind::PermissionDenied
+}
+
 /// How long [`take_lock`] keeps trying a lock that is held.
 pub(crate) const LOCK_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 

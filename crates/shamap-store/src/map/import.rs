@@ -1,11 +1,19 @@
 //! Writing maps and ledgers into a store, crash-safely.
 //!
 //! Order: every node of the maps first (in batches), then one last batch
-//! with the ledger header node and the new retained list. A process killed
-//! anywhere reopens with the retained list of before (plus, at worst, some
-//! unreferenced nodes that [`crate::gc()`] removes) or of after, never with a
-//! recorded root whose tree is incomplete: fjall applies batches in journal
-//! order, so when the last batch survives, all earlier ones did.
+//! with the ledger header node and the new retained list, written with
+//! [`NodeStore::write_durably`]. A process killed anywhere reopens with
+//! the retained list of before (plus, at worst, some unreferenced nodes
+//! that [`crate::gc()`] removes) or of after, never with a recorded root
+//! whose tree is incomplete. That rests on the trait's contract, which
+//! every backend keeps its own way: a write that returned is visible
+//! whole, a batch's records only after its nodes ([`NodeStore::write`]),
+//! and a durable write returns once it and everything before it are on
+//! stable storage. The node log appends batches in order and applies one
+//! at opening only when its checksums match, so a batch that survives has
+//! every earlier one before it; fjall replays its journal in order;
+//! RocksDB writes and syncs its write-ahead log; Cassandra writes the
+//! nodes first and the records once the nodes are acknowledged.
 
 use std::ops::ControlFlow;
 
@@ -374,8 +382,11 @@ pub struct ImportedLedger {
     pub account_hash: Hash256,
     /// Root of the transaction map (zero when empty or absent).
     pub transaction_hash: Hash256,
-    /// The ledger hash, when the header was given.
+    /// The ledger hash, when the header was given and stored.
     pub ledger_hash: Option<Hash256>,
+    /// True when a header was given and left out: a map it names is in
+    /// neither the import nor the store ([`HeaderMaps::IfPresent`]).
+    pub header_left_out: bool,
     /// The retained root recorded: the ledger hash, or else the state root,
     /// or else the transaction root.
     pub recorded: Hash256,
@@ -383,10 +394,42 @@ pub struct ImportedLedger {
     pub stats: WriteStats,
 }
 
+/// What [`import_ledger_with`] does with a header one of whose maps is in
+/// neither the import nor the store.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HeaderMaps {
+    /// Refuse the import ([`StoreError::Missing`] naming the map's root):
+    /// a stored header names only maps the store holds.
+    #[default]
+    Required,
+    /// Import the maps without the header
+    /// ([`ImportedLedger::header_left_out`]): what `shamap import` does
+    /// with a dump that holds one of a ledger's maps.
+    IfPresent,
+}
+
+/// What [`import_ledger_with`] imports: a ledger's maps and its header,
+/// each when given.
+#[derive(Clone, Copy, Default)]
+pub struct LedgerParts<'a> {
+    /// The state map.
+    pub state: Option<&'a Snapshot>,
+    /// The transaction map.
+    pub tx: Option<&'a Snapshot>,
+    /// The header naming them.
+    pub header: Option<&'a LedgerHeader>,
+}
+
+/// How [`import_ledger_with`] imports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// A header whose maps are not all there.
+    pub header_maps: HeaderMaps,
+}
+
 /// Imports a ledger's maps and header, crash-safely (see the module docs),
-/// and records it as the newest retained root under `name`. `header`, when
-/// given, must name the maps' roots (checked). Without a header, the state
-/// root (or, with no state map, the transaction root) is recorded.
+/// and records it as the newest retained root under `name`, with the
+/// default [`ImportOptions`]: [`import_ledger_with`].
 pub fn import_ledger(
     store: &dyn NodeStore,
     name: &str,
@@ -395,6 +438,25 @@ pub fn import_ledger(
     header: Option<&LedgerHeader>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<ImportedLedger, StoreError> {
+    let parts = LedgerParts { state, tx, header };
+    import_ledger_with(store, name, parts, &ImportOptions::default(), progress)
+}
+
+/// Imports a ledger's maps and header, crash-safely (see the module docs),
+/// and records it as the newest retained root under `name`. `header`, when
+/// given, must name the maps' roots (checked); a map it names that is
+/// neither imported nor stored is refused, or leaves the header out, as
+/// `opts.header_maps` says. The ledger hash is recorded when the header is
+/// stored; else the state root (or, with no state map, the transaction
+/// root).
+pub fn import_ledger_with(
+    store: &dyn NodeStore,
+    name: &str,
+    parts: LedgerParts<'_>,
+    opts: &ImportOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<ImportedLedger, StoreError> {
+    let LedgerParts { state, tx, header } = parts;
     meta::check_name(store, name)?;
     for snap in [state, tx].into_iter().flatten() {
         only_sha512_half(snap)?;
@@ -416,9 +478,20 @@ pub fn import_ledger(
                 },
                 expected: "a header naming the imported maps' roots",
             })?;
+    }
+    let mut header_left_out = false;
+    let mut header = header;
+    if let Some(h) = header {
         for (given, root) in [(state, h.account_hash), (tx, h.transaction_hash)] {
             if given.is_none() && !root.is_zero() && !store.contains(&root)? {
-                return Err(StoreError::Missing { hash: root });
+                match opts.header_maps {
+                    HeaderMaps::Required => return Err(StoreError::Missing { hash: root }),
+                    HeaderMaps::IfPresent => {
+                        header_left_out = true;
+                        header = None;
+                        break;
+                    }
+                }
             }
         }
     }
@@ -447,6 +520,7 @@ pub fn import_ledger(
         account_hash,
         transaction_hash,
         ledger_hash,
+        header_left_out,
         recorded,
         stats,
     })
@@ -459,6 +533,62 @@ mod tests {
 
     use super::*;
     use crate::{verify_all, FjallStore};
+
+    #[test]
+    fn a_header_whose_map_is_absent_is_refused_or_left_out_as_the_options_say() {
+        let store = crate::MemStore::new();
+        let mut state = ShaMap::new(MapKind::AccountState);
+        state.insert(Key([3; 32]), &[1; 40]).expect("insert");
+        let snap = state.snapshot();
+        let absent_tx = Hash256([5; 32]);
+        let header = LedgerHeader {
+            seq: 7,
+            total_coins: 100,
+            parent_hash: Hash256([9; 32]),
+            transaction_hash: absent_tx,
+            account_hash: snap.root_hash(),
+            parent_close_time: 1,
+            close_time: 2,
+            close_time_resolution: 10,
+            close_flags: 0,
+        };
+        // By default a header naming a map that is nowhere is refused,
+        // before anything is written.
+        let e = import_ledger(&store, "l", Some(&snap), None, Some(&header), &mut |_| {})
+            .expect_err("the tx map is nowhere");
+        assert_eq!(e, StoreError::Missing { hash: absent_tx });
+        assert!(meta::retained(&store).expect("retained").is_empty());
+        assert!(!store.contains(&snap.root_hash()).expect("contains"));
+        // With HeaderMaps::IfPresent the maps go in without the header.
+        let opts = ImportOptions {
+            header_maps: HeaderMaps::IfPresent,
+        };
+        let parts = LedgerParts {
+            state: Some(&snap),
+            tx: None,
+            header: Some(&header),
+        };
+        let r = import_ledger_with(&store, "l", parts, &opts, &mut |_| {})
+            .expect("imported without its header");
+        assert!(r.header_left_out);
+        assert_eq!((r.ledger_hash, r.recorded), (None, snap.root_hash()));
+        assert!(!store.contains(&header.hash()).expect("contains"));
+        verify_all(&store, &snap.root_hash()).expect("the state map is whole");
+        // A header whose maps are all there is stored, whatever the option.
+        let whole = LedgerHeader {
+            transaction_hash: Hash256::ZERO,
+            ..header
+        };
+        let parts = LedgerParts {
+            header: Some(&whole),
+            ..parts
+        };
+        let r = import_ledger_with(&store, "m", parts, &opts, &mut |_| {})
+            .expect("imported with its header");
+        assert!(!r.header_left_out);
+        assert_eq!(r.ledger_hash, Some(whole.hash()));
+        assert!(store.contains(&whole.hash()).expect("contains"));
+    }
 
     #[test]
     fn hash_ranges_are_in_hash_order_and_cover_the_space() {

@@ -16,7 +16,7 @@ use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind};
 
 use crate::error::{facts, StoreError};
-use crate::map::reader::{root_kind, RootKind};
+use crate::map::reader::{root_kind, RootKind, StoredMap};
 use crate::meta::{self, KnownRoot};
 use crate::node::Node;
 use crate::store::{NodeStore, NodeStoreExt};
@@ -64,6 +64,44 @@ pub fn header(store: &dyn NodeStore, hash: &Hash256) -> Result<Option<LedgerHead
             _ => Ok(None),
         },
         None => Ok(None),
+    }
+}
+
+/// A stored ledger opened whole: its header and both maps (their roots
+/// loaded and verified), for writing it out (`shamap export`, Python's
+/// `Store.export`).
+pub struct StoredLedger<'s> {
+    /// The ledger hash.
+    pub hash: Hash256,
+    /// Its header.
+    pub header: LedgerHeader,
+    /// Its state map.
+    pub state: StoredMap<'s>,
+    /// Its transaction map.
+    pub tx: StoredMap<'s>,
+    /// True when the store's own ledger list ([`NodeStore::ledger_hashes`]:
+    /// rippled's `ledger.db`, whose ledgers rippled saved as validated)
+    /// names it; a node store alone cannot say that a ledger was validated.
+    pub listed: bool,
+}
+
+impl<'s> StoredLedger<'s> {
+    /// The ledger `hash` names, with both maps opened; `None` when no
+    /// ledger header is stored under `hash` (nothing, or a map node).
+    pub fn open(store: &'s dyn NodeStore, hash: Hash256) -> Result<Option<Self>, StoreError> {
+        let Some(header) = self::header(store, &hash)? else {
+            return Ok(None);
+        };
+        let listed = store
+            .ledger_hashes()?
+            .is_some_and(|list| list.contains(&(header.seq, hash)));
+        Ok(Some(StoredLedger {
+            hash,
+            header,
+            state: StoredMap::open(store, header.account_hash, MapKind::AccountState)?,
+            tx: StoredMap::open(store, header.transaction_hash, MapKind::TransactionWithMeta)?,
+            listed,
+        }))
     }
 }
 

@@ -260,9 +260,3 @@ pub(super) fn read_ack(path: &Path) -> Result<Option<crate::backend::ack::Ack>, 
     crate::backend::ack::read(path, super::FJALL_ACK_FILE)
         .map_err(|e| StoreError::backend(path.display().to_string(), format!("cannot open: {e}")))
 }
-
-/// Read-only file system, permission denied, operation not permitted.
-pub(super) fn is_unwritable_io(e: &std::io::Error) -> bool {
-    matches!(e.raw_os_error(), Some(30 | 13 | 1))
-        || e.kind() == std::io::ErrorKind::PermissionDenied
-}

@@ -212,10 +212,12 @@ impl FjallStore {
     ) -> Result<FjallStore, StoreError> {
         let loc = path.display().to_string();
         let err = |e: fjall::Error| match &e {
-            fjall::Error::Io(io) if is_unwritable_io(io) => StoreError::Unwritable {
-                location: loc.clone(),
-                message: format!("cannot open: {}", in_words(&e)),
-            },
+            fjall::Error::Io(io) if crate::backend::directory::is_unwritable_io(io) => {
+                StoreError::Unwritable {
+                    location: loc.clone(),
+                    message: format!("cannot open: {}", in_words(&e)),
+                }
+            }
             fjall::Error::Locked => StoreError::Locked {
                 location: loc.clone(),
             },

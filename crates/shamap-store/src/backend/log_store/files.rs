@@ -88,7 +88,7 @@ pub(super) fn sync_dir(path: &Path) -> std::io::Result<()> {
 /// directory cannot be written (`EROFS`, `EACCES`, `EPERM`), the case for a
 /// read-only opening; else a backend error.
 pub(super) fn opening_error(location: &str, what: &str, e: std::io::Error) -> StoreError {
-    if matches!(e.raw_os_error(), Some(30 | 13 | 1)) {
+    if crate::backend::directory::is_unwritable_io(&e) {
         StoreError::Unwritable {
             location: location.to_owned(),
             message: format!("{what}: {e}"),

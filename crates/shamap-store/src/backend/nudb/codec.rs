@@ -155,24 +155,19 @@ fn inner_children(compact: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
-/// Encodes a value in rippled's codec the way rippled does (inner nodes
-/// as type 2 or 3 with the type byte dropped, everything else LZ4): for
-/// tests and fixtures.
-pub fn encode_value(value: &[u8]) -> Vec<u8> {
-    let mut out = Vec::new();
-    if let Some(c) = crate::compact::encode_inner(value) {
-        return c;
-    }
-    write_varint(1, &mut out);
-    write_varint(value.len() as u64, &mut out);
-    out.extend_from_slice(&lz4_flex::block::compress(value));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use rand::{Rng, SeedableRng};
+
+    /// `value` as rippled's codec type 1 (LZ4) declaring `declared` bytes.
+    fn lz4_value(value: &[u8], declared: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_varint(1, &mut out);
+        write_varint(declared, &mut out);
+        out.extend_from_slice(&lz4_flex::block::compress(value));
+        out
+    }
 
     #[test]
     fn varints_are_base_127() {
@@ -203,15 +198,12 @@ mod tests {
             let len = rng.gen_range(9..3000);
             let mut v: Vec<u8> = (0..len).map(|_| rng.gen_range(0..4u8)).collect();
             v[..8].fill(0);
-            let enc = encode_value(&v);
+            let enc = lz4_value(&v, len as u64);
             decode_value(&enc, &mut out).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             assert_eq!(out, v, "seed {seed}");
             // The declared size lying either way.
             for delta in [-1i64, 1] {
-                let mut lie = Vec::new();
-                write_varint(1, &mut lie);
-                write_varint((len as i64 + delta) as u64, &mut lie);
-                lie.extend_from_slice(&lz4_flex::block::compress(&v));
+                let lie = lz4_value(&v, (len as i64 + delta) as u64);
                 let e = decode_value(&lie, &mut out).expect_err("a lying size");
                 assert!(e.contains("LZ4"), "seed {seed}: {e}");
             }

@@ -7,10 +7,13 @@
 //! 32-byte hash of a node that is in the store) or *dirty* (a node held in
 //! memory: created or changed since the last write, or loaded on the path of
 //! a change). Reads walk dirty nodes in memory and clean ones through the
-//! node cache: a hashbrown map from hash to a decoded node, with CLOCK
-//! eviction, whose misses load the node from the store and verify it (a
-//! value that does not hash to its key, or that does not fit its place in
-//! the tree, is an error naming the hash and nibble path, never data).
+//! node cache (`cache/`): verified nodes held encoded, back to back, in
+//! segments of one size, a table from hash prefix to place, the oldest
+//! segment evicted whole (a node used since it was written there copied
+//! forward instead: a second chance), leaves admitted on their second use.
+//! Its misses load the node from the store and verify it (a value that does
+//! not hash to its key, or that does not fit its place in the tree, is an
+//! error naming the hash and nibble path, never data).
 //!
 //! Writes turn the clean nodes on the key's path into dirty ones (keeping
 //! their known hash and a `stored` mark until something below changes) and
@@ -53,8 +56,9 @@
 //!
 //! # Files
 //!
-//! - `cache`: the node cache (clean nodes by hash, CLOCK) and the loader
-//!   that fills it through the store's one verified fetch;
+//! - `cache`: the node cache (clean nodes by hash, in segments evicted
+//!   oldest first with a second chance; admission) and the loader that
+//!   fills it through the store's one verified fetch;
 //! - `tree`: the working tree of slots and the walks over it (lookups, the
 //!   scan, inserts, updates and removals, noting the stored nodes they
 //!   replace);
