@@ -35,7 +35,8 @@
 //!
 //! `--json` prints one object at the end: `ok`, `checked` (values
 //! compared), `mismatches`, `errors`, `resumed_after` (the ledger a
-//! `--state` run started after, or null), `audit` (`ledger_index`,
+//! `--state` run started after, or null), `not_checked` (the keyspace's
+//! tables under the prefix that are not read), `audit` (`ledger_index`,
 //! `findings`: `ledger_index`, `key`, `what`; null when not run) and `ledgers`, each with
 //! `ledger_index`, `full_build`, `state_entries`, `diff_keys`,
 //! `transactions`, `account_hash` / `transaction_hash` / `ledger_hash` /
@@ -51,7 +52,7 @@ use serde_json::{json, Value};
 use shamap_clio::report::{audit_json, render_audit, render_text, JsonReport};
 use shamap_clio::{
     ledgers_wanted, random_chain, read_floor, ChainShape, ClioLoader, ClioReader, ClioRun,
-    ClioVerifier, StatePolicy, Stop,
+    ClioVerifier, ReadOptions, StatePolicy, Stop, Tables,
 };
 use shamap_store::{MemStore, NodeStore};
 
@@ -91,6 +92,10 @@ pub struct LoadTestChainArgs {
     /// The keyspace to create: cassandra://HOST[:PORT]/KEYSPACE.
     #[arg(long, value_name = "URL")]
     pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
     /// Seed of the generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -109,6 +114,11 @@ pub struct LoadTestChainArgs {
     /// Most transactions per ledger.
     #[arg(long, default_value_t = 3)]
     pub transactions: usize,
+    /// Create Clio 2.6's whole schema (account_tx, the NFT and MPT index
+    /// tables, migrator_status, nodes_chat), not only the tables
+    /// `clio verify` reads.
+    #[arg(long)]
+    pub full_schema: bool,
 }
 
 /// Arguments of `shamap clio verify`.
@@ -118,6 +128,10 @@ pub struct ClioVerifyArgs {
     /// (options as for --db elsewhere: ?consistency=..&inflight=..).
     #[arg(long, value_name = "URL")]
     pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
     /// Verify this one ledger (built whole from the successor list).
     #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
     pub ledger: Option<u32>,
@@ -165,6 +179,10 @@ pub struct ReadFloorArgs {
     /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
     #[arg(long, value_name = "URL")]
     pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
     /// First ledger (default: the start of ledger_range).
     #[arg(long, value_name = "A")]
     pub from: Option<u32>,
@@ -197,7 +215,13 @@ fn load_test_chain(args: &LoadTestChainArgs) -> Result<Exit, Failure> {
         max_transactions: args.transactions,
     };
     let chain = random_chain(args.seed, shape);
-    let mut loader = ClioLoader::create_fresh(&args.db).map_err(unusable)?;
+    let tables = if args.full_schema {
+        Tables::Full
+    } else {
+        Tables::Core
+    };
+    let mut loader = ClioLoader::create_fresh_with(&args.db, args.table_prefix.as_deref(), tables)
+        .map_err(unusable)?;
     let bar = progress(args.ledgers);
     for (i, l) in chain.iter().enumerate() {
         if i == 0 {
@@ -242,8 +266,16 @@ fn stop_requested() -> bool {
     STOP.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// Opens the keyspace `db` names for reading.
+fn open_reader(db: &str, table_prefix: Option<&str>) -> Result<ClioReader, Failure> {
+    let opts = ReadOptions {
+        table_prefix: table_prefix.map(str::to_owned),
+    };
+    ClioReader::open_with(db, &opts).map_err(unusable)
+}
+
 fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
-    let reader = ClioReader::open(&args.db).map_err(unusable)?;
+    let reader = open_reader(&args.db, args.table_prefix.as_deref())?;
     let range = reader.range().map_err(unusable)?;
     let (from, to) =
         ledgers_wanted(args.ledger, args.from, args.to, range).map_err(Failure::unusable)?;
@@ -274,7 +306,14 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         ClioRun::new(&mut verifier, from, to).map_err(|e| about_state(Failure::unusable(e)))?;
     let resumed_after = run.resumed_after();
     if args.json {
-        return verify_json(args, run, resumed_after, &about_state);
+        let not_checked = reader.not_checked().to_vec();
+        return verify_json(args, run, resumed_after, not_checked, &about_state);
+    }
+    if !reader.not_checked().is_empty() {
+        print_text(&format!(
+            "not checked (tables clio verify does not read): {}\n",
+            reader.not_checked().join(", ")
+        ))?;
     }
     if let Some(s) = resumed_after {
         print_text(&format!(
@@ -367,6 +406,7 @@ fn verify_json(
     args: &ClioVerifyArgs,
     run: ClioRun<'_, '_, '_>,
     resumed_after: Option<u32>,
+    not_checked: Vec<String>,
     about_state: &dyn Fn(Failure) -> Failure,
 ) -> Result<Exit, Failure> {
     let run = std::cell::RefCell::new(run);
@@ -383,6 +423,7 @@ fn verify_json(
                 ("ok", json!(errors.is_empty())),
                 ("errors", json!(errors)),
                 ("resumed_after", json!(resumed_after)),
+                ("not_checked", json!(not_checked)),
                 (
                     "audit",
                     audit.map_or(Value::Null, |found| audit_json(r.audited_at(), &found)),
@@ -398,7 +439,7 @@ fn verify_json(
 }
 
 fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
-    let reader = ClioReader::open(&args.db).map_err(unusable)?;
+    let reader = open_reader(&args.db, args.table_prefix.as_deref())?;
     let range = reader.range().map_err(unusable)?;
     let (from, to) = ledgers_wanted(None, args.from, args.to, range).map_err(Failure::unusable)?;
     let f = read_floor(&reader, from, to).map_err(unusable)?;

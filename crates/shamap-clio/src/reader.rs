@@ -354,6 +354,15 @@ impl Shared {
 pub struct ClioReader {
     conn: Conn,
     sh: Arc<Shared>,
+    not_checked: Vec<String>,
+}
+
+/// How [`ClioReader::open_with`] reads a keyspace.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// Clio's `table_prefix` (`--table-prefix`); `None`: the URL's
+    /// `table_prefix=`, else none.
+    pub table_prefix: Option<String>,
 }
 
 impl std::fmt::Debug for ClioReader {
@@ -392,7 +401,13 @@ impl ClioReader {
     /// prepares the queries; a keyspace that does not exist, or lacks one
     /// of Clio's tables, is an error saying so.
     pub fn open(url: &str) -> Result<ClioReader, ClioError> {
-        let conn = Conn::connect(url)?;
+        ClioReader::open_with(url, &ReadOptions::default())
+    }
+
+    /// [`ClioReader::open`] with options: the table prefix (else the URL's
+    /// `table_prefix=`).
+    pub fn open_with(url: &str, opts: &ReadOptions) -> Result<ClioReader, ClioError> {
+        let conn = Conn::connect(url, opts.table_prefix.as_deref())?;
         let ks = conn.keyspace().to_owned();
         if !conn.keyspace_exists()? {
             return Err(ClioError::Database {
@@ -400,6 +415,12 @@ impl ClioReader {
                 what: format!("keyspace '{ks}' does not exist"),
             });
         }
+        let not_checked = conn.check_tables()?;
+        let t = |name: &str| conn.table(name);
+        let (t_ledger_range, t_ledgers, t_diff, t_objects) =
+            (t("ledger_range"), t("ledgers"), t("diff"), t("objects"));
+        let (t_successor, t_ledger_transactions, t_transactions) =
+            (t("successor"), t("ledger_transactions"), t("transactions"));
         let p = |table: &str, cql: String| {
             conn.prepare(cql).map_err(|e| ClioError::Database {
                 location: conn.location.clone(),
@@ -414,49 +435,49 @@ impl ClioReader {
         let st = Statements {
             range: p(
                 "ledger_range",
-                format!("SELECT is_latest, sequence FROM {ks}.ledger_range"),
+                format!("SELECT is_latest, sequence FROM {t_ledger_range}"),
             )?,
             header: p(
                 "ledgers",
-                format!("SELECT header FROM {ks}.ledgers WHERE sequence = ?"),
+                format!("SELECT header FROM {t_ledgers} WHERE sequence = ?"),
             )?,
-            diff: p("diff", format!("SELECT key FROM {ks}.diff WHERE seq = ?"))?,
+            diff: p("diff", format!("SELECT key FROM {t_diff} WHERE seq = ?"))?,
             object: p(
                 "objects",
                 format!(
-                    "SELECT object, sequence FROM {ks}.objects WHERE key = ? AND sequence <= ? \
+                    "SELECT object, sequence FROM {t_objects} WHERE key = ? AND sequence <= ? \
                      ORDER BY sequence DESC LIMIT 1"
                 ),
             )?,
             successor: p(
                 "successor",
                 format!(
-                    "SELECT next FROM {ks}.successor WHERE key = ? AND seq <= ? \
+                    "SELECT next FROM {t_successor} WHERE key = ? AND seq <= ? \
                      ORDER BY seq DESC LIMIT 1"
                 ),
             )?,
             ledger_txs: p(
                 "ledger_transactions",
-                format!("SELECT hash FROM {ks}.ledger_transactions WHERE ledger_sequence = ?"),
+                format!("SELECT hash FROM {t_ledger_transactions} WHERE ledger_sequence = ?"),
             )?,
             tx: p(
                 "transactions",
                 format!(
-                    "SELECT transaction, metadata, ledger_sequence FROM {ks}.transactions \
+                    "SELECT transaction, metadata, ledger_sequence FROM {t_transactions} \
                      WHERE hash = ?"
                 ),
             )?,
             scan_objects: scan(
                 "objects",
                 format!(
-                    "SELECT key, sequence, object FROM {ks}.objects WHERE sequence <= ? \
+                    "SELECT key, sequence, object FROM {t_objects} WHERE sequence <= ? \
                      PER PARTITION LIMIT 1 ALLOW FILTERING"
                 ),
             )?,
             scan_objects_range: scan(
                 "objects",
                 format!(
-                    "SELECT key, sequence, object FROM {ks}.objects \
+                    "SELECT key, sequence, object FROM {t_objects} \
                      WHERE token(key) > ? AND token(key) <= ? AND sequence <= ? \
                      PER PARTITION LIMIT 1 ALLOW FILTERING"
                 ),
@@ -464,7 +485,7 @@ impl ClioReader {
             scan_successors_range: scan(
                 "successor",
                 format!(
-                    "SELECT key, seq, next FROM {ks}.successor \
+                    "SELECT key, seq, next FROM {t_successor} \
                      WHERE token(key) > ? AND token(key) <= ? AND seq <= ? ALLOW FILTERING"
                 ),
             )?,
@@ -476,7 +497,23 @@ impl ClioReader {
             inflight: conn.opts.inflight,
             permits: Semaphore::new(conn.opts.inflight),
         });
-        Ok(ClioReader { conn, sh })
+        Ok(ClioReader {
+            conn,
+            sh,
+            not_checked,
+        })
+    }
+
+    /// The keyspace's tables under the prefix that `clio verify` does not
+    /// check (Clio's `account_tx`, NFT and MPT index tables, its
+    /// migrator's and cluster's bookkeeping), by name.
+    pub fn not_checked(&self) -> &[String] {
+        &self.not_checked
+    }
+
+    /// The table prefix (empty: none).
+    pub fn table_prefix(&self) -> &str {
+        &self.conn.prefix
     }
 
     /// `cassandra://HOST:PORT/KEYSPACE`.

@@ -5,11 +5,14 @@
 //! passes. Each test uses a keyspace of its own, dropped when it passes.
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_clio::{random_chain, read_verified, ChainShape, ClioReader, ClioVerifier, LedgerCheck};
+use shamap_clio::{
+    random_chain, read_verified, ChainShape, ClioReader, ClioVerifier, LedgerCheck, ReadOptions,
+    Tables,
+};
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::cassandra_cluster::cluster;
-use crate::clio_ledgers::{ledger_38129, load};
+use crate::clio_ledgers::{ledger_38129, load, load_with};
 use crate::seed;
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
@@ -377,5 +380,49 @@ fn clio_verify_through_a_node_kill() {
         }
         eprintln!("FAULTS clio verify resumed at {from} after the restart: {last} verified");
     }
+    loader.drop_keyspace().expect("drop");
+}
+
+/// A prefixed keyspace with Clio 2.6's whole schema: read with the prefix
+/// (option or URL), every ledger verifies and the extra tables are named;
+/// read without it, the error lists what is there.
+#[test]
+fn a_prefixed_full_schema_keyspace_reads_and_verifies() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let chain = random_chain(
+        seed(404),
+        ChainShape {
+            first_seq: 7,
+            ledgers: 15,
+            initial_objects: 60,
+            changes: 5,
+            max_transactions: 2,
+        },
+    );
+    let u = url(&host, "prefix");
+    let loader = load_with(&u, "p9_", Tables::Full, &chain);
+    assert_eq!(
+        loader.table("objects"),
+        format!("{}.p9_objects", u.rsplit('/').next().expect("ks"))
+    );
+    let opts = ReadOptions {
+        table_prefix: Some("p9_".to_owned()),
+    };
+    for reader in [
+        ClioReader::open_with(&u, &opts).expect("open"),
+        ClioReader::open(&format!("{u}?table_prefix=p9_")).expect("open"),
+    ] {
+        assert_eq!(reader.table_prefix(), "p9_");
+        assert_eq!(reader.range().expect("range"), Some((7, 21)));
+        assert_eq!(reader.not_checked().len(), 8);
+        assert!(reader.not_checked().contains(&"p9_account_tx".to_owned()));
+        assert!(verify_range(&reader, 7, 21)
+            .iter()
+            .all(LedgerCheck::is_match));
+    }
+    let e = ClioReader::open(&u).expect_err("no tables without the prefix");
+    assert!(e.to_string().contains("p9_ledger_range"), "{e}");
     loader.drop_keyspace().expect("drop");
 }

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use shamap_clio::{ClioLedger, ClioLoader};
+use shamap_clio::{ClioLedger, ClioLoader, Tables};
 use shamap_ledger::dump;
 
 /// Ledger 38129 of the repository (state, transaction and header) as a
@@ -33,6 +33,17 @@ pub fn ledger_38129() -> ClioLedger {
 /// Loads `chain` into a fresh keyspace.
 pub fn load(url: &str, chain: &[ClioLedger]) -> ClioLoader {
     let mut l = ClioLoader::create_fresh(url).expect("create the keyspace");
+    l.load_initial(&chain[0]).expect("first ledger");
+    for x in &chain[1..] {
+        l.load_next(x).expect("next ledger");
+    }
+    l
+}
+
+/// Loads `chain` into a fresh keyspace with table prefix `prefix` and
+/// `tables` of Clio's schema.
+pub fn load_with(url: &str, prefix: &str, tables: Tables, chain: &[ClioLedger]) -> ClioLoader {
+    let mut l = ClioLoader::create_fresh_with(url, Some(prefix), tables).expect("create");
     l.load_initial(&chain[0]).expect("first ledger");
     for x in &chain[1..] {
         l.load_next(x).expect("next ledger");
