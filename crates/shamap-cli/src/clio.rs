@@ -36,7 +36,8 @@
 //! `--json` prints one object at the end: `ok`, `checked` (values
 //! compared), `mismatches`, `errors`, `resumed_after` (the ledger a
 //! `--state` run started after, or null), `not_checked` (the keyspace's
-//! tables under the prefix that are not read), `audit` (`ledger_index`,
+//! tables under the prefix that are not read), `scan` (how a whole state
+//! is listed: `partition`, `objects` or `successor`), `audit` (`ledger_index`,
 //! `findings`: `ledger_index`, `key`, `what`; null when not run) and `ledgers`, each with
 //! `ledger_index`, `full_build`, `state_entries`, `diff_keys`,
 //! `transactions`, `account_hash` / `transaction_hash` / `ledger_hash` /
@@ -52,7 +53,7 @@ use serde_json::{json, Value};
 use shamap_clio::report::{audit_json, render_audit, render_text, JsonReport};
 use shamap_clio::{
     ledgers_wanted, random_chain, read_floor, ChainShape, ClioLoader, ClioReader, ClioRun,
-    ClioVerifier, ReadOptions, StatePolicy, Stop, Tables,
+    ClioVerifier, ReadOptions, ScanMode, StatePolicy, Stop, Tables,
 };
 use shamap_store::{MemStore, NodeStore};
 
@@ -132,6 +133,15 @@ pub struct ClioVerifyArgs {
     /// `table_prefix=P` in the URL).
     #[arg(long, value_name = "P")]
     pub table_prefix: Option<String>,
+    /// How a ledger's whole state is listed (a first ledger's build, the
+    /// audit): `partition` (Clio's ledger-page scan, PER PARTITION LIMIT
+    /// and ALLOW FILTERING), `objects` (token-range scans of every row,
+    /// newest per key kept here: no filtering on the server), `successor`
+    /// (the successor list walked key by key: point reads only, one round
+    /// trip per key), or `auto`, the default: `partition` unless the
+    /// server refuses it (AWS Keyspaces), then `objects`.
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_scan)]
+    pub scan: ScanMode,
     /// Verify this one ledger (built whole from the successor list).
     #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
     pub ledger: Option<u32>,
@@ -183,6 +193,15 @@ pub struct ReadFloorArgs {
     /// `table_prefix=P` in the URL).
     #[arg(long, value_name = "P")]
     pub table_prefix: Option<String>,
+    /// How a ledger's whole state is listed (a first ledger's build, the
+    /// audit): `partition` (Clio's ledger-page scan, PER PARTITION LIMIT
+    /// and ALLOW FILTERING), `objects` (token-range scans of every row,
+    /// newest per key kept here: no filtering on the server), `successor`
+    /// (the successor list walked key by key: point reads only, one round
+    /// trip per key), or `auto`, the default: `partition` unless the
+    /// server refuses it (AWS Keyspaces), then `objects`.
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_scan)]
+    pub scan: ScanMode,
     /// First ledger (default: the start of ledger_range).
     #[arg(long, value_name = "A")]
     pub from: Option<u32>,
@@ -267,15 +286,25 @@ fn stop_requested() -> bool {
 }
 
 /// Opens the keyspace `db` names for reading.
-fn open_reader(db: &str, table_prefix: Option<&str>) -> Result<ClioReader, Failure> {
+fn open_reader(
+    db: &str,
+    table_prefix: Option<&str>,
+    scan: ScanMode,
+) -> Result<ClioReader, Failure> {
     let opts = ReadOptions {
         table_prefix: table_prefix.map(str::to_owned),
+        scan,
     };
     ClioReader::open_with(db, &opts).map_err(unusable)
 }
 
+fn parse_scan(s: &str) -> Result<ScanMode, String> {
+    ScanMode::parse(s)
+        .ok_or_else(|| format!("'{s}' is not a scan (auto, partition, objects or successor)"))
+}
+
 fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
-    let reader = open_reader(&args.db, args.table_prefix.as_deref())?;
+    let reader = open_reader(&args.db, args.table_prefix.as_deref(), args.scan)?;
     let range = reader.range().map_err(unusable)?;
     let (from, to) =
         ledgers_wanted(args.ledger, args.from, args.to, range).map_err(Failure::unusable)?;
@@ -306,8 +335,14 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         ClioRun::new(&mut verifier, from, to).map_err(|e| about_state(Failure::unusable(e)))?;
     let resumed_after = run.resumed_after();
     if args.json {
-        let not_checked = reader.not_checked().to_vec();
-        return verify_json(args, run, resumed_after, not_checked, &about_state);
+        let about_reader = vec![
+            ("not_checked", json!(reader.not_checked())),
+            ("scan", json!(reader.scan_mode().name())),
+        ];
+        return verify_json(args, run, resumed_after, about_reader, &about_state);
+    }
+    if let Some(note) = reader.scan_note() {
+        print_text(&format!("{note}\n"))?;
     }
     if !reader.not_checked().is_empty() {
         print_text(&format!(
@@ -406,7 +441,7 @@ fn verify_json(
     args: &ClioVerifyArgs,
     run: ClioRun<'_, '_, '_>,
     resumed_after: Option<u32>,
-    not_checked: Vec<String>,
+    about_reader: Vec<(&'static str, Value)>,
     about_state: &dyn Fn(Failure) -> Failure,
 ) -> Result<Exit, Failure> {
     let run = std::cell::RefCell::new(run);
@@ -423,7 +458,8 @@ fn verify_json(
                 ("ok", json!(errors.is_empty())),
                 ("errors", json!(errors)),
                 ("resumed_after", json!(resumed_after)),
-                ("not_checked", json!(not_checked)),
+                ("not_checked", about_reader[0].1.clone()),
+                ("scan", about_reader[1].1.clone()),
                 (
                     "audit",
                     audit.map_or(Value::Null, |found| audit_json(r.audited_at(), &found)),
@@ -439,7 +475,7 @@ fn verify_json(
 }
 
 fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
-    let reader = open_reader(&args.db, args.table_prefix.as_deref())?;
+    let reader = open_reader(&args.db, args.table_prefix.as_deref(), args.scan)?;
     let range = reader.range().map_err(unusable)?;
     let (from, to) = ledgers_wanted(None, args.from, args.to, range).map_err(Failure::unusable)?;
     let f = read_floor(&reader, from, to).map_err(unusable)?;
@@ -449,6 +485,7 @@ fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
             "from": from,
             "to": to,
             "inflight": reader.inflight(),
+            "scan": reader.scan_mode().name(),
             "first_seconds": secs(f.first),
             "first_rows": f.first_rows,
             "rest_seconds": secs(f.rest),
@@ -456,10 +493,11 @@ fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
         }))?;
     } else {
         print_text(&format!(
-            "read floor of ledgers {from}..{to} (inflight {}):\n\
+            "read floor of ledgers {from}..{to} (inflight {}, scan {}):\n\
              first ledger's state scans: {:.2} s, {} rows\n\
              following {} ledgers' rows: {:.2} s, {} rows\n",
             reader.inflight(),
+            reader.scan_mode().name(),
             secs(f.first),
             f.first_rows,
             to - from,

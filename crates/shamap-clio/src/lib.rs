@@ -51,7 +51,7 @@ pub use chain::{random_chain, ChainShape};
 pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};
 pub use reader::{
-    Background, ClioReader, LedgerRows, Prefetch, ReadOptions, ScanRow, StateRow, TxRow,
+    Background, ClioReader, LedgerRows, Prefetch, ReadOptions, ScanMode, ScanRow, StateRow, TxRow,
     SCAN_RANGES,
 };
 pub use run::{ledgers_wanted, ClioRun, StatePolicy, Stop};

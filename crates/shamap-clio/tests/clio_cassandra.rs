@@ -7,7 +7,7 @@
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_clio::{
     random_chain, read_verified, ChainShape, ClioReader, ClioVerifier, LedgerCheck, ReadOptions,
-    Tables,
+    ScanMode, StateRow, Tables,
 };
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
@@ -409,6 +409,7 @@ fn a_prefixed_full_schema_keyspace_reads_and_verifies() {
     );
     let opts = ReadOptions {
         table_prefix: Some("p9_".to_owned()),
+        ..ReadOptions::default()
     };
     for reader in [
         ClioReader::open_with(&u, &opts).expect("open"),
@@ -424,5 +425,117 @@ fn a_prefixed_full_schema_keyspace_reads_and_verifies() {
     }
     let e = ClioReader::open(&u).expect_err("no tables without the prefix");
     assert!(e.to_string().contains("p9_ledger_range"), "{e}");
+    loader.drop_keyspace().expect("drop");
+}
+
+/// The live objects at `seq` as a scan lists them (deletions left out),
+/// sorted.
+fn live_by_scan(reader: &ClioReader, seq: u32) -> Vec<(Vec<u8>, i64, Vec<u8>)> {
+    let mut rows = Vec::new();
+    reader
+        .scan_state(seq, true, false, &mut |r| {
+            if let StateRow::Object(k, s, o) = r {
+                if !o.is_empty() {
+                    rows.push((k, s, o));
+                }
+            }
+            Ok(())
+        })
+        .expect("scan");
+    rows.sort();
+    rows
+}
+
+/// Every scan mode lists the same live state at every ledger tried, each
+/// key's newest row at or below it; a verification from the middle built
+/// by each mode matches, and each audit finds a stray object row.
+#[test]
+fn every_scan_mode_lists_the_same_state() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let s = seed(515);
+    let chain = random_chain(
+        s,
+        ChainShape {
+            first_seq: 40,
+            ledgers: 25,
+            initial_objects: 150,
+            changes: 12,
+            max_transactions: 2,
+        },
+    );
+    let u = url(&host, "scans");
+    let loader = load(&u, &chain);
+    let open = |scan: ScanMode| {
+        ClioReader::open_with(
+            &u,
+            &ReadOptions {
+                scan,
+                ..ReadOptions::default()
+            },
+        )
+        .expect("open")
+    };
+    let modes = [ScanMode::Partition, ScanMode::Objects, ScanMode::Successor];
+    let readers: Vec<ClioReader> = modes.iter().map(|m| open(*m)).collect();
+    for (r, m) in readers.iter().zip(modes) {
+        assert_eq!(r.scan_mode(), m);
+        assert_eq!(r.scan_note(), None);
+    }
+    // Cassandra runs the partition scan: auto takes it.
+    assert_eq!(open(ScanMode::Auto).scan_mode(), ScanMode::Partition);
+    for seq in [40, 41, 52, 64] {
+        let want = live_by_scan(&readers[0], seq);
+        assert!(!want.is_empty());
+        for r in &readers[1..] {
+            assert_eq!(
+                live_by_scan(r, seq),
+                want,
+                "seed {s}, ledger {seq}, {:?}",
+                r.scan_mode()
+            );
+        }
+    }
+    // The live keys at the end are the loader's.
+    assert_eq!(live_by_scan(&readers[2], 64).len(), loader.live().len());
+    for r in &readers {
+        let checks = verify_range(r, 52, 64);
+        assert!(checks[0].full_build);
+        assert!(
+            checks.iter().all(LedgerCheck::is_match),
+            "seed {s}: {:?}",
+            r.scan_mode()
+        );
+    }
+    // A row written without its diff row, at ledger 60, of a key live then:
+    // every mode's audit names it.
+    let key = *loader.live().iter().next().expect("a live key");
+    let hex: String = key.0.iter().map(|b| format!("{b:02x}")).collect();
+    loader
+        .execute(&format!(
+            "INSERT INTO {} (key, sequence, object) VALUES (0x{hex}, 60, 0x0102)",
+            loader.table("objects")
+        ))
+        .expect("stray row");
+    for r in &readers {
+        let store = MemStore::new();
+        let opts = BackedOptions {
+            budget_bytes: usize::MAX / 8,
+            ..BackedOptions::default()
+        };
+        let mut v = ClioVerifier::new(r, &store, opts, false).expect("verifier");
+        v.prefetch_until(59);
+        for seq in 50..=59 {
+            assert!(v.verify(seq).expect("verify").is_match());
+        }
+        let _ = v.verify(60).expect("verify");
+        let found = v.audit().expect("audit");
+        assert!(
+            found.iter().any(|f| f.key == key && f.seq == 60),
+            "{:?}: {found:?}",
+            r.scan_mode()
+        );
+    }
     loader.drop_keyspace().expect("drop");
 }
