@@ -38,6 +38,7 @@ use shamap_store::StoreError;
 mod build;
 #[cfg(feature = "test-chain")]
 mod chain;
+pub mod etl;
 mod floor;
 mod loader;
 mod reader;
