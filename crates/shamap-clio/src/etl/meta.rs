@@ -381,7 +381,7 @@ mod tests {
         if !s.starts_with('r') || s.len() < 25 || s.len() > 35 {
             return None;
         }
-        let mut n = vec![0u8; 25];
+        let mut n = [0u8; 25];
         for c in s.bytes() {
             let mut carry = ALPHABET.iter().position(|a| *a == c)? as u32;
             for b in n.iter_mut().rev() {
