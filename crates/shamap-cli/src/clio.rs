@@ -52,8 +52,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use shamap_clio::report::{audit_json, render_audit, render_text, JsonReport};
 use shamap_clio::{
-    ledgers_wanted, random_chain, read_floor, ChainShape, ClioLoader, ClioReader, ClioRun,
-    ClioVerifier, ReadOptions, ScanMode, StatePolicy, Stop, Tables,
+    ledgers_wanted, load, random_chain, read_floor, ChainShape, ClioLoader, ClioReader, ClioRun,
+    ClioVerifier, LedgerLoaded, LoadOptions, ReadOptions, ScanMode, StatePolicy, Stop, Tables,
 };
 use shamap_store::{MemStore, NodeStore};
 
@@ -80,11 +80,57 @@ pub enum ClioCommand {
     /// fresh Clio keyspace (dropped first if it exists), with the rows
     /// Clio's ETL writes. Exit status: 0, or 2.
     LoadTestChain(LoadTestChainArgs),
+    /// Write ledgers of a node store (rippled's NuDB with ledger.db, a node
+    /// log, a Cassandra node store) into a Clio keyspace, each ledger read
+    /// and verified (its maps against its header, its parent link) before
+    /// any of its rows is written, with the rows Clio's ETL writes and
+    /// ledger_range moved last. A keyspace without Clio's tables gets
+    /// Clio's schema; one with a range is extended after its end only.
+    /// Resumable: a killed run is run again. Exit status: 0, or 2.
+    Load(ClioLoadArgs),
     /// For benchmarks: read the rows `clio verify` reads for a range, with
     /// the same queries and concurrency, building and hashing nothing, and
     /// print the time (the floor a verification's time is compared with).
     /// Exit status: 0, or 2.
     ReadFloor(ReadFloorArgs),
+}
+
+/// Arguments of `shamap clio load`.
+#[derive(Debug, clap::Args)]
+pub struct ClioLoadArgs {
+    /// The store to read: a NuDB directory (with ledger.db beside it or
+    /// inside), a node log directory, a cassandra:// node store.
+    #[arg(long, value_name = "STORE")]
+    pub from: PathBuf,
+    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
+    #[arg(long, value_name = "URL")]
+    pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
+    /// The ledgers to write, A..B (or one, N).
+    #[arg(long, value_name = "A..B", value_parser = parse_ledgers)]
+    pub ledgers: (u32, u32),
+}
+
+fn parse_ledgers(s: &str) -> Result<(u32, u32), String> {
+    let num = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{x}' is not a ledger sequence"))
+    };
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b)?),
+        None => {
+            let n = num(s)?;
+            (n, n)
+        }
+    };
+    if a > b {
+        return Err(format!("{a}..{b}: the first ledger is after the last"));
+    }
+    Ok((a, b))
 }
 
 /// Arguments of `shamap clio load-test-chain`.
@@ -222,6 +268,7 @@ pub fn run(args: &ClioArgs) -> Result<Exit, Failure> {
         ClioCommand::Verify(a) => verify(a),
         ClioCommand::LoadTestChain(a) => load_test_chain(a),
         ClioCommand::ReadFloor(a) => read_floor_cmd(a),
+        ClioCommand::Load(a) => load_cmd(a),
     }
 }
 
@@ -505,5 +552,48 @@ fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
             f.rest_rows
         ))?;
     }
+    Ok(Exit::Done)
+}
+
+fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
+    let (from, to) = args.ledgers;
+    let store = crate::input::open_to_read(&args.from).map_err(|f| f.about_store(&args.from))?;
+    let opts = LoadOptions {
+        table_prefix: args.table_prefix.clone(),
+    };
+    let bar = progress(u64::from(to - from) + 1);
+    let mut done = |l: &LedgerLoaded| {
+        bar.inc(1);
+        let _ = l;
+    };
+    let r = load(&*store, &args.db, &opts, from, to, &mut done);
+    bar.finish_and_clear();
+    let r = r.map_err(unusable)?;
+    let mut out = String::new();
+    if r.created_schema {
+        out.push_str(&format!("created Clio's schema in {}\n", r.location));
+    }
+    let range = |x: Option<(u32, u32)>| match x {
+        Some((a, b)) => format!("{a}..{b}"),
+        None => "empty".to_owned(),
+    };
+    if r.written == 0 {
+        out.push_str(&format!(
+            "nothing to write: ledgers {from}..{to} are in ledger_range {} of {}\n",
+            range(r.range_after),
+            r.location
+        ));
+    } else {
+        out.push_str(&format!(
+            "wrote {} ledger{} ({} rows) into {}: ledger_range {} (was {})\n",
+            r.written,
+            if r.written == 1 { "" } else { "s" },
+            r.rows,
+            r.location,
+            range(r.range_after),
+            range(r.range_before)
+        ));
+    }
+    print_text(&out)?;
     Ok(Exit::Done)
 }

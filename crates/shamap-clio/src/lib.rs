@@ -48,7 +48,8 @@ mod schema;
 mod verify;
 
 #[cfg(feature = "test-chain")]
-pub use chain::{random_chain, ChainShape};
+pub use chain::{metadata, random_chain, ChainShape};
+pub use etl::{load, ClioWriter, LedgerLoaded, LoadOptions, LoadReport};
 pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};
 pub use reader::{
@@ -417,6 +418,33 @@ impl Conn {
             .map(|_| ())
             .map_err(|e| self.fail(&format!("cannot run '{cql}'"), e))
     }
+}
+
+/// Every row of table `name` of the keyspace `url` names (prefixed as the
+/// URL's `table_prefix=` or `prefix` says), each as one line (its columns'
+/// values in the table's order), sorted: for tests that compare keyspaces.
+pub fn table_rows(url: &str, prefix: Option<&str>, name: &str) -> Result<Vec<String>, ClioError> {
+    use futures::StreamExt;
+    let conn = Conn::connect(url, prefix)?;
+    let table = conn.table(name);
+    let what = format!("cannot read table {table}");
+    let mut out = conn
+        .runtime
+        .block_on(async {
+            let mut rows = conn
+                .session
+                .query_iter(format!("SELECT * FROM {table}"), ())
+                .await?
+                .rows_stream::<scylla::value::Row>()?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next().await {
+                out.push(format!("{:?}", r?.columns));
+            }
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
+        })
+        .map_err(|e| conn.fail(&what, e))?;
+    out.sort();
+    Ok(out)
 }
 
 #[cfg(test)]
