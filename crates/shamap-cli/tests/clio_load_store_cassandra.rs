@@ -235,3 +235,137 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
     }
     loader.drop_keyspace().expect("drop");
 }
+
+/// A ledger whose state node is damaged in the store is refused in one
+/// line naming it; the ledgers before it are written, nothing of it is, and
+/// the range ends before it.
+#[test]
+fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let chain = random_chain(23, SHAPE);
+    let ledgers = nudb_ledgers(&chain);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("nudb");
+    let written = write_ledgers(&db, NudbOptions::default(), &ledgers).expect("write");
+    let headers: Vec<_> = ledgers.iter().map(|l| l.header).collect();
+    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
+    // A state node that ledger 310 adds (the first it adds: its root).
+    let mut seen = std::collections::HashSet::new();
+    for l in &ledgers[..10] {
+        l.objects_new_to(&mut seen, &mut |_, _| {});
+    }
+    let bad = ledgers[10].state.root_hash();
+    assert!(!seen.contains(&bad));
+    let size = written.record(&bad.0).expect("a record").size;
+    shamap_nudb_writer::faults::flip_value_byte(&written, &bad.0, size / 2).expect("flip");
+    let u = url(&host, "damaged");
+    let r = clio_load(&db, &u, &["--ledgers", "300..320"]);
+    let e = one_error_line(&r, 2);
+    assert!(
+        e.starts_with("error: ledger 310: in the source store: "),
+        "{e}"
+    );
+    let rows = |t: &str| table_rows(&u, None, t).expect("rows");
+    assert_eq!(
+        rows("ledger_range"),
+        vec![
+            "[Some(Boolean(false)), Some(BigInt(300))]",
+            "[Some(Boolean(true)), Some(BigInt(309))]"
+        ]
+    );
+    assert!(rows("ledgers").iter().all(|r| !r.contains("BigInt(310)")));
+    assert!(rows("diff")
+        .iter()
+        .all(|r| !r.starts_with("[Some(BigInt(310))")));
+    assert!(rows("ledger_transactions")
+        .iter()
+        .all(|r| !r.starts_with("[Some(BigInt(310))")));
+    assert!(rows("objects")
+        .iter()
+        .all(|r| !r.contains("Some(BigInt(310))")));
+    let r = shamap(["clio", "verify", "--db", &u], None);
+    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    shamap_clio::ClioLoader::create_fresh(&u)
+        .expect("reconnect")
+        .drop_keyspace()
+        .expect("drop");
+}
+
+/// `clio load` SIGKILLed part way resumes: run again, it writes the ledger
+/// it was in again and goes on; the keyspace then equals the tests'
+/// loader's, row for row.
+#[test]
+fn a_load_killed_mid_way_resumes() {
+    use std::process::{Command, Stdio};
+    let Some(host) = cluster() else {
+        return;
+    };
+    let shape = ChainShape {
+        first_seq: 1000,
+        ledgers: 400,
+        initial_objects: 300,
+        changes: 40,
+        max_transactions: 4,
+    };
+    let chain = random_chain(24, shape);
+    let ledgers = nudb_ledgers(&chain);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nudb = nudb_store(dir.path(), &ledgers);
+    let u = url(&host, "killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shamap"))
+        .args([
+            "clio",
+            "load",
+            "--db",
+            &u,
+            "--table-prefix",
+            "k_",
+            "--ledgers",
+            "1000..1399",
+            "--from",
+        ])
+        .arg(&nudb)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
+    // Killed once a few ledgers are in.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut last = 0;
+    while last < 1020 {
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "finished before the kill"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        last = table_rows(&u, Some("k_"), "ledger_range")
+            .unwrap_or_default()
+            .iter()
+            .find_map(|r| {
+                r.strip_prefix("[Some(Boolean(true)), Some(BigInt(")
+                    .and_then(|x| x.strip_suffix("))]"))
+                    .and_then(|x| x.parse().ok())
+            })
+            .unwrap_or(0);
+    }
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let r = clio_load(
+        &nudb,
+        &u,
+        &["--table-prefix", "k_", "--ledgers", "1000..1399"],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_contains(&r.stdout, "ledger_range 1000..1399 (was 1000..");
+    let reference = url(&host, "killedref");
+    let loader = load(&reference, &chain);
+    same_rows(&u, "k_", &reference, "");
+    shamap_clio::ClioLoader::create_fresh(&u)
+        .expect("reconnect")
+        .drop_keyspace()
+        .expect("drop");
+    loader.drop_keyspace().expect("drop");
+}
