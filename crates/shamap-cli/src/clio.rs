@@ -52,8 +52,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use shamap_clio::report::{audit_json, render_audit, render_text, JsonReport};
 use shamap_clio::{
-    ledgers_wanted, load, random_chain, read_floor, ChainShape, ClioLoader, ClioReader, ClioRun,
-    ClioVerifier, LedgerLoaded, LoadOptions, ReadOptions, ScanMode, StatePolicy, Stop, Tables,
+    ledgers_wanted, load, random_chain, read_floor, repair, ChainShape, ClioLoader, ClioReader,
+    ClioRun, ClioVerifier, LedgerLoaded, LoadOptions, ReadOptions, ScanMode, StatePolicy, Stop,
+    Tables,
 };
 use shamap_store::{MemStore, NodeStore};
 
@@ -88,6 +89,12 @@ pub enum ClioCommand {
     /// Clio's schema; one with a range is extended after its end only.
     /// Resumable: a killed run is run again. Exit status: 0, or 2.
     Load(ClioLoadArgs),
+    /// Rewrite the rows of the named ledgers of a Clio keyspace from a
+    /// verified node store: wrong rows rewritten, missing ones written,
+    /// extra ones deleted, in every core table (objects, diff, successor,
+    /// ledgers, ledger_hashes, ledger_transactions, transactions) and
+    /// account_tx; prints each row changed. Exit status: 0, or 2.
+    Repair(ClioRepairArgs),
     /// For benchmarks: read the rows `clio verify` reads for a range, with
     /// the same queries and concurrency, building and hashing nothing, and
     /// print the time (the floor a verification's time is compared with).
@@ -131,6 +138,35 @@ fn parse_ledgers(s: &str) -> Result<(u32, u32), String> {
         return Err(format!("{a}..{b}: the first ledger is after the last"));
     }
     Ok((a, b))
+}
+
+/// Arguments of `shamap clio repair`.
+#[derive(Debug, clap::Args)]
+pub struct ClioRepairArgs {
+    /// The store to read: a NuDB directory (with ledger.db), a node log
+    /// directory, a cassandra:// node store.
+    #[arg(long, value_name = "STORE")]
+    pub from: PathBuf,
+    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
+    #[arg(long, value_name = "URL")]
+    pub db: String,
+    /// Clio's `table_prefix` (also `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
+    /// Repair this ledger.
+    #[arg(
+        long,
+        value_name = "N",
+        required_unless_present = "from_ledger",
+        conflicts_with = "from_ledger"
+    )]
+    pub ledger: Option<u32>,
+    /// Repair this ledger and every later one of ledger_range.
+    #[arg(long, value_name = "N")]
+    pub from_ledger: Option<u32>,
+    /// Print what would change; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Arguments of `shamap clio load-test-chain`.
@@ -269,6 +305,7 @@ pub fn run(args: &ClioArgs) -> Result<Exit, Failure> {
         ClioCommand::LoadTestChain(a) => load_test_chain(a),
         ClioCommand::ReadFloor(a) => read_floor_cmd(a),
         ClioCommand::Load(a) => load_cmd(a),
+        ClioCommand::Repair(a) => repair_cmd(a),
     }
 }
 
@@ -594,6 +631,54 @@ fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
             range(r.range_before)
         ));
     }
+    print_text(&out)?;
+    Ok(Exit::Done)
+}
+
+fn repair_cmd(args: &ClioRepairArgs) -> Result<Exit, Failure> {
+    let store = crate::input::open_to_read(&args.from).map_err(|f| f.about_store(&args.from))?;
+    let opts = LoadOptions {
+        table_prefix: args.table_prefix.clone(),
+    };
+    let (from, to) = match (args.ledger, args.from_ledger) {
+        (Some(n), _) => (n, Some(n)),
+        (None, Some(n)) => (n, None),
+        (None, None) => return Err(Failure::unusable("give --ledger N or --from-ledger N")),
+    };
+    let r = repair(&*store, &args.db, &opts, from, to, args.dry_run).map_err(unusable)?;
+    let mut out = String::new();
+    for c in &r.changes {
+        let done = match (c.what, args.dry_run) {
+            ("missing", false) => "written",
+            ("missing", true) => "to write",
+            ("extra", false) => "deleted",
+            ("extra", true) => "to delete",
+            (_, false) => "rewritten",
+            (_, true) => "to rewrite",
+        };
+        out.push_str(&format!(
+            "ledger {}: {} {}: {}, {done}\n",
+            c.seq, c.table, c.key, c.what
+        ));
+    }
+    let (a, b) = r.ledgers;
+    let n = r.changes.len();
+    out.push_str(&match (n, args.dry_run) {
+        (0, _) => format!(
+            "ledgers {a}..{b} of {}: every row is the store's, nothing to repair\n",
+            r.location
+        ),
+        (_, true) => format!(
+            "dry run: {n} row{} of ledgers {a}..{b} of {} would change\n",
+            if n == 1 { "" } else { "s" },
+            r.location
+        ),
+        (_, false) => format!(
+            "repaired ledgers {a}..{b} of {}: {n} row{} changed\n",
+            r.location,
+            if n == 1 { "" } else { "s" }
+        ),
+    });
     print_text(&out)?;
     Ok(Exit::Done)
 }

@@ -49,7 +49,9 @@ mod verify;
 
 #[cfg(feature = "test-chain")]
 pub use chain::{metadata, random_chain, ChainShape};
-pub use etl::{load, ClioWriter, LedgerLoaded, LoadOptions, LoadReport};
+pub use etl::{
+    load, repair, ClioWriter, LedgerLoaded, LoadOptions, LoadReport, RepairReport, RowChange,
+};
 pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};
 pub use reader::{
@@ -409,6 +411,29 @@ impl Conn {
         s.set_is_idempotent(true);
         s.set_request_timeout(Some(self.opts.request_timeout));
         Ok(s)
+    }
+
+    /// Every row `cql` selects with `values`, paged.
+    fn select<V, R>(&self, cql: &str, values: V) -> Result<Vec<R>, ClioError>
+    where
+        V: scylla::serialize::row::SerializeRow,
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        use futures::StreamExt;
+        self.runtime
+            .block_on(async {
+                let mut rows = self
+                    .session
+                    .query_iter(cql.to_owned(), values)
+                    .await?
+                    .rows_stream::<R>()?;
+                let mut out = Vec::new();
+                while let Some(r) = rows.next().await {
+                    out.push(r?);
+                }
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
+            })
+            .map_err(|e| self.fail(&format!("cannot run '{cql}'"), e))
     }
 
     /// Runs one CQL statement without values.

@@ -106,6 +106,11 @@ impl ClioLoader {
         let conn = Conn::connect(url, table_prefix)?;
         conn.execute(&format!("DROP KEYSPACE IF EXISTS {}", conn.keyspace()))?;
         schema::create(&conn, tables)?;
+        ClioLoader::with_conn(conn)
+    }
+
+    /// Prepares the statements on `conn`.
+    fn with_conn(conn: Conn) -> Result<ClioLoader, ClioError> {
         let t = |name: &str| conn.table(name);
         let (t_objects, t_diff, t_successor, t_ledgers) =
             (t("objects"), t("diff"), t("successor"), t("ledgers"));
@@ -152,6 +157,15 @@ impl ClioLoader {
             live: BTreeSet::new(),
             last: None,
         })
+    }
+
+    /// A loader of an existing keyspace, for tests that damage it: its
+    /// statements are prepared (the core tables must exist); it knows no
+    /// live keys, so it loads no ledgers after what is there.
+    pub fn connect(url: &str) -> Result<ClioLoader, ClioError> {
+        let conn = Conn::connect(url, None)?;
+        conn.check_tables()?;
+        ClioLoader::with_conn(conn)
     }
 
     /// `cassandra://HOST:PORT/KEYSPACE`.

@@ -23,6 +23,7 @@
 //! Reading runs on a thread of its own, a few ledgers ahead of writing.
 
 pub mod meta;
+mod repair;
 mod source;
 mod writer;
 
@@ -30,6 +31,7 @@ use std::sync::mpsc::sync_channel;
 
 use shamap_store::NodeStore;
 
+pub use repair::{repair, RepairReport, RowChange};
 pub use source::{Source, SourceLedger, SourceTx};
 pub use writer::ClioWriter;
 

@@ -160,6 +160,28 @@ impl<'s> Source<'s> {
         Ok(())
     }
 
+    /// Continues after the store's ledger `seq` (whatever a keyspace holds
+    /// for it): its state's keys become the live set.
+    pub fn start_after(&mut self, seq: u32) -> Result<(), ClioError> {
+        let (_, hash) = self.header(seq)?;
+        self.resume_after(seq, hash)
+    }
+
+    /// True when `k` is live after the last ledger read.
+    pub fn is_live(&self, k: &Key) -> bool {
+        self.live.contains(k)
+    }
+
+    /// The first live key after `k` (else `FF…FF`) after the last ledger
+    /// read.
+    pub fn next_live(&self, k: &Key) -> Key {
+        self.live
+            .range((Excluded(*k), Unbounded))
+            .next()
+            .copied()
+            .unwrap_or(LAST_KEY)
+    }
+
     /// Every object of `header`'s state map, in key order, to `f` (each
     /// node read verified).
     pub fn each_object(

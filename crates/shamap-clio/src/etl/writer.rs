@@ -25,7 +25,9 @@ pub(crate) struct Statements {
     ledger_hash: PreparedStatement,
     ledger_tx: PreparedStatement,
     tx: PreparedStatement,
-    account_tx: PreparedStatement,
+    /// `None` when the keyspace has no `account_tx` table (a keyspace of
+    /// the core tables only, as the tests' loader makes).
+    account_tx: Option<PreparedStatement>,
     range: PreparedStatement,
     read_range: PreparedStatement,
     read_header: PreparedStatement,
@@ -48,6 +50,9 @@ fn big(n: u32) -> CqlValue {
 impl ClioWriter {
     /// Prepares the statements on `conn` (whose tables exist).
     pub(crate) fn new(conn: Conn) -> Result<ClioWriter, ClioError> {
+        let has_account_tx = conn
+            .tables()?
+            .contains(&format!("{}account_tx", conn.prefix));
         let t = |name: &str| conn.table(name);
         let p = |cql: String| {
             conn.prepare(cql).map_err(|e| ClioError::Database {
@@ -85,10 +90,14 @@ impl ClioWriter {
                  VALUES (?, ?, ?, ?, ?)",
                 t("transactions")
             ))?,
-            account_tx: p(format!(
-                "INSERT INTO {} (account, seq_idx, hash) VALUES (?, ?, ?)",
-                t("account_tx")
-            ))?,
+            account_tx: if has_account_tx {
+                Some(p(format!(
+                    "INSERT INTO {} (account, seq_idx, hash) VALUES (?, ?, ?)",
+                    t("account_tx")
+                ))?)
+            } else {
+                None
+            },
             range: p(format!(
                 "UPDATE {} SET sequence = ? WHERE is_latest = ?",
                 t("ledger_range")
@@ -103,6 +112,11 @@ impl ClioWriter {
             ))?,
         };
         Ok(ClioWriter { conn, st })
+    }
+
+    /// True when the keyspace has an `account_tx` table (written).
+    pub fn has_account_tx(&self) -> bool {
+        self.st.account_tx.is_some()
     }
 
     /// `cassandra://HOST:PORT/KEYSPACE`.
@@ -219,9 +233,12 @@ impl ClioWriter {
                     blob(&t.meta),
                 ],
             ));
+            let Some(account_tx) = &self.st.account_tx else {
+                continue;
+            };
             for a in &t.accounts {
                 rows.push((
-                    &self.st.account_tx,
+                    account_tx,
                     vec![
                         blob(a),
                         CqlValue::Tuple(vec![
