@@ -470,8 +470,7 @@ fn repair_mends_each_fault_class() {
             }
         }
         if found.is_none()
-            && seq >= 103
-            && seq <= 108
+            && (103..=108).contains(&seq)
             && !created.is_empty()
             && !modified.is_empty()
             && !l.transactions.is_empty()
