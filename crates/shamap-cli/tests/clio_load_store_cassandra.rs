@@ -8,14 +8,14 @@
 //! one line with nothing of it written. Without a cluster each test skips.
 
 use std::path::{Path, PathBuf};
+
 use std::time::Duration;
 
-use shamap::{MapKind, ShaMap};
-use shamap_clio::{random_chain, table_rows, ChainShape, ClioLedger, CORE_TABLES};
+use shamap_clio::{random_chain, table_rows, ChainShape, CORE_TABLES};
 use shamap_nudb_writer::{write_ledger_db, write_ledgers, Ledger, NudbOptions};
 
 use crate::cassandra_cluster::cluster;
-use crate::clio_ledgers::load;
+use crate::clio_ledgers::{load, nudb_ledgers, nudb_store};
 use crate::support::{assert_contains, one_error_line, shamap, shamap_within, Run};
 
 fn url(host: &str, name: &str) -> String {
@@ -29,43 +29,6 @@ const SHAPE: ChainShape = ChainShape {
     changes: 10,
     max_transactions: 3,
 };
-
-/// The chain's ledgers as the NuDB test writer takes them: header and both
-/// maps, the state built up change by change.
-fn nudb_ledgers(chain: &[ClioLedger]) -> Vec<Ledger> {
-    let mut state = ShaMap::new(MapKind::AccountState);
-    chain
-        .iter()
-        .map(|l| {
-            for (k, v) in &l.objects {
-                if v.is_empty() {
-                    state.remove(k).expect("a live key");
-                } else {
-                    state.upsert(*k, v).expect("upsert");
-                }
-            }
-            let mut tx = ShaMap::new(MapKind::TransactionWithMeta);
-            for (t, m) in &l.transactions {
-                let (k, v) = shamap::xrpl::tx::tx_with_meta_item(t, m).expect("item");
-                tx.insert(k, &v).expect("insert");
-            }
-            let header = l.header.expect("header");
-            let (state, tx) = (state.snapshot(), tx.snapshot());
-            assert_eq!(state.root_hash(), header.account_hash);
-            assert_eq!(tx.root_hash(), header.transaction_hash);
-            Ledger { header, state, tx }
-        })
-        .collect()
-}
-
-/// A NuDB store of `ledgers` with its `ledger.db`, in `dir`.
-fn nudb_store(dir: &Path, ledgers: &[Ledger]) -> PathBuf {
-    let db = dir.join("nudb");
-    write_ledgers(&db, NudbOptions::default(), ledgers).expect("write");
-    let headers: Vec<_> = ledgers.iter().map(|l| l.header).collect();
-    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
-    db
-}
 
 /// A node log of `ledgers`, in `dir`.
 fn node_log(dir: &Path, ledgers: &[Ledger]) -> PathBuf {

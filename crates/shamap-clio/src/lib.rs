@@ -50,7 +50,8 @@ mod verify;
 #[cfg(feature = "test-chain")]
 pub use chain::{metadata, random_chain, ChainShape};
 pub use etl::{
-    load, repair, ClioWriter, LedgerLoaded, LoadOptions, LoadReport, RepairReport, RowChange,
+    insert_floor, load, repair, ClioWriter, LedgerLoaded, LoadOptions, LoadReport, RepairReport,
+    RowChange,
 };
 pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};

@@ -539,3 +539,28 @@ fn every_scan_mode_lists_the_same_state() {
     }
     loader.drop_keyspace().expect("drop");
 }
+
+/// Writes the `clio load` benchmark's source store (not run by default):
+/// a generated chain (`M_OBJ` objects, `M_LEDGERS` ledgers of `M_CHANGES`
+/// changes; default 100000, 100, 1000) as rippled's NuDB store with its
+/// `ledger.db`, in `M_STORE` (`scripts/clio-load-bench.sh` runs it).
+#[test]
+#[ignore = "writes the load benchmark's store: run by scripts/clio-load-bench.sh"]
+fn write_load_bench_store() {
+    let dir = std::env::var("M_STORE").expect("M_STORE");
+    let env = |k: &str, d: usize| std::env::var(k).map_or(d, |v| v.parse().expect("a number"));
+    let chain = random_chain(
+        1,
+        ChainShape {
+            first_seq: 1,
+            ledgers: env("M_LEDGERS", 100),
+            initial_objects: env("M_OBJ", 100_000),
+            changes: env("M_CHANGES", 1000),
+            max_transactions: 4,
+        },
+    );
+    let ledgers = crate::clio_ledgers::nudb_ledgers(&chain);
+    drop(chain);
+    let db = crate::clio_ledgers::nudb_store(std::path::Path::new(&dir), &ledgers);
+    eprintln!("wrote {} ledgers into {}", ledgers.len(), db.display());
+}
