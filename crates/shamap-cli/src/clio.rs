@@ -606,11 +606,10 @@ fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
         table_prefix: args.table_prefix.clone(),
     };
     let bar = progress(u64::from(to - from) + 1);
-    let mut done = |l: &LedgerLoaded| {
-        bar.inc(1);
-        let _ = l;
-    };
+    let mut done = |_: &LedgerLoaded| bar.inc(1);
+    let t = std::time::Instant::now();
     let r = load(&*store, &args.db, &opts, from, to, &mut done);
+    let took = t.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let r = r.map_err(unusable)?;
     let mut out = String::new();
@@ -629,7 +628,7 @@ fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
         ));
     } else {
         out.push_str(&format!(
-            "wrote {} ledger{} ({} rows) into {}: ledger_range {} (was {})\n",
+            "wrote {} ledger{} ({} rows, {took:.2} s) into {}: ledger_range {} (was {})\n",
             r.written,
             if r.written == 1 { "" } else { "s" },
             r.rows,

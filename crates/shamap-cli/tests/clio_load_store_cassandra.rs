@@ -96,6 +96,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_contains(&r.stdout, "created Clio's schema in ");
     assert_contains(&r.stdout, "wrote 20 ledgers (");
+    assert_contains(&r.stdout, " rows, ");
     assert_contains(&r.stdout, "ledger_range 300..319 (was empty)");
     let r = clio_load(
         &nudb,
@@ -104,6 +105,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_contains(&r.stdout, "wrote 20 ledgers (");
+    assert_contains(&r.stdout, " rows, ");
     assert_contains(&r.stdout, "ledger_range 300..339 (was 300..319)");
     let r = clio_load(
         &nudb,
