@@ -797,7 +797,6 @@ impl ClioReader {
         self.block_on(self.sh.successors(keys, seq))
     }
 
-
     /// The state at `seq` as rows, in no particular order, to `f`: every
     /// key's newest `objects` row at or below `seq` (with `objects`), and
     /// every `successor` row at or below `seq` (with `successors`). Each
