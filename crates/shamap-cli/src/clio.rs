@@ -58,7 +58,9 @@ use shamap_clio::{
 };
 use shamap_store::{MemStore, NodeStore};
 
+use crate::clio_anchor::{self, ClioLedgers};
 use crate::output::{print_json, print_json_streamed, print_text, Exit, Failure};
+use shamap_auth::anchor::Anchor;
 
 /// Arguments of `shamap clio`.
 #[derive(Debug, clap::Args)]
@@ -269,6 +271,8 @@ pub struct ClioVerifyArgs {
     /// they are verified).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub anchor: crate::anchor::AnchorArgs,
 }
 
 /// Arguments of `shamap clio read-floor`.
@@ -395,7 +399,9 @@ fn parse_scan(s: &str) -> Result<ScanMode, String> {
 }
 
 fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
+    let anchor = args.anchor.resolve()?;
     let reader = open_reader(&args.db, args.table_prefix.as_deref(), args.scan)?;
+    let held = std::cell::RefCell::new(ClioLedgers::new(&reader));
     let range = reader.range().map_err(unusable)?;
     let (from, to) =
         ledgers_wanted(args.ledger, args.from, args.to, range).map_err(Failure::unusable)?;
@@ -430,7 +436,15 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
             ("not_checked", json!(reader.not_checked())),
             ("scan", json!(reader.scan_mode().name())),
         ];
-        return verify_json(args, run, resumed_after, about_reader, &about_state);
+        return verify_json(
+            args,
+            run,
+            resumed_after,
+            about_reader,
+            &about_state,
+            anchor.as_ref(),
+            &held,
+        );
     }
     if let Some(note) = reader.scan_note() {
         print_text(&format!("{note}\n"))?;
@@ -461,6 +475,9 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
                 break;
             };
             bar.inc(1);
+            if anchor.is_some() && check.is_match() {
+                held.borrow_mut().verified(check.seq, check.ledger_hash.0);
+            }
             bar.suspend(|| print_text(&render_text(&check)))?;
         }
         if stop_requested() {
@@ -515,6 +532,19 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
             resumed_after.unwrap_or(to)
         ))?;
     }
+    if let Some(anchor) = &anchor {
+        let held = held.borrow();
+        let (found, a) = held.authenticate(&anchor.hash);
+        let (text, not) = clio_anchor::render(anchor, &found, &a);
+        print_text(&text)?;
+        if not > 0 {
+            return Err(Failure::negative(format!(
+                "{not} of {} verified ledgers not authenticated from the anchor {}",
+                found.len(),
+                anchor.hash
+            )));
+        }
+    }
     Ok(Exit::Done)
 }
 
@@ -534,18 +564,37 @@ fn verify_json(
     resumed_after: Option<u32>,
     about_reader: Vec<(&'static str, Value)>,
     about_state: &dyn Fn(Failure) -> Failure,
+    anchor: Option<&Anchor>,
+    held: &std::cell::RefCell<ClioLedgers<'_>>,
 ) -> Result<Exit, Failure> {
     let run = std::cell::RefCell::new(run);
     let failure = std::cell::RefCell::new(None);
+    let not_authenticated = std::cell::Cell::new(0usize);
     let report = JsonReport::new(
-        || run.borrow_mut().next_check(),
+        || {
+            let check = run.borrow_mut().next_check();
+            if let (Some(c), Some(_)) = (&check, anchor) {
+                if c.is_match() {
+                    held.borrow_mut().verified(c.seq, c.ledger_hash.0);
+                }
+            }
+            check
+        },
         || {
             let mut r = run.borrow_mut();
             let audit = if args.no_audit { None } else { r.audit() };
             let f = r.stop().map(|s| stop_failure(s, about_state));
             let errors: Vec<String> = f.iter().map(|f| f.line.clone()).collect();
             *failure.borrow_mut() = f;
+            let authentication = anchor.map_or(Value::Null, |anchor| {
+                let held = held.borrow();
+                let (found, a) = held.authenticate(&anchor.hash);
+                let (_, not) = clio_anchor::render(anchor, &found, &a);
+                not_authenticated.set(not);
+                clio_anchor::to_json(anchor, &found, &a)
+            });
             vec![
+                ("authentication", authentication),
                 ("ok", json!(errors.is_empty())),
                 ("errors", json!(errors)),
                 ("resumed_after", json!(resumed_after)),
@@ -561,6 +610,10 @@ fn verify_json(
     print_json_streamed(&report)?;
     match failure.into_inner() {
         Some(f) => Err(f),
+        None if not_authenticated.get() > 0 => Err(Failure::negative(format!(
+            "{} verified ledgers not authenticated from the anchor",
+            not_authenticated.get()
+        ))),
         None => Ok(Exit::Done),
     }
 }

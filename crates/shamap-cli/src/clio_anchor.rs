@@ -13,8 +13,9 @@ use std::collections::HashMap;
 
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key};
+use shamap_auth::anchor::Anchor;
 use shamap_clio::ClioReader;
-use shamap_store::map::authenticate::{authenticate, Authentication, LedgerSource};
+use shamap_store::map::authenticate::{authenticate, Authentication, LedgerSource, Verdict};
 
 /// The ledgers verified in a run, by hash.
 pub struct ClioLedgers<'r> {
@@ -25,14 +26,20 @@ pub struct ClioLedgers<'r> {
 impl<'r> ClioLedgers<'r> {
     /// No ledger verified yet.
     pub fn new(reader: &'r ClioReader) -> ClioLedgers<'r> {
-        ClioLedgers { reader, verified: HashMap::new() }
+        ClioLedgers {
+            reader,
+            verified: HashMap::new(),
+        }
     }
 
     /// Records a ledger the run verified whole: its header is read again
     /// and kept when it hashes to `hash`.
     pub fn verified(&mut self, seq: u32, hash: Hash256) {
-        if let Ok(Some(raw)) = self.reader.header(seq) {
-            if let Some(h) = raw.get(..shamap::xrpl::ledger::LEDGER_HEADER_LEN).and_then(LedgerHeader::deserialize) {
+        if let Ok(Some(raw)) = self.reader.fetch(seq, false).map(|rows| rows.header) {
+            if let Some(h) = raw
+                .get(..shamap::xrpl::ledger::LEDGER_HEADER_LEN)
+                .and_then(LedgerHeader::deserialize)
+            {
                 if h.hash() == hash && h.seq == seq {
                     self.verified.insert(hash, h);
                 }
@@ -40,9 +47,11 @@ impl<'r> ClioLedgers<'r> {
         }
     }
 
-    /// Authenticates every verified ledger from `anchor`.
+    /// Authenticates every verified ledger from `anchor`: each `(seq,
+    /// hash)` with its verdict, and the walk's result.
     pub fn authenticate(&self, anchor: &Hash256) -> (Vec<(u32, Hash256)>, Authentication) {
-        let mut found: Vec<(u32, Hash256)> = self.verified.iter().map(|(h, l)| (l.seq, *h)).collect();
+        let mut found: Vec<(u32, Hash256)> =
+            self.verified.iter().map(|(h, l)| (l.seq, *h)).collect();
         found.sort();
         let list: Vec<(Option<u32>, Hash256)> = found.iter().map(|(s, h)| (Some(*s), *h)).collect();
         let a = authenticate(self, anchor, &list);
@@ -59,7 +68,51 @@ impl LedgerSource for ClioLedgers<'_> {
         if !self.verified.contains_key(&header.hash()) {
             return Err("not verified in this run".to_owned());
         }
-        let rows = self.reader.objects(std::slice::from_ref(key), header.seq).map_err(|e| e.to_string())?;
-        Ok(rows.into_iter().next().flatten().map(|(_, o)| o).filter(|o| !o.is_empty()))
+        let rows = self
+            .reader
+            .objects(std::slice::from_ref(key), header.seq)
+            .map_err(|e| e.to_string())?;
+        Ok(rows
+            .into_iter()
+            .next()
+            .flatten()
+            .map(|(_, o)| o)
+            .filter(|o| !o.is_empty()))
     }
+}
+
+/// The text of a run's authentication: the anchor, the walk's notes, one
+/// line per verified ledger; and how many are not authenticated.
+pub fn render(anchor: &Anchor, found: &[(u32, Hash256)], a: &Authentication) -> (String, usize) {
+    let mut out = format!("anchor {} ({})\n", anchor.hash, anchor.source);
+    for n in &a.notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    let mut not = 0;
+    for (seq, hash) in found {
+        let v = a.verdicts.get(hash);
+        if !v.is_some_and(Verdict::is_authenticated) {
+            not += 1;
+        }
+        let why = v.map_or_else(|| "not authenticated".to_owned(), Verdict::describe);
+        out.push_str(&format!("ledger {seq} {hash} {why}\n"));
+    }
+    (out, not)
+}
+
+/// The same as JSON: `{"anchor", "source", "notes", "ledgers": [{"seq", "hash", "authenticated", "authentication"}]}`.
+pub fn to_json(anchor: &Anchor, found: &[(u32, Hash256)], a: &Authentication) -> serde_json::Value {
+    let ledgers: Vec<serde_json::Value> = found
+        .iter()
+        .map(|(seq, hash)| {
+            let v = a.verdicts.get(hash);
+            serde_json::json!({
+                "seq": seq,
+                "hash": hash.to_hex(),
+                "authenticated": v.is_some_and(Verdict::is_authenticated),
+                "authentication": v.map_or_else(|| "not authenticated".to_owned(), Verdict::describe),
+            })
+        })
+        .collect();
+    serde_json::json!({"anchor": anchor.hash.to_hex(), "source": anchor.source, "notes": a.notes, "ledgers": ledgers})
 }

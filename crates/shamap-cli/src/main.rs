@@ -28,6 +28,7 @@ mod apply;
 mod bench;
 mod check_proof;
 mod clio;
+mod clio_anchor;
 mod diff;
 mod export;
 mod gc;

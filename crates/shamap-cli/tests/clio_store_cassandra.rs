@@ -636,3 +636,50 @@ fn a_prefixed_keyspace_with_clio_26_tables_verifies() {
     );
     loader.drop_keyspace().expect("drop");
 }
+
+#[test]
+fn a_verified_chain_is_authenticated_from_an_anchor() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let (u, chain, loader) = chain_in(&host, "anchor", 47, SHAPE);
+    let last = chain
+        .last()
+        .and_then(|l| l.header)
+        .expect("a header")
+        .hash()
+        .to_hex();
+    // From the last ledger's hash: every verified ledger through parent links.
+    let r = verify(&["--db", &u, "--from", "600", "--anchor", &last]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!("anchor {last} (--anchor)")),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stdout.matches(" authenticated (via ").count(),
+        110,
+        "{}",
+        r.stdout
+    );
+    let r = verify(&["--db", &u, "--from", "690", "--json", "--anchor", &last]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    let ledgers = v["authentication"]["ledgers"].as_array().expect("ledgers");
+    assert_eq!(ledgers.len(), 20);
+    assert!(
+        ledgers.iter().all(|l| l["authenticated"] == true),
+        "{ledgers:?}"
+    );
+    // An anchor the run did not verify: nothing is authenticated, status 1.
+    let r = verify(&["--db", &u, "--from", "690", "--anchor", &"AB".repeat(32)]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("20 of 20 verified ledgers not authenticated"),
+        "{}",
+        r.stderr
+    );
+    loader.drop_keyspace().expect("drop");
+}

@@ -791,6 +791,17 @@ impl ClioReader {
         }
     }
 
+    /// For each key, its newest `objects` row at or below `seq`:
+    /// `(sequence, object)` (an empty object is a deletion), or `None`
+    /// (what the anchors of `clio verify` read skip lists with).
+    pub fn objects(
+        &self,
+        keys: &[Key],
+        seq: u32,
+    ) -> Result<Vec<Option<(i64, Vec<u8>)>>, ClioError> {
+        self.block_on(self.sh.objects(keys, seq))
+    }
+
     /// For each key, `next` of its newest `successor` row at or below
     /// `seq`, or `None`.
     pub fn successors(&self, keys: &[Key], seq: u32) -> Result<Vec<Option<Vec<u8>>>, ClioError> {
