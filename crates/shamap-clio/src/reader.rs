@@ -794,6 +794,7 @@ impl ClioReader {
     /// For each key, its newest `objects` row at or below `seq`:
     /// `(sequence, object)` (an empty object is a deletion), or `None`
     /// (what the anchors of `clio verify` read skip lists with).
+    #[allow(clippy::type_complexity)]
     pub fn objects(
         &self,
         keys: &[Key],
