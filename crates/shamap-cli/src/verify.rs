@@ -64,6 +64,7 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 use shamap_ledger::verify::{LedgerReport, Outcome, Status, Summary};
+use shamap_store::map::audit::plural;
 
 use crate::input::{self, Group};
 use crate::output::{print_json, print_text, report, Exit, Failure};
@@ -116,10 +117,6 @@ pub struct VerifyArgs {
 /// into its map.
 pub fn check(group: &Group) -> Result<LedgerReport, Failure> {
     LedgerReport::check(group).map_err(input::unusable)
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The text report (see the module docs).
