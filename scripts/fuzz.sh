@@ -26,7 +26,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(dump_reader json_entry proof_verify store_node node_log node_log_checkpoint backed_differential nudb_store)
+  targets=(dump_reader json_entry proof_verify store_node node_log node_log_checkpoint backed_differential nudb_store xpop_verify)
 fi
 
 if ! cargo +nightly --version >/dev/null 2>&1; then

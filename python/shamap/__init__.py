@@ -28,6 +28,7 @@ from ._shamap import (
     read_ledger,
     stats,
     verify_proof,
+    verify_xpop,
 )
 
 __all__ = [
@@ -41,4 +42,5 @@ __all__ = [
     "read_ledger",
     "stats",
     "verify_proof",
+    "verify_xpop",
 ]

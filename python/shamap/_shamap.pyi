@@ -15,6 +15,7 @@ __all__ = [
     "read_ledger",
     "stats",
     "verify_proof",
+    "verify_xpop",
 ]
 
 _Kind = Literal["state", "tx", "txset"]
@@ -117,6 +118,13 @@ def verify_proof(
     """Checks a proof path against a trusted root; ValueError("invalid
     proof: <reason>") when it does not lead from root to key."""
 
+def verify_xpop(
+    xpop: Union[str, bytes, Dict[str, Any]], vl_key: str
+) -> Dict[str, Any]:
+    """Verifies an XPOP (XLS-41) against the list publisher's master key, as
+    `shamap xpop verify --json` does: the same fields; `valid` False with a
+    `reason` when it does not verify. ValueError for non-JSON or a bad key."""
+
 def read_ledger(path: Union[_PathLike, Sequence[_PathLike]]) -> Ledger:
     """Reads a ledger dump (or the ledger_data pages of one ledger), builds
     its maps and checks them as `shamap verify` does. OSError for unreadable
@@ -147,9 +155,10 @@ class Store:
     ) -> Dict[str, Any]:
         """The proof `shamap prove --db` writes: kind, key, root, included,
         nodes (hex, leaf first)."""
-    def verify(self) -> Dict[str, Any]:
+    def verify(self, anchor: Optional[_KeyLike] = None) -> Dict[str, Any]:
         """The audit `shamap verify --db --json` reports; "ok" is True when
-        nothing is damaged."""
+        nothing is damaged. With anchor (a trusted ledger hash), every root
+        also gets "authenticated" and "authentication", as `--anchor` gives."""
     def export(self, ledger: _KeyLike, api_version: int = 1) -> bytes:
         """The ledger (by hash) as rippled's binary `ledger` response, the
         bytes `shamap export --db --root` writes."""

@@ -12,6 +12,7 @@
 //! | `read_ledger`, `Ledger` | `ledger` |
 //! | `stats` | `stats` |
 //! | `open_store`, `Store`, `StoreFailure` | `store` |
+//! | `verify_xpop` | `xpop` |
 //! | key, data and hash arguments, errors | `args` |
 //!
 //! Built with maturin (`pip install ./python`), abi3 for CPython >= 3.9.
@@ -28,6 +29,7 @@ mod map;
 mod proof;
 mod stats;
 mod store;
+mod xpop;
 
 /// The extension module `shamap._shamap`; `shamap/__init__.py` re-exports it.
 #[pymodule]
@@ -41,6 +43,7 @@ fn _shamap(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stats::stats, m)?)?;
     m.add_class::<store::PyStore>()?;
     m.add_function(wrap_pyfunction!(store::open_store, m)?)?;
+    m.add_function(wrap_pyfunction!(xpop::verify_xpop, m)?)?;
     m.add("StoreFailure", m.py().get_type::<store::StoreFailure>())?;
     Ok(())
 }

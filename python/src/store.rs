@@ -147,10 +147,22 @@ impl PyStore {
     /// damaged. NuDB: every record decoded and hashed, every ledger walked,
     /// each damaged or missing node with its file, offset and the ledgers
     /// it breaks. Node log: the whole log read (damage by byte offset),
-    /// every retained root walked.
-    fn verify<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    /// every retained root walked. With `anchor` (a trusted ledger hash, as
+    /// `--anchor`), each root also gets "authenticated" and "authentication",
+    /// and the report "authenticated".
+    #[pyo3(signature = (anchor=None))]
+    fn verify<'py>(
+        &self,
+        py: Python<'py>,
+        anchor: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let anchor = anchor.map(|a| hash_arg(a, "anchor")).transpose()?;
+        let opts = AuditOptions {
+            anchor,
+            ..AuditOptions::default()
+        };
         let report = py
-            .detach(|| audit(&self.path, &AuditOptions::default(), &|_| {}).map(|r| r.to_json()))
+            .detach(|| audit(&self.path, &opts, &|_| {}).map(|r| r.to_json()))
             .map_err(store_error)?;
         to_py(py, &report)
     }

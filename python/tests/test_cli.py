@@ -69,3 +69,11 @@ def test_verify_equals_the_cli():
             assert got[field] == ledger[field], (name, field)
         for field in ("ok", "checked", "mismatches"):
             assert got[field] == want[field], (name, field)
+
+
+def test_verify_xpop_equals_the_cli():
+    key = "ED74D4036C6591A4BDF9C54CEFA39B996A5DCE5F86D11FDA1874481CE9D5A1CDC1"
+    for path in sorted((DATA / "xpop-xahaud").glob("*.json"))[:4]:
+        cli_json = run("xpop", "verify", "--json", "--vl-key", key, str(path))
+        cli_json.pop("file")
+        assert shamap.verify_xpop(path.read_text(), key) == cli_json

@@ -178,6 +178,19 @@ def test_verify_whole(store_dir: Path) -> None:
     assert files_of(store_dir) == before
 
 
+def test_verify_with_an_anchor(store_dir: Path) -> None:
+    store = shamap.open_store(store_dir)
+    assert "authenticated" not in store.verify()["roots"][0]
+    report = store.verify(anchor=LEDGER_HASH)
+    assert report["authenticated"] is True
+    assert report["roots"][0]["authenticated"] is True
+    assert report["roots"][0]["authentication"] == "authenticated (via the anchor)"
+    other = store.verify(anchor="AB" * 32)
+    assert other["authenticated"] is False
+    assert other["roots"][0]["authenticated"] is False
+    assert other["ok"] is True  # whole, but not authenticated
+
+
 def leaf_hash(key: str) -> bytes:
     """The hash of the account-state leaf holding key (rippled: MLN\\0 + data + key)."""
     return hashlib.sha512(b"MLN\x00" + STATE[key] + bytes.fromhex(key)).digest()[:32]

@@ -35,7 +35,9 @@
 //!
 //! `--json` prints one object at the end: `ok`, `checked` (values
 //! compared), `mismatches`, `errors`, `resumed_after` (the ledger a
-//! `--state` run started after, or null), `audit` (`ledger_index`,
+//! `--state` run started after, or null), `not_checked` (the keyspace's
+//! tables under the prefix that are not read), `scan` (how a whole state
+//! is listed: `partition`, `objects` or `successor`), `audit` (`ledger_index`,
 //! `findings`: `ledger_index`, `key`, `what`; null when not run) and `ledgers`, each with
 //! `ledger_index`, `full_build`, `state_entries`, `diff_keys`,
 //! `transactions`, `account_hash` / `transaction_hash` / `ledger_hash` /
@@ -50,8 +52,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use shamap_clio::report::{audit_json, render_audit, render_text, JsonReport};
 use shamap_clio::{
-    ledgers_wanted, random_chain, read_floor, ChainShape, ClioLoader, ClioReader, ClioRun,
-    ClioVerifier, StatePolicy, Stop,
+    insert_floor, ledgers_wanted, load, random_chain, read_floor, repair, ChainShape, ClioLoader,
+    ClioReader, ClioRun, ClioVerifier, LedgerLoaded, LoadOptions, ReadOptions, ScanMode,
+    StatePolicy, Stop, Tables,
 };
 use shamap_store::{MemStore, NodeStore};
 
@@ -78,11 +81,98 @@ pub enum ClioCommand {
     /// fresh Clio keyspace (dropped first if it exists), with the rows
     /// Clio's ETL writes. Exit status: 0, or 2.
     LoadTestChain(LoadTestChainArgs),
+    /// Write ledgers of a node store (rippled's NuDB with ledger.db, a node
+    /// log, a Cassandra node store) into a Clio keyspace, each ledger read
+    /// and verified (its maps against its header, its parent link) before
+    /// any of its rows is written, with the rows Clio's ETL writes and
+    /// ledger_range moved last. A keyspace without Clio's tables gets
+    /// Clio's schema; one with a range is extended after its end only.
+    /// Resumable: a killed run is run again. Exit status: 0, or 2.
+    Load(ClioLoadArgs),
+    /// Rewrite the rows of the named ledgers of a Clio keyspace from a
+    /// verified node store: wrong rows rewritten, missing ones written,
+    /// extra ones deleted, in every core table (objects, diff, successor,
+    /// ledgers, ledger_hashes, ledger_transactions, transactions) and
+    /// account_tx; prints each row changed. Exit status: 0, or 2.
+    Repair(ClioRepairArgs),
+    /// For benchmarks: the rows `clio load` would write for a range into a
+    /// new keyspace, read and verified first (untimed, in memory), then
+    /// written alone with the same statements and concurrency, and the
+    /// time printed (the floor a load's time is compared with).
+    /// Exit status: 0, or 2.
+    InsertFloor(ClioLoadArgs),
     /// For benchmarks: read the rows `clio verify` reads for a range, with
     /// the same queries and concurrency, building and hashing nothing, and
     /// print the time (the floor a verification's time is compared with).
     /// Exit status: 0, or 2.
     ReadFloor(ReadFloorArgs),
+}
+
+/// Arguments of `shamap clio load`.
+#[derive(Debug, clap::Args)]
+pub struct ClioLoadArgs {
+    /// The store to read: a NuDB directory (with ledger.db beside it or
+    /// inside), a node log directory, a cassandra:// node store.
+    #[arg(long, value_name = "STORE")]
+    pub from: PathBuf,
+    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
+    #[arg(long, value_name = "URL")]
+    pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
+    /// The ledgers to write, A..B (or one, N).
+    #[arg(long, value_name = "A..B", value_parser = parse_ledgers)]
+    pub ledgers: (u32, u32),
+}
+
+fn parse_ledgers(s: &str) -> Result<(u32, u32), String> {
+    let num = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .map_err(|_| format!("'{x}' is not a ledger sequence"))
+    };
+    let (a, b) = match s.split_once("..") {
+        Some((a, b)) => (num(a)?, num(b)?),
+        None => {
+            let n = num(s)?;
+            (n, n)
+        }
+    };
+    if a > b {
+        return Err(format!("{a}..{b}: the first ledger is after the last"));
+    }
+    Ok((a, b))
+}
+
+/// Arguments of `shamap clio repair`.
+#[derive(Debug, clap::Args)]
+pub struct ClioRepairArgs {
+    /// The store to read: a NuDB directory (with ledger.db), a node log
+    /// directory, a cassandra:// node store.
+    #[arg(long, value_name = "STORE")]
+    pub from: PathBuf,
+    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
+    #[arg(long, value_name = "URL")]
+    pub db: String,
+    /// Clio's `table_prefix` (also `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
+    /// Repair this ledger.
+    #[arg(
+        long,
+        value_name = "N",
+        required_unless_present = "from_ledger",
+        conflicts_with = "from_ledger"
+    )]
+    pub ledger: Option<u32>,
+    /// Repair this ledger and every later one of ledger_range.
+    #[arg(long, value_name = "N")]
+    pub from_ledger: Option<u32>,
+    /// Print what would change; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// Arguments of `shamap clio load-test-chain`.
@@ -91,6 +181,10 @@ pub struct LoadTestChainArgs {
     /// The keyspace to create: cassandra://HOST[:PORT]/KEYSPACE.
     #[arg(long, value_name = "URL")]
     pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
     /// Seed of the generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -109,6 +203,11 @@ pub struct LoadTestChainArgs {
     /// Most transactions per ledger.
     #[arg(long, default_value_t = 3)]
     pub transactions: usize,
+    /// Create Clio 2.6's whole schema (account_tx, the NFT and MPT index
+    /// tables, migrator_status, nodes_chat), not only the tables
+    /// `clio verify` reads.
+    #[arg(long)]
+    pub full_schema: bool,
 }
 
 /// Arguments of `shamap clio verify`.
@@ -118,6 +217,19 @@ pub struct ClioVerifyArgs {
     /// (options as for --db elsewhere: ?consistency=..&inflight=..).
     #[arg(long, value_name = "URL")]
     pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
+    /// How a ledger's whole state is listed (a first ledger's build, the
+    /// audit): `partition` (Clio's ledger-page scan, PER PARTITION LIMIT
+    /// and ALLOW FILTERING), `objects` (token-range scans of every row,
+    /// newest per key kept here: no filtering on the server), `successor`
+    /// (the successor list walked key by key: point reads only, one round
+    /// trip per key), or `auto`, the default: `partition` unless the
+    /// server refuses it (AWS Keyspaces), then `objects`.
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_scan)]
+    pub scan: ScanMode,
     /// Verify this one ledger (built whole from the successor list).
     #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
     pub ledger: Option<u32>,
@@ -165,6 +277,19 @@ pub struct ReadFloorArgs {
     /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
     #[arg(long, value_name = "URL")]
     pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
+    /// How a ledger's whole state is listed (a first ledger's build, the
+    /// audit): `partition` (Clio's ledger-page scan, PER PARTITION LIMIT
+    /// and ALLOW FILTERING), `objects` (token-range scans of every row,
+    /// newest per key kept here: no filtering on the server), `successor`
+    /// (the successor list walked key by key: point reads only, one round
+    /// trip per key), or `auto`, the default: `partition` unless the
+    /// server refuses it (AWS Keyspaces), then `objects`.
+    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_scan)]
+    pub scan: ScanMode,
     /// First ledger (default: the start of ledger_range).
     #[arg(long, value_name = "A")]
     pub from: Option<u32>,
@@ -185,6 +310,9 @@ pub fn run(args: &ClioArgs) -> Result<Exit, Failure> {
         ClioCommand::Verify(a) => verify(a),
         ClioCommand::LoadTestChain(a) => load_test_chain(a),
         ClioCommand::ReadFloor(a) => read_floor_cmd(a),
+        ClioCommand::Load(a) => load_cmd(a),
+        ClioCommand::Repair(a) => repair_cmd(a),
+        ClioCommand::InsertFloor(a) => insert_floor_cmd(a),
     }
 }
 
@@ -197,7 +325,13 @@ fn load_test_chain(args: &LoadTestChainArgs) -> Result<Exit, Failure> {
         max_transactions: args.transactions,
     };
     let chain = random_chain(args.seed, shape);
-    let mut loader = ClioLoader::create_fresh(&args.db).map_err(unusable)?;
+    let tables = if args.full_schema {
+        Tables::Full
+    } else {
+        Tables::Core
+    };
+    let mut loader = ClioLoader::create_fresh_with(&args.db, args.table_prefix.as_deref(), tables)
+        .map_err(unusable)?;
     let bar = progress(args.ledgers);
     for (i, l) in chain.iter().enumerate() {
         if i == 0 {
@@ -242,8 +376,26 @@ fn stop_requested() -> bool {
     STOP.load(std::sync::atomic::Ordering::SeqCst)
 }
 
+/// Opens the keyspace `db` names for reading.
+fn open_reader(
+    db: &str,
+    table_prefix: Option<&str>,
+    scan: ScanMode,
+) -> Result<ClioReader, Failure> {
+    let opts = ReadOptions {
+        table_prefix: table_prefix.map(str::to_owned),
+        scan,
+    };
+    ClioReader::open_with(db, &opts).map_err(unusable)
+}
+
+fn parse_scan(s: &str) -> Result<ScanMode, String> {
+    ScanMode::parse(s)
+        .ok_or_else(|| format!("'{s}' is not a scan (auto, partition, objects or successor)"))
+}
+
 fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
-    let reader = ClioReader::open(&args.db).map_err(unusable)?;
+    let reader = open_reader(&args.db, args.table_prefix.as_deref(), args.scan)?;
     let range = reader.range().map_err(unusable)?;
     let (from, to) =
         ledgers_wanted(args.ledger, args.from, args.to, range).map_err(Failure::unusable)?;
@@ -274,7 +426,20 @@ fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
         ClioRun::new(&mut verifier, from, to).map_err(|e| about_state(Failure::unusable(e)))?;
     let resumed_after = run.resumed_after();
     if args.json {
-        return verify_json(args, run, resumed_after, &about_state);
+        let about_reader = vec![
+            ("not_checked", json!(reader.not_checked())),
+            ("scan", json!(reader.scan_mode().name())),
+        ];
+        return verify_json(args, run, resumed_after, about_reader, &about_state);
+    }
+    if let Some(note) = reader.scan_note() {
+        print_text(&format!("{note}\n"))?;
+    }
+    if !reader.not_checked().is_empty() {
+        print_text(&format!(
+            "not checked (tables clio verify does not read): {}\n",
+            reader.not_checked().join(", ")
+        ))?;
     }
     if let Some(s) = resumed_after {
         print_text(&format!(
@@ -367,6 +532,7 @@ fn verify_json(
     args: &ClioVerifyArgs,
     run: ClioRun<'_, '_, '_>,
     resumed_after: Option<u32>,
+    about_reader: Vec<(&'static str, Value)>,
     about_state: &dyn Fn(Failure) -> Failure,
 ) -> Result<Exit, Failure> {
     let run = std::cell::RefCell::new(run);
@@ -383,6 +549,8 @@ fn verify_json(
                 ("ok", json!(errors.is_empty())),
                 ("errors", json!(errors)),
                 ("resumed_after", json!(resumed_after)),
+                ("not_checked", about_reader[0].1.clone()),
+                ("scan", about_reader[1].1.clone()),
                 (
                     "audit",
                     audit.map_or(Value::Null, |found| audit_json(r.audited_at(), &found)),
@@ -398,7 +566,7 @@ fn verify_json(
 }
 
 fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
-    let reader = ClioReader::open(&args.db).map_err(unusable)?;
+    let reader = open_reader(&args.db, args.table_prefix.as_deref(), args.scan)?;
     let range = reader.range().map_err(unusable)?;
     let (from, to) = ledgers_wanted(None, args.from, args.to, range).map_err(Failure::unusable)?;
     let f = read_floor(&reader, from, to).map_err(unusable)?;
@@ -408,6 +576,7 @@ fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
             "from": from,
             "to": to,
             "inflight": reader.inflight(),
+            "scan": reader.scan_mode().name(),
             "first_seconds": secs(f.first),
             "first_rows": f.first_rows,
             "rest_seconds": secs(f.rest),
@@ -415,10 +584,11 @@ fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
         }))?;
     } else {
         print_text(&format!(
-            "read floor of ledgers {from}..{to} (inflight {}):\n\
+            "read floor of ledgers {from}..{to} (inflight {}, scan {}):\n\
              first ledger's state scans: {:.2} s, {} rows\n\
              following {} ledgers' rows: {:.2} s, {} rows\n",
             reader.inflight(),
+            reader.scan_mode().name(),
             secs(f.first),
             f.first_rows,
             to - from,
@@ -426,5 +596,109 @@ fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
             f.rest_rows
         ))?;
     }
+    Ok(Exit::Done)
+}
+
+fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
+    let (from, to) = args.ledgers;
+    let store = crate::input::open_to_read(&args.from).map_err(|f| f.about_store(&args.from))?;
+    let opts = LoadOptions {
+        table_prefix: args.table_prefix.clone(),
+    };
+    let bar = progress(u64::from(to - from) + 1);
+    let mut done = |_: &LedgerLoaded| bar.inc(1);
+    let t = std::time::Instant::now();
+    let r = load(&*store, &args.db, &opts, from, to, &mut done);
+    let took = t.elapsed().as_secs_f64();
+    bar.finish_and_clear();
+    let r = r.map_err(unusable)?;
+    let mut out = String::new();
+    if r.created_schema {
+        out.push_str(&format!("created Clio's schema in {}\n", r.location));
+    }
+    let range = |x: Option<(u32, u32)>| match x {
+        Some((a, b)) => format!("{a}..{b}"),
+        None => "empty".to_owned(),
+    };
+    if r.written == 0 {
+        out.push_str(&format!(
+            "nothing to write: ledgers {from}..{to} are in ledger_range {} of {}\n",
+            range(r.range_after),
+            r.location
+        ));
+    } else {
+        out.push_str(&format!(
+            "wrote {} ledger{} ({} rows, {took:.2} s) into {}: ledger_range {} (was {})\n",
+            r.written,
+            if r.written == 1 { "" } else { "s" },
+            r.rows,
+            r.location,
+            range(r.range_after),
+            range(r.range_before)
+        ));
+    }
+    print_text(&out)?;
+    Ok(Exit::Done)
+}
+
+fn repair_cmd(args: &ClioRepairArgs) -> Result<Exit, Failure> {
+    let store = crate::input::open_to_read(&args.from).map_err(|f| f.about_store(&args.from))?;
+    let opts = LoadOptions {
+        table_prefix: args.table_prefix.clone(),
+    };
+    let (from, to) = match (args.ledger, args.from_ledger) {
+        (Some(n), _) => (n, Some(n)),
+        (None, Some(n)) => (n, None),
+        (None, None) => return Err(Failure::unusable("give --ledger N or --from-ledger N")),
+    };
+    let r = repair(&*store, &args.db, &opts, from, to, args.dry_run).map_err(unusable)?;
+    let mut out = String::new();
+    for c in &r.changes {
+        let done = match (c.what, args.dry_run) {
+            ("missing", false) => "written",
+            ("missing", true) => "to write",
+            ("extra", false) => "deleted",
+            ("extra", true) => "to delete",
+            (_, false) => "rewritten",
+            (_, true) => "to rewrite",
+        };
+        out.push_str(&format!(
+            "ledger {}: {} {}: {}, {done}\n",
+            c.seq, c.table, c.key, c.what
+        ));
+    }
+    let (a, b) = r.ledgers;
+    let n = r.changes.len();
+    out.push_str(&match (n, args.dry_run) {
+        (0, _) => format!(
+            "ledgers {a}..{b} of {}: every row is the store's, nothing to repair\n",
+            r.location
+        ),
+        (_, true) => format!(
+            "dry run: {n} row{} of ledgers {a}..{b} of {} would change\n",
+            if n == 1 { "" } else { "s" },
+            r.location
+        ),
+        (_, false) => format!(
+            "repaired ledgers {a}..{b} of {}: {n} row{} changed\n",
+            r.location,
+            if n == 1 { "" } else { "s" }
+        ),
+    });
+    print_text(&out)?;
+    Ok(Exit::Done)
+}
+
+fn insert_floor_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
+    let (from, to) = args.ledgers;
+    let store = crate::input::open_to_read(&args.from).map_err(|f| f.about_store(&args.from))?;
+    let opts = LoadOptions {
+        table_prefix: args.table_prefix.clone(),
+    };
+    let (rows, took) = insert_floor(&*store, &args.db, &opts, from, to).map_err(unusable)?;
+    print_text(&format!(
+        "insert floor of ledgers {from}..{to}: {rows} rows in {:.2} s\n",
+        took.as_secs_f64()
+    ))?;
     Ok(Exit::Done)
 }

@@ -23,6 +23,7 @@ mod nudb;
 mod output;
 mod proof_file;
 
+mod anchor;
 mod apply;
 mod bench;
 mod check_proof;
@@ -39,6 +40,7 @@ mod stats;
 mod sync;
 mod verify;
 mod verify_db;
+mod xpop;
 
 /// Rebuild XRP Ledger SHAMaps from real ledger dumps and check their hashes.
 #[derive(Debug, Parser)]
@@ -128,6 +130,10 @@ enum Command {
     /// each ledger's maps from Clio's tables and checks its header's hashes.
     /// Exit status: 0 all matched, 1 a mismatch, 2 unusable input.
     Clio(clio::ClioArgs),
+    /// XPOPs (XLS-41): `xpop verify FILE... --vl-key KEY` checks proofs
+    /// that a transaction was in a validated ledger; `xpop make` writes one
+    /// from a ledger dump or a store, with validations and a validator list.
+    Xpop(xpop::XpopArgs),
 }
 
 fn main() -> ExitCode {
@@ -144,6 +150,7 @@ fn main() -> ExitCode {
                 args.ledger,
                 args.ledger_db.as_deref(),
                 args.memory_mb,
+                &args.anchor,
                 args.json,
             )
             .map_err(|f| f.about_store(db)),
@@ -163,5 +170,6 @@ fn main() -> ExitCode {
         Command::Sync(args) => sync::run(&args).map_err(|f| f.about_sync(&args.from, &args.to)),
         Command::Gc(args) => gc::run(&args).map_err(|f| f.about_store(&args.db)),
         Command::Clio(args) => clio::run(&args),
+        Command::Xpop(args) => xpop::run(&args),
     })
 }

@@ -60,11 +60,15 @@
 //! | `status` | `match`, `mismatch`, `no_expected` or `not_computed` |
 //! | `reason` | only with `not_computed`: why |
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde_json::{json, Value};
+use shamap::xrpl::LedgerHeader;
+use shamap::{Hash256, Key};
 use shamap_ledger::verify::{LedgerReport, Outcome, Status, Summary};
 use shamap_store::map::audit::plural;
+use shamap_store::map::authenticate::{authenticate, LedgerSource, Verdict};
 
 use crate::input::{self, Group};
 use crate::output::{print_json, print_text, report, Exit, Failure};
@@ -109,6 +113,8 @@ pub struct VerifyArgs {
     /// never a different verdict.
     #[arg(long, value_name = "MIB", requires = "db", value_parser = clap::value_parser!(u64).range(16..=1 << 20))]
     pub memory_mb: Option<u64>,
+    #[command(flatten)]
+    pub anchor: crate::anchor::AnchorArgs,
 }
 
 /// Builds the maps of one ledger and compares their roots, and the ledger
@@ -171,36 +177,95 @@ pub fn render_json(reports: &[LedgerReport], errors: &[Failure]) -> Value {
     })
 }
 
-/// Reads, groups and checks every input, going on past problems: one
-/// result per ledger, and one per file that could not be read, in order.
-pub fn verify_each(files: &[PathBuf]) -> Vec<Result<LedgerReport, Failure>> {
-    input::read_ledgers_each(files)
-        .into_iter()
-        .map(|g| g.and_then(|g| check(&g)))
-        .collect()
-}
-
 /// Runs `shamap verify` of files (`--db` is [`crate::verify_db`]'s): the
 /// reports of the ledgers that could be checked on stdout, one `error:`
 /// line per file that could not be used on stderr, and the worst status.
 pub fn run(args: &VerifyArgs) -> Result<Exit, Failure> {
+    let anchor = args.anchor.resolve()?;
     let (mut reports, mut errors) = (Vec::new(), Vec::new());
-    for r in verify_each(&args.files) {
-        match r {
-            Ok(report) => reports.push(report),
+    let mut held = DumpLedgers::default();
+    for g in input::read_ledgers_each(&args.files) {
+        match g.and_then(|g| check(&g).map(|r| (g, r))) {
+            Ok((g, report)) => {
+                if anchor.is_some() {
+                    held.keep(&g, &report);
+                }
+                reports.push(report)
+            }
             Err(f) => errors.push(f),
         }
     }
+    let verdicts = anchor.as_ref().map(|a| {
+        let found: Vec<(Option<u32>, Hash256)> = reports
+            .iter()
+            .filter_map(|r| r.ledger_hash.computed.map(|h| (r.header.ledger_index, h)))
+            .collect();
+        authenticate(&held, &a.hash, &found)
+    });
     // `--json` always prints its object, with the unusable files under
     // `errors` even when no ledger could be checked.
     if args.json {
-        print_json(&render_json(&reports, &errors))?;
+        let mut v = render_json(&reports, &errors);
+        if let (Some(a), Some(list)) = (&verdicts, v["ledgers"].as_array_mut()) {
+            for (entry, r) in list.iter_mut().zip(&reports) {
+                let verdict = r.ledger_hash.computed.and_then(|h| a.verdicts.get(&h));
+                entry["authenticated"] =
+                    Value::Bool(verdict.is_some_and(Verdict::is_authenticated));
+                entry["authentication"] = Value::String(verdict.map_or_else(
+                    || "not authenticated: the ledger hash could not be computed".to_owned(),
+                    Verdict::describe,
+                ));
+            }
+            v["notes"] = json!(a.notes);
+        }
+        print_json(&v)?;
     } else if !reports.is_empty() {
-        print_text(&render_text(&reports))?;
+        let mut text = render_text(&reports);
+        if let (Some(a), Some(anchor)) = (&verdicts, &anchor) {
+            text.push_str(&format!("\nanchor {} ({})\n", anchor.hash, anchor.source));
+            for n in &a.notes {
+                text.push_str(&format!("note: {n}\n"));
+            }
+            for r in &reports {
+                let name = r
+                    .header
+                    .ledger_index
+                    .map_or_else(|| "?".to_owned(), |s| s.to_string());
+                let line = match r
+                    .ledger_hash
+                    .computed
+                    .and_then(|h| a.verdicts.get(&h).map(|v| (h, v)))
+                {
+                    Some((h, v)) => format!("ledger {name} {h} {}\n", v.describe()),
+                    None => format!(
+                        "ledger {name}: not authenticated: its hash could not be computed\n"
+                    ),
+                };
+                text.push_str(&line);
+            }
+        }
+        print_text(&text)?;
     }
     if let Some((last, others)) = errors.split_last() {
         others.iter().for_each(report);
         return Err(last.clone());
+    }
+    if let Some(a) = &verdicts {
+        let not = reports
+            .iter()
+            .filter(|r| {
+                !r.ledger_hash
+                    .computed
+                    .and_then(|h| a.verdicts.get(&h))
+                    .is_some_and(Verdict::is_authenticated)
+            })
+            .count();
+        if not > 0 && Summary::of(&reports).outcome == Outcome::Verified {
+            return Err(Failure::negative(format!(
+                "{not} of {} ledgers not authenticated from the anchor",
+                reports.len()
+            )));
+        }
     }
     match Summary::of(&reports).outcome {
         Outcome::Verified => Ok(Exit::Done),
@@ -208,6 +273,52 @@ pub fn run(args: &VerifyArgs) -> Result<Exit, Failure> {
         Outcome::NothingChecked => Err(Failure::negative(
             "nothing checked: no computed hash has an expected value in the input",
         )),
+    }
+}
+
+/// The ledgers of dumps as a source for the anchor walk: each ledger whose
+/// hash could be computed, and the skip lists (`LedgerHashes` entries) of
+/// those whose state map matched their header.
+#[derive(Default)]
+struct DumpLedgers {
+    headers: HashMap<Hash256, LedgerHeader>,
+    skip_lists: HashMap<Hash256, HashMap<Key, Vec<u8>>>,
+}
+
+impl DumpLedgers {
+    fn keep(&mut self, g: &Group, report: &LedgerReport) {
+        let Some(header) = g.dump.header.complete_header() else {
+            return;
+        };
+        let hash = header.hash();
+        if report.ledger_hash.computed != Some(hash) {
+            return;
+        }
+        self.headers.insert(hash, header);
+        if report.account_hash.computed == Some(header.account_hash) {
+            let lists: HashMap<Key, Vec<u8>> = g
+                .dump
+                .state
+                .iter()
+                .flatten()
+                .filter(|e| e.data.len() >= 3 && e.data[0] == 0x11 && e.data[1..3] == [0x00, 0x68])
+                .map(|e| (e.key, e.data.clone()))
+                .collect();
+            self.skip_lists.insert(hash, lists);
+        }
+    }
+}
+
+impl LedgerSource for DumpLedgers {
+    fn header(&self, hash: &Hash256) -> Result<Option<LedgerHeader>, String> {
+        Ok(self.headers.get(hash).copied())
+    }
+
+    fn state_item(&self, header: &LedgerHeader, key: &Key) -> Result<Option<Vec<u8>>, String> {
+        match self.skip_lists.get(&header.hash()) {
+            Some(lists) => Ok(lists.get(key).cloned()),
+            None => Err("its dump has no state map that matches its header".to_owned()),
+        }
     }
 }
 

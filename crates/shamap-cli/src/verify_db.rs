@@ -19,6 +19,9 @@
 use std::path::Path;
 
 use shamap_store::map::audit::{audit, AuditOptions, Only};
+use shamap_store::map::authenticate::Verdict;
+
+use crate::anchor::AnchorArgs;
 
 use crate::input::parse_root;
 use crate::output::{print_text_status_kept, report, Exit, Failure};
@@ -30,8 +33,10 @@ pub fn run(
     seq: Option<u32>,
     ledger_db: Option<&Path>,
     memory_mb: Option<u64>,
+    anchor: &AnchorArgs,
     as_json: bool,
 ) -> Result<Exit, Failure> {
+    let anchor = anchor.resolve()?;
     let only = match (parse_root(root)?, seq) {
         (Some(h), _) => Some(Only::Hash(h)),
         (None, Some(s)) => Some(Only::Seq(s)),
@@ -42,6 +47,7 @@ pub fn run(
         threads: 0,
         memory: memory_mb.map(|m| m << 20),
         ledger_db: ledger_db.map(Path::to_owned),
+        anchor: anchor.as_ref().map(|a| a.hash),
     };
     let bar = byte_progress("reading");
     let progress = |n: u64| bar.set_position(n);
@@ -57,10 +63,30 @@ pub fn run(
     } else {
         print_text_status_kept(&result.to_text());
     }
-    if result.is_whole() {
-        return Ok(Exit::Done);
+    if !result.is_whole() {
+        return Err(Failure::unusable(result.summary()));
     }
-    Err(Failure::unusable(result.summary()))
+    if let Some(a) = &anchor {
+        if !result.all_authenticated() {
+            let (forged, not) =
+                result
+                    .roots
+                    .iter()
+                    .fold((0, 0), |(f, n), r| match result.verdict(&r.root) {
+                        Some(Verdict::Forged { .. }) => (f + 1, n),
+                        Some(Verdict::Authenticated { .. }) => (f, n),
+                        _ => (f, n + 1),
+                    });
+            return Err(Failure::negative(format!(
+                "{}: {forged} forged and {not} not authenticated of {} ledgers, from the anchor {} ({})",
+                result.db,
+                result.roots.len(),
+                a.hash,
+                a.source
+            )));
+        }
+    }
+    Ok(Exit::Done)
 }
 
 /// A progress line in bytes (hidden when stderr is not a terminal).

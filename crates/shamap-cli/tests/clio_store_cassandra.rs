@@ -9,10 +9,10 @@ use std::ops::Bound::{Excluded, Unbounded};
 use std::time::Duration;
 
 use shamap::Key;
-use shamap_clio::{random_chain, ChainShape, ClioLedger, ClioLoader};
+use shamap_clio::{random_chain, ChainShape, ClioLedger, ClioLoader, Tables};
 
 use crate::cassandra_cluster::cluster;
-use crate::clio_ledgers::{ledger_38129, load};
+use crate::clio_ledgers::{ledger_38129, load, load_with};
 use crate::support::{
     assert_contains, assert_starts_with, data, ledger_headings, one_error_line, shamap,
     shamap_within, Run, ACCOUNT_38129, LEDGER_38129, TX_38129,
@@ -486,7 +486,8 @@ fn unusable_databases_are_one_line_and_status_2() {
         .execute(&format!("DROP TABLE {ks}.successor"))
         .expect("drop a table");
     let e = one_error_line(&verify(&["--db", &u]), 2);
-    assert_contains(&e, "not a Clio database: cannot query table 'successor'");
+    let ks_lacks = format!("not a Clio database: keyspace '{ks}' lacks table successor (no table prefix); tables there that end in a Clio table's name: diff, ledger_hashes, ledger_range, ledger_transactions, ledgers, objects, transactions");
+    assert_contains(&e, &ks_lacks);
     loader.drop_keyspace().expect("drop");
     // An empty range.
     let loader = ClioLoader::create_fresh(&u).expect("create");
@@ -571,5 +572,67 @@ fn follow_verifies_new_ledgers_as_they_appear() {
     };
     assert!(status.success(), "{status:?}");
     assert_eq!(verified_through(&st), 111);
+    loader.drop_keyspace().expect("drop");
+}
+
+/// A keyspace with a table prefix and Clio 2.6's whole schema (index
+/// tables with rows, `migrator_status` rows) verifies with the prefix, from
+/// `--table-prefix` or the URL, naming the tables it does not check; without
+/// the prefix, or with another, the one error line lists the tables found.
+#[test]
+fn a_prefixed_keyspace_with_clio_26_tables_verifies() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let u = url(&host, "prefixed");
+    let ks = u.rsplit('/').next().expect("ks").to_owned();
+    let chain = random_chain(3, FAULT_SHAPE);
+    let loader = load_with(&u, "clio_", Tables::Full, &chain);
+    for cql in [
+        format!("INSERT INTO {ks}.clio_migrator_status (migrator_name, status) VALUES ('ExampleDropTableMigrator', 'Migrated')"),
+        format!("INSERT INTO {ks}.clio_nf_tokens (token_id, sequence, owner, is_burned) VALUES (0x01, 101, 0x02, false)"),
+        format!("INSERT INTO {ks}.clio_mp_token_holders (mpt_id, holder) VALUES (0x03, 0x04)"),
+    ] {
+        loader.execute(&cql).expect("a row of an index table");
+    }
+    let extra = "clio_account_tx, clio_issuer_nf_tokens_v2, clio_migrator_status, \
+                 clio_mp_token_holders, clio_nf_token_transactions, clio_nf_token_uris, \
+                 clio_nf_tokens, clio_nodes_chat";
+    let r = verify(&["--db", &u, "--table-prefix", "clio_"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_starts_with(
+        &r.stdout,
+        &format!("not checked (tables clio verify does not read): {extra}\nledger 100 (full build"),
+    );
+    assert_eq!(ledger_headings(&r.stdout).len(), 12);
+    assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
+    let with_url = format!("{u}?table_prefix=clio_");
+    let r = verify(&["--db", &with_url, "--json", "--ledger", "105"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["not_checked"].as_array().map(Vec::len), Some(8));
+    assert_eq!(v["not_checked"][2], "clio_migrator_status");
+    // The prefix forgotten: the tables that look like Clio's are listed.
+    let e = one_error_line(&verify(&["--db", &u]), 2);
+    let mut all: Vec<String> = shamap_clio::CLIO_TABLES
+        .iter()
+        .map(|t| format!("clio_{t}"))
+        .collect();
+    all.sort();
+    assert_contains(
+        &e,
+        &format!("not a Clio database: keyspace '{ks}' has none of Clio's tables with no table prefix; tables there that end in a Clio table's name: {} (is --table-prefix right?)", all.join(", ")),
+    );
+    // Another prefix; a prefix that is not a name; two that disagree.
+    let e = one_error_line(&verify(&["--db", &u, "--table-prefix", "other_"]), 2);
+    assert_contains(&e, "has none of Clio's tables with table prefix 'other_'");
+    let e = one_error_line(&verify(&["--db", &u, "--table-prefix", "a-b"]), 2);
+    assert_contains(&e, "table prefix 'a-b': only letters, digits and _");
+    let e = one_error_line(&verify(&["--db", &with_url, "--table-prefix", "x_"]), 2);
+    assert_contains(
+        &e,
+        "the URL says table_prefix=clio_ but --table-prefix says 'x_'",
+    );
     loader.drop_keyspace().expect("drop");
 }

@@ -1,12 +1,14 @@
 //! Integration tests of the `shamap` binary, compiled as one test binary.
 //! Each module runs the built binary on real or deliberately broken input.
 
+mod anchors;
 mod apply_input;
 mod bad_day;
 #[path = "../../shamap-store/tests/cassandra_cluster.rs"]
 mod cassandra_cluster;
 #[path = "../../shamap-clio/tests/clio_ledgers.rs"]
 mod clio_ledgers;
+mod clio_load_store_cassandra;
 mod clio_store_cassandra;
 mod diffs;
 mod export_into_store;
@@ -31,3 +33,4 @@ mod verify_data;
 mod verify_decoded;
 mod verify_errors;
 mod verify_pages;
+mod xpop_cli;

@@ -116,9 +116,9 @@ pub fn random_chain(seed: u64, shape: ChainShape) -> Vec<ClioLedger> {
         }
         let mut txs = ShaMap::new(MapKind::TransactionWithMeta);
         let mut transactions = Vec::new();
-        for _ in 0..rng.below(shape.max_transactions + 1) {
+        for i in 0..rng.below(shape.max_transactions + 1) {
             let tx = rng.bytes(40, 200);
-            let meta = rng.bytes(20, 200);
+            let meta = metadata(i as u32, &rng.bytes(20, 200));
             if let Ok((k, data)) = tx_with_meta_item(&tx, &meta) {
                 if txs.insert(k, &data).is_ok() {
                     transactions.push((tx, meta));
@@ -145,4 +145,22 @@ pub fn random_chain(seed: u64, shape: ChainShape) -> Vec<ClioLedger> {
         });
     }
     out
+}
+
+/// Well-formed transaction metadata (rippled's serialization): the
+/// `TransactionIndex`, a `ModifiedNode` of an `AccountRoot` per 20 bytes of
+/// `accounts` (at most 3) whose `FinalFields` hold that `Account`, and the
+/// result `tesSUCCESS`; so that Clio's ETL, which reads the affected
+/// accounts from the metadata, can write the chain's `account_tx` rows.
+pub fn metadata(index: u32, accounts: &[u8]) -> Vec<u8> {
+    let mut m = vec![0x20, 0x1C];
+    m.extend_from_slice(&index.to_be_bytes());
+    m.push(0xF8);
+    for a in accounts.chunks_exact(20).take(3) {
+        m.extend_from_slice(&[0xE5, 0x11, 0x00, 0x61, 0xE7, 0x81, 0x14]);
+        m.extend_from_slice(a);
+        m.extend_from_slice(&[0xE1, 0xE1]);
+    }
+    m.extend_from_slice(&[0xF1, 0x03, 0x10, 0x00]);
+    m
 }

@@ -38,19 +38,29 @@ use shamap_store::StoreError;
 mod build;
 #[cfg(feature = "test-chain")]
 mod chain;
+pub mod etl;
 mod floor;
 mod loader;
 mod reader;
 pub mod report;
 mod run;
+mod schema;
 mod verify;
 
 #[cfg(feature = "test-chain")]
-pub use chain::{random_chain, ChainShape};
+pub use chain::{metadata, random_chain, ChainShape};
+pub use etl::{
+    insert_floor, load, repair, ClioWriter, LedgerLoaded, LoadOptions, LoadReport, RepairReport,
+    RowChange,
+};
 pub use floor::{read_floor, ReadFloor};
 pub use loader::{ClioLedger, ClioLoader};
-pub use reader::{Background, ClioReader, LedgerRows, Prefetch, StateRow, TxRow, SCAN_RANGES};
+pub use reader::{
+    Background, ClioReader, LedgerRows, Prefetch, ReadOptions, ScanMode, StateRow, TxRow,
+    SCAN_RANGES,
+};
 pub use run::{ledgers_wanted, ClioRun, StatePolicy, Stop};
+pub use schema::Tables;
 pub use verify::{
     read_verified, record_verified, AuditFinding, ClioVerifier, LedgerCheck, Pair, Problem,
     Verified, PREFETCH_LEDGERS, STATE_ROOT_NAME, VERIFIED_RECORD,
@@ -151,19 +161,112 @@ fn one_line(e: impl std::fmt::Display) -> String {
         .join(" ")
 }
 
+/// The tables `clio verify` reads and checks, as Clio names them without
+/// a prefix.
+pub const CORE_TABLES: [&str; 8] = [
+    "ledgers",
+    "ledger_hashes",
+    "ledger_range",
+    "objects",
+    "diff",
+    "successor",
+    "ledger_transactions",
+    "transactions",
+];
+
+/// Every table Clio's schema may hold (Clio 2.6), without a prefix: the
+/// core tables, `account_tx`, the NFT and MPT index tables, and the
+/// bookkeeping of Clio's migrator and cluster.
+pub const CLIO_TABLES: [&str; 16] = [
+    "ledgers",
+    "ledger_hashes",
+    "ledger_range",
+    "objects",
+    "diff",
+    "successor",
+    "ledger_transactions",
+    "transactions",
+    "account_tx",
+    "nf_tokens",
+    "issuer_nf_tokens_v2",
+    "nf_token_uris",
+    "nf_token_transactions",
+    "mp_token_holders",
+    "migrator_status",
+    "nodes_chat",
+];
+
+/// Splits the `table_prefix=P` option off a `cassandra://` URL (the node
+/// store's options do not know it): the URL without it, and the prefix.
+/// `prefix` (`--table-prefix`) is used when the URL has none; both given
+/// and different is an error. A prefix must be letters, digits and `_`
+/// (a Cassandra table name is at most 48 of them: the prefix is refused
+/// when it leaves no room for Clio's longest table name).
+pub fn split_table_prefix(url: &str, prefix: Option<&str>) -> Result<(String, String), String> {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut kept = Vec::new();
+    let mut in_url = None;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("table_prefix", v)) => in_url = Some(v.to_owned()),
+            _ => kept.push(pair),
+        }
+    }
+    let prefix = match (in_url, prefix) {
+        (Some(u), Some(p)) if u != p => {
+            return Err(format!(
+                "the URL says table_prefix={u} but --table-prefix says '{p}'"
+            ))
+        }
+        (Some(u), _) => u,
+        (None, Some(p)) => p.to_owned(),
+        (None, None) => String::new(),
+    };
+    let longest = CLIO_TABLES.iter().map(|t| t.len()).max().unwrap_or(0);
+    if !prefix
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return Err(format!(
+            "table prefix '{prefix}': only letters, digits and _ can begin a Cassandra table name"
+        ));
+    }
+    if prefix.len() + longest > 48 {
+        return Err(format!(
+            "table prefix '{prefix}' is {} characters: Cassandra's 48-character table names leave {} for a prefix",
+            prefix.len(),
+            48 - longest
+        ));
+    }
+    let url = if kept.is_empty() {
+        base.to_owned()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((url, prefix))
+}
+
 /// A session on a cluster and the runtime it runs on.
 struct Conn {
     opts: CassandraOptions,
     location: String,
+    /// Clio's `table_prefix` (empty: none).
+    prefix: String,
     runtime: tokio::runtime::Runtime,
     session: Arc<Session>,
 }
 
 impl Conn {
     /// Connects to the cluster a `cassandra://` URL names (the keyspace
-    /// is not checked here).
-    fn connect(url: &str) -> Result<Conn, ClioError> {
-        let opts = CassandraOptions::from_url(url).map_err(|e| ClioError::Database {
+    /// is not checked here); the table prefix from the URL's
+    /// `table_prefix=` or `prefix` ([`split_table_prefix`]).
+    fn connect(url: &str, prefix: Option<&str>) -> Result<Conn, ClioError> {
+        let (plain, prefix) =
+            split_table_prefix(url, prefix).map_err(|what| ClioError::Database {
+                location: url.to_owned(),
+                what,
+            })?;
+        let opts = CassandraOptions::from_url(&plain).map_err(|e| ClioError::Database {
             location: url.to_owned(),
             what: e,
         })?;
@@ -176,8 +279,101 @@ impl Conn {
         Ok(Conn {
             opts,
             location,
+            prefix,
             runtime,
             session: Arc::new(session),
+        })
+    }
+
+    /// Clio's name of table `name`: `keyspace.<prefix><name>`
+    /// (`qualifiedTableName` in Clio's `Schema.hpp`).
+    fn table(&self, name: &str) -> String {
+        format!("{}.{}{name}", self.keyspace(), self.prefix)
+    }
+
+    /// The names of the keyspace's tables.
+    fn tables(&self) -> Result<Vec<String>, ClioError> {
+        let what = "cannot read the schema";
+        let rows = self
+            .runtime
+            .block_on(self.session.query_unpaged(
+                "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?",
+                (self.keyspace(),),
+            ))
+            .map_err(|e| self.fail(what, e))?
+            .into_rows_result()
+            .map_err(|e| self.fail(what, e))?;
+        let mut names = rows
+            .rows::<(String,)>()
+            .map_err(|e| self.fail(what, e))?
+            .map(|r| r.map(|(n,)| n))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.fail(what, e))?;
+        names.sort();
+        Ok(names)
+    }
+
+    /// Checks that the keyspace holds Clio's core tables under the prefix;
+    /// returns the keyspace's other tables under the prefix (Clio's index
+    /// and bookkeeping tables, which `clio verify` does not check). When
+    /// core tables are missing, the one-line error names them and lists
+    /// the tables found whose name ends in a Clio table's name, so that a
+    /// forgotten or wrong prefix shows.
+    fn check_tables(&self) -> Result<Vec<String>, ClioError> {
+        let found = self.tables()?;
+        let ours = |t: &str| found.iter().any(|f| *f == format!("{}{t}", self.prefix));
+        let missing: Vec<String> = CORE_TABLES
+            .iter()
+            .filter(|t| !ours(t))
+            .map(|t| format!("{}{t}", self.prefix))
+            .collect();
+        if missing.is_empty() {
+            return Ok(found
+                .into_iter()
+                .filter(|f| {
+                    f.strip_prefix(self.prefix.as_str())
+                        .is_some_and(|rest| !CORE_TABLES.contains(&rest))
+                })
+                .collect());
+        }
+        let similar: Vec<&String> = found
+            .iter()
+            .filter(|f| CLIO_TABLES.iter().any(|t| f.ends_with(t)))
+            .collect();
+        let with = if self.prefix.is_empty() {
+            "no table prefix".to_owned()
+        } else {
+            format!("table prefix '{}'", self.prefix)
+        };
+        let whole = missing.len() == CORE_TABLES.len();
+        let mut what = if whole {
+            format!(
+                "not a Clio database: keyspace '{}' has none of Clio's tables with {with}",
+                self.keyspace()
+            )
+        } else {
+            format!(
+                "not a Clio database: keyspace '{}' lacks table{} {} ({with})",
+                self.keyspace(),
+                if missing.len() == 1 { "" } else { "s" },
+                missing.join(", ")
+            )
+        };
+        if similar.is_empty() {
+            what.push_str("; no table there ends in a Clio table's name");
+        } else {
+            what.push_str(&format!(
+                "; tables there that end in a Clio table's name: {} (is --table-prefix right?)",
+                similar
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Err(ClioError::Database {
+            location: self.location.clone(),
+            what,
         })
     }
 
@@ -218,6 +414,29 @@ impl Conn {
         Ok(s)
     }
 
+    /// Every row `cql` selects with `values`, paged.
+    fn select<V, R>(&self, cql: &str, values: V) -> Result<Vec<R>, ClioError>
+    where
+        V: scylla::serialize::row::SerializeRow,
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        use futures::StreamExt;
+        self.runtime
+            .block_on(async {
+                let mut rows = self
+                    .session
+                    .query_iter(cql.to_owned(), values)
+                    .await?
+                    .rows_stream::<R>()?;
+                let mut out = Vec::new();
+                while let Some(r) = rows.next().await {
+                    out.push(r?);
+                }
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
+            })
+            .map_err(|e| self.fail(&format!("cannot run '{cql}'"), e))
+    }
+
     /// Runs one CQL statement without values.
     fn execute(&self, cql: &str) -> Result<(), ClioError> {
         self.runtime
@@ -225,6 +444,33 @@ impl Conn {
             .map(|_| ())
             .map_err(|e| self.fail(&format!("cannot run '{cql}'"), e))
     }
+}
+
+/// Every row of table `name` of the keyspace `url` names (prefixed as the
+/// URL's `table_prefix=` or `prefix` says), each as one line (its columns'
+/// values in the table's order), sorted: for tests that compare keyspaces.
+pub fn table_rows(url: &str, prefix: Option<&str>, name: &str) -> Result<Vec<String>, ClioError> {
+    use futures::StreamExt;
+    let conn = Conn::connect(url, prefix)?;
+    let table = conn.table(name);
+    let what = format!("cannot read table {table}");
+    let mut out = conn
+        .runtime
+        .block_on(async {
+            let mut rows = conn
+                .session
+                .query_iter(format!("SELECT * FROM {table}"), ())
+                .await?
+                .rows_stream::<scylla::value::Row>()?;
+            let mut out = Vec::new();
+            while let Some(r) = rows.next().await {
+                out.push(format!("{:?}", r?.columns));
+            }
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
+        })
+        .map_err(|e| conn.fail(&what, e))?;
+    out.sort();
+    Ok(out)
 }
 
 #[cfg(test)]

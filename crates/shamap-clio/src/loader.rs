@@ -31,6 +31,7 @@ use shamap::xrpl::ledger::LedgerHeader;
 use shamap::xrpl::tx::transaction_id;
 use shamap::Key;
 
+use super::schema::{self, Tables};
 use super::{ClioError, ClioHeader, Conn, FIRST_KEY, LAST_KEY};
 
 /// One ledger to load: its header (whose `account_hash` and
@@ -92,29 +93,33 @@ impl ClioLoader {
     /// `replication`, default 1) with Clio's tables, dropping it first if
     /// it exists.
     pub fn create_fresh(url: &str) -> Result<ClioLoader, ClioError> {
-        let conn = Conn::connect(url)?;
-        let ks = conn.keyspace().to_owned();
-        conn.execute(&format!("DROP KEYSPACE IF EXISTS {ks}"))?;
-        conn.execute(&format!(
-            "CREATE KEYSPACE {ks} WITH replication = \
-             {{'class': 'NetworkTopologyStrategy', 'replication_factor': {}}}",
-            conn.opts.replication
-        ))?;
-        for cql in [
-            "objects (key blob, sequence bigint, object blob, PRIMARY KEY (key, sequence)) \
-             WITH CLUSTERING ORDER BY (sequence DESC)",
-            "transactions (hash blob PRIMARY KEY, ledger_sequence bigint, date bigint, \
-             transaction blob, metadata blob)",
-            "ledger_transactions (ledger_sequence bigint, hash blob, \
-             PRIMARY KEY (ledger_sequence, hash))",
-            "successor (key blob, seq bigint, next blob, PRIMARY KEY (key, seq))",
-            "diff (seq bigint, key blob, PRIMARY KEY (seq, key))",
-            "ledgers (sequence bigint PRIMARY KEY, header blob)",
-            "ledger_hashes (hash blob PRIMARY KEY, sequence bigint)",
-            "ledger_range (is_latest boolean PRIMARY KEY, sequence bigint)",
-        ] {
-            conn.execute(&format!("CREATE TABLE IF NOT EXISTS {ks}.{cql}"))?;
-        }
+        ClioLoader::create_fresh_with(url, None, Tables::Core)
+    }
+
+    /// [`ClioLoader::create_fresh`] with a table prefix (else the URL's
+    /// `table_prefix=`), creating `tables`.
+    pub fn create_fresh_with(
+        url: &str,
+        table_prefix: Option<&str>,
+        tables: Tables,
+    ) -> Result<ClioLoader, ClioError> {
+        let conn = Conn::connect(url, table_prefix)?;
+        conn.execute(&format!("DROP KEYSPACE IF EXISTS {}", conn.keyspace()))?;
+        schema::create(&conn, tables)?;
+        ClioLoader::with_conn(conn)
+    }
+
+    /// Prepares the statements on `conn`.
+    fn with_conn(conn: Conn) -> Result<ClioLoader, ClioError> {
+        let t = |name: &str| conn.table(name);
+        let (t_objects, t_diff, t_successor, t_ledgers) =
+            (t("objects"), t("diff"), t("successor"), t("ledgers"));
+        let (t_ledger_hashes, t_ledger_transactions, t_transactions, t_ledger_range) = (
+            t("ledger_hashes"),
+            t("ledger_transactions"),
+            t("transactions"),
+            t("ledger_range"),
+        );
         let p = |cql: String| {
             conn.prepare(cql).map_err(|e| ClioError::Database {
                 location: conn.location.clone(),
@@ -123,27 +128,27 @@ impl ClioLoader {
         };
         let st = Statements {
             object: p(format!(
-                "INSERT INTO {ks}.objects (key, sequence, object) VALUES (?, ?, ?)"
+                "INSERT INTO {t_objects} (key, sequence, object) VALUES (?, ?, ?)"
             ))?,
-            diff: p(format!("INSERT INTO {ks}.diff (seq, key) VALUES (?, ?)"))?,
+            diff: p(format!("INSERT INTO {t_diff} (seq, key) VALUES (?, ?)"))?,
             successor: p(format!(
-                "INSERT INTO {ks}.successor (key, seq, next) VALUES (?, ?, ?)"
+                "INSERT INTO {t_successor} (key, seq, next) VALUES (?, ?, ?)"
             ))?,
             header: p(format!(
-                "INSERT INTO {ks}.ledgers (sequence, header) VALUES (?, ?)"
+                "INSERT INTO {t_ledgers} (sequence, header) VALUES (?, ?)"
             ))?,
             ledger_hash: p(format!(
-                "INSERT INTO {ks}.ledger_hashes (hash, sequence) VALUES (?, ?)"
+                "INSERT INTO {t_ledger_hashes} (hash, sequence) VALUES (?, ?)"
             ))?,
             ledger_tx: p(format!(
-                "INSERT INTO {ks}.ledger_transactions (ledger_sequence, hash) VALUES (?, ?)"
+                "INSERT INTO {t_ledger_transactions} (ledger_sequence, hash) VALUES (?, ?)"
             ))?,
             tx: p(format!(
-                "INSERT INTO {ks}.transactions (hash, ledger_sequence, date, transaction, metadata) \
+                "INSERT INTO {t_transactions} (hash, ledger_sequence, date, transaction, metadata) \
                  VALUES (?, ?, ?, ?, ?)"
             ))?,
             range: p(format!(
-                "UPDATE {ks}.ledger_range SET sequence = ? WHERE is_latest = ?"
+                "UPDATE {t_ledger_range} SET sequence = ? WHERE is_latest = ?"
             ))?,
         };
         Ok(ClioLoader {
@@ -152,6 +157,15 @@ impl ClioLoader {
             live: BTreeSet::new(),
             last: None,
         })
+    }
+
+    /// A loader of an existing keyspace, for tests that damage it: its
+    /// statements are prepared (the core tables must exist); it knows no
+    /// live keys, so it loads no ledgers after what is there.
+    pub fn connect(url: &str) -> Result<ClioLoader, ClioError> {
+        let conn = Conn::connect(url, None)?;
+        conn.check_tables()?;
+        ClioLoader::with_conn(conn)
     }
 
     /// `cassandra://HOST:PORT/KEYSPACE`.
@@ -321,6 +335,11 @@ impl ClioLoader {
     /// tests that damage the data.
     pub fn execute(&self, cql: &str) -> Result<(), ClioError> {
         self.conn.execute(cql)
+    }
+
+    /// Clio's name of table `name` (`keyspace.<prefix><name>`).
+    pub fn table(&self, name: &str) -> String {
+        self.conn.table(name)
     }
 
     /// Drops the keyspace.

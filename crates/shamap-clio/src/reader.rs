@@ -23,7 +23,9 @@ use scylla::statement::prepared::PreparedStatement;
 use shamap::{Hash256, Key};
 use tokio::sync::Semaphore;
 
-use super::{key_of, ClioError, Conn};
+use std::collections::VecDeque;
+
+use super::{key_of, ClioError, Conn, FIRST_KEY, LAST_KEY};
 
 /// A row of table `transactions`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -134,8 +136,18 @@ struct Statements {
     successor: PreparedStatement,
     ledger_txs: PreparedStatement,
     tx: PreparedStatement,
-    scan_objects_range: PreparedStatement,
-    scan_successors_range: PreparedStatement,
+    /// The ledger-page scans with `PER PARTITION LIMIT` / `ALLOW
+    /// FILTERING` ([`ScanMode::Partition`] only).
+    partition: Option<PartitionScans>,
+    /// Every row of a token range of `objects`, unfiltered.
+    all_objects_range: PreparedStatement,
+    /// Every row of a token range of `successor`, unfiltered.
+    all_successors_range: PreparedStatement,
+}
+
+struct PartitionScans {
+    objects_range: PreparedStatement,
+    successors_range: PreparedStatement,
 }
 
 /// What the reader's queries share, also with background reads.
@@ -307,7 +319,11 @@ impl Shared {
         })
     }
 
-    /// The rows of one token range `(lo, hi]` of a state scan.
+    /// The rows of one token range `(lo, hi]` of a state scan: with the
+    /// partition scans, the server's filtered rows; without, every row of
+    /// the range, filtered here (each key's newest `objects` row at or
+    /// below `seq`: a partition's rows come newest first; every
+    /// `successor` row at or below it).
     fn scan_range(
         self: &Arc<Self>,
         objects: bool,
@@ -317,32 +333,116 @@ impl Shared {
     ) -> futures::stream::BoxStream<'static, Result<StateRow, BoxError>> {
         let sh = Arc::clone(self);
         stream::once(async move {
-            let st = if objects {
-                &sh.st.scan_objects_range
-            } else {
-                &sh.st.scan_successors_range
+            let at = seq_i64(seq);
+            let pager = match &sh.st.partition {
+                Some(p) => {
+                    let st = if objects {
+                        &p.objects_range
+                    } else {
+                        &p.successors_range
+                    };
+                    sh.session.execute_iter(st.clone(), (lo, hi, at)).await?
+                }
+                None => {
+                    let st = if objects {
+                        &sh.st.all_objects_range
+                    } else {
+                        &sh.st.all_successors_range
+                    };
+                    sh.session.execute_iter(st.clone(), (lo, hi)).await?
+                }
             };
-            let pager = sh
-                .session
-                .execute_iter(st.clone(), (lo, hi, seq_i64(seq)))
-                .await?;
+            let filtered = sh.st.partition.is_none();
+            let mut last: Option<Vec<u8>> = None;
             let rows = pager
                 .rows_stream::<(Vec<u8>, i64, Option<Vec<u8>>)>()?
-                .map(move |r| {
-                    r.map(|(k, s, v)| {
+                .try_filter_map(move |(k, s, v)| {
+                    let keep = if !filtered {
+                        true
+                    } else if s > at {
+                        false
+                    } else if objects {
+                        // The first row at or below `seq` of each key.
+                        if last.as_deref() == Some(&k[..]) {
+                            false
+                        } else {
+                            last = Some(k.clone());
+                            true
+                        }
+                    } else {
+                        true
+                    };
+                    let row = keep.then(|| {
                         let v = v.unwrap_or_default();
                         if objects {
                             StateRow::Object(k, s, v)
                         } else {
                             StateRow::Successor(k, s, v)
                         }
-                    })
-                    .map_err(BoxError::from)
-                });
+                    });
+                    futures::future::ready(Ok(row))
+                })
+                .map_err(BoxError::from);
             Ok::<_, BoxError>(rows)
         })
         .try_flatten()
         .boxed()
+    }
+
+    /// The next hop of the successor list at `seq` from `key`: `next` of
+    /// the newest `successor` row of `key` at or below it.
+    async fn hop(&self, key: &Key, seq: u32) -> Result<Option<Vec<u8>>, BoxError> {
+        Ok(self
+            .first_row::<_, (Option<Vec<u8>>,)>(&self.st.successor, (&key.0[..], seq_i64(seq)))
+            .await?
+            .and_then(|(n,)| n))
+    }
+}
+
+/// How a ledger's whole state is listed (a first ledger's build, the
+/// final audit, the read floor).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ScanMode {
+    /// `Partition`, unless the server refuses its query (as AWS Keyspaces
+    /// does `PER PARTITION LIMIT`): then `Objects`. The default.
+    #[default]
+    Auto,
+    /// Clio's ledger-page query by token range: `… WHERE token(key) > ?
+    /// AND token(key) <= ? AND sequence <= ? PER PARTITION LIMIT 1 ALLOW
+    /// FILTERING` (and `successor` with `seq <= ?`).
+    Partition,
+    /// Token-range scans of `objects` and `successor` reading every row
+    /// (every version of every key), keeping here each key's newest row at
+    /// or below the ledger: no filtering on the server.
+    Objects,
+    /// The successor list walked from `00…00`, one key lookup at a time
+    /// (Clio's `selectSuccessor`), each listed key's object read by key
+    /// (`selectObject`, pipelined): only point reads, but one round trip
+    /// per live key, and objects outside the list are not seen.
+    Successor,
+}
+
+impl ScanMode {
+    /// The mode's name (`--scan`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ScanMode::Auto => "auto",
+            ScanMode::Partition => "partition",
+            ScanMode::Objects => "objects",
+            ScanMode::Successor => "successor",
+        }
+    }
+
+    /// The mode named `s`.
+    pub fn parse(s: &str) -> Option<ScanMode> {
+        [
+            ScanMode::Auto,
+            ScanMode::Partition,
+            ScanMode::Objects,
+            ScanMode::Successor,
+        ]
+        .into_iter()
+        .find(|m| m.name() == s)
     }
 }
 
@@ -350,6 +450,21 @@ impl Shared {
 pub struct ClioReader {
     conn: Conn,
     sh: Arc<Shared>,
+    not_checked: Vec<String>,
+    /// The scan in use (never `Auto`).
+    scan: ScanMode,
+    /// Why `Auto` did not pick `Partition`.
+    scan_note: Option<String>,
+}
+
+/// How [`ClioReader::open_with`] reads a keyspace.
+#[derive(Clone, Debug, Default)]
+pub struct ReadOptions {
+    /// Clio's `table_prefix` (`--table-prefix`); `None`: the URL's
+    /// `table_prefix=`, else none.
+    pub table_prefix: Option<String>,
+    /// How a whole state is listed (`--scan`).
+    pub scan: ScanMode,
 }
 
 impl std::fmt::Debug for ClioReader {
@@ -388,7 +503,13 @@ impl ClioReader {
     /// prepares the queries; a keyspace that does not exist, or lacks one
     /// of Clio's tables, is an error saying so.
     pub fn open(url: &str) -> Result<ClioReader, ClioError> {
-        let conn = Conn::connect(url)?;
+        ClioReader::open_with(url, &ReadOptions::default())
+    }
+
+    /// [`ClioReader::open`] with options: the table prefix (else the URL's
+    /// `table_prefix=`).
+    pub fn open_with(url: &str, opts: &ReadOptions) -> Result<ClioReader, ClioError> {
+        let conn = Conn::connect(url, opts.table_prefix.as_deref())?;
         let ks = conn.keyspace().to_owned();
         if !conn.keyspace_exists()? {
             return Err(ClioError::Database {
@@ -396,6 +517,12 @@ impl ClioReader {
                 what: format!("keyspace '{ks}' does not exist"),
             });
         }
+        let not_checked = conn.check_tables()?;
+        let t = |name: &str| conn.table(name);
+        let (t_ledger_range, t_ledgers, t_diff, t_objects) =
+            (t("ledger_range"), t("ledgers"), t("diff"), t("objects"));
+        let (t_successor, t_ledger_transactions, t_transactions) =
+            (t("successor"), t("ledger_transactions"), t("transactions"));
         let p = |table: &str, cql: String| {
             conn.prepare(cql).map_err(|e| ClioError::Database {
                 location: conn.location.clone(),
@@ -407,56 +534,110 @@ impl ClioReader {
             s.set_page_size(SCAN_PAGE);
             Ok::<_, ClioError>(s)
         };
-        let st = Statements {
+        let mut st = Statements {
             range: p(
                 "ledger_range",
-                format!("SELECT is_latest, sequence FROM {ks}.ledger_range"),
+                format!("SELECT is_latest, sequence FROM {t_ledger_range}"),
             )?,
             header: p(
                 "ledgers",
-                format!("SELECT header FROM {ks}.ledgers WHERE sequence = ?"),
+                format!("SELECT header FROM {t_ledgers} WHERE sequence = ?"),
             )?,
-            diff: p("diff", format!("SELECT key FROM {ks}.diff WHERE seq = ?"))?,
+            diff: p("diff", format!("SELECT key FROM {t_diff} WHERE seq = ?"))?,
             object: p(
                 "objects",
                 format!(
-                    "SELECT object, sequence FROM {ks}.objects WHERE key = ? AND sequence <= ? \
+                    "SELECT object, sequence FROM {t_objects} WHERE key = ? AND sequence <= ? \
                      ORDER BY sequence DESC LIMIT 1"
                 ),
             )?,
             successor: p(
                 "successor",
                 format!(
-                    "SELECT next FROM {ks}.successor WHERE key = ? AND seq <= ? \
+                    "SELECT next FROM {t_successor} WHERE key = ? AND seq <= ? \
                      ORDER BY seq DESC LIMIT 1"
                 ),
             )?,
             ledger_txs: p(
                 "ledger_transactions",
-                format!("SELECT hash FROM {ks}.ledger_transactions WHERE ledger_sequence = ?"),
+                format!("SELECT hash FROM {t_ledger_transactions} WHERE ledger_sequence = ?"),
             )?,
             tx: p(
                 "transactions",
                 format!(
-                    "SELECT transaction, metadata, ledger_sequence FROM {ks}.transactions \
+                    "SELECT transaction, metadata, ledger_sequence FROM {t_transactions} \
                      WHERE hash = ?"
                 ),
             )?,
-            scan_objects_range: scan(
+            partition: None,
+            all_objects_range: scan(
                 "objects",
                 format!(
-                    "SELECT key, sequence, object FROM {ks}.objects \
+                    "SELECT key, sequence, object FROM {t_objects} \
+                     WHERE token(key) > ? AND token(key) <= ?"
+                ),
+            )?,
+            all_successors_range: scan(
+                "successor",
+                format!(
+                    "SELECT key, seq, next FROM {t_successor} \
+                     WHERE token(key) > ? AND token(key) <= ?"
+                ),
+            )?,
+        };
+        // The partition scans: prepared, and run once over an empty token
+        // range, so that a server that refuses them says so now.
+        let partition = || -> Result<PartitionScans, String> {
+            let mut scans = Vec::new();
+            for cql in [
+                format!(
+                    "SELECT key, sequence, object FROM {t_objects} \
                      WHERE token(key) > ? AND token(key) <= ? AND sequence <= ? \
                      PER PARTITION LIMIT 1 ALLOW FILTERING"
                 ),
-            )?,
-            scan_successors_range: scan(
-                "successor",
                 format!(
-                    "SELECT key, seq, next FROM {ks}.successor \
+                    "SELECT key, seq, next FROM {t_successor} \
                      WHERE token(key) > ? AND token(key) <= ? AND seq <= ? ALLOW FILTERING"
                 ),
-            )?,
+            ] {
+                let mut st = conn.prepare(cql)?;
+                st.set_page_size(SCAN_PAGE);
+                conn.runtime
+                    .block_on(conn.session.execute_unpaged(&st, (0i64, 0i64, 0i64)))
+                    .map_err(super::one_line)?;
+                scans.push(st);
+            }
+            let successors_range = scans.pop().ok_or("no statement")?;
+            let objects_range = scans.pop().ok_or("no statement")?;
+            Ok(PartitionScans {
+                objects_range,
+                successors_range,
+            })
+        };
+        let mut scan_note = None;
+        let mode = match opts.scan {
+            ScanMode::Partition => {
+                st.partition = Some(partition().map_err(|e| ClioError::Database {
+                    location: conn.location.clone(),
+                    what: format!(
+                        "--scan partition: the server refuses Clio's ledger-page scan: {e}"
+                    ),
+                })?);
+                ScanMode::Partition
+            }
+            ScanMode::Auto => match partition() {
+                Ok(p) => {
+                    st.partition = Some(p);
+                    ScanMode::Partition
+                }
+                Err(e) => {
+                    scan_note = Some(format!(
+                        "scan: objects (the server refuses the PER PARTITION LIMIT scan: {e})"
+                    ));
+                    ScanMode::Objects
+                }
+            },
+            other => other,
         };
         let sh = Arc::new(Shared {
             session: Arc::clone(&conn.session),
@@ -465,7 +646,36 @@ impl ClioReader {
             inflight: conn.opts.inflight,
             permits: Semaphore::new(conn.opts.inflight),
         });
-        Ok(ClioReader { conn, sh })
+        Ok(ClioReader {
+            conn,
+            sh,
+            not_checked,
+            scan: mode,
+            scan_note,
+        })
+    }
+
+    /// How a whole state is listed: the `--scan` asked for, or what
+    /// `auto` chose (never [`ScanMode::Auto`]).
+    pub fn scan_mode(&self) -> ScanMode {
+        self.scan
+    }
+
+    /// Why `auto` did not choose the partition scan, when it did not.
+    pub fn scan_note(&self) -> Option<&str> {
+        self.scan_note.as_deref()
+    }
+
+    /// The keyspace's tables under the prefix that `clio verify` does not
+    /// check (Clio's `account_tx`, NFT and MPT index tables, its
+    /// migrator's and cluster's bookkeeping), by name.
+    pub fn not_checked(&self) -> &[String] {
+        &self.not_checked
+    }
+
+    /// The table prefix (empty: none).
+    pub fn table_prefix(&self) -> &str {
+        &self.conn.prefix
     }
 
     /// `cassandra://HOST:PORT/KEYSPACE`.
@@ -601,6 +811,9 @@ impl ClioReader {
         successors: bool,
         f: &mut dyn FnMut(StateRow) -> Result<(), ClioError>,
     ) -> Result<(), ClioError> {
+        if self.scan == ScanMode::Successor {
+            return self.walk_state(seq, objects, successors, f);
+        }
         let ranges = token_ranges(SCAN_RANGES);
         let table = |objects: bool| {
             let sh = Arc::clone(&self.sh);
@@ -627,6 +840,79 @@ impl ClioReader {
             }
             Ok(())
         })
+    }
+
+    /// [`ClioReader::scan_state`] by [`ScanMode::Successor`]: the list
+    /// walked from `00…00` one hop at a time, each hop a `Successor` row
+    /// (the walk stops at a key without a row, at a `next` that is not a
+    /// key above it, and at `FF…FF`); with `objects`, each listed key's
+    /// newest object at or below `seq`, read in batches beside the walk.
+    fn walk_state(
+        &self,
+        seq: u32,
+        objects: bool,
+        successors: bool,
+        f: &mut dyn FnMut(StateRow) -> Result<(), ClioError>,
+    ) -> Result<(), ClioError> {
+        const BATCH: usize = 512;
+        const BATCHES: usize = 4;
+        type Batch = tokio::task::JoinHandle<Result<Vec<(Key, Option<(i64, Vec<u8>)>)>, ClioError>>;
+        let fail = |e: BoxError| {
+            self.conn.fail(
+                &format!("cannot walk the successor list at ledger {seq}"),
+                e,
+            )
+        };
+        let spawn = |keys: Vec<Key>| -> Batch {
+            let sh = Arc::clone(&self.sh);
+            self.conn.runtime.spawn(async move {
+                let found = sh.objects(&keys, seq).await?;
+                Ok(keys.into_iter().zip(found).collect())
+            })
+        };
+        let mut pending: VecDeque<Batch> = VecDeque::new();
+        let emit = |b: Batch, f: &mut dyn FnMut(StateRow) -> Result<(), ClioError>| {
+            let rows = self.block_on(b).map_err(|e| fail(Box::new(e)))??;
+            for (k, o) in rows {
+                if let Some((s, obj)) = o {
+                    f(StateRow::Object(k.0.to_vec(), s, obj))?;
+                }
+            }
+            Ok::<_, ClioError>(())
+        };
+        let mut key = FIRST_KEY;
+        let mut batch = Vec::new();
+        while let Some(next) = self.block_on(self.sh.hop(&key, seq)).map_err(fail)? {
+            if successors {
+                f(StateRow::Successor(
+                    key.0.to_vec(),
+                    seq_i64(seq),
+                    next.clone(),
+                ))?;
+            }
+            let Some(n) = key_of(&next).filter(|n| *n > key && *n != LAST_KEY) else {
+                break;
+            };
+            key = n;
+            if objects {
+                batch.push(n);
+                if batch.len() == BATCH {
+                    pending.push_back(spawn(std::mem::take(&mut batch)));
+                    while pending.len() > BATCHES {
+                        if let Some(b) = pending.pop_front() {
+                            emit(b, f)?;
+                        }
+                    }
+                }
+            }
+        }
+        if !batch.is_empty() {
+            pending.push_back(spawn(batch));
+        }
+        while let Some(b) = pending.pop_front() {
+            emit(b, f)?;
+        }
+        Ok(())
     }
 }
 

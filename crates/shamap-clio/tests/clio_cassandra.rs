@@ -5,11 +5,14 @@
 //! passes. Each test uses a keyspace of its own, dropped when it passes.
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_clio::{random_chain, read_verified, ChainShape, ClioReader, ClioVerifier, LedgerCheck};
+use shamap_clio::{
+    random_chain, read_verified, ChainShape, ClioReader, ClioVerifier, LedgerCheck, ReadOptions,
+    ScanMode, StateRow, Tables,
+};
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::cassandra_cluster::cluster;
-use crate::clio_ledgers::{ledger_38129, load};
+use crate::clio_ledgers::{ledger_38129, load, load_with};
 use crate::seed;
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
@@ -378,4 +381,186 @@ fn clio_verify_through_a_node_kill() {
         eprintln!("FAULTS clio verify resumed at {from} after the restart: {last} verified");
     }
     loader.drop_keyspace().expect("drop");
+}
+
+/// A prefixed keyspace with Clio 2.6's whole schema: read with the prefix
+/// (option or URL), every ledger verifies and the extra tables are named;
+/// read without it, the error lists what is there.
+#[test]
+fn a_prefixed_full_schema_keyspace_reads_and_verifies() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let chain = random_chain(
+        seed(404),
+        ChainShape {
+            first_seq: 7,
+            ledgers: 15,
+            initial_objects: 60,
+            changes: 5,
+            max_transactions: 2,
+        },
+    );
+    let u = url(&host, "prefix");
+    let loader = load_with(&u, "p9_", Tables::Full, &chain);
+    assert_eq!(
+        loader.table("objects"),
+        format!("{}.p9_objects", u.rsplit('/').next().expect("ks"))
+    );
+    let opts = ReadOptions {
+        table_prefix: Some("p9_".to_owned()),
+        ..ReadOptions::default()
+    };
+    for reader in [
+        ClioReader::open_with(&u, &opts).expect("open"),
+        ClioReader::open(&format!("{u}?table_prefix=p9_")).expect("open"),
+    ] {
+        assert_eq!(reader.table_prefix(), "p9_");
+        assert_eq!(reader.range().expect("range"), Some((7, 21)));
+        assert_eq!(reader.not_checked().len(), 8);
+        assert!(reader.not_checked().contains(&"p9_account_tx".to_owned()));
+        assert!(verify_range(&reader, 7, 21)
+            .iter()
+            .all(LedgerCheck::is_match));
+    }
+    let e = ClioReader::open(&u).expect_err("no tables without the prefix");
+    assert!(e.to_string().contains("p9_ledger_range"), "{e}");
+    loader.drop_keyspace().expect("drop");
+}
+
+/// The live objects at `seq` as a scan lists them (deletions left out),
+/// sorted.
+fn live_by_scan(reader: &ClioReader, seq: u32) -> Vec<(Vec<u8>, i64, Vec<u8>)> {
+    let mut rows = Vec::new();
+    reader
+        .scan_state(seq, true, false, &mut |r| {
+            if let StateRow::Object(k, s, o) = r {
+                if !o.is_empty() {
+                    rows.push((k, s, o));
+                }
+            }
+            Ok(())
+        })
+        .expect("scan");
+    rows.sort();
+    rows
+}
+
+/// Every scan mode lists the same live state at every ledger tried, each
+/// key's newest row at or below it; a verification from the middle built
+/// by each mode matches, and each audit finds a stray object row.
+#[test]
+fn every_scan_mode_lists_the_same_state() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let s = seed(515);
+    let chain = random_chain(
+        s,
+        ChainShape {
+            first_seq: 40,
+            ledgers: 25,
+            initial_objects: 150,
+            changes: 12,
+            max_transactions: 2,
+        },
+    );
+    let u = url(&host, "scans");
+    let loader = load(&u, &chain);
+    let open = |scan: ScanMode| {
+        ClioReader::open_with(
+            &u,
+            &ReadOptions {
+                scan,
+                ..ReadOptions::default()
+            },
+        )
+        .expect("open")
+    };
+    let modes = [ScanMode::Partition, ScanMode::Objects, ScanMode::Successor];
+    let readers: Vec<ClioReader> = modes.iter().map(|m| open(*m)).collect();
+    for (r, m) in readers.iter().zip(modes) {
+        assert_eq!(r.scan_mode(), m);
+        assert_eq!(r.scan_note(), None);
+    }
+    // Cassandra runs the partition scan: auto takes it.
+    assert_eq!(open(ScanMode::Auto).scan_mode(), ScanMode::Partition);
+    for seq in [40, 41, 52, 64] {
+        let want = live_by_scan(&readers[0], seq);
+        assert!(!want.is_empty());
+        for r in &readers[1..] {
+            assert_eq!(
+                live_by_scan(r, seq),
+                want,
+                "seed {s}, ledger {seq}, {:?}",
+                r.scan_mode()
+            );
+        }
+    }
+    // The live keys at the end are the loader's.
+    assert_eq!(live_by_scan(&readers[2], 64).len(), loader.live().len());
+    for r in &readers {
+        let checks = verify_range(r, 52, 64);
+        assert!(checks[0].full_build);
+        assert!(
+            checks.iter().all(LedgerCheck::is_match),
+            "seed {s}: {:?}",
+            r.scan_mode()
+        );
+    }
+    // A row written without its diff row, at ledger 60, of a key live then:
+    // every mode's audit names it.
+    let key = *loader.live().iter().next().expect("a live key");
+    let hex: String = key.0.iter().map(|b| format!("{b:02x}")).collect();
+    loader
+        .execute(&format!(
+            "INSERT INTO {} (key, sequence, object) VALUES (0x{hex}, 60, 0x0102)",
+            loader.table("objects")
+        ))
+        .expect("stray row");
+    for r in &readers {
+        let store = MemStore::new();
+        let opts = BackedOptions {
+            budget_bytes: usize::MAX / 8,
+            ..BackedOptions::default()
+        };
+        let mut v = ClioVerifier::new(r, &store, opts, false).expect("verifier");
+        v.prefetch_until(59);
+        for seq in 50..=59 {
+            assert!(v.verify(seq).expect("verify").is_match());
+        }
+        let _ = v.verify(60).expect("verify");
+        let found = v.audit().expect("audit");
+        assert!(
+            found.iter().any(|f| f.key == key && f.seq == 60),
+            "{:?}: {found:?}",
+            r.scan_mode()
+        );
+    }
+    loader.drop_keyspace().expect("drop");
+}
+
+/// Writes the `clio load` benchmark's source store (not run by default):
+/// a generated chain (`M_OBJ` objects, `M_LEDGERS` ledgers of `M_CHANGES`
+/// changes; default 100000, 100, 1000) as rippled's NuDB store with its
+/// `ledger.db`, in `M_STORE` (`scripts/clio-load-bench.sh` runs it).
+#[test]
+#[ignore = "writes the load benchmark's store: run by scripts/clio-load-bench.sh"]
+fn write_load_bench_store() {
+    let dir = std::env::var("M_STORE").expect("M_STORE");
+    let env = |k: &str, d: usize| std::env::var(k).map_or(d, |v| v.parse().expect("a number"));
+    let chain = random_chain(
+        1,
+        ChainShape {
+            first_seq: 1,
+            ledgers: env("M_LEDGERS", 100),
+            initial_objects: env("M_OBJ", 100_000),
+            changes: env("M_CHANGES", 1000),
+            max_transactions: 4,
+        },
+    );
+    let ledgers = crate::clio_ledgers::nudb_ledgers(&chain);
+    drop(chain);
+    let db = crate::clio_ledgers::nudb_store(std::path::Path::new(&dir), &ledgers);
+    eprintln!("wrote {} ledgers into {}", ledgers.len(), db.display());
 }

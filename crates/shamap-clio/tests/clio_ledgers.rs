@@ -1,9 +1,12 @@
 //! The Clio ledgers the Clio tests load into a cluster. Shared by the Clio
 //! crate's and the CLI's tests (the CLI's include this file by path).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use shamap_clio::{ClioLedger, ClioLoader};
+use shamap::{MapKind, ShaMap};
+use shamap_nudb_writer::{write_ledger_db, write_ledgers, Ledger, NudbOptions};
+
+use shamap_clio::{ClioLedger, ClioLoader, Tables};
 use shamap_ledger::dump;
 
 /// Ledger 38129 of the repository (state, transaction and header) as a
@@ -38,4 +41,52 @@ pub fn load(url: &str, chain: &[ClioLedger]) -> ClioLoader {
         l.load_next(x).expect("next ledger");
     }
     l
+}
+
+/// Loads `chain` into a fresh keyspace with table prefix `prefix` and
+/// `tables` of Clio's schema.
+pub fn load_with(url: &str, prefix: &str, tables: Tables, chain: &[ClioLedger]) -> ClioLoader {
+    let mut l = ClioLoader::create_fresh_with(url, Some(prefix), tables).expect("create");
+    l.load_initial(&chain[0]).expect("first ledger");
+    for x in &chain[1..] {
+        l.load_next(x).expect("next ledger");
+    }
+    l
+}
+
+/// The chain's ledgers as the NuDB test writer takes them: header and both
+/// maps, the state built up change by change.
+pub fn nudb_ledgers(chain: &[ClioLedger]) -> Vec<Ledger> {
+    let mut state = ShaMap::new(MapKind::AccountState);
+    chain
+        .iter()
+        .map(|l| {
+            for (k, v) in &l.objects {
+                if v.is_empty() {
+                    state.remove(k).expect("a live key");
+                } else {
+                    state.upsert(*k, v).expect("upsert");
+                }
+            }
+            let mut tx = ShaMap::new(MapKind::TransactionWithMeta);
+            for (t, m) in &l.transactions {
+                let (k, v) = shamap::xrpl::tx::tx_with_meta_item(t, m).expect("item");
+                tx.insert(k, &v).expect("insert");
+            }
+            let header = l.header.expect("header");
+            let (state, tx) = (state.snapshot(), tx.snapshot());
+            assert_eq!(state.root_hash(), header.account_hash);
+            assert_eq!(tx.root_hash(), header.transaction_hash);
+            Ledger { header, state, tx }
+        })
+        .collect()
+}
+
+/// A NuDB store of `ledgers` with its `ledger.db`, in `dir`.
+pub fn nudb_store(dir: &Path, ledgers: &[Ledger]) -> PathBuf {
+    let db = dir.join("nudb");
+    write_ledgers(&db, NudbOptions::default(), ledgers).expect("write");
+    let headers: Vec<_> = ledgers.iter().map(|l| l.header).collect();
+    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
+    db
 }

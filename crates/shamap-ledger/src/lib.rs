@@ -44,6 +44,7 @@ pub mod ledger_dump;
 pub mod map_stats;
 pub mod pages;
 pub mod response;
+pub mod result_code;
 pub mod verify;
 
 pub use dump::parse;

@@ -14,6 +14,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use rand::{Rng, SeedableRng};
+use shamap::xrpl::skip_list::{long_key, short_key, SkipList};
 use shamap::xrpl::{tx_with_meta_item, HashPrefix, LedgerHeader};
 use shamap::{Hash256, Key, MapKind, ShaMap, Snapshot};
 
@@ -119,9 +120,26 @@ impl Ledger {
     /// one removed, `txs` synthetic transactions with metadata, the header
     /// chained (`parent_hash`, close times, coins burnt as fees).
     pub fn successor(&self, changes: usize, txs: usize, seed: u64) -> Ledger {
+        self.next(changes, txs, seed, false)
+    }
+
+    /// [`Ledger::successor`] that also keeps the skip lists as rippled does
+    /// (`Ledger::updateSkipList`): the parent's hash appended to the short
+    /// list (the oldest dropped past 256) and, when the parent's sequence is
+    /// a multiple of 256, to its group's long list.
+    pub fn successor_with_skip_lists(&self, changes: usize, txs: usize, seed: u64) -> Ledger {
+        self.next(changes, txs, seed, true)
+    }
+
+    fn next(&self, changes: usize, txs: usize, seed: u64, skip_lists: bool) -> Ledger {
         let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
         let mut state = self.state.to_map();
-        let keys: Vec<Key> = state.iter().map(|(k, _)| *k).collect();
+        // With skip lists, the lists are rippled's to change, not noise's.
+        let keys: Vec<Key> = state
+            .iter()
+            .filter(|(_, d)| !(skip_lists && d.starts_with(&[0x11, 0x00, 0x68])))
+            .map(|(k, _)| *k)
+            .collect();
         for _ in 0..changes.min(keys.len()) {
             let k = keys[rng.gen_range(0..keys.len())];
             let mut data = state.get(&k).map(<[u8]>::to_vec).unwrap_or_default();
@@ -149,6 +167,13 @@ impl Ledger {
             let (k, v) = tx_with_meta_item(&blob, &meta).expect("short blobs encode");
             tx.insert(k, &v).expect("fresh random key");
         }
+        if skip_lists {
+            let (prev, parent) = (self.header.seq, self.header.hash());
+            if prev % 256 == 0 {
+                append_skip(&mut state, long_key(prev), prev, parent, false);
+            }
+            append_skip(&mut state, short_key(), prev, parent, true);
+        }
         let (state, tx) = (state.snapshot(), tx.snapshot());
         let p = &self.header;
         let header = LedgerHeader {
@@ -166,14 +191,52 @@ impl Ledger {
     }
 }
 
+/// Appends `parent` (the hash of ledger `prev`) to the skip list at `key`,
+/// creating it; a short list keeps its newest 256 entries.
+fn append_skip(state: &mut ShaMap, key: Key, prev: u32, parent: Hash256, short: bool) {
+    let mut list = state
+        .get(&key)
+        .map(|d| SkipList::decode(d).expect("the skip lists this writer keeps decode"))
+        .unwrap_or(SkipList {
+            last_seq: prev,
+            hashes: Vec::new(),
+        });
+    if short && list.hashes.len() == 256 {
+        list.hashes.remove(0);
+    }
+    list.hashes.push(parent);
+    list.last_seq = prev;
+    state
+        .upsert(key, &list.encode())
+        .expect("a skip list is a valid item");
+}
+
+/// `base` and `count` successors of it, as rippled chains them: each
+/// changing a few state entries, carrying a few transactions, and keeping
+/// the skip lists ([`Ledger::successor_with_skip_lists`]).
+pub fn skip_list_history(base: Ledger, count: usize, seed: u64) -> Vec<Ledger> {
+    chain(base, count, seed, Ledger::successor_with_skip_lists)
+}
+
 /// `base` and `count` successors of it, each changing a few state entries
 /// and carrying a few transactions: a history whose ledgers share most of
 /// their state nodes.
 pub fn history(base: Ledger, count: usize, seed: u64) -> Vec<Ledger> {
+    chain(base, count, seed, Ledger::successor)
+}
+
+/// `base` and `count` ledgers after it, each made from the one before by
+/// `next(ledger, 8 changes, 3 transactions, seed + i)`.
+fn chain(
+    base: Ledger,
+    count: usize,
+    seed: u64,
+    next: fn(&Ledger, usize, usize, u64) -> Ledger,
+) -> Vec<Ledger> {
     let mut out = vec![base];
     for i in 0..count {
-        let next = out[i].successor(8, 3, seed.wrapping_add(i as u64));
-        out.push(next);
+        let l = next(&out[i], 8, 3, seed.wrapping_add(i as u64));
+        out.push(l);
     }
     out
 }

@@ -34,7 +34,7 @@ pub mod writer;
 
 pub use codec::{CodecPolicy, CodecType};
 pub use ledgers::{
-    history, write_ledger, write_ledger_db, write_ledgers, write_rotated, write_state_db, Ledger,
-    Rotated, WalLedgerDb, ROTATED_NAMES,
+    history, skip_list_history, write_ledger, write_ledger_db, write_ledgers, write_rotated,
+    write_state_db, Ledger, Rotated, WalLedgerDb, ROTATED_NAMES,
 };
 pub use writer::{Interrupt, NudbOptions, NudbWriter, RecordInfo, WriteError, Written};

@@ -30,9 +30,11 @@ use shamap::Hash256;
 use crate::backend::nudb::{self, AuditReport};
 use crate::error::StoreError;
 pub use crate::findings::{DamagedNode, Only};
+use crate::map::authenticate::{authenticate, Authentication, StoreLedgers, Verdict};
 use crate::map::{ledger, verify::verify_all};
 use crate::meta;
 use crate::open::Opened;
+use crate::store::NodeStore;
 
 /// `n` and the noun for it: `one` for 1, else `many` ("1 problem", "2
 /// problems"): the counts of every audit report's text (the store's, the
@@ -55,6 +57,9 @@ pub struct AuditOptions {
     /// rippled's `ledger.db` to read beside a NuDB store (none: the one
     /// found beside it, if any).
     pub ledger_db: Option<PathBuf>,
+    /// A trusted ledger hash: every root found is then authenticated from
+    /// it or not ([`crate::map::authenticate`]); none: nothing is.
+    pub anchor: Option<Hash256>,
 }
 
 /// One root audited: a ledger (header and both maps) or a map root.
@@ -152,6 +157,8 @@ pub struct StoreAudit {
     pub nodes: Vec<DamagedNode>,
     /// What the reader noticed on the way.
     pub notes: Vec<String>,
+    /// With an anchor: each root's verdict ([`crate::map::authenticate`]).
+    pub authentication: Option<Authentication>,
 }
 
 /// Audits the store at `location` (see the module docs); `progress` gets
@@ -187,6 +194,9 @@ pub fn audit(
         report
             .notes
             .insert(0, format!("read: {}", s.layout().describe()));
+        if let Some(anchor) = &opts.anchor {
+            report.authenticate(&s, anchor);
+        }
         return Ok(report);
     }
     if let Some(l) = &opts.ledger_db {
@@ -268,7 +278,7 @@ pub fn audit(
         bytes: a.log_bytes,
         acknowledged_batch: a.acknowledged,
     });
-    Ok(StoreAudit {
+    let mut report = StoreAudit {
         db,
         store: backend_name(&opened),
         roots_from: "the roots the store retains".to_owned(),
@@ -278,7 +288,12 @@ pub fn audit(
         roots: audited,
         nodes: Vec::new(),
         notes: Vec::new(),
-    })
+        authentication: None,
+    };
+    if let Some(anchor) = &opts.anchor {
+        report.authenticate(store, anchor);
+    }
+    Ok(report)
 }
 
 /// The name of `opened`'s backend, as reports give it.
@@ -349,10 +364,93 @@ fn from_nudb(db: String, r: AuditReport) -> StoreAudit {
         roots,
         nodes,
         notes: r.notes,
+        authentication: None,
     }
 }
 
 impl StoreAudit {
+    /// Authenticates every root from `anchor` (see [`crate::map::authenticate`]).
+    pub fn authenticate(&mut self, store: &dyn NodeStore, anchor: &Hash256) {
+        let found: Vec<(Option<u32>, Hash256)> =
+            self.roots.iter().map(|r| (r.seq, r.root)).collect();
+        let a = authenticate(&StoreLedgers(store), anchor, &found);
+        self.notes.push(format!(
+            "anchor {anchor}: {} ledger headers and their skip lists read, {} ledger hashes authenticated",
+            a.ledgers_read,
+            a.known.len()
+        ));
+        self.notes.extend(a.notes.iter().cloned());
+        self.authentication = Some(a);
+        self.reattribute_forged_parents();
+    }
+
+    /// A parent link that names another ledger than the one found at the
+    /// sequence before is, without an anchor, damage to the child. When the
+    /// child is authenticated and every ledger found at that sequence is
+    /// forged, the child is right and the forged ledger is the fault, which
+    /// its verdict already names: the child's problem is withdrawn (noted).
+    fn reattribute_forged_parents(&mut self) {
+        const PARENT_LINK: &str = "its parent_hash is ";
+        let mut withdrawn = Vec::new();
+        for i in 0..self.roots.len() {
+            let r = &self.roots[i];
+            let (Some(seq), true) = (r.seq, r.problems > 0) else {
+                continue;
+            };
+            if !self.verdict(&r.root).is_some_and(Verdict::is_authenticated) {
+                continue;
+            }
+            let before: Vec<&AuditedRoot> = self
+                .roots
+                .iter()
+                .filter(|p| p.seq == Some(seq.wrapping_sub(1)))
+                .collect();
+            let all_forged = !before.is_empty()
+                && before
+                    .iter()
+                    .all(|p| matches!(self.verdict(&p.root), Some(Verdict::Forged { .. })));
+            if !all_forged {
+                continue;
+            }
+            let root = r.root;
+            let Some(n) = self
+                .nodes
+                .iter()
+                .position(|n| n.key == root && n.what.starts_with(PARENT_LINK))
+            else {
+                continue;
+            };
+            let what = self.nodes.remove(n).what;
+            let r = &mut self.roots[i];
+            r.problems -= 1;
+            if r.problems == 0 {
+                r.error = None;
+                r.headers = 1;
+            }
+            withdrawn.push(format!(
+                "ledger {seq} {root}: {what}: the ledger found before it is forged, its own parent link is the validated one (not counted as damage)"
+            ));
+        }
+        self.notes.extend(withdrawn);
+    }
+
+    /// The verdict on a root, when an anchor was given.
+    pub fn verdict(&self, root: &Hash256) -> Option<&Verdict> {
+        self.authentication
+            .as_ref()
+            .and_then(|a| a.verdicts.get(root))
+    }
+
+    /// With an anchor: true when every root is authenticated. Without: false
+    /// (nothing is authenticated without an anchor).
+    pub fn all_authenticated(&self) -> bool {
+        self.authentication.is_some()
+            && self
+                .roots
+                .iter()
+                .all(|r| self.verdict(&r.root).is_some_and(Verdict::is_authenticated))
+    }
+
     /// True when no damage was found and every root is whole.
     pub fn is_whole(&self) -> bool {
         self.damage_count == 0 && self.roots.iter().all(AuditedRoot::is_whole)
@@ -367,6 +465,9 @@ impl StoreAudit {
             "damage_count": self.damage_count,
             "notes": self.notes,
         });
+        if self.authentication.is_some() {
+            v["authenticated"] = Value::Bool(self.all_authenticated());
+        }
         match &self.files {
             FilesRead::None => {}
             FilesRead::Log {
@@ -408,7 +509,16 @@ impl StoreAudit {
         })
     }
 
-    fn root_json(r: &AuditedRoot) -> Value {
+    fn root_json(&self, r: &AuditedRoot) -> Value {
+        let mut v = Self::root_fields(r);
+        if let Some(verdict) = self.verdict(&r.root) {
+            v["authenticated"] = Value::Bool(verdict.is_authenticated());
+            v["authentication"] = Value::String(verdict.describe());
+        }
+        v
+    }
+
+    fn root_fields(r: &AuditedRoot) -> Value {
         json!({
             "root": r.root.to_hex(),
             "seq": r.seq,
@@ -439,7 +549,7 @@ impl StoreAudit {
     pub fn to_json(&self) -> Value {
         let mut v = self.head_json();
         v["damage"] = self.damage.iter().map(Self::damage_json).collect();
-        v["roots"] = self.roots.iter().map(Self::root_json).collect();
+        v["roots"] = self.roots.iter().map(|r| self.root_json(r)).collect();
         v["nodes"] = self.nodes.iter().map(Self::node_json).collect();
         v
     }
@@ -481,7 +591,7 @@ impl StoreAudit {
         list(
             w,
             "roots",
-            &mut self.roots.iter().map(Self::root_json),
+            &mut self.roots.iter().map(|r| self.root_json(r)),
             false,
         )?;
         list(
@@ -558,7 +668,14 @@ impl StoreAudit {
             );
         }
         for r in &self.roots {
-            let _ = writeln!(out, "{}", root_line(r));
+            match self.verdict(&r.root) {
+                Some(v) => {
+                    let _ = writeln!(out, "{}; {}", root_line(r), v.describe());
+                }
+                None => {
+                    let _ = writeln!(out, "{}", root_line(r));
+                }
+            }
         }
         for n in &self.nodes {
             let roots: Vec<String> = n

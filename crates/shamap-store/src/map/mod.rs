@@ -18,6 +18,7 @@
 //! are `crate::node_id`, beside the traits: the NuDB audit runs them too.
 
 pub mod audit;
+pub mod authenticate;
 pub mod backed;
 pub mod diff;
 pub(crate) mod fetch;

@@ -5,8 +5,10 @@
 //! re-exported here). Reading the JSON that rippled and Clio emit is the
 //! `shamap-ledger` crate's work.
 
+pub mod fields;
 pub mod ledger;
 pub mod prefix;
+pub mod skip_list;
 pub mod tx;
 pub mod vl;
 pub mod wire;

@@ -331,7 +331,10 @@ fn audit_view(
         })
     };
     let mut whole_before = Visited::new();
-    let mut headers: HashMap<u32, Hash256> = HashMap::new();
+    // Every header found at each sequence: a store may hold more than one
+    // ledger of a sequence (rippled keeps ledgers it built that were not
+    // validated); a parent link holds when it names one of them.
+    let mut headers: HashMap<u32, Vec<Hash256>> = HashMap::new();
     let mut parents: Vec<(usize, u32, Hash256)> = Vec::new();
     for t in &targets {
         let mut problems = Vec::new();
@@ -339,7 +342,7 @@ fn audit_view(
         let header = ledger_header(store, t, &mut problems);
         let mut visited = Visited::new();
         if let Some(h) = &header {
-            headers.insert(h.seq, t.hash);
+            headers.entry(h.seq).or_default().push(t.hash);
             if h.seq > 0 {
                 parents.push((report.ledgers.len(), h.seq - 1, h.parent_hash));
             }
@@ -375,7 +378,12 @@ fn audit_view(
     }
     for (i, prev_seq, parent) in parents {
         if let Some(prev) = headers.get(&prev_seq) {
-            if *prev != parent {
+            if !prev.contains(&parent) {
+                let prev = prev
+                    .iter()
+                    .map(Hash256::to_hex)
+                    .collect::<Vec<_>>()
+                    .join(", ");
                 let l = &mut report.ledgers[i];
                 l.problem_count += 1;
                 l.problems.push(NodeProblem {

@@ -12,11 +12,23 @@ use shamap::Hash256;
 use hashbrown::HashMap;
 
 use super::dat_file::DatFile;
-use super::key_file::{Bucket, Entry, KeyHeader, RawBucket, KEY_HEADER_LEN};
+use super::key_file::{
+    Bucket, Entry, KeyHeader, RawBucket, BUCKET_HEAD_LEN, ENTRY_LEN, KEY_HEADER_LEN,
+};
 use super::log_file::{read_log, FileStamp, LogState};
 
 /// rippled's appnum (`NuDBFactory.cpp`: `currentType`).
 pub const RIPPLED_APPNUM: u64 = 1;
+
+/// Bytes of a bucket read first: its head and 128 entries, a little more
+/// than a half-full bucket of NuDB's usual 4 KiB block (NuDB splits buckets
+/// at a load factor of one half).
+const FIRST_BUCKET_READ: usize = BUCKET_HEAD_LEN + 128 * ENTRY_LEN;
+
+thread_local! {
+    /// The buffer buckets are read into, one per thread (no allocation per lookup).
+    static BUCKET_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 /// rippled's key size (a 256-bit hash).
 pub const RIPPLED_KEY_SIZE: u16 = 32;
 
@@ -270,22 +282,44 @@ impl NudbDir {
         }
         let kh = &self.key_header;
         let at = kh.bucket_offset(n);
-        let mut b = vec![0u8; kh.bucket_len()];
-        if n >= kh.buckets || at + b.len() as u64 > self.key_len {
+        let len = kh.bucket_len();
+        if n >= kh.buckets || at + len as u64 > self.key_len {
             return Err(format!(
                 "{}: bucket {n} at byte {at} lies past the end of the file ({} bytes)",
                 self.key_path.display(),
                 self.key_len
             ));
         }
-        self.key.read_exact_at(&mut b, at).map_err(|e| {
+        let failed = |e: std::io::Error| {
             format!(
                 "{}: reading bucket {n} at byte {at}: {e}",
                 self.key_path.display()
             )
-        })?;
-        RawBucket::parse(&b, kh.capacity)
-            .map_err(|e| format!("{}: bucket {n} at byte {at}: {e}", self.key_path.display()))
+        };
+        // A bucket is read only as far as its entries go: first a prefix
+        // that holds a half-full bucket of the usual block size, then the
+        // rest when its count says there is more. (A whole 4 KiB block per
+        // lookup was most of the walk's copying at 10M entries.)
+        BUCKET_BUF.with(|buf| {
+            let mut b = buf.borrow_mut();
+            b.resize(len, 0);
+            let first = len.min(FIRST_BUCKET_READ);
+            self.key
+                .read_exact_at(&mut b[..first], at)
+                .map_err(failed)?;
+            let count = usize::from(u16::from_be_bytes([b[0], b[1]]));
+            let need = BUCKET_HEAD_LEN + count * ENTRY_LEN;
+            let upto = if need > first && need <= len {
+                self.key
+                    .read_exact_at(&mut b[first..need], at + first as u64)
+                    .map_err(failed)?;
+                need
+            } else {
+                first
+            };
+            RawBucket::parse(&b[..upto], kh.capacity)
+                .map_err(|e| format!("{}: bucket {n} at byte {at}: {e}", self.key_path.display()))
+        })
     }
 
     /// Reads `count` buckets from bucket `first` on, in one read of the key

@@ -1,0 +1,613 @@
+//! `shamap clio load` against a real Cassandra named by `SHAMAP_CASSANDRA`
+//! (`scripts/cassandra.sh start`): a generated chain written into rippled's
+//! NuDB format (with its `ledger.db`) by the test writer, and into a node
+//! log, is loaded into a prefixed keyspace; `clio verify` passes over it and
+//! every row of Clio's core tables equals what the tests' loader
+//! (`shamap_clio::ClioLoader`, written from the same ledgers) writes. A run
+//! SIGKILLed mid-load resumes; a ledger that does not verify is refused in
+//! one line with nothing of it written. Without a cluster each test skips.
+
+use std::path::{Path, PathBuf};
+
+use std::time::Duration;
+
+use shamap_clio::{random_chain, table_rows, ChainShape, CORE_TABLES};
+use shamap_nudb_writer::{write_ledger_db, write_ledgers, Ledger, NudbOptions};
+
+use crate::cassandra_cluster::cluster;
+use crate::clio_ledgers::{load, nudb_ledgers, nudb_store};
+use crate::support::{assert_contains, one_error_line, shamap, shamap_within, Run};
+
+fn url(host: &str, name: &str) -> String {
+    format!("cassandra://{host}/cli_load_{name}_{}", std::process::id())
+}
+
+const SHAPE: ChainShape = ChainShape {
+    first_seq: 300,
+    ledgers: 40,
+    initial_objects: 120,
+    changes: 10,
+    max_transactions: 3,
+};
+
+/// A node log of `ledgers`, in `dir`.
+fn node_log(dir: &Path, ledgers: &[Ledger]) -> PathBuf {
+    let db = dir.join("log");
+    let store = shamap_store::LogStore::open(&db).expect("node log");
+    for l in ledgers {
+        shamap_store::import_ledger(
+            &store,
+            &format!("ledger-{}", l.header.seq),
+            Some(&l.state),
+            Some(&l.tx),
+            Some(&l.header),
+            &mut |_| {},
+        )
+        .expect("import");
+    }
+    db
+}
+
+fn clio_load(from: &Path, db: &str, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "clio",
+        "load",
+        "--from",
+        from.to_str().expect("utf-8"),
+        "--db",
+        db,
+    ];
+    args.extend_from_slice(extra);
+    shamap_within(args, None, Duration::from_secs(300))
+}
+
+/// Every core table of `a` (prefix `pa`) equals `b`'s (prefix `pb`).
+fn same_rows(a: &str, pa: &str, b: &str, pb: &str) {
+    for t in CORE_TABLES {
+        let ra = table_rows(a, Some(pa), t).expect("rows");
+        let rb = table_rows(b, Some(pb), t).expect("rows");
+        assert!(!ra.is_empty(), "{t}");
+        assert_eq!(ra.len(), rb.len(), "table {t}");
+        assert!(ra == rb, "table {t}: the rows differ");
+    }
+}
+
+#[test]
+fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let chain = random_chain(21, SHAPE);
+    let ledgers = nudb_ledgers(&chain);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nudb = nudb_store(dir.path(), &ledgers);
+    let log = node_log(dir.path(), &ledgers);
+    let reference = url(&host, "reference");
+    let loader = load(&reference, &chain);
+
+    // From NuDB, into a new prefixed keyspace, in two runs (the second
+    // extends the first).
+    let u = url(&host, "nudb");
+    let r = clio_load(
+        &nudb,
+        &u,
+        &["--table-prefix", "c_", "--ledgers", "300..319"],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_contains(&r.stdout, "created Clio's schema in ");
+    assert_contains(&r.stdout, "wrote 20 ledgers (");
+    assert_contains(&r.stdout, " rows, ");
+    assert_contains(&r.stdout, "ledger_range 300..319 (was empty)");
+    let r = clio_load(
+        &nudb,
+        &u,
+        &["--table-prefix", "c_", "--ledgers", "310..339"],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_contains(&r.stdout, "wrote 20 ledgers (");
+    assert_contains(&r.stdout, " rows, ");
+    assert_contains(&r.stdout, "ledger_range 300..339 (was 300..319)");
+    let r = clio_load(
+        &nudb,
+        &u,
+        &["--table-prefix", "c_", "--ledgers", "320..330"],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_contains(&r.stdout, "nothing to write");
+    same_rows(&u, "c_", &reference, "");
+    // account_tx: one row per transaction and account its metadata names.
+    let want: usize = chain
+        .iter()
+        .flat_map(|l| &l.transactions)
+        .map(|(_, m)| {
+            shamap_clio::etl::meta::affected_accounts(m)
+                .expect("meta")
+                .1
+                .len()
+        })
+        .sum();
+    assert!(want > 0);
+    assert_eq!(
+        table_rows(&u, Some("c_"), "account_tx")
+            .expect("rows")
+            .len(),
+        want
+    );
+    let r = shamap(["clio", "verify", "--db", &u, "--table-prefix", "c_"], None);
+    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
+    // An account_tx row lost is found and written again by `clio repair`.
+    let (seq, meta) = chain
+        .iter()
+        .skip(1)
+        .find_map(|l| {
+            l.transactions
+                .first()
+                .map(|(_, m)| (l.header.expect("h").seq, m.clone()))
+        })
+        .expect("a transaction after the first ledger");
+    let (index, accounts) = shamap_clio::etl::meta::affected_accounts(&meta).expect("meta");
+    let account = accounts.iter().next().expect("an account");
+    let ks = u.rsplit('/').next().expect("ks");
+    let account_hex: String = account.iter().map(|b| format!("{b:02x}")).collect();
+    shamap_clio::ClioLoader::connect(&format!("{u}?table_prefix=c_"))
+        .expect("connect")
+        .execute(&format!(
+            "DELETE FROM {ks}.c_account_tx WHERE account = 0x{account_hex} AND seq_idx = ({seq}, {index})"
+        ))
+        .expect("delete");
+    let s = seq.to_string();
+    let r = shamap(
+        [
+            "clio",
+            "repair",
+            "--from",
+            nudb.to_str().expect("utf-8"),
+            "--db",
+            &u,
+            "--table-prefix",
+            "c_",
+            "--ledger",
+            &s,
+        ],
+        None,
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        r.stdout.lines().next(),
+        Some(
+            format!(
+                "ledger {seq}: account_tx {} {seq}/{index}: missing, written",
+                account_hex.to_uppercase()
+            )
+            .as_str()
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.ends_with(": 1 row changed\n"), "{}", r.stdout);
+    assert_eq!(
+        table_rows(&u, Some("c_"), "account_tx")
+            .expect("rows")
+            .len(),
+        want
+    );
+
+    // From the node log, in one run.
+    let u2 = url(&host, "log");
+    let r = clio_load(
+        &log,
+        &format!("{u2}?table_prefix=n_"),
+        &["--ledgers", "300..339"],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    same_rows(&u2, "n_", &reference, "");
+
+    // Refusals, one line each: a gap, a start before the range, another
+    // chain, a ledger the store does not have.
+    let e = one_error_line(
+        &clio_load(
+            &nudb,
+            &u,
+            &["--table-prefix", "c_", "--ledgers", "341..345"],
+        ),
+        2,
+    );
+    assert_contains(&e, "would leave a gap after the keyspace's range 300..339");
+    let e = one_error_line(
+        &clio_load(
+            &nudb,
+            &u,
+            &["--table-prefix", "c_", "--ledgers", "299..345"],
+        ),
+        2,
+    );
+    assert_contains(&e, "start before the keyspace's range 300..339");
+    let e = one_error_line(
+        &clio_load(
+            &nudb,
+            &u,
+            &["--table-prefix", "c_", "--ledgers", "340..345"],
+        ),
+        2,
+    );
+    assert_contains(
+        &e,
+        "ledger 340: in the source store: no such ledger (it lists ledgers 300 to 339)",
+    );
+    let other = random_chain(22, SHAPE);
+    let other_dir = tempfile::tempdir().expect("tempdir");
+    let other_db = nudb_store(other_dir.path(), &nudb_ledgers(&other));
+    let e = one_error_line(
+        &clio_load(
+            &other_db,
+            &u,
+            &["--table-prefix", "c_", "--ledgers", "339..340"],
+        ),
+        2,
+    );
+    assert_contains(&e, "ledger 339: in the source store: its hash is ");
+    assert_contains(&e, "another chain");
+    for k in [&u, &u2] {
+        shamap_clio::ClioLoader::create_fresh(k)
+            .expect("reconnect")
+            .drop_keyspace()
+            .expect("drop");
+    }
+    loader.drop_keyspace().expect("drop");
+}
+
+/// A ledger whose state node is damaged in the store is refused in one
+/// line naming it; the ledgers before it are written, nothing of it is, and
+/// the range ends before it.
+#[test]
+fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let chain = random_chain(23, SHAPE);
+    let ledgers = nudb_ledgers(&chain);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("nudb");
+    let written = write_ledgers(&db, NudbOptions::default(), &ledgers).expect("write");
+    let headers: Vec<_> = ledgers.iter().map(|l| l.header).collect();
+    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
+    // A state node that ledger 310 adds (the first it adds: its root).
+    let mut seen = std::collections::HashSet::new();
+    for l in &ledgers[..10] {
+        l.objects_new_to(&mut seen, &mut |_, _| {});
+    }
+    let bad = ledgers[10].state.root_hash();
+    assert!(!seen.contains(&bad));
+    let size = written.record(&bad.0).expect("a record").size;
+    shamap_nudb_writer::faults::flip_value_byte(&written, &bad.0, size / 2).expect("flip");
+    let u = url(&host, "damaged");
+    let r = clio_load(&db, &u, &["--ledgers", "300..320"]);
+    let e = one_error_line(&r, 2);
+    assert!(
+        e.starts_with("error: ledger 310: in the source store: "),
+        "{e}"
+    );
+    let rows = |t: &str| table_rows(&u, None, t).expect("rows");
+    assert_eq!(
+        rows("ledger_range"),
+        vec![
+            "[Some(Boolean(false)), Some(BigInt(300))]",
+            "[Some(Boolean(true)), Some(BigInt(309))]"
+        ]
+    );
+    assert!(rows("ledgers").iter().all(|r| !r.contains("BigInt(310)")));
+    assert!(rows("diff")
+        .iter()
+        .all(|r| !r.starts_with("[Some(BigInt(310))")));
+    assert!(rows("ledger_transactions")
+        .iter()
+        .all(|r| !r.starts_with("[Some(BigInt(310))")));
+    assert!(rows("objects")
+        .iter()
+        .all(|r| !r.contains("Some(BigInt(310))")));
+    let r = shamap(["clio", "verify", "--db", &u], None);
+    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    shamap_clio::ClioLoader::create_fresh(&u)
+        .expect("reconnect")
+        .drop_keyspace()
+        .expect("drop");
+}
+
+/// `clio load` SIGKILLed part way resumes: run again, it writes the ledger
+/// it was in again and goes on; the keyspace then equals the tests'
+/// loader's, row for row.
+#[test]
+fn a_load_killed_mid_way_resumes() {
+    use std::process::{Command, Stdio};
+    let Some(host) = cluster() else {
+        return;
+    };
+    let shape = ChainShape {
+        first_seq: 1000,
+        ledgers: 400,
+        initial_objects: 300,
+        changes: 40,
+        max_transactions: 4,
+    };
+    let chain = random_chain(24, shape);
+    let ledgers = nudb_ledgers(&chain);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nudb = nudb_store(dir.path(), &ledgers);
+    let u = url(&host, "killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shamap"))
+        .args([
+            "clio",
+            "load",
+            "--db",
+            &u,
+            "--table-prefix",
+            "k_",
+            "--ledgers",
+            "1000..1399",
+            "--from",
+        ])
+        .arg(&nudb)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start");
+    // Killed once a few ledgers are in.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let mut last = 0;
+    while last < 1020 {
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "finished before the kill"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+        last = table_rows(&u, Some("k_"), "ledger_range")
+            .unwrap_or_default()
+            .iter()
+            .find_map(|r| {
+                r.strip_prefix("[Some(Boolean(true)), Some(BigInt(")
+                    .and_then(|x| x.strip_suffix("))]"))
+                    .and_then(|x| x.parse().ok())
+            })
+            .unwrap_or(0);
+    }
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let r = clio_load(
+        &nudb,
+        &u,
+        &["--table-prefix", "k_", "--ledgers", "1000..1399"],
+    );
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_contains(&r.stdout, "ledger_range 1000..1399 (was 1000..");
+    let reference = url(&host, "killedref");
+    let loader = load(&reference, &chain);
+    same_rows(&u, "k_", &reference, "");
+    shamap_clio::ClioLoader::create_fresh(&u)
+        .expect("reconnect")
+        .drop_keyspace()
+        .expect("drop");
+    loader.drop_keyspace().expect("drop");
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Every fault class `clio verify`'s fault tests plant, planted at one
+/// ledger k of a keyspace the tests' loader wrote (and a missing diff row
+/// at k + 2): `clio verify` fails, `clio repair --dry-run` lists each row
+/// and changes nothing, `clio repair --from-ledger k` mends them, printing
+/// each, after which `clio verify` passes and every row equals an undamaged
+/// copy's.
+#[test]
+fn repair_mends_each_fault_class() {
+    use std::collections::BTreeSet;
+    use std::ops::Bound::{Excluded, Unbounded};
+    let Some(host) = cluster() else {
+        return;
+    };
+    let shape = ChainShape {
+        first_seq: 100,
+        ledgers: 12,
+        initial_objects: 40,
+        changes: 6,
+        max_transactions: 3,
+    };
+    let chain = random_chain(5, shape);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nudb = nudb_store(dir.path(), &nudb_ledgers(&chain));
+    // Ledger k: one with a created key, a modified key and a transaction.
+    let mut live: BTreeSet<shamap::Key> = BTreeSet::new();
+    let mut found = None;
+    for l in &chain {
+        let seq = l.header.expect("h").seq;
+        let before = live.clone();
+        let (mut created, mut modified) = (Vec::new(), Vec::new());
+        for (k, v) in &l.objects {
+            if v.is_empty() {
+                live.remove(k);
+            } else if live.insert(*k) {
+                created.push(*k);
+            } else {
+                modified.push(*k);
+            }
+        }
+        if found.is_none()
+            && (103..=108).contains(&seq)
+            && !created.is_empty()
+            && !modified.is_empty()
+            && !l.transactions.is_empty()
+        {
+            found = Some((seq, created[0], modified[0], before, live.clone()));
+        }
+    }
+    let (k, created, modified, before, after) = found.expect("a ledger to damage");
+    let lk = &chain[(k - 100) as usize];
+    let touched: BTreeSet<shamap::Key> = chain[(k - 100) as usize..]
+        .iter()
+        .flat_map(|l| l.objects.iter().map(|(x, _)| *x))
+        .collect();
+    let stray = *before
+        .iter()
+        .find(|x| !touched.contains(x))
+        .expect("an unchanged key");
+    let pred = after
+        .range(..created)
+        .next_back()
+        .copied()
+        .unwrap_or(shamap::Key([0; 32]));
+    let past = after
+        .range((Excluded(created), Unbounded))
+        .next()
+        .copied()
+        .unwrap_or(shamap::Key([0xFF; 32]));
+    let mut flipped = lk
+        .objects
+        .iter()
+        .find(|(x, _)| *x == modified)
+        .expect("o")
+        .1
+        .clone();
+    flipped[3] ^= 0x20;
+    let tx_id = shamap::xrpl::tx::transaction_id(&lk.transactions[0].0);
+    let h = lk.header.expect("h");
+    let mut wrong_header = h.serialize().to_vec();
+    let mut wrong_hash = h.hash().0;
+    wrong_hash[0] ^= 1;
+    wrong_header.extend_from_slice(&wrong_hash);
+    let later = chain[(k + 2 - 100) as usize].objects[0].0;
+
+    let u = url(&host, "repair");
+    let reference = url(&host, "repairref");
+    let damaged = load(&u, &chain);
+    let clean = load(&reference, &chain);
+    let ks = u.rsplit('/').next().expect("ks");
+    for cql in [
+        format!(
+            "UPDATE {ks}.objects SET object = 0x{} WHERE key = 0x{} AND sequence = {k}",
+            hex(&flipped),
+            hex(&modified.0)
+        ),
+        format!(
+            "DELETE FROM {ks}.diff WHERE seq = {k} AND key = 0x{}",
+            hex(&modified.0)
+        ),
+        format!(
+            "INSERT INTO {ks}.objects (key, sequence, object) VALUES (0x{}, {k}, 0x0707)",
+            hex(&stray.0)
+        ),
+        format!(
+            "DELETE FROM {ks}.successor WHERE key = 0x{} AND seq = {k}",
+            hex(&created.0)
+        ),
+        format!(
+            "UPDATE {ks}.successor SET next = 0x{} WHERE key = 0x{} AND seq = {k}",
+            hex(&past.0),
+            hex(&pred.0)
+        ),
+        format!(
+            "UPDATE {ks}.ledgers SET header = 0x{} WHERE sequence = {k}",
+            hex(&wrong_header)
+        ),
+        format!(
+            "DELETE FROM {ks}.transactions WHERE hash = 0x{}",
+            hex(&tx_id.0)
+        ),
+        format!(
+            "INSERT INTO {ks}.diff (seq, key) VALUES ({k}, 0x{})",
+            hex(&stray.0)
+        ),
+        format!(
+            "DELETE FROM {ks}.diff WHERE seq = {} AND key = 0x{}",
+            k + 2,
+            hex(&later.0)
+        ),
+    ] {
+        damaged.execute(&cql).expect("damage");
+    }
+    let verify = || shamap(["clio", "verify", "--db", &u], None);
+    let r = verify();
+    assert_ne!(r.code, Some(0), "{}", r.stdout);
+    let repair = |extra: &[&str]| {
+        let mut args = vec![
+            "clio",
+            "repair",
+            "--from",
+            nudb.to_str().expect("utf-8"),
+            "--db",
+            &u,
+        ];
+        args.extend_from_slice(extra);
+        shamap(args, None)
+    };
+    let kk = k.to_string();
+    let dry = repair(&["--from-ledger", &kk, "--dry-run"]);
+    assert_eq!(dry.code, Some(0), "{}", dry.stderr);
+    let expected = [
+        format!("ledger {k}: ledgers {k}: wrong, to rewrite\n"),
+        format!("ledger {k}: transactions {tx_id}: missing, to write\n"),
+        format!("ledger {k}: objects {modified}: wrong, to rewrite\n"),
+        format!("ledger {k}: diff {modified}: missing, to write\n"),
+        format!("ledger {k}: objects {stray}: extra, to delete\n"),
+        format!(
+            "ledger {k}: diff {}: extra, to delete\n",
+            hex(&stray.0).to_uppercase()
+        ),
+        format!("ledger {k}: successor {created}: missing, to write\n"),
+        format!("ledger {k}: successor {pred}: wrong, to rewrite\n"),
+        format!("ledger {}: diff {later}: missing, to write\n", k + 2),
+    ];
+    for line in &expected {
+        assert!(
+            dry.stdout.contains(line.as_str()),
+            "{line}in\n{}",
+            dry.stdout
+        );
+    }
+    assert_eq!(
+        dry.stdout.lines().count(),
+        expected.len() + 1,
+        "{}",
+        dry.stdout
+    );
+    assert!(
+        dry.stdout.ends_with(&format!(
+            "dry run: {} rows of ledgers {k}..111 of cassandra://{host}/{ks} would change\n",
+            expected.len()
+        )),
+        "{}",
+        dry.stdout
+    );
+    assert_ne!(verify().code, Some(0), "a dry run changed nothing");
+    let r = repair(&["--from-ledger", &kk]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        r.stdout
+            .replace("to rewrite", "rewritten")
+            .replace("to write", "written")
+            .replace("to delete", "deleted")
+            .lines()
+            .count(),
+        dry.stdout.lines().count()
+    );
+    assert!(
+        r.stdout
+            .ends_with(&format!("{} rows changed\n", expected.len())),
+        "{}",
+        r.stdout
+    );
+    let r = verify();
+    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    same_rows(&u, "", &reference, "");
+    // Nothing left to repair.
+    let r = repair(&["--ledger", &kk]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(r.stdout.contains("nothing to repair"), "{}", r.stdout);
+    // Outside the range: one line.
+    let e = one_error_line(&repair(&["--ledger", "99"]), 2);
+    assert_contains(&e, "not all within ledger_range 100..111");
+    damaged.drop_keyspace().expect("drop");
+    clean.drop_keyspace().expect("drop");
+}

@@ -1,0 +1,292 @@
+//! Writing Clio's rows from verified ledgers (`shamap clio load`): a Clio
+//! keyspace seeded, or extended, from ledgers a node store holds, each
+//! read and verified ([`Source`]) before any of its rows is written
+//! ([`ClioWriter`]), `ledger_range` moved last.
+//!
+//! - A keyspace without Clio's tables (or no keyspace) gets Clio's whole
+//!   schema ([`crate::Tables::Full`]); the first ledger is written whole
+//!   (every object at its sequence, no `diff` rows, the whole successor
+//!   list with its book bases), then `ledger_range` = (first, first).
+//! - A keyspace with a range `F..L` is extended only after `L`: ledgers
+//!   wanted up to `L` are there already (skipped), the next one must be
+//!   `L + 1` (a gap is refused), and the store's ledger `L` must be the
+//!   keyspace's (same hash); its state gives the live keys to go on from.
+//! - Each following ledger: header and hash, transactions, their
+//!   `ledger_transactions` and `account_tx` rows, each changed object
+//!   (empty: deleted) with its `diff` row, the successor rows around each
+//!   created and deleted key and the book bases whose first directory
+//!   moved; then `ledger_range`'s last = the ledger. A kill leaves the
+//!   range at the last ledger whose rows are all written: a later run
+//!   writes the ledger after it again (the same rows) and goes on, so each
+//!   ledger enters the range once, complete.
+//!
+//! Reading runs on a thread of its own, a few ledgers ahead of writing.
+
+pub mod meta;
+mod repair;
+mod source;
+mod writer;
+
+use std::sync::mpsc::sync_channel;
+
+use shamap_store::NodeStore;
+
+pub use repair::{repair, RepairReport, RowChange};
+pub use source::{Source, SourceLedger, SourceTx};
+pub use writer::ClioWriter;
+
+use crate::schema::{self, Tables};
+use crate::{ClioError, Conn, CORE_TABLES};
+
+/// Ledgers read ahead of the one being written.
+const READ_AHEAD: usize = 4;
+/// Objects of a first ledger written per batch.
+const OBJECT_BATCH: usize = 20_000;
+
+/// How [`load`] writes.
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// Clio's `table_prefix` (else the URL's `table_prefix=`).
+    pub table_prefix: Option<String>,
+}
+
+/// One ledger written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LedgerLoaded {
+    /// The ledger.
+    pub seq: u32,
+    /// Written whole (a first ledger).
+    pub full: bool,
+    /// Objects written (a first ledger's all, a following ledger's changes).
+    pub objects: u64,
+    /// Objects in its state.
+    pub state_entries: u64,
+    /// Transactions.
+    pub transactions: u64,
+    /// Rows written in all.
+    pub rows: u64,
+}
+
+/// What a [`load`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// `cassandra://HOST:PORT/KEYSPACE`.
+    pub location: String,
+    /// Clio's schema was created.
+    pub created_schema: bool,
+    /// `ledger_range` before.
+    pub range_before: Option<(u32, u32)>,
+    /// `ledger_range` after.
+    pub range_after: Option<(u32, u32)>,
+    /// Ledgers written.
+    pub written: u64,
+    /// Rows written.
+    pub rows: u64,
+}
+
+/// Connects, creating Clio's schema where the keyspace has none of its
+/// tables (and no table that looks like one under another prefix).
+fn connect(url: &str, opts: &LoadOptions) -> Result<(Conn, bool), ClioError> {
+    let conn = Conn::connect(url, opts.table_prefix.as_deref())?;
+    let tables = if conn.keyspace_exists()? {
+        conn.tables()?
+    } else {
+        Vec::new()
+    };
+    let core = CORE_TABLES
+        .iter()
+        .filter(|t| tables.contains(&format!("{}{t}", conn.prefix)))
+        .count();
+    let look_alike = tables
+        .iter()
+        .any(|t| crate::CLIO_TABLES.iter().any(|c| t.ends_with(c)));
+    if core == 0 && !look_alike {
+        schema::create(&conn, Tables::Full)?;
+        return Ok((conn, true));
+    }
+    conn.check_tables()?;
+    Ok((conn, false))
+}
+
+/// Writes ledgers `from..=to` of `store` into the Clio keyspace `url`
+/// names (see the module's doc); `progress` sees each ledger written.
+pub fn load(
+    store: &dyn NodeStore,
+    url: &str,
+    opts: &LoadOptions,
+    from: u32,
+    to: u32,
+    progress: &mut dyn FnMut(&LedgerLoaded),
+) -> Result<LoadReport, ClioError> {
+    if from > to {
+        return Err(ClioError::Database {
+            location: url.to_owned(),
+            what: format!("--ledgers {from}..{to}: the first is after the last"),
+        });
+    }
+    let mut source = Source::new(store)?;
+    let (conn, created_schema) = connect(url, opts)?;
+    let w = ClioWriter::new(conn)?;
+    let range_before = w.range()?;
+    let mut report = LoadReport {
+        location: w.location().to_owned(),
+        created_schema,
+        range_before,
+        range_after: range_before,
+        ..LoadReport::default()
+    };
+    let refuse = |what: String| ClioError::Database {
+        location: w.location().to_owned(),
+        what,
+    };
+    let mut next = match range_before {
+        None => from,
+        Some((f, l)) => {
+            if from < f {
+                return Err(refuse(format!(
+                    "ledgers {from}..{to} start before the keyspace's range {f}..{l}: only ledgers after {l} can be added (back-filling before the first ledger is not supported)"
+                )));
+            }
+            if from > l.saturating_add(1) {
+                return Err(refuse(format!(
+                    "ledgers {from}..{to} would leave a gap after the keyspace's range {f}..{l}: start at {} at the latest",
+                    l.saturating_add(1)
+                )));
+            }
+            if to <= l {
+                return Ok(report);
+            }
+            let written = w.header(l)?.ok_or_else(|| {
+                ClioError::unusable(l, "the last ledger of ledger_range has no header row")
+            })?;
+            source.resume_after(l, written.stored_hash)?;
+            l + 1
+        }
+    };
+    if range_before.is_none() {
+        // The first ledger: verified whole, then written.
+        let l = source.read(next)?;
+        let mut rows = w.write(w.ledger_rows(&l).into_iter())?;
+        let mut batch = Vec::with_capacity(OBJECT_BATCH);
+        let mut objects = 0u64;
+        source.each_object(&l.header, &mut |k, d| {
+            batch.push((*k, d.to_vec()));
+            if batch.len() == OBJECT_BATCH {
+                rows += w.write(batch.iter().map(|(k, d)| w.object_row(next, k, d)))?;
+                objects += batch.len() as u64;
+                batch.clear();
+            }
+            Ok(())
+        })?;
+        rows += w.write(batch.iter().map(|(k, d)| w.object_row(next, k, d)))?;
+        objects += batch.len() as u64;
+        w.set_range(Some(next), next)?;
+        report.range_after = Some((next, next));
+        report.written += 1;
+        report.rows += rows;
+        progress(&LedgerLoaded {
+            seq: next,
+            full: true,
+            objects,
+            state_entries: l.state_entries,
+            transactions: l.transactions.len() as u64,
+            rows,
+        });
+        next += 1;
+    }
+    if next > to {
+        return Ok(report);
+    }
+    let first = report.range_after.map(|(f, _)| f).unwrap_or(next);
+    std::thread::scope(|scope| {
+        let (tx, rx) = sync_channel::<Result<SourceLedger, ClioError>>(READ_AHEAD);
+        let reader = scope.spawn(move || {
+            for seq in next..=to {
+                let l = source.read(seq);
+                let failed = l.is_err();
+                if tx.send(l).is_err() || failed {
+                    break;
+                }
+            }
+        });
+        let mut result = Ok(());
+        for l in rx.iter() {
+            let l = match l {
+                Ok(l) => l,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            let seq = l.header.seq;
+            let rows = match w.write(w.ledger_rows(&l).into_iter()) {
+                Ok(n) => n,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            if let Err(e) = w.set_range(None, seq) {
+                result = Err(e);
+                break;
+            }
+            report.range_after = Some((first, seq));
+            report.written += 1;
+            report.rows += rows;
+            progress(&LedgerLoaded {
+                seq,
+                full: false,
+                objects: l.changes.len() as u64,
+                state_entries: l.state_entries,
+                transactions: l.transactions.len() as u64,
+                rows,
+            });
+        }
+        drop(rx);
+        let _ = reader.join();
+        result
+    })?;
+    Ok(report)
+}
+
+/// The floor [`load`]'s time is measured against: the rows `load` would
+/// write for ledgers `from..=to` of `store` into a new keyspace (read and
+/// computed first, untimed, held in memory), then written alone with the
+/// same prepared statements at the same concurrency, `ledger_range` last,
+/// timed. Returns the rows and the time writing them took.
+pub fn insert_floor(
+    store: &dyn NodeStore,
+    url: &str,
+    opts: &LoadOptions,
+    from: u32,
+    to: u32,
+) -> Result<(u64, std::time::Duration), ClioError> {
+    let mut source = Source::new(store)?;
+    let (conn, _) = connect(url, opts)?;
+    let w = ClioWriter::new(conn)?;
+    let mut ledgers = Vec::new();
+    let mut first_objects = Vec::new();
+    for seq in from..=to {
+        let l = source.read(seq)?;
+        if seq == from {
+            source.each_object(&l.header, &mut |k, d| {
+                first_objects.push((*k, d.to_vec()));
+                Ok(())
+            })?;
+        }
+        ledgers.push(l);
+    }
+    let t = std::time::Instant::now();
+    let mut rows = 0;
+    for l in &ledgers {
+        let seq = l.header.seq;
+        rows += w.write(w.ledger_rows(l).into_iter())?;
+        if seq == from {
+            for chunk in first_objects.chunks(OBJECT_BATCH) {
+                rows += w.write(chunk.iter().map(|(k, d)| w.object_row(seq, k, d)))?;
+            }
+        }
+        w.set_range((seq == from).then_some(from), seq)?;
+    }
+    Ok((rows, t.elapsed()))
+}

@@ -1,0 +1,293 @@
+//! The rows of a verified ledger, written as Clio's ETL writes them, with
+//! Clio's insert statements (`Schema.hpp`: `insertObject`, `insertDiff`,
+//! `insertSuccessor`, `insertTransaction`, `insertLedgerTransaction`,
+//! `insertAccountTx`, `insertLedgerHeader`, `insertLedgerHash`), prepared,
+//! at most the URL's `inflight` at once; `ledger_range` moved only once
+//! every row of the ledger is acknowledged.
+
+use futures::stream::{self, StreamExt, TryStreamExt};
+use scylla::statement::prepared::PreparedStatement;
+use scylla::value::CqlValue;
+use shamap::xrpl::ledger::LedgerHeader;
+use shamap::{Hash256, Key};
+
+use super::source::SourceLedger;
+use crate::{ClioError, ClioHeader, Conn};
+
+/// A row to write: its statement and values.
+pub(crate) type Row<'a> = (&'a PreparedStatement, Vec<CqlValue>);
+
+pub(crate) struct Statements {
+    object: PreparedStatement,
+    diff: PreparedStatement,
+    successor: PreparedStatement,
+    header: PreparedStatement,
+    ledger_hash: PreparedStatement,
+    ledger_tx: PreparedStatement,
+    tx: PreparedStatement,
+    /// `None` when the keyspace has no `account_tx` table (a keyspace of
+    /// the core tables only, as the tests' loader makes).
+    account_tx: Option<PreparedStatement>,
+    range: PreparedStatement,
+    read_range: PreparedStatement,
+    read_header: PreparedStatement,
+}
+
+/// Writes Clio's rows into one keyspace.
+pub struct ClioWriter {
+    pub(crate) conn: Conn,
+    st: Statements,
+}
+
+fn blob(b: &[u8]) -> CqlValue {
+    CqlValue::Blob(b.to_vec())
+}
+
+fn big(n: u32) -> CqlValue {
+    CqlValue::BigInt(i64::from(n))
+}
+
+impl ClioWriter {
+    /// Prepares the statements on `conn` (whose tables exist).
+    pub(crate) fn new(conn: Conn) -> Result<ClioWriter, ClioError> {
+        let has_account_tx = conn
+            .tables()?
+            .contains(&format!("{}account_tx", conn.prefix));
+        let t = |name: &str| conn.table(name);
+        let p = |cql: String| {
+            conn.prepare(cql).map_err(|e| ClioError::Database {
+                location: conn.location.clone(),
+                what: format!("cannot prepare a statement: {e}"),
+            })
+        };
+        let st = Statements {
+            object: p(format!(
+                "INSERT INTO {} (key, sequence, object) VALUES (?, ?, ?)",
+                t("objects")
+            ))?,
+            diff: p(format!(
+                "INSERT INTO {} (seq, key) VALUES (?, ?)",
+                t("diff")
+            ))?,
+            successor: p(format!(
+                "INSERT INTO {} (key, seq, next) VALUES (?, ?, ?)",
+                t("successor")
+            ))?,
+            header: p(format!(
+                "INSERT INTO {} (sequence, header) VALUES (?, ?)",
+                t("ledgers")
+            ))?,
+            ledger_hash: p(format!(
+                "INSERT INTO {} (hash, sequence) VALUES (?, ?)",
+                t("ledger_hashes")
+            ))?,
+            ledger_tx: p(format!(
+                "INSERT INTO {} (ledger_sequence, hash) VALUES (?, ?)",
+                t("ledger_transactions")
+            ))?,
+            tx: p(format!(
+                "INSERT INTO {} (hash, ledger_sequence, date, transaction, metadata) \
+                 VALUES (?, ?, ?, ?, ?)",
+                t("transactions")
+            ))?,
+            account_tx: if has_account_tx {
+                Some(p(format!(
+                    "INSERT INTO {} (account, seq_idx, hash) VALUES (?, ?, ?)",
+                    t("account_tx")
+                ))?)
+            } else {
+                None
+            },
+            range: p(format!(
+                "UPDATE {} SET sequence = ? WHERE is_latest = ?",
+                t("ledger_range")
+            ))?,
+            read_range: p(format!(
+                "SELECT is_latest, sequence FROM {}",
+                t("ledger_range")
+            ))?,
+            read_header: p(format!(
+                "SELECT header FROM {} WHERE sequence = ?",
+                t("ledgers")
+            ))?,
+        };
+        Ok(ClioWriter { conn, st })
+    }
+
+    /// True when the keyspace has an `account_tx` table (written).
+    pub fn has_account_tx(&self) -> bool {
+        self.st.account_tx.is_some()
+    }
+
+    /// `cassandra://HOST:PORT/KEYSPACE`.
+    pub fn location(&self) -> &str {
+        &self.conn.location
+    }
+
+    /// `ledger_range`: `(first, last)`, or `None` when empty.
+    pub fn range(&self) -> Result<Option<(u32, u32)>, ClioError> {
+        let what = "cannot read table ledger_range";
+        let rows: Vec<(Option<bool>, Option<i64>)> = self
+            .conn
+            .runtime
+            .block_on(async {
+                let r = self
+                    .conn
+                    .session
+                    .execute_unpaged(&self.st.read_range, ())
+                    .await?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
+                    r.into_rows_result()?
+                        .rows::<(Option<bool>, Option<i64>)>()?
+                        .collect::<Result<Vec<_>, _>>()?,
+                )
+            })
+            .map_err(|e| self.conn.fail(what, e))?;
+        let get = |l: bool| {
+            rows.iter()
+                .find(|(x, _)| *x == Some(l))
+                .and_then(|(_, s)| *s)
+        };
+        match (get(false), get(true)) {
+            (None, None) => Ok(None),
+            (Some(a), Some(b)) => match (u32::try_from(a), u32::try_from(b)) {
+                (Ok(a), Ok(b)) if a <= b => Ok(Some((a, b))),
+                _ => Err(self
+                    .conn
+                    .fail(what, "not an ascending pair of ledger numbers")),
+            },
+            _ => Err(self.conn.fail(what, "only one of its two rows is there")),
+        }
+    }
+
+    /// The header row of ledger `seq`, parsed.
+    pub fn header(&self, seq: u32) -> Result<Option<ClioHeader>, ClioError> {
+        let what = format!("cannot read the header of ledger {seq}");
+        let blob: Option<Vec<u8>> = self
+            .conn
+            .runtime
+            .block_on(async {
+                let r = self
+                    .conn
+                    .session
+                    .execute_unpaged(&self.st.read_header, (i64::from(seq),))
+                    .await?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
+                    r.into_rows_result()?
+                        .maybe_first_row::<(Option<Vec<u8>>,)>()?
+                        .and_then(|(b,)| b),
+                )
+            })
+            .map_err(|e| self.conn.fail(&what, e))?;
+        match blob {
+            None => Ok(None),
+            Some(b) => ClioHeader::parse(&b)
+                .map(Some)
+                .ok_or_else(|| ClioError::unusable(seq, "its header row is malformed")),
+        }
+    }
+
+    /// Writes `rows`, at most `inflight` at once; the rows written.
+    pub(crate) fn write<'a>(
+        &'a self,
+        rows: impl Iterator<Item = Row<'a>>,
+    ) -> Result<u64, ClioError> {
+        let mut n = 0u64;
+        self.conn.runtime.block_on(
+            stream::iter(rows.inspect(|_| n += 1))
+                .map(|(st, values)| async move {
+                    self.conn
+                        .session
+                        .execute_unpaged(st, values)
+                        .await
+                        .map(|_| ())
+                        .map_err(|e| self.conn.fail("cannot write a row", e))
+                })
+                .buffer_unordered(self.conn.opts.inflight)
+                .try_collect::<()>(),
+        )?;
+        Ok(n)
+    }
+
+    /// The object row of `key` at `seq` (an empty object: deleted).
+    pub(crate) fn object_row<'a>(&'a self, seq: u32, key: &Key, obj: &[u8]) -> Row<'a> {
+        (&self.st.object, vec![blob(&key.0), big(seq), blob(obj)])
+    }
+
+    /// Every row of ledger `l` but its objects when it is a first ledger
+    /// (streamed by the caller): header, hash, transactions, their
+    /// `ledger_transactions` and `account_tx` rows, a following ledger's
+    /// objects and `diff` rows, and the successor rows.
+    pub(crate) fn ledger_rows<'a>(&'a self, l: &SourceLedger) -> Vec<Row<'a>> {
+        let seq = l.header.seq;
+        let mut rows = header_rows(&self.st, &l.header, &l.hash);
+        for t in &l.transactions {
+            rows.push((&self.st.ledger_tx, vec![big(seq), blob(&t.id.0)]));
+            rows.push((
+                &self.st.tx,
+                vec![
+                    blob(&t.id.0),
+                    big(seq),
+                    CqlValue::BigInt(i64::from(l.header.close_time)),
+                    blob(&t.tx),
+                    blob(&t.meta),
+                ],
+            ));
+            let Some(account_tx) = &self.st.account_tx else {
+                continue;
+            };
+            for a in &t.accounts {
+                rows.push((
+                    account_tx,
+                    vec![
+                        blob(a),
+                        CqlValue::Tuple(vec![
+                            Some(big(seq)),
+                            Some(CqlValue::BigInt(i64::from(t.index))),
+                        ]),
+                        blob(&t.id.0),
+                    ],
+                ));
+            }
+        }
+        for (k, obj) in &l.changes {
+            rows.push(self.object_row(seq, k, obj));
+            if !l.full {
+                rows.push((&self.st.diff, vec![big(seq), blob(&k.0)]));
+            }
+        }
+        for (k, next) in &l.successors {
+            rows.push((
+                &self.st.successor,
+                vec![blob(&k.0), big(seq), blob(&next.0)],
+            ));
+        }
+        rows
+    }
+
+    /// Sets `ledger_range`: its first ledger (when given), then its last.
+    pub(crate) fn set_range(&self, first: Option<u32>, last: u32) -> Result<(), ClioError> {
+        if let Some(f) = first {
+            self.write(std::iter::once((
+                &self.st.range,
+                vec![big(f), CqlValue::Boolean(false)],
+            )))?;
+        }
+        self.write(std::iter::once((
+            &self.st.range,
+            vec![big(last), CqlValue::Boolean(true)],
+        )))?;
+        Ok(())
+    }
+}
+
+/// A ledger's `ledgers` and `ledger_hashes` rows.
+fn header_rows<'a>(st: &'a Statements, h: &LedgerHeader, hash: &Hash256) -> Vec<Row<'a>> {
+    vec![
+        (
+            &st.header,
+            vec![big(h.seq), CqlValue::Blob(ClioHeader::blob(h, hash))],
+        ),
+        (&st.ledger_hash, vec![blob(&hash.0), big(h.seq)]),
+    ]
+}
