@@ -1,6 +1,21 @@
 //! Errors of the trust chain: each says which part failed and why, in one line.
 
-use crate::keys::SignatureError;
+/// Why a signature was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SignatureError {
+    /// The key is not a point of its curve.
+    #[error("the public key is not a valid point")]
+    BadKey,
+    /// Not canonical DER (secp256k1) or not 64 bytes (ed25519).
+    #[error("the signature is not canonical")]
+    NotCanonical,
+    /// A canonical secp256k1 signature with the high `s` where the low one is required.
+    #[error("the signature is not fully canonical (high S)")]
+    HighS,
+    /// Well formed but not made by this key over this message.
+    #[error("the signature does not match the key and message")]
+    Mismatch,
+}
 
 /// Why a key, manifest, list, validation or XPOP was refused.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

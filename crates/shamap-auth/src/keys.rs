@@ -18,7 +18,7 @@ use ed25519_dalek::Verifier as _;
 use k256::ecdsa::signature::hazmat::PrehashVerifier as _;
 use shamap::xrpl::sha512_half;
 
-use crate::error::AuthError;
+use crate::error::{AuthError, SignatureError};
 
 /// The type byte of a base58 node public key.
 const NODE_PUBLIC_TYPE: u8 = 28;
@@ -158,23 +158,6 @@ impl PublicKey {
             }
         }
     }
-}
-
-/// Why a signature was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum SignatureError {
-    /// The key is not a point of its curve.
-    #[error("the public key is not a valid point")]
-    BadKey,
-    /// Not canonical DER (secp256k1) or not 64 bytes (ed25519).
-    #[error("the signature is not canonical")]
-    NotCanonical,
-    /// A canonical secp256k1 signature with the high `s` where the low one is required.
-    #[error("the signature is not fully canonical (high S)")]
-    HighS,
-    /// Well formed but not made by this key over this message.
-    #[error("the signature does not match the key and message")]
-    Mismatch,
 }
 
 /// The order of secp256k1's group, big-endian.
