@@ -44,6 +44,7 @@ use std::path::PathBuf;
 use serde_json::{json, Value};
 use shamap::hash::encode_hex_upper;
 use shamap::{Difference, Hash256, MapKind};
+use shamap_store::map::audit::plural;
 
 mod store;
 
@@ -139,8 +140,8 @@ pub fn render_text(diffs: &[Difference<'_>]) -> String {
     let [added, removed, modified] = counts(diffs);
     let n = diffs.len();
     out.push_str(&format!(
-        "{n} difference{}: {added} added, {removed} removed, {modified} modified\n",
-        if n == 1 { "" } else { "s" }
+        "{}: {added} added, {removed} removed, {modified} modified\n",
+        plural(n, "difference", "differences")
     ));
     out
 }

@@ -67,6 +67,7 @@ use serde_json::{json, Value};
 use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, Key};
 use shamap_ledger::verify::{LedgerReport, Outcome, Status, Summary};
+use shamap_store::map::audit::plural;
 use shamap_store::map::authenticate::{authenticate, LedgerSource, Verdict};
 
 use crate::input::{self, Group};
@@ -122,10 +123,6 @@ pub struct VerifyArgs {
 /// into its map.
 pub fn check(group: &Group) -> Result<LedgerReport, Failure> {
     LedgerReport::check(group).map_err(input::unusable)
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The text report (see the module docs).

@@ -12,6 +12,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::{json, Value};
 use shamap_ledger::verify::Checked;
+use shamap_store::map::audit::plural;
 
 use crate::verify::{AuditFinding, LedgerCheck, Pair};
 
@@ -21,10 +22,6 @@ fn status_word(p: &Pair) -> String {
     } else {
         format!("{} MISMATCH expected {}", p.0, p.1)
     }
-}
-
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Keys listed on one line, at most `max`.

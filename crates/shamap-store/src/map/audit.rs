@@ -36,6 +36,14 @@ use crate::meta;
 use crate::open::Opened;
 use crate::store::NodeStore;
 
+/// `n` and the noun for it: `one` for 1, else `many` ("1 problem", "2
+/// problems"): the counts of every audit report's text (the store's, the
+/// CLI's `verify`, Clio's).
+pub fn plural<N: std::fmt::Display + PartialEq + From<u8>>(n: N, one: &str, many: &str) -> String {
+    let noun = if n == N::from(1) { one } else { many };
+    format!("{n} {noun}")
+}
+
 /// How to audit.
 #[derive(Clone, Debug, Default)]
 pub struct AuditOptions {
@@ -696,16 +704,14 @@ impl StoreAudit {
         let mut line = format!("{}: ", self.db);
         if let Some(d) = self.damage.first().filter(|d| d.file.is_none()) {
             line.push_str(&format!(
-                "the node log is damaged in {} place{} (first at byte {}); ",
-                self.damage_count,
-                if self.damage_count == 1 { "" } else { "s" },
+                "the node log is damaged in {} (first at byte {}); ",
+                plural(self.damage_count, "place", "places"),
                 d.at
             ));
         } else if let Some(d) = self.damage.first() {
             line.push_str(&format!(
-                "{} damaged place{} in the store's files (first: {}byte {}{}); ",
-                self.damage_count,
-                if self.damage_count == 1 { "" } else { "s" },
+                "{} in the store's files (first: {}byte {}{}); ",
+                plural(self.damage_count, "damaged place", "damaged places"),
                 d.file
                     .as_ref()
                     .map(|f| format!("{} at ", f.display()))
@@ -721,9 +727,8 @@ impl StoreAudit {
             "root"
         };
         line.push_str(&format!(
-            "{broken} of {} {noun}{} damaged",
-            self.roots.len(),
-            if self.roots.len() == 1 { "" } else { "s" }
+            "{broken} of {} damaged",
+            plural(self.roots.len(), noun, &format!("{noun}s"))
         ));
         if let Some(n) = self.nodes.first() {
             line.push_str(&format!("; first bad node {}: {}", n.key, n.what));
@@ -747,11 +752,9 @@ fn root_line(r: &AuditedRoot) -> String {
     if !r.is_whole() {
         return format!(
             "{what} DAMAGED: {}",
-            r.error.clone().unwrap_or_else(|| format!(
-                "{} problem{}",
-                r.problems,
-                if r.problems == 1 { "" } else { "s" }
-            ))
+            r.error
+                .clone()
+                .unwrap_or_else(|| plural(r.problems, "problem", "problems"))
         );
     }
     match (r.bytes, r.shared_subtrees) {
@@ -768,5 +771,17 @@ fn root_line(r: &AuditedRoot) -> String {
             r.leaves,
             shared.unwrap_or(0)
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plural;
+
+    #[test]
+    fn plural_says_one_for_one_and_many_otherwise() {
+        assert_eq!(plural(1usize, "entry", "entries"), "1 entry");
+        assert_eq!(plural(0u64, "entry", "entries"), "0 entries");
+        assert_eq!(plural(2u32, "problem", "problems"), "2 problems");
     }
 }
