@@ -214,6 +214,11 @@ impl ClioWriter {
         (&self.st.object, vec![blob(&key.0), big(seq), blob(obj)])
     }
 
+    /// The diff row of `key` at `seq`.
+    pub(crate) fn diff_row<'a>(&'a self, seq: u32, key: &Key) -> Row<'a> {
+        (&self.st.diff, vec![big(seq), blob(&key.0)])
+    }
+
     /// Every row of ledger `l` but its objects when it is a first ledger
     /// (streamed by the caller): header, hash, transactions, their
     /// `ledger_transactions` and `account_tx` rows, a following ledger's
