@@ -740,3 +740,50 @@ fn load_from_a_directory_of_ledger_dumps() {
         .expect("drop");
     loader.drop_keyspace().expect("drop");
 }
+
+/// A Cassandra node store as the source: a short chain imported into one
+/// loads into a Clio keyspace row for row as the tests' loader writes it.
+#[test]
+fn load_from_a_cassandra_node_store() {
+    let Some(host) = cluster() else {
+        return;
+    };
+    let shape = ChainShape {
+        first_seq: 50,
+        ledgers: 8,
+        initial_objects: 60,
+        changes: 6,
+        max_transactions: 2,
+    };
+    let chain = random_chain(26, shape);
+    let ledgers = nudb_ledgers(&chain);
+    let node_store = format!("cassandra://{host}/cli_load_nodes_{}", std::process::id());
+    {
+        let store =
+            shamap_store::open(&node_store, shamap_store::Access::Create).expect("node store");
+        for l in &ledgers {
+            shamap_store::import_ledger(
+                &*store,
+                &format!("ledger-{}", l.header.seq),
+                Some(&l.state),
+                Some(&l.tx),
+                Some(&l.header),
+                &mut |_| {},
+            )
+            .expect("import");
+        }
+    }
+    let u = url(&host, "fromcass");
+    let r = clio_load(Path::new(&node_store), &u, &["--ledgers", "50..57"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let reference = url(&host, "fromcassref");
+    let loader = load(&reference, &chain);
+    same_rows(&u, "", &reference, "");
+    for k in [&u, &node_store] {
+        shamap_clio::ClioLoader::create_fresh(k)
+            .expect("reconnect")
+            .drop_keyspace()
+            .expect("drop");
+    }
+    loader.drop_keyspace().expect("drop");
+}
