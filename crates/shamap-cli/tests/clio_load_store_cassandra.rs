@@ -787,3 +787,73 @@ fn load_from_a_cassandra_node_store() {
     }
     loader.drop_keyspace().expect("drop");
 }
+
+/// Another writer moving `ledger_range` while `clio load` runs (a Clio
+/// writing to the same keyspace) stops the load in one line at the next
+/// ledger: the range is moved with Clio's own conditional update.
+#[test]
+fn a_range_moved_by_another_writer_stops_the_load() {
+    use std::process::{Command, Stdio};
+    let Some(host) = cluster() else {
+        return;
+    };
+    let shape = ChainShape {
+        first_seq: 1000,
+        ledgers: 400,
+        initial_objects: 300,
+        changes: 40,
+        max_transactions: 4,
+    };
+    let chain = random_chain(27, shape);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nudb = nudb_store(dir.path(), &nudb_ledgers(&chain));
+    let u = url(&host, "race");
+    let child = Command::new(env!("CARGO_BIN_EXE_shamap"))
+        .args([
+            "clio",
+            "load",
+            "--db",
+            &u,
+            "--ledgers",
+            "1000..1399",
+            "--from",
+        ])
+        .arg(&nudb)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start");
+    let last = || {
+        table_rows(&u, None, "ledger_range")
+            .unwrap_or_default()
+            .iter()
+            .find_map(|r| {
+                r.strip_prefix("[Some(Boolean(true)), Some(BigInt(")
+                    .and_then(|x| x.strip_suffix("))]"))
+                    .and_then(|x| x.parse::<u32>().ok())
+            })
+            .unwrap_or(0)
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while last() < 1010 {
+        assert!(std::time::Instant::now() < deadline, "no progress");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ks = u.rsplit('/').next().expect("ks");
+    shamap_clio::ClioLoader::connect(&u)
+        .expect("connect")
+        .execute(&format!(
+            "UPDATE {ks}.ledger_range SET sequence = 5000 WHERE is_latest = true"
+        ))
+        .expect("move the range");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert_contains(&e, "another writer moved it");
+    assert_eq!(last(), 5000, "left as the other writer set it");
+    shamap_clio::ClioLoader::create_fresh(&u)
+        .expect("reconnect")
+        .drop_keyspace()
+        .expect("drop");
+}

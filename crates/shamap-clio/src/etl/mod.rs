@@ -229,7 +229,8 @@ fn write_span(
         rows += w.write(batch.iter().map(|(k, d)| w.object_row(next, k, d)))?;
         objects += batch.len() as u64;
         if moves == Moves::Range {
-            w.set_range(Some(next), next)?;
+            w.move_range(false, next, next)?;
+            w.move_range(true, next, next.saturating_sub(1))?;
             report.range_after = Some((next, next));
         }
         report.written += 1;
@@ -277,7 +278,7 @@ fn write_span(
                 }
             };
             if moves == Moves::Range {
-                if let Err(e) = w.set_range(None, seq) {
+                if let Err(e) = w.move_range(true, seq, seq - 1) {
                     result = Err(e);
                     break;
                 }
@@ -340,7 +341,8 @@ fn back_fill(
             .iter()
             .flat_map(|(k, obj)| [w.object_row(f, k, obj), w.diff_row(f, k)].into_iter()),
     )?;
-    w.set_range(Some(from), l)?;
+    w.move_range(false, from, f)?;
+    let _ = l;
     report.rows += rows;
     report.range_after = Some((from, l));
     Ok(())
@@ -383,7 +385,10 @@ pub fn insert_floor(
                 rows += w.write(chunk.iter().map(|(k, d)| w.object_row(seq, k, d)))?;
             }
         }
-        w.set_range((seq == from).then_some(from), seq)?;
+        if seq == from {
+            w.move_range(false, seq, seq)?;
+        }
+        w.move_range(true, seq, seq.saturating_sub(1))?;
     }
     Ok((rows, t.elapsed()))
 }

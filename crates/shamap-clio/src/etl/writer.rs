@@ -3,7 +3,8 @@
 //! `insertSuccessor`, `insertTransaction`, `insertLedgerTransaction`,
 //! `insertAccountTx`, `insertLedgerHeader`, `insertLedgerHash`), prepared,
 //! at most the URL's `inflight` at once; `ledger_range` moved only once
-//! every row of the ledger is acknowledged.
+//! every row of the ledger is acknowledged, with Clio's own conditional
+//! update (`updateLedgerRange`).
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use scylla::statement::prepared::PreparedStatement;
@@ -99,7 +100,7 @@ impl ClioWriter {
                 None
             },
             range: p(format!(
-                "UPDATE {} SET sequence = ? WHERE is_latest = ?",
+                "UPDATE {} SET sequence = ? WHERE is_latest = ? IF sequence IN (?, null)",
                 t("ledger_range")
             ))?,
             read_range: p(format!(
@@ -270,19 +271,51 @@ impl ClioWriter {
         rows
     }
 
-    /// Sets `ledger_range`: its first ledger (when given), then its last.
-    pub(crate) fn set_range(&self, first: Option<u32>, last: u32) -> Result<(), ClioError> {
-        if let Some(f) = first {
-            self.write(std::iter::once((
-                &self.st.range,
-                vec![big(f), CqlValue::Boolean(false)],
-            )))?;
+    /// Moves one end of `ledger_range` to `seq` as Clio's writer does, with
+    /// a lightweight transaction (`IF sequence IN (expected, null)`): the
+    /// last ledger only from `seq - 1` (or an empty range), the first
+    /// from `expected`. Another writer having moved it (a Clio running on
+    /// the keyspace) is an error, and nothing is changed.
+    pub(crate) fn move_range(
+        &self,
+        latest: bool,
+        seq: u32,
+        expected: u32,
+    ) -> Result<(), ClioError> {
+        let end = if latest { "last" } else { "first" };
+        let what = format!("cannot set ledger_range's {end} ledger to {seq}");
+        let applied = self
+            .conn
+            .runtime
+            .block_on(async {
+                let r = self
+                    .conn
+                    .session
+                    .execute_unpaged(
+                        &self.st.range,
+                        (i64::from(seq), latest, i64::from(expected)),
+                    )
+                    .await?;
+                // `[applied]` first; when not applied, the current value too.
+                let row = r
+                    .into_rows_result()?
+                    .rows::<scylla::value::Row>()?
+                    .next()
+                    .ok_or("no result row")??;
+                let applied = matches!(row.columns.first(), Some(Some(CqlValue::Boolean(true))));
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(applied)
+            })
+            .map_err(|e| self.conn.fail(&what, e))?;
+        if applied {
+            Ok(())
+        } else {
+            Err(self.conn.fail(
+                &what,
+                format!(
+                    "another writer moved it (it is no longer {expected} or empty): is a Clio writing to this keyspace?"
+                ),
+            ))
         }
-        self.write(std::iter::once((
-            &self.st.range,
-            vec![big(last), CqlValue::Boolean(true)],
-        )))?;
-        Ok(())
     }
 }
 
