@@ -125,7 +125,9 @@ impl ClioWriter {
         &self.conn.location
     }
 
-    /// `ledger_range`: `(first, last)`, or `None` when empty.
+    /// `ledger_range`: `(first, last)`, or `None` when empty (or when only
+    /// its first-ledger row is there: a first ledger's write stopped
+    /// before its last row, which the next run writes again).
     pub fn range(&self) -> Result<Option<(u32, u32)>, ClioError> {
         let what = "cannot read table ledger_range";
         let rows: Vec<(Option<bool>, Option<i64>)> = self
@@ -157,7 +159,13 @@ impl ClioWriter {
                     .conn
                     .fail(what, "not an ascending pair of ledger numbers")),
             },
-            _ => Err(self.conn.fail(what, "only one of its two rows is there")),
+            // The first ledger's write stopped between its two rows: no
+            // ledger is complete yet.
+            (Some(_), None) => Ok(None),
+            (None, Some(_)) => Err(self.conn.fail(
+                what,
+                "its is_latest row is there without its first-ledger row",
+            )),
         }
     }
 
