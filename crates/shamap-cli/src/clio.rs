@@ -693,7 +693,11 @@ fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
     let r = r.map_err(unusable)?;
     let mut out = String::new();
     if r.created_schema {
-        out.push_str(&format!("created Clio's schema in {}\n", r.location));
+        out.push_str(&format!(
+            "created Clio's schema in {} ({:.2} s)\n",
+            r.location,
+            r.schema_time.as_secs_f64()
+        ));
     }
     let range = |x: Option<(u32, u32)>| match x {
         Some((a, b)) => format!("{a}..{b}"),

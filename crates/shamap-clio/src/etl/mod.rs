@@ -78,6 +78,8 @@ pub struct LoadReport {
     pub location: String,
     /// Clio's schema was created.
     pub created_schema: bool,
+    /// The time creating it took (a one-time cost, apart from the rows).
+    pub schema_time: std::time::Duration,
     /// `ledger_range` before.
     pub range_before: Option<(u32, u32)>,
     /// `ledger_range` after.
@@ -90,7 +92,10 @@ pub struct LoadReport {
 
 /// Connects, creating Clio's schema where the keyspace has none of its
 /// tables (and no table that looks like one under another prefix).
-fn connect(url: &str, opts: &LoadOptions) -> Result<(Conn, bool), ClioError> {
+fn connect(
+    url: &str,
+    opts: &LoadOptions,
+) -> Result<(Conn, Option<std::time::Duration>), ClioError> {
     let conn = Conn::connect(url, opts.table_prefix.as_deref())?;
     let tables = if conn.keyspace_exists()? {
         conn.tables()?
@@ -105,11 +110,12 @@ fn connect(url: &str, opts: &LoadOptions) -> Result<(Conn, bool), ClioError> {
         .iter()
         .any(|t| crate::CLIO_TABLES.iter().any(|c| t.ends_with(c)));
     if core == 0 && !look_alike {
+        let t = std::time::Instant::now();
         schema::create(&conn, Tables::Full)?;
-        return Ok((conn, true));
+        return Ok((conn, Some(t.elapsed())));
     }
     conn.check_tables()?;
-    Ok((conn, false))
+    Ok((conn, None))
 }
 
 /// Writes ledgers `from..=to` of `store` into the Clio keyspace `url`
@@ -134,7 +140,8 @@ pub fn load(
     let range_before = w.range()?;
     let mut report = LoadReport {
         location: w.location().to_owned(),
-        created_schema,
+        created_schema: created_schema.is_some(),
+        schema_time: created_schema.unwrap_or_default(),
         range_before,
         range_after: range_before,
         ..LoadReport::default()
