@@ -114,7 +114,9 @@ pub enum ClioCommand {
 #[derive(Debug, clap::Args)]
 pub struct ClioLoadArgs {
     /// The store to read: a NuDB directory (with ledger.db beside it or
-    /// inside), a node log directory, a cassandra:// node store.
+    /// inside), a node log directory, a cassandra:// node store, or a
+    /// directory of ledger dumps (JSON with state, transactions and
+    /// header; each checked against its header, held in memory).
     #[arg(long, value_name = "STORE")]
     pub from: PathBuf,
     /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
@@ -652,9 +654,86 @@ fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
     Ok(Exit::Done)
 }
 
+/// The `*.json` files of `dir`, sorted, when it is a directory that holds
+/// no store but ledger dumps.
+fn dump_files(dir: &std::path::Path) -> Option<Vec<PathBuf>> {
+    if !dir.is_dir() || crate::input::open_to_read(dir).is_ok() {
+        return None;
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json") && p.is_file())
+        .collect();
+    files.sort();
+    (!files.is_empty()).then_some(files)
+}
+
+/// The ledgers of a directory of ledger dumps, each whole (state entries,
+/// transactions and a complete header), its maps built and checked
+/// against its header (and the file's ledger hash) as `import` checks
+/// them, stored in memory: a store `clio load` reads like any other.
+fn dumps_store(files: &[PathBuf]) -> Result<MemStore, Failure> {
+    let store = MemStore::new();
+    for g in crate::input::read_ledgers(files)? {
+        let src = g.source_names();
+        let d = &g.dump;
+        let entries = d
+            .state
+            .as_deref()
+            .ok_or_else(|| Failure::unusable(format!("{src}: no state entries")))?;
+        let state = crate::maps::state_map(entries)
+            .map_err(|(i, e)| Failure::unusable(format!("{src}: state entry {i}: {e}")))?
+            .snapshot();
+        let tx = crate::maps::tx_map(d.transactions.as_deref().unwrap_or(&[]))
+            .map_err(|(i, e)| Failure::unusable(format!("{src}: transactions entry {i}: {e}")))?
+            .snapshot();
+        let header = d
+            .header
+            .header_with_roots(Some(state.root_hash()), Some(tx.root_hash()))
+            .map_err(|missing| {
+                Failure::unusable(format!("{src}: the header lacks {}", missing.join(", ")))
+            })?;
+        let claimed = d.header.roots();
+        for (what, computed, file) in [
+            ("account_hash", header.account_hash, claimed.account_hash),
+            (
+                "transaction_hash",
+                header.transaction_hash,
+                claimed.transaction_hash,
+            ),
+            ("ledger_hash", header.hash(), d.header.ledger_hash),
+        ] {
+            if file.is_some_and(|f| f != computed) {
+                return Err(Failure::negative(format!(
+                    "{src}: computed {what} {computed} differs from the file's"
+                )));
+            }
+        }
+        shamap_store::import_ledger(
+            &store,
+            &format!("ledger-{}", header.seq),
+            Some(&state),
+            Some(&tx),
+            Some(&header),
+            &mut |_| {},
+        )
+        .map_err(|e| Failure::unusable(format!("{src}: {e}")))?;
+    }
+    Ok(store)
+}
+
+/// The store `--from` names: a store, or a directory of ledger dumps.
+fn source_store(from: &std::path::Path) -> Result<Box<dyn NodeStore>, Failure> {
+    match dump_files(from) {
+        Some(files) => Ok(Box::new(dumps_store(&files)?)),
+        None => crate::input::open_to_read(from).map_err(|f| f.about_store(from)),
+    }
+}
+
 fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
     let (from, to) = args.ledgers;
-    let store = crate::input::open_to_read(&args.from).map_err(|f| f.about_store(&args.from))?;
+    let store = source_store(&args.from)?;
     let opts = LoadOptions {
         table_prefix: args.table_prefix.clone(),
     };
@@ -667,7 +746,11 @@ fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
     let r = r.map_err(unusable)?;
     let mut out = String::new();
     if r.created_schema {
-        out.push_str(&format!("created Clio's schema in {}\n", r.location));
+        out.push_str(&format!(
+            "created Clio's schema in {} ({:.2} s)\n",
+            r.location,
+            r.schema_time.as_secs_f64()
+        ));
     }
     let range = |x: Option<(u32, u32)>| match x {
         Some((a, b)) => format!("{a}..{b}"),
@@ -695,7 +778,7 @@ fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
 }
 
 fn repair_cmd(args: &ClioRepairArgs) -> Result<Exit, Failure> {
-    let store = crate::input::open_to_read(&args.from).map_err(|f| f.about_store(&args.from))?;
+    let store = source_store(&args.from)?;
     let opts = LoadOptions {
         table_prefix: args.table_prefix.clone(),
     };
@@ -744,7 +827,7 @@ fn repair_cmd(args: &ClioRepairArgs) -> Result<Exit, Failure> {
 
 fn insert_floor_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
     let (from, to) = args.ledgers;
-    let store = crate::input::open_to_read(&args.from).map_err(|f| f.about_store(&args.from))?;
+    let store = source_store(&args.from)?;
     let opts = LoadOptions {
         table_prefix: args.table_prefix.clone(),
     };

@@ -607,12 +607,26 @@ fn a_prefixed_keyspace_with_clio_26_tables_verifies() {
     assert_eq!(ledger_headings(&r.stdout).len(), 12);
     assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
     let with_url = format!("{u}?table_prefix=clio_");
-    let r = verify(&["--db", &with_url, "--json", "--ledger", "105"]);
+    let r = verify(&[
+        "--db", &with_url, "--json", "--ledger", "105", "--scan", "objects",
+    ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
     assert_eq!(v["ok"], true);
     assert_eq!(v["not_checked"].as_array().map(Vec::len), Some(8));
     assert_eq!(v["not_checked"][2], "clio_migrator_status");
+    assert_eq!(v["scan"], "objects");
+    let r = verify(&["--db", &with_url, "--json", "--ledger", "105"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("json");
+    assert_eq!(
+        v["scan"], "partition",
+        "auto: Cassandra runs the partition scan"
+    );
+    let e = one_error_line(&verify(&["--db", &with_url, "--scan", "sideways"]), 2);
+    assert_contains(
+        &e,
+        "'sideways' is not a scan (auto, partition, objects or successor)",
+    );
     // The prefix forgotten: the tables that look like Clio's are listed.
     let e = one_error_line(&verify(&["--db", &u]), 2);
     let mut all: Vec<String> = shamap_clio::CLIO_TABLES

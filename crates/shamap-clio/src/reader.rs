@@ -479,6 +479,36 @@ fn seq_i64(seq: u32) -> i64 {
     i64::from(seq)
 }
 
+/// The scan to use when `asked`, given the partition scan's preparation
+/// (`partition`, run only when it may be used): the mode (never `Auto`),
+/// the prepared partition scan when used, and why `Auto` fell back. Asked
+/// for `Partition` that the server refuses: an error line.
+#[allow(clippy::type_complexity)]
+fn choose_scan<T>(
+    asked: ScanMode,
+    partition: impl FnOnce() -> Result<T, String>,
+) -> Result<(ScanMode, Option<T>, Option<String>), String> {
+    match asked {
+        ScanMode::Partition => match partition() {
+            Ok(p) => Ok((ScanMode::Partition, Some(p), None)),
+            Err(e) => Err(format!(
+                "--scan partition: the server refuses Clio's ledger-page scan: {e}"
+            )),
+        },
+        ScanMode::Auto => match partition() {
+            Ok(p) => Ok((ScanMode::Partition, Some(p), None)),
+            Err(e) => Ok((
+                ScanMode::Objects,
+                None,
+                Some(format!(
+                    "scan: objects (the server refuses the PER PARTITION LIMIT scan: {e})"
+                )),
+            )),
+        },
+        other => Ok((other, None, None)),
+    }
+}
+
 /// `n` contiguous token ranges `(lo, hi]` covering the Murmur3 ring.
 fn token_ranges(n: usize) -> Vec<(i64, i64)> {
     let n = n.max(1) as i128;
@@ -614,31 +644,12 @@ impl ClioReader {
                 successors_range,
             })
         };
-        let mut scan_note = None;
-        let mode = match opts.scan {
-            ScanMode::Partition => {
-                st.partition = Some(partition().map_err(|e| ClioError::Database {
-                    location: conn.location.clone(),
-                    what: format!(
-                        "--scan partition: the server refuses Clio's ledger-page scan: {e}"
-                    ),
-                })?);
-                ScanMode::Partition
-            }
-            ScanMode::Auto => match partition() {
-                Ok(p) => {
-                    st.partition = Some(p);
-                    ScanMode::Partition
-                }
-                Err(e) => {
-                    scan_note = Some(format!(
-                        "scan: objects (the server refuses the PER PARTITION LIMIT scan: {e})"
-                    ));
-                    ScanMode::Objects
-                }
-            },
-            other => other,
-        };
+        let (mode, partition, scan_note) =
+            choose_scan(opts.scan, partition).map_err(|what| ClioError::Database {
+                location: conn.location.clone(),
+                what,
+            })?;
+        st.partition = partition;
         let sh = Arc::new(Shared {
             session: Arc::clone(&conn.session),
             st,
@@ -931,6 +942,31 @@ impl ClioReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn auto_falls_back_to_the_objects_scan_when_the_server_refuses_the_partition_scan() {
+        let refused =
+            || -> Result<u8, String> { Err("PER PARTITION LIMIT is not supported".to_owned()) };
+        let (mode, p, note) = choose_scan(ScanMode::Auto, refused).expect("auto goes on");
+        assert_eq!((mode, p), (ScanMode::Objects, None));
+        assert_eq!(
+            note.as_deref(),
+            Some("scan: objects (the server refuses the PER PARTITION LIMIT scan: PER PARTITION LIMIT is not supported)")
+        );
+        assert_eq!(
+            choose_scan(ScanMode::Auto, || Ok(7u8)).expect("ok"),
+            (ScanMode::Partition, Some(7), None)
+        );
+        let e = choose_scan(ScanMode::Partition, refused).expect_err("refused");
+        assert!(e.starts_with("--scan partition: the server refuses"), "{e}");
+        // The other scans never try the partition scan.
+        for m in [ScanMode::Objects, ScanMode::Successor] {
+            let untried = || -> Result<u8, String> { panic!("tried") };
+            assert_eq!(choose_scan(m, untried).expect("ok"), (m, None, None));
+        }
+        assert_eq!(ScanMode::parse("objects"), Some(ScanMode::Objects));
+        assert_eq!(ScanMode::parse("sideways"), None);
+    }
 
     #[test]
     fn token_ranges_cover_the_ring_without_gaps() {

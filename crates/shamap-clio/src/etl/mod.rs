@@ -7,10 +7,14 @@
 //!   schema ([`crate::Tables::Full`]); the first ledger is written whole
 //!   (every object at its sequence, no `diff` rows, the whole successor
 //!   list with its book bases), then `ledger_range` = (first, first).
-//! - A keyspace with a range `F..L` is extended only after `L`: ledgers
-//!   wanted up to `L` are there already (skipped), the next one must be
-//!   `L + 1` (a gap is refused), and the store's ledger `L` must be the
-//!   keyspace's (same hash); its state gives the live keys to go on from.
+//! - A keyspace with a range `F..L` is extended contiguously at either
+//!   end: after `L` (the next ledger must be `L + 1`, a gap is refused; the
+//!   store's ledger `L` must be the keyspace's, same hash, and its state
+//!   gives the live keys to go on from), or before `F` (the ledgers up to
+//!   `F - 1` written without moving the range, the first of them whole;
+//!   then ledger `F`, written whole as the range's first, gets its `diff`
+//!   and deletion rows; then the range's first moves). Ledgers wanted
+//!   inside `F..L` are there already (skipped).
 //! - Each following ledger: header and hash, transactions, their
 //!   `ledger_transactions` and `account_tx` rows, each changed object
 //!   (empty: deleted) with its `diff` row, the successor rows around each
@@ -74,6 +78,8 @@ pub struct LoadReport {
     pub location: String,
     /// Clio's schema was created.
     pub created_schema: bool,
+    /// The time creating it took (a one-time cost, apart from the rows).
+    pub schema_time: std::time::Duration,
     /// `ledger_range` before.
     pub range_before: Option<(u32, u32)>,
     /// `ledger_range` after.
@@ -86,7 +92,10 @@ pub struct LoadReport {
 
 /// Connects, creating Clio's schema where the keyspace has none of its
 /// tables (and no table that looks like one under another prefix).
-fn connect(url: &str, opts: &LoadOptions) -> Result<(Conn, bool), ClioError> {
+fn connect(
+    url: &str,
+    opts: &LoadOptions,
+) -> Result<(Conn, Option<std::time::Duration>), ClioError> {
     let conn = Conn::connect(url, opts.table_prefix.as_deref())?;
     let tables = if conn.keyspace_exists()? {
         conn.tables()?
@@ -101,11 +110,12 @@ fn connect(url: &str, opts: &LoadOptions) -> Result<(Conn, bool), ClioError> {
         .iter()
         .any(|t| crate::CLIO_TABLES.iter().any(|c| t.ends_with(c)));
     if core == 0 && !look_alike {
+        let t = std::time::Instant::now();
         schema::create(&conn, Tables::Full)?;
-        return Ok((conn, true));
+        return Ok((conn, Some(t.elapsed())));
     }
     conn.check_tables()?;
-    Ok((conn, false))
+    Ok((conn, None))
 }
 
 /// Writes ledgers `from..=to` of `store` into the Clio keyspace `url`
@@ -130,7 +140,8 @@ pub fn load(
     let range_before = w.range()?;
     let mut report = LoadReport {
         location: w.location().to_owned(),
-        created_schema,
+        created_schema: created_schema.is_some(),
+        schema_time: created_schema.unwrap_or_default(),
         range_before,
         range_after: range_before,
         ..LoadReport::default()
@@ -139,31 +150,75 @@ pub fn load(
         location: w.location().to_owned(),
         what,
     };
-    let mut next = match range_before {
-        None => from,
-        Some((f, l)) => {
-            if from < f {
-                return Err(refuse(format!(
-                    "ledgers {from}..{to} start before the keyspace's range {f}..{l}: only ledgers after {l} can be added (back-filling before the first ledger is not supported)"
-                )));
-            }
-            if from > l.saturating_add(1) {
-                return Err(refuse(format!(
-                    "ledgers {from}..{to} would leave a gap after the keyspace's range {f}..{l}: start at {} at the latest",
-                    l.saturating_add(1)
-                )));
-            }
-            if to <= l {
-                return Ok(report);
-            }
-            let written = w.header(l)?.ok_or_else(|| {
-                ClioError::unusable(l, "the last ledger of ledger_range has no header row")
-            })?;
-            source.resume_after(l, written.stored_hash)?;
-            l + 1
-        }
+    let Some((f, l)) = range_before else {
+        write_span(
+            &w,
+            &mut source,
+            from,
+            to,
+            Moves::Range,
+            &mut report,
+            progress,
+        )?;
+        return Ok(report);
     };
-    if range_before.is_none() {
+    if from > l.saturating_add(1) {
+        return Err(refuse(format!(
+            "ledgers {from}..{to} would leave a gap after the keyspace's range {f}..{l}: start at {} at the latest",
+            l.saturating_add(1)
+        )));
+    }
+    if from < f {
+        if to < f - 1 {
+            return Err(refuse(format!(
+                "ledgers {from}..{to} would leave a gap before the keyspace's range {f}..{l}: end at {} at the earliest",
+                f - 1
+            )));
+        }
+        back_fill(&w, &mut source, from, f, l, &mut report, progress)?;
+    }
+    if to > l {
+        let written = w.header(l)?.ok_or_else(|| {
+            ClioError::unusable(l, "the last ledger of ledger_range has no header row")
+        })?;
+        let mut source = Source::new(store)?;
+        source.resume_after(l, written.stored_hash)?;
+        write_span(
+            &w,
+            &mut source,
+            l + 1,
+            to,
+            Moves::Range,
+            &mut report,
+            progress,
+        )?;
+    }
+    Ok(report)
+}
+
+/// Whether [`write_span`] moves `ledger_range` after each ledger.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Moves {
+    /// Yes: each ledger enters the range once its rows are written.
+    Range,
+    /// No: the ledgers are before the range, which moves once at the end.
+    Nothing,
+}
+
+/// Ledgers `from..=to` of `source` written: the first one whole when the
+/// source has read nothing yet, the others as following ledgers, read on a
+/// thread of their own a few ledgers ahead.
+fn write_span(
+    w: &ClioWriter,
+    source: &mut Source<'_>,
+    from: u32,
+    to: u32,
+    moves: Moves,
+    report: &mut LoadReport,
+    progress: &mut dyn FnMut(&LedgerLoaded),
+) -> Result<(), ClioError> {
+    let mut next = from;
+    if !source.has_read() {
         // The first ledger: verified whole, then written.
         let l = source.read(next)?;
         let mut rows = w.write(w.ledger_rows(&l).into_iter())?;
@@ -180,8 +235,11 @@ pub fn load(
         })?;
         rows += w.write(batch.iter().map(|(k, d)| w.object_row(next, k, d)))?;
         objects += batch.len() as u64;
-        w.set_range(Some(next), next)?;
-        report.range_after = Some((next, next));
+        if moves == Moves::Range {
+            w.move_range(false, next, next)?;
+            w.move_range(true, next, next.saturating_sub(1))?;
+            report.range_after = Some((next, next));
+        }
         report.written += 1;
         report.rows += rows;
         progress(&LedgerLoaded {
@@ -195,7 +253,7 @@ pub fn load(
         next += 1;
     }
     if next > to {
-        return Ok(report);
+        return Ok(());
     }
     let first = report.range_after.map(|(f, _)| f).unwrap_or(next);
     std::thread::scope(|scope| {
@@ -226,11 +284,13 @@ pub fn load(
                     break;
                 }
             };
-            if let Err(e) = w.set_range(None, seq) {
-                result = Err(e);
-                break;
+            if moves == Moves::Range {
+                if let Err(e) = w.move_range(true, seq, seq - 1) {
+                    result = Err(e);
+                    break;
+                }
+                report.range_after = Some((first, seq));
             }
-            report.range_after = Some((first, seq));
             report.written += 1;
             report.rows += rows;
             progress(&LedgerLoaded {
@@ -245,8 +305,54 @@ pub fn load(
         drop(rx);
         let _ = reader.join();
         result
+    })
+}
+
+/// Ledgers `from..f-1` written before a keyspace's range `f..l`: the
+/// store's ledger `f` must be the keyspace's; the ledgers are written
+/// (`from` whole) without moving the range; then ledger `f`, which was
+/// written whole as the range's first, gets what a following ledger has
+/// besides: its `diff` rows and the deletion rows of the keys ledger
+/// `f - 1` had and `f` has not (its other rows are what a following
+/// ledger's are, or more: every object and the whole successor list at
+/// `f`, which read the same); and only then the range's first becomes
+/// `from`. A run killed before that leaves the range as it was, and is run
+/// again (the same rows).
+fn back_fill(
+    w: &ClioWriter,
+    source: &mut Source<'_>,
+    from: u32,
+    f: u32,
+    l: u32,
+    report: &mut LoadReport,
+    progress: &mut dyn FnMut(&LedgerLoaded),
+) -> Result<(), ClioError> {
+    let written = w.header(f)?.ok_or_else(|| {
+        ClioError::unusable(f, "the first ledger of ledger_range has no header row")
     })?;
-    Ok(report)
+    let (_, hash) = source.header(f)?;
+    if hash != written.stored_hash {
+        return Err(ClioError::Unusable {
+            seq: f,
+            what: format!(
+                "in the source store: its hash is {hash}, but the keyspace's ledger {f} is {}: another chain",
+                written.stored_hash
+            ),
+        });
+    }
+    write_span(w, source, from, f - 1, Moves::Nothing, report, progress)?;
+    // Ledger f as a following ledger: its diff and deletion rows.
+    let lf = source.read(f)?;
+    let rows = w.write(
+        lf.changes
+            .iter()
+            .flat_map(|(k, obj)| [w.object_row(f, k, obj), w.diff_row(f, k)].into_iter()),
+    )?;
+    w.move_range(false, from, f)?;
+    let _ = l;
+    report.rows += rows;
+    report.range_after = Some((from, l));
+    Ok(())
 }
 
 /// The floor [`load`]'s time is measured against: the rows `load` would
@@ -286,7 +392,10 @@ pub fn insert_floor(
                 rows += w.write(chunk.iter().map(|(k, d)| w.object_row(seq, k, d)))?;
             }
         }
-        w.set_range((seq == from).then_some(from), seq)?;
+        if seq == from {
+            w.move_range(false, seq, seq)?;
+        }
+        w.move_range(true, seq, seq.saturating_sub(1))?;
     }
     Ok((rows, t.elapsed()))
 }

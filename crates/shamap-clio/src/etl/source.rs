@@ -98,6 +98,11 @@ impl<'s> Source<'s> {
         })
     }
 
+    /// True once a ledger has been read (or the source resumed).
+    pub fn has_read(&self) -> bool {
+        self.prev.is_some()
+    }
+
     /// The first and last sequences the store lists.
     pub fn span(&self) -> Option<(u32, u32)> {
         Some((

@@ -3,7 +3,8 @@
 //! `insertSuccessor`, `insertTransaction`, `insertLedgerTransaction`,
 //! `insertAccountTx`, `insertLedgerHeader`, `insertLedgerHash`), prepared,
 //! at most the URL's `inflight` at once; `ledger_range` moved only once
-//! every row of the ledger is acknowledged.
+//! every row of the ledger is acknowledged, with Clio's own conditional
+//! update (`updateLedgerRange`).
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use scylla::statement::prepared::PreparedStatement;
@@ -99,7 +100,7 @@ impl ClioWriter {
                 None
             },
             range: p(format!(
-                "UPDATE {} SET sequence = ? WHERE is_latest = ?",
+                "UPDATE {} SET sequence = ? WHERE is_latest = ? IF sequence IN (?, null)",
                 t("ledger_range")
             ))?,
             read_range: p(format!(
@@ -124,7 +125,9 @@ impl ClioWriter {
         &self.conn.location
     }
 
-    /// `ledger_range`: `(first, last)`, or `None` when empty.
+    /// `ledger_range`: `(first, last)`, or `None` when empty (or when only
+    /// its first-ledger row is there: a first ledger's write stopped
+    /// before its last row, which the next run writes again).
     pub fn range(&self) -> Result<Option<(u32, u32)>, ClioError> {
         let what = "cannot read table ledger_range";
         let rows: Vec<(Option<bool>, Option<i64>)> = self
@@ -156,7 +159,13 @@ impl ClioWriter {
                     .conn
                     .fail(what, "not an ascending pair of ledger numbers")),
             },
-            _ => Err(self.conn.fail(what, "only one of its two rows is there")),
+            // The first ledger's write stopped between its two rows: no
+            // ledger is complete yet.
+            (Some(_), None) => Ok(None),
+            (None, Some(_)) => Err(self.conn.fail(
+                what,
+                "its is_latest row is there without its first-ledger row",
+            )),
         }
     }
 
@@ -214,6 +223,11 @@ impl ClioWriter {
         (&self.st.object, vec![blob(&key.0), big(seq), blob(obj)])
     }
 
+    /// The diff row of `key` at `seq`.
+    pub(crate) fn diff_row<'a>(&'a self, seq: u32, key: &Key) -> Row<'a> {
+        (&self.st.diff, vec![big(seq), blob(&key.0)])
+    }
+
     /// Every row of ledger `l` but its objects when it is a first ledger
     /// (streamed by the caller): header, hash, transactions, their
     /// `ledger_transactions` and `account_tx` rows, a following ledger's
@@ -265,19 +279,51 @@ impl ClioWriter {
         rows
     }
 
-    /// Sets `ledger_range`: its first ledger (when given), then its last.
-    pub(crate) fn set_range(&self, first: Option<u32>, last: u32) -> Result<(), ClioError> {
-        if let Some(f) = first {
-            self.write(std::iter::once((
-                &self.st.range,
-                vec![big(f), CqlValue::Boolean(false)],
-            )))?;
+    /// Moves one end of `ledger_range` to `seq` as Clio's writer does, with
+    /// a lightweight transaction (`IF sequence IN (expected, null)`): the
+    /// last ledger only from `seq - 1` (or an empty range), the first
+    /// from `expected`. Another writer having moved it (a Clio running on
+    /// the keyspace) is an error, and nothing is changed.
+    pub(crate) fn move_range(
+        &self,
+        latest: bool,
+        seq: u32,
+        expected: u32,
+    ) -> Result<(), ClioError> {
+        let end = if latest { "last" } else { "first" };
+        let what = format!("cannot set ledger_range's {end} ledger to {seq}");
+        let applied = self
+            .conn
+            .runtime
+            .block_on(async {
+                let r = self
+                    .conn
+                    .session
+                    .execute_unpaged(
+                        &self.st.range,
+                        (i64::from(seq), latest, i64::from(expected)),
+                    )
+                    .await?;
+                // `[applied]` first; when not applied, the current value too.
+                let row = r
+                    .into_rows_result()?
+                    .rows::<scylla::value::Row>()?
+                    .next()
+                    .ok_or("no result row")??;
+                let applied = matches!(row.columns.first(), Some(Some(CqlValue::Boolean(true))));
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(applied)
+            })
+            .map_err(|e| self.conn.fail(&what, e))?;
+        if applied {
+            Ok(())
+        } else {
+            Err(self.conn.fail(
+                &what,
+                format!(
+                    "another writer moved it (it is no longer {expected} or empty): is a Clio writing to this keyspace?"
+                ),
+            ))
         }
-        self.write(std::iter::once((
-            &self.st.range,
-            vec![big(last), CqlValue::Boolean(true)],
-        )))?;
-        Ok(())
     }
 }
 
