@@ -9,6 +9,7 @@
 //! - [`validator_list`]: a list publisher's signed list of validators.
 //! - [`validation`]: validators' signed statements of a ledger hash
 //!   (`VAL\0`), read from the files people have.
+//! - [`proof`]: an XPOP's transaction-map proof, list and tree forms.
 //! - [`xpop`]: XLS-41 proofs: verifying and making them.
 //!
 //! Above the ledger crate; nothing below depends on this one. The store's
@@ -20,6 +21,7 @@ pub mod anchor;
 pub mod error;
 pub mod keys;
 pub mod manifest;
+pub mod proof;
 pub mod validation;
 pub mod validator_list;
 pub mod xpop;
