@@ -29,6 +29,7 @@ mod bench;
 mod check_proof;
 mod clio;
 mod clio_anchor;
+mod clio_load;
 mod diff;
 mod export;
 mod gc;
