@@ -9,6 +9,7 @@ mod cassandra_cluster;
 #[path = "../../shamap-clio/tests/clio_ledgers.rs"]
 mod clio_ledgers;
 mod clio_load_store_cassandra;
+mod clio_repair_store_cassandra;
 mod clio_store_cassandra;
 mod diffs;
 mod export_into_store;
