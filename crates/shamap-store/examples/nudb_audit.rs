@@ -121,6 +121,20 @@ fn main() {
             r.is_whole(),
             peak_rss_mib()
         );
+        let c = r.ledgers.iter().fold((0, 0, 0, 0), |a, l| {
+            (
+                a.0 + l.counts.inner,
+                a.1 + l.counts.leaves,
+                a.2 + l.counts.skipped,
+                a.3 + l.counts.hashed,
+            )
+        });
+        if let Some(s) = &r.scan {
+            println!(
+                "  walks: {} inner nodes, {} leaves, {} subtrees skipped, {} nodes hashed; record index: {} leaves, {} inner nodes, {} records left out",
+                c.0, c.1, c.2, c.3, s.indexed.0, s.indexed.1, s.indexed.2
+            );
+        }
         ledgers = r.ledgers.iter().map(|l| l.hash).collect();
     }
     if ledgers.is_empty() {

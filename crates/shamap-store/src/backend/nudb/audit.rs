@@ -425,6 +425,7 @@ fn audit_view(
         // The walk's caches, not part of the report.
         s.inner_cache = Default::default();
         s.kept_buckets = Vec::new();
+        s.record_index = Default::default();
     }
     report.scan = scanned;
     Ok(report)

@@ -6,10 +6,15 @@
 //! check them in batches of [`HASH_BATCH`] against their keys
 //! ([`NodeObject::decode_many`]: the multi-lane SHA-512).
 //!
-//! Memory does not grow with the store: what the scan keeps is the damage
-//! it finds (capped at [`MAX_DAMAGE`] records, the rest counted), the
-//! ledger headers it meets (one small entry per ledger), and the keys of
-//! inner nodes stored other than as rippled stores them (LZ4 or raw;
+//! What the scan keeps for the walk, bounded by the audit's budget
+//! ([`super::budget`]): the records it checked, by a keyed fingerprint
+//! ([`super::record_index`]: 13 bytes a record, so that the walk finds
+//! each node in memory), and the inner nodes' encodings that fit beside
+//! them ([`super::inner_cache`]). Past the budget, records are left out
+//! and the walk looks them up the slow way. Besides that it keeps the
+//! damage it finds (capped at [`MAX_DAMAGE`] records, the rest counted),
+//! the ledger headers it meets (one small entry per ledger), and the keys
+//! of inner nodes stored other than as rippled stores them (LZ4 or raw;
 //! rippled never does, capped at [`MAX_ODD_INNER`]).
 //!
 //! [`decode_and_hash_floor`] is the yardstick the audit is measured
@@ -17,7 +22,7 @@
 
 use std::ops::ControlFlow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Mutex;
 
@@ -29,8 +34,8 @@ use super::codec::decode_value;
 use super::dat_file::{Chunk, Record, SIZE_LEN};
 use super::inner_cache::{InnerBudget, InnerCache, InnerShare};
 use super::key_file::{key_hash, Bucket, IndexDigest};
-use super::leaf_tags::{leaf_tag, LeafTags, TagChunk};
 use super::ledgers::FoundHeader;
+use super::record_index::{place, ChunkEntries, IndexBuilder, RecordIndex};
 use super::store::{NudbStore, SCAN_BLOCK};
 use crate::error::StoreError;
 use crate::node::{Node, NodeObject};
@@ -98,10 +103,12 @@ pub struct ScanReport {
     pub kept_buckets: Vec<Vec<Bucket>>,
     /// True when not every inner node checked fitted in the cache.
     pub inner_cache_full: bool,
-    /// The leaves' tags, for the walk's leaf checks ([`super::leaf_tags`]).
-    pub leaf_tags: LeafTags,
-    /// Tags of the chunks scanned, until they are gathered in `leaf_tags`.
-    tag_chunks: Vec<TagChunk>,
+    /// The records checked, by fingerprint, for the walk
+    /// ([`super::record_index`]).
+    pub record_index: RecordIndex,
+    /// Leaves and inner nodes the record index held, and records left out
+    /// of it for want of room.
+    pub indexed: (u64, u64, u64),
     /// Wrong key file entries, by directory and key hash, with what is
     /// wrong ([`super::key_check`]): a lookup through one is damage.
     pub bad_entries: hashbrown::HashMap<(usize, u64), String>,
@@ -120,7 +127,6 @@ impl ScanReport {
         }
         self.damaged_count += o.damaged_count;
         self.damaged.extend(o.damaged);
-        self.tag_chunks.extend(o.tag_chunks);
         self.headers.extend(o.headers);
         self.odd_inner_overflow |= o.odd_inner_overflow;
         if self.records_index.len() < o.records_index.len() {
@@ -159,8 +165,7 @@ pub fn scan(
     let rx = Mutex::new(rx);
     let read = AtomicU64::new(0);
     let budget = InnerBudget::new(memory.inner_cache);
-    let tag_limit = memory.leaf_tags;
-    let tag_bytes = AtomicUsize::new(0);
+    let index = IndexBuilder::new(memory.record_index);
     let mut total = ScanReport {
         verified_below: store.parts().iter().map(|p| p.dat.len).collect(),
         bytes: store.data_bytes(),
@@ -168,7 +173,7 @@ pub fn scan(
     };
     let (reader_result, parts) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| s.spawn(|| work(store, &rx, &budget, &tag_bytes, tag_limit)))
+            .map(|_| s.spawn(|| work(store, &rx, &budget, &index)))
             .collect();
         let reader = s.spawn(move || -> Result<Vec<DamagedRecord>, StoreError> {
             let mut broken = Vec::new();
@@ -217,7 +222,9 @@ pub fn scan(
         shares.push(share);
     }
     total.inner_cache = InnerCache::from_shares(shares);
-    total.leaf_tags = LeafTags::from_chunks(std::mem::take(&mut total.tag_chunks));
+    total.record_index = index.finish(threads);
+    let (leaves, inner) = total.record_index.len();
+    total.indexed = (leaves as u64, inner as u64, total.record_index.left_out);
     total.inner_cache_full = budget.is_full();
     for b in broken {
         total.damage(b);
@@ -242,11 +249,11 @@ fn work(
     store: &NudbStore,
     rx: &Mutex<Receiver<(usize, Chunk)>>,
     budget: &InnerBudget,
-    tag_bytes: &AtomicUsize,
-    tag_limit: usize,
+    index: &IndexBuilder,
 ) -> (ScanReport, InnerShare) {
     let mut out = ScanReport::default();
     let mut share = InnerShare::default();
+    let mut entries = ChunkEntries::default();
     loop {
         let next = match rx.lock() {
             Ok(r) => r.recv(),
@@ -262,7 +269,7 @@ fn work(
             &mut out,
             &mut share,
             budget,
-            (tag_bytes, tag_limit),
+            (index, &mut entries),
         );
     }
 }
@@ -275,14 +282,10 @@ fn check_chunk(
     out: &mut ScanReport,
     share: &mut InnerShare,
     budget: &InnerBudget,
-    (tag_bytes, tag_limit): (&AtomicUsize, usize),
+    (index, entries): (&IndexBuilder, &mut ChunkEntries),
 ) {
-    let mut tags = TagChunk {
-        part,
-        start: chunk.start,
-        ..TagChunk::default()
-    };
     let p = &store.parts()[part];
+    let fp = index.fingerprint();
     let ks = usize::from(p.dat.header.key_size);
     if out.records_index.len() <= part {
         out.records_index
@@ -296,7 +299,7 @@ fn check_chunk(
                  offsets: &mut Vec<(u64, u64, std::ops::Range<usize>)>,
                  out: &mut ScanReport,
                  share: &mut InnerShare,
-                 tags: &mut TagChunk| {
+                 entries: &mut ChunkEntries| {
         for (r, (offset, ty, raw)) in NodeObject::decode_many(std::mem::take(batch))
             .into_iter()
             .zip(offsets.drain(..))
@@ -305,6 +308,8 @@ fn check_chunk(
                 Ok(obj) => {
                     out.decoded_bytes += obj.value().len() as u64;
                     if ty == 2 || ty == 3 {
+                        let size = raw.len() as u64;
+                        entries.inner(fp, &obj.hash(), part, offset, size);
                         share.keep(budget, obj.hash(), part, offset, &chunk.bytes[raw]);
                     } else if obj.value()[8] == 1 {
                         if let Ok(Node::Ledger(header)) = obj.parse() {
@@ -320,10 +325,8 @@ fn check_chunk(
                             out.odd_inner_overflow = true;
                         }
                     } else if let Some((kind, key)) = obj.leaf_kind_key() {
-                        if tag_bytes.fetch_add(8, Ordering::Relaxed) < tag_limit {
-                            tags.offsets.push((offset - chunk.start) as u32);
-                            tags.tags.push(leaf_tag(kind, &key));
-                        }
+                        let at = (part, place(offset, p.dat.len));
+                        entries.leaf(fp, &obj.hash(), kind, &key.0, at);
                     }
                 }
                 Err(e) => out.damage(DamagedRecord {
@@ -362,11 +365,11 @@ fn check_chunk(
         batch.push((key, value));
         offsets.push((offset, ty, k + ks..k + ks + size as usize));
         if batch.len() == HASH_BATCH {
-            flush(&mut batch, &mut offsets, out, share, &mut tags);
+            flush(&mut batch, &mut offsets, out, share, entries);
         }
     }
-    flush(&mut batch, &mut offsets, out, share, &mut tags);
-    out.tag_chunks.push(tags);
+    flush(&mut batch, &mut offsets, out, share, entries);
+    index.file(entries);
 }
 
 /// The key a decode error names.

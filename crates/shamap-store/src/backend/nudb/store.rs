@@ -23,8 +23,11 @@ pub const READ_ONLY: &str = crate::error::facts::READ_ONLY_NUDB;
 /// record's offset, its key, its raw value.
 pub type RecordVisitor<'a> = dyn FnMut(usize, u64, &[u8], &[u8]) -> ControlFlow<()> + 'a;
 
-/// Bytes a sequential scan of a data file reads at a time.
-pub const SCAN_BLOCK: usize = 4 << 20;
+/// Bytes a sequential scan of a data file reads at a time (2 MiB: large
+/// enough that the reads are the disk's best pattern, small enough that
+/// the audit's blocks in flight, seven of them on two cores, stay near 14
+/// MiB beside its record index).
+pub const SCAN_BLOCK: usize = 2 << 20;
 
 /// rippled's node store, read-only: lookups through each directory's key
 /// file, scans through its data file, every value decoded from rippled's

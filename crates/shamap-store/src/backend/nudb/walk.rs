@@ -3,33 +3,32 @@
 //!
 //! After a full scan ([`super::scan`]) every record before the first damage
 //! of its file has been decoded and hashed, so the walk does not hash
-//! those again: a node's presence is checked against the key file (the
-//! bucket, from a bounded cache of buckets, and the key in the record), an
-//! inner node's children are read from its record, and a leaf is known by
-//! its codec type without being decompressed. Records the scan did not
-//! check in step (after damage), and every record when no scan ran (one
-//! ledger walked alone), are decoded and hashed here
-//! ([`NodeObject::decode_many`]).
-//!
-//! When the audit's key file check found the key file's entries to be
-//! exactly the data file's records ([`super::key_file::IndexDigest`]), a
-//! leaf in the checked region is not read at all: its bucket entry (the
-//! key's 48-bit hash, alone in the bucket, a size no inner node has) is
-//! enough. Nodes the walk hashes itself are hashed [`HASH_BATCH`] at a
-//! time (the multi-lane SHA-512).
+//! those again. Where the audit's key file check found the key file's
+//! entries to be exactly the data file's records
+//! ([`super::key_file::IndexDigest`]), a record the scan checked is one
+//! rippled's lookup finds, so the walk finds each node in the scan's
+//! record index ([`super::record_index`]): a leaf by its fingerprint, map
+//! kind and key nibbles (not read at all), an inner node from the scan's
+//! cache or by one read where the index places it. Everything else (a
+//! record left out of the index, a deeper leaf, a tag that disagrees, a
+//! record after damage) is looked up the slow way: its bucket (from a
+//! bounded cache), its record read and put through the fetch's checks,
+//! which also word any problem. Records the scan did not check in step,
+//! and every record when no scan ran (one ledger walked alone), are
+//! decoded and hashed here, [`HASH_BATCH`] at a time
+//! ([`NodeObject::decode_many`]: the multi-lane SHA-512).
 //!
 //! Memory per walk: the stack (at most [`HASH_BATCH`] × 16 × 64 entries),
 //! the bucket cache (at most the budget's entries) and the hashes of
-//! the inner nodes
-//! visited (what the next ledger's walk may skip).
+//! the inner nodes visited (what the next ledger's walk may skip).
 
 use hashbrown::{HashMap, HashSet};
 use shamap::{Hash256, MapKind};
 
 use super::budget::MemoryBudget;
 use super::codec::decode_value;
-use super::key_file::{Bucket, Entry, RawBucket};
-use super::leaf_tags::tag_passes;
+use super::key_file::{Bucket, RawBucket};
+use super::record_index::{on_path, place};
 use super::scan::ScanReport;
 use super::store::NudbStore;
 use crate::error::StoreError;
@@ -103,6 +102,10 @@ pub struct Walker<'a> {
     cache_limit: usize,
     /// Inner nodes a visited set keeps at most.
     visited_limit: usize,
+    /// Per directory: a leaf the record index places (in 4096ths of the
+    /// data file, [`place`]) below this was checked by the scan in step and
+    /// is indexed by the key file (0 where the key file disagrees).
+    leaf_bound: Vec<u64>,
     /// Counts so far.
     pub counts: WalkCounts,
 }
@@ -113,9 +116,6 @@ enum Found {
     Inner(Box<[Hash256; 16]>),
     /// A leaf, checked.
     Leaf,
-    /// A leaf whose record the scan checked (directory, offset, value
-    /// size), still to be read for the checks of its kind and place.
-    LeafAt(usize, u64, u64),
 }
 
 /// What reading a node gave: what it is, or its value still to be hashed
@@ -123,13 +123,6 @@ enum Found {
 enum Read {
     Known(Found),
     ToHash { value: Vec<u8>, at: (usize, u64) },
-}
-
-/// True when a value of `size` stored bytes may be an inner node in
-/// rippled's codec: type 3 (a varint byte and 16 hashes) or type 2 (a
-/// varint byte, a u16 branch mask and 1 to 16 hashes).
-fn may_be_inner(size: u64) -> bool {
-    size == 1 + 16 * 32 || ((3 + 32..=3 + 16 * 32).contains(&size) && (size - 3).is_multiple_of(32))
 }
 
 impl<'a> Walker<'a> {
@@ -147,6 +140,17 @@ impl<'a> Walker<'a> {
             uncached: None,
             cache_limit: memory.walker_entries,
             visited_limit: memory.visited,
+            leaf_bound: store
+                .parts()
+                .iter()
+                .enumerate()
+                .map(|(i, p)| match scanned {
+                    Some(s) if s.report.index_agrees.get(i) == Some(&true) => {
+                        place(s.report.verified_below[i], p.dat.len)
+                    }
+                    _ => 0,
+                })
+                .collect(),
             counts: WalkCounts::default(),
         }
     }
@@ -191,19 +195,9 @@ impl<'a> Walker<'a> {
                 popped.push((hash, id));
             }
             let popped_any = !popped.is_empty();
-            let known = self.known_from_scan(&popped);
+            let known = self.known_from_scan(kind, &popped);
             for ((hash, id), known) in popped.into_iter().zip(known) {
                 let read = match known {
-                    Some(Found::LeafAt(part, offset, size)) => {
-                        let tag = self
-                            .scanned
-                            .and_then(|s| s.report.leaf_tags.tag(part, offset));
-                        if tag.is_some_and(|t| tag_passes(t, kind, &id)) {
-                            Ok(Read::Known(Found::Leaf))
-                        } else {
-                            self.scanned_leaf(hash, kind, &id, part, offset, size)
-                        }
-                    }
                     Some(Found::Inner(children)) => {
                         let n = children.iter().filter(|c| !c.is_zero()).count();
                         id.check_inner(hash, n)
@@ -257,7 +251,7 @@ impl<'a> Walker<'a> {
         _problems: &mut Vec<NodeProblem>,
     ) {
         match found {
-            Found::Leaf | Found::LeafAt(..) => self.counts.leaves += 1,
+            Found::Leaf => self.counts.leaves += 1,
             Found::Inner(children) => {
                 self.counts.inner += 1;
                 if visited.len() < self.visited_limit {
@@ -292,40 +286,6 @@ impl<'a> Walker<'a> {
         placed(&obj, kind, id).map_err(|e| node_problem(hash, Some(at), &e))
     }
 
-    /// A leaf whose record the scan checked, read and checked for its
-    /// place: the record read by its entry (directory `part`, `offset`,
-    /// value `size`), decoded, its hash taken from the scan.
-    fn scanned_leaf(
-        &self,
-        hash: Hash256,
-        kind: MapKind,
-        id: &NodeId,
-        part: usize,
-        offset: u64,
-        size: u64,
-    ) -> Result<Read, NodeProblem> {
-        let at = Some((part, offset));
-        let p = &self.store.parts()[part];
-        let (_, raw) = p.dat.read_record(offset, size).map_err(|e| NodeProblem {
-            key: hash,
-            at,
-            what: e,
-        })?;
-        let mut value = Vec::new();
-        decode_value(&raw, &mut value).map_err(|e| NodeProblem {
-            key: hash,
-            at,
-            what: format!(
-                "node {hash} is corrupt: {} at byte {offset}: {e}",
-                p.dat.path.display()
-            ),
-        })?;
-        let obj = NodeObject::scanned(hash, value).map_err(|e| node_problem(hash, at, &e))?;
-        placed(&obj, kind, id)
-            .map(Read::Known)
-            .map_err(|e| node_problem(hash, at, &e))
-    }
-
     /// Bucket `n` of directory `part`, parsed: kept, cached, or read (and
     /// cached while the cache holds fewer entries than its budget).
     fn bucket(&mut self, part: usize, n: u64) -> Result<std::borrow::Cow<'a, Bucket>, String> {
@@ -334,9 +294,13 @@ impl<'a> Walker<'a> {
         }
         self.load_raw(part, n)?;
         let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
-        match &self.cache[slot] {
-            Some((p, m, b)) if *p == part && *m == n => Ok(std::borrow::Cow::Owned(b.to_bucket())),
-            _ => self.store.parts()[part]
+        let held = |c: &Option<(usize, u64, RawBucket)>| match c {
+            Some((p, m, b)) if *p == part && *m == n => Some(b.to_bucket()),
+            _ => None,
+        };
+        match held(&self.cache[slot]).or_else(|| held(&self.uncached)) {
+            Some(b) => Ok(std::borrow::Cow::Owned(b)),
+            None => self.store.parts()[part]
                 .read_bucket(n)
                 .map(std::borrow::Cow::Owned),
         }
@@ -367,113 +331,86 @@ impl<'a> Walker<'a> {
         Ok(())
     }
 
-    /// The entry with hash `h` in bucket `n` of directory `part`, when it
-    /// is the only one there (spills not followed) and the bucket is kept,
-    /// cached, or the one just read.
-    fn single_entry(&self, part: usize, n: u64, h: u64) -> Option<Entry> {
-        if let Some(b) = self.kept_bucket(part, n) {
-            let mut m = b.matching(h);
-            return match (m.next(), m.next()) {
-                (Some(e), None) => Some(*e),
-                _ => None,
-            };
-        }
-        let slot = ((n as usize).wrapping_add(part)) % CACHE_SLOTS;
-        let raw = match self.cache.get(slot)? {
-            Some((p, m, b)) if *p == part && *m == n => b,
-            _ => match &self.uncached {
-                Some((p, m, b)) if *p == part && *m == n => b,
-                _ => return None,
-            },
-        };
-        raw.single(h)
-    }
-
-    /// What each of `nodes` is, where the scan's checks answer without
-    /// reading a record (`None`: read it). In a directory whose key file's
-    /// entries are its data records (the scan's index digest) and before
-    /// its first damage, a bucket entry with the key's hash, alone in its
-    /// bucket with it, is the key's record, and the scan hashed it: of a
-    /// size no inner node has it is a leaf; an inner node the scan kept at
-    /// its offset gives its children. Done in stages over the batch (the
-    /// buckets, then their entries, then the kept inner nodes) so that
-    /// the memory loads of different nodes overlap.
-    fn known_from_scan(&mut self, nodes: &[(Hash256, NodeId)]) -> Vec<Option<Found>> {
+    /// What each of `nodes` (in a map of kind `kind`) is, where the scan's
+    /// record index answers (`None`: look it up the slow way,
+    /// [`Walker::read_node`]). In a directory whose key file's entries are
+    /// its data records (the scan's index digest), before its first damage,
+    /// and with no wrong bucket entry anywhere, every record the scan
+    /// checked is one a lookup of its key finds: a leaf indexed under the
+    /// node's fingerprint and map kind, whose key's nibbles are the node's
+    /// path, is the node and passes the fetch's checks; an inner node is
+    /// taken from the scan's cache, or read where the index says (its key
+    /// compared in full). Done over a batch so that the memory loads of
+    /// different nodes overlap.
+    fn known_from_scan(
+        &mut self,
+        kind: MapKind,
+        nodes: &[(Hash256, NodeId)],
+    ) -> Vec<Option<Found>> {
         let mut out: Vec<Option<Found>> = Vec::new();
         out.resize_with(nodes.len(), || None);
         let Some(s) = self.scanned else {
             return out;
         };
         let r = s.report;
-        let store = self.store;
-        let asked = |h: &Hash256| {
-            !r.odd_inner_overflow
-                && (r.odd_inner.is_empty() || !r.odd_inner.contains(h))
-                && (s.damaged.is_empty() || !s.damaged.contains_key(h))
-        };
-        let mut open: Vec<usize> = (0..nodes.len()).filter(|&k| asked(&nodes[k].0)).collect();
-        // An inner node the scan kept needs no lookup: its record was
-        // hashed in step, and where the key file's entries are exactly the
-        // records, each in its home bucket, a lookup of its key finds it.
-        open.retain(|&k| {
-            let kept = r
-                .inner_cache
-                .children(&nodes[k].0)
-                .filter(|(_, (part, offset))| {
-                    r.index_agrees.get(*part) == Some(&true)
-                        && r.bad_entries.is_empty()
-                        && *offset < r.verified_below[*part]
-                });
-            match kept {
-                Some((children, _)) => {
-                    out[k] = Some(Found::Inner(Box::new(children)));
-                    false
-                }
-                None => true,
-            }
-        });
-        for (i, p) in store.parts().iter().enumerate() {
-            if open.is_empty() {
-                break;
-            }
-            if r.index_agrees.get(i) != Some(&true) {
+        if r.odd_inner_overflow || !r.bad_entries.is_empty() {
+            return out;
+        }
+        let ix = &r.record_index;
+        let fps: Vec<u64> = nodes.iter().map(|(h, _)| ix.fingerprint().of(h)).collect();
+        let leaf_bound = std::mem::take(&mut self.leaf_bound);
+        for (k, ((hash, id), &f)) in nodes.iter().zip(&fps).enumerate() {
+            if (!r.odd_inner.is_empty() && r.odd_inner.contains(hash))
+                || (!s.damaged.is_empty() && s.damaged.contains_key(hash))
+            {
                 continue;
             }
-            let verified_below = r.verified_below[i];
-            let located: Vec<(u64, u64)> = open
-                .iter()
-                .map(|&k| p.key_header.locate(&nodes[k].0 .0))
-                .collect();
-            let mut inner: Vec<(usize, u64)> = Vec::new();
-            let mut still = Vec::with_capacity(open.len());
-            for (&k, &(n, h)) in open.iter().zip(&located) {
-                // A bucket that cannot be read is left to `read_node`,
-                // which names the problem.
-                let entry = match self.load_raw(i, n) {
-                    Ok(()) => self
-                        .single_entry(i, n, h)
-                        .filter(|e| e.offset < verified_below),
-                    Err(_) => None,
-                };
-                match entry {
-                    Some(e) if !may_be_inner(e.size) => {
-                        out[k] = Some(Found::LeafAt(i, e.offset, e.size))
-                    }
-                    Some(e) => inner.push((k, e.offset)),
-                    None => still.push(k),
+            let trusted_place =
+                |part: usize, place: u64| leaf_bound.get(part).is_some_and(|&b| place < b);
+            if ix.leaf_passes(f, kind, trusted_place, |prefix| on_path(prefix, id)) {
+                out[k] = Some(Found::Leaf);
+                continue;
+            }
+            let trusted = |(part, offset): (usize, u64)| {
+                r.index_agrees.get(part) == Some(&true) && offset < r.verified_below[part]
+            };
+            if let Some((children, at)) = r.inner_cache.children(hash) {
+                if trusted(at) {
+                    out[k] = Some(Found::Inner(Box::new(children)));
+                    continue;
                 }
             }
-            for (k, offset) in inner {
-                match r.inner_cache.children(&nodes[k].0) {
-                    Some((children, at)) if at == (i, offset) => {
-                        out[k] = Some(Found::Inner(Box::new(children)))
-                    }
-                    _ => still.push(k),
+            for (part, offset, size) in ix.inner_at(f) {
+                if !trusted((part, offset)) {
+                    continue;
+                }
+                if let Some(children) = self.read_inner(hash, part, offset, size) {
+                    out[k] = Some(Found::Inner(Box::new(children)));
+                    break;
                 }
             }
-            open = still;
         }
+        self.leaf_bound = leaf_bound;
         out
+    }
+
+    /// The children of the inner node `hash` read from its record at
+    /// `offset` in directory `part` (a value of `size` bytes), when the
+    /// record holds that key and an inner node's encoding; anything else is
+    /// left to the slow way, which words the problem.
+    fn read_inner(
+        &mut self,
+        hash: &Hash256,
+        part: usize,
+        offset: u64,
+        size: u64,
+    ) -> Option<[Hash256; 16]> {
+        let dat = &self.store.parts().get(part)?.dat;
+        let (key, raw) = dat.read_record(offset, size).ok()?;
+        if key != hash.0 {
+            return None;
+        }
+        crate::compact::decode_children(&raw)
     }
 
     /// Bucket `n` of directory `part` when the audit's key file check kept
