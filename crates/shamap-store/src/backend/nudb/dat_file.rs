@@ -203,6 +203,20 @@ impl DatFile {
     /// of `size` bytes: returns its key and value, checking that the
     /// record's own size field agrees with the entry.
     pub fn read_record(&self, offset: u64, size: u64) -> Result<(Vec<u8>, Vec<u8>), String> {
+        let mut buf = Vec::new();
+        self.read_record_into(offset, size, &mut buf)?;
+        let value = buf.split_off(usize::from(self.header.key_size));
+        Ok((buf, value))
+    }
+
+    /// [`DatFile::read_record`] into `buf` (resized): the record's key and
+    /// value, one after the other, in a buffer the caller reuses.
+    pub fn read_record_into(
+        &self,
+        offset: u64,
+        size: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<(), String> {
         let ks = usize::from(self.header.key_size);
         if size == 0 || size > MAX_SCAN_RECORD || size > self.len {
             return Err(format!(
@@ -211,19 +225,17 @@ impl DatFile {
                 self.len
             ));
         }
-        let total = SIZE_LEN + ks + size as usize;
-        let mut buf = vec![0u8; total];
-        self.read_exact_at(&mut buf, offset, "the record a bucket entry names")?;
-        let own = u48(&buf, 0);
+        buf.resize(SIZE_LEN + ks + size as usize, 0);
+        self.read_exact_at(buf, offset, "the record a bucket entry names")?;
+        let own = u48(buf, 0);
         if own != size {
             return Err(format!(
                 "{}: the record at byte {offset} has a value of {own} bytes, its bucket entry says {size}",
                 self.path.display()
             ));
         }
-        let value = buf.split_off(SIZE_LEN + ks);
         buf.drain(..SIZE_LEN);
-        Ok((buf, value))
+        Ok(())
     }
 
     /// The spill bucket at `offset` (8 bytes into its spill record),

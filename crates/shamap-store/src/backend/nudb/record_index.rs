@@ -201,14 +201,31 @@ impl<E: Entry> Sorted<E> {
         Sorted { entries, dir, bits }
     }
 
-    /// The entries whose sort fingerprint is `fp` (`fp_bits` wide).
-    fn matching(&self, fp: u64, fp_bits: u32) -> impl Iterator<Item = &E> {
+    /// The run of entries where those with sort fingerprint `fp`
+    /// (`fp_bits` wide) are: the directory's load, then the run's first
+    /// entry's (which the probing of a batch overlaps between its nodes).
+    /// The run starts at the first entry not below `fp` (empty when none
+    /// is).
+    fn run(&self, fp: u64, fp_bits: u32) -> (u32, u32) {
         let s = slot(fp, fp_bits, self.bits) as usize;
-        let range = match (self.dir.get(s), self.dir.get(s + 1)) {
-            (Some(&a), Some(&b)) => a as usize..b as usize,
-            _ => 0..0,
+        let (mut a, b) = match (self.dir.get(s), self.dir.get(s + 1)) {
+            (Some(&a), Some(&b)) => (a, b),
+            _ => return (0, 0),
         };
-        self.entries[range].iter().filter(move |e| e.fp() == fp)
+        while a < b && self.entries.get(a as usize).is_some_and(|e| e.fp() < fp) {
+            a += 1;
+        }
+        (a, b)
+    }
+
+    /// The entries of `run` whose sort fingerprint is `fp`: the entries'
+    /// load.
+    fn matching(&self, (a, b): (u32, u32), fp: u64) -> impl Iterator<Item = &E> {
+        self.entries
+            .get(a as usize..b as usize)
+            .unwrap_or_default()
+            .iter()
+            .take_while(move |e| e.fp() == fp)
     }
 }
 
@@ -227,6 +244,14 @@ fn part_of(fp: u64, fp_bits: u32) -> usize {
     (fp >> (fp_bits - 4)) as usize & (PARTS - 1)
 }
 
+/// Half a lookup: the table, the directory's run and the fingerprint.
+#[derive(Clone, Copy, Debug)]
+pub struct Probe {
+    table: usize,
+    run: (u32, u32),
+    fp: u64,
+}
+
 /// The index the walk reads (see the module docs).
 #[derive(Debug, Default)]
 pub struct RecordIndex {
@@ -243,33 +268,50 @@ impl RecordIndex {
         &self.fingerprint
     }
 
-    /// True when a leaf of kind `kind` with fingerprint `fp` (of its key,
-    /// [`Fingerprint::of`]) is indexed, `trusted` accepts its place
-    /// (directory, [`place`]) and `passes` its key's first 8 nibbles.
+    /// Where a leaf of kind `kind` whose key has fingerprint `fp`
+    /// ([`Fingerprint::of`]) would be: the first half of a lookup, apart so
+    /// that a batch's directory loads overlap ([`RecordIndex::leaf_passes`]
+    /// is the second).
+    pub fn leaf_probe(&self, fp: u64, kind: MapKind) -> Probe {
+        let fp = (fp ^ kind_salt(kind)) >> 16;
+        let table = part_of(fp, 48);
+        let run = self.leaves.get(table).map_or((0, 0), |t| t.run(fp, 48));
+        Probe { table, run, fp }
+    }
+
+    /// True when the leaf `probe` looks for is indexed, `trusted` accepts
+    /// its place (directory, [`place`]) and `passes` its key's first 8
+    /// nibbles.
     pub fn leaf_passes(
         &self,
-        fp: u64,
-        kind: MapKind,
+        probe: &Probe,
         trusted: impl Fn(usize, u64) -> bool,
         passes: impl Fn(u32) -> bool,
     ) -> bool {
-        let fp = (fp ^ kind_salt(kind)) >> 16;
-        self.leaves.get(part_of(fp, 48)).is_some_and(|t| {
-            t.matching(fp, 48).any(|e| {
+        self.leaves.get(probe.table).is_some_and(|t| {
+            t.matching(probe.run, probe.fp).any(|e| {
                 let w = e.word();
                 trusted(((w >> 12) & 0xF) as usize, w & 0xFFF) && passes(e.prefix)
             })
         })
     }
 
-    /// The records (directory, byte offset, value size) of the inner nodes
-    /// indexed whose fingerprint is `fp`: its key is to be compared.
-    pub fn inner_at(&self, fp: u64) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
+    /// Where an inner node whose key has fingerprint `fp` would be (the
+    /// first half of [`RecordIndex::inner_at`]).
+    pub fn inner_probe(&self, fp: u64) -> Probe {
         let fp = fp & 0xFFFF_FFFF;
+        let table = part_of(fp, 32);
+        let run = self.inner.get(table).map_or((0, 0), |t| t.run(fp, 32));
+        Probe { table, run, fp }
+    }
+
+    /// The records (directory, byte offset, value size) of the inner nodes
+    /// indexed that `probe` finds: its key is to be compared.
+    pub fn inner_at(&self, probe: Probe) -> impl Iterator<Item = (usize, u64, u64)> + '_ {
         self.inner
-            .get(part_of(fp, 32))
+            .get(probe.table)
             .into_iter()
-            .flat_map(move |t| t.matching(fp, 32))
+            .flat_map(move |t| t.matching(probe.run, probe.fp))
             .map(|e| {
                 let at = (u64::from(e.at[0]) << 32) | u64::from(e.at[1]);
                 (
@@ -502,19 +544,23 @@ mod tests {
             for (key, (p, at)) in &leaves {
                 let f = ix.fingerprint().of(key);
                 let here = |d: usize, q: u64| (d, q) == *at;
-                assert!(ix.leaf_passes(f, MapKind::AccountState, here, |q| q == *p));
-                assert!(!ix.leaf_passes(f, MapKind::AccountState, any, |q| q != *p));
-                assert!(!ix.leaf_passes(f, MapKind::AccountState, |d, q| !here(d, q), |_| true));
-                assert!(!ix.leaf_passes(f, MapKind::TransactionWithMeta, any, |_| true));
+                let probe = ix.leaf_probe(f, MapKind::AccountState);
+                assert!(ix.leaf_passes(&probe, here, |q| q == *p));
+                assert!(!ix.leaf_passes(&probe, any, |q| q != *p));
+                assert!(!ix.leaf_passes(&probe, |d, q| !here(d, q), |_| true));
+                let other = ix.leaf_probe(f, MapKind::TransactionWithMeta);
+                assert!(!ix.leaf_passes(&other, any, |_| true));
             }
             for (key, at) in &inner {
                 let f = ix.fingerprint().of(key);
-                assert!(ix.inner_at(f).any(|x| x == *at), "seed {seed}");
+                let probe = ix.inner_probe(f);
+                assert!(ix.inner_at(probe).any(|x| x == *at), "seed {seed}");
             }
             for _ in 0..1000 {
                 let key = Hash256(rng.gen());
                 let f = ix.fingerprint().of(&key);
-                assert!(!ix.leaf_passes(f, MapKind::AccountState, any, |_| true));
+                let probe = ix.leaf_probe(f, MapKind::AccountState);
+                assert!(!ix.leaf_passes(&probe, any, |_| true));
             }
         }
     }

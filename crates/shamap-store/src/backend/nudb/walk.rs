@@ -106,6 +106,8 @@ pub struct Walker<'a> {
     /// data file, [`place`]) below this was checked by the scan in step and
     /// is indexed by the key file (0 where the key file disagrees).
     leaf_bound: Vec<u64>,
+    /// The buffer inner nodes' records are read into.
+    record: Vec<u8>,
     /// Counts so far.
     pub counts: WalkCounts,
 }
@@ -151,6 +153,7 @@ impl<'a> Walker<'a> {
                     _ => 0,
                 })
                 .collect(),
+            record: Vec::new(),
             counts: WalkCounts::default(),
         }
     }
@@ -357,30 +360,41 @@ impl<'a> Walker<'a> {
             return out;
         }
         let ix = &r.record_index;
+        let asked = |h: &Hash256| {
+            (r.odd_inner.is_empty() || !r.odd_inner.contains(h))
+                && (s.damaged.is_empty() || !s.damaged.contains_key(h))
+        };
+        // In stages over the batch, so that the loads of different nodes
+        // overlap: the fingerprints and directory runs, then the leaves'
+        // entries, then the inner nodes'.
         let fps: Vec<u64> = nodes.iter().map(|(h, _)| ix.fingerprint().of(h)).collect();
+        let probes: Vec<_> = fps.iter().map(|&f| ix.leaf_probe(f, kind)).collect();
         let leaf_bound = std::mem::take(&mut self.leaf_bound);
-        for (k, ((hash, id), &f)) in nodes.iter().zip(&fps).enumerate() {
-            if (!r.odd_inner.is_empty() && r.odd_inner.contains(hash))
-                || (!s.damaged.is_empty() && s.damaged.contains_key(hash))
-            {
+        let trusted_place =
+            |part: usize, place: u64| leaf_bound.get(part).is_some_and(|&b| place < b);
+        let mut rest = Vec::new();
+        for (k, ((hash, id), probe)) in nodes.iter().zip(&probes).enumerate() {
+            if !asked(hash) {
                 continue;
             }
-            let trusted_place =
-                |part: usize, place: u64| leaf_bound.get(part).is_some_and(|&b| place < b);
-            if ix.leaf_passes(f, kind, trusted_place, |prefix| on_path(prefix, id)) {
+            if ix.leaf_passes(probe, trusted_place, |prefix| on_path(prefix, id)) {
                 out[k] = Some(Found::Leaf);
-                continue;
+            } else {
+                rest.push((k, ix.inner_probe(fps[k])));
             }
-            let trusted = |(part, offset): (usize, u64)| {
-                r.index_agrees.get(part) == Some(&true) && offset < r.verified_below[part]
-            };
+        }
+        let trusted = |(part, offset): (usize, u64)| {
+            r.index_agrees.get(part) == Some(&true) && offset < r.verified_below[part]
+        };
+        for (k, probe) in rest {
+            let hash = &nodes[k].0;
             if let Some((children, at)) = r.inner_cache.children(hash) {
                 if trusted(at) {
                     out[k] = Some(Found::Inner(Box::new(children)));
                     continue;
                 }
             }
-            for (part, offset, size) in ix.inner_at(f) {
+            for (part, offset, size) in ix.inner_at(probe) {
                 if !trusted((part, offset)) {
                     continue;
                 }
@@ -406,11 +420,12 @@ impl<'a> Walker<'a> {
         size: u64,
     ) -> Option<[Hash256; 16]> {
         let dat = &self.store.parts().get(part)?.dat;
-        let (key, raw) = dat.read_record(offset, size).ok()?;
+        dat.read_record_into(offset, size, &mut self.record).ok()?;
+        let (key, raw) = self.record.split_at(usize::from(dat.header.key_size));
         if key != hash.0 {
             return None;
         }
-        crate::compact::decode_children(&raw)
+        crate::compact::decode_children(raw)
     }
 
     /// Bucket `n` of directory `part` when the audit's key file check kept
