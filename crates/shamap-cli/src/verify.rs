@@ -108,8 +108,8 @@ pub struct VerifyArgs {
     /// store's directory or the one above it).
     #[arg(long, value_name = "FILE", requires = "db")]
     pub ledger_db: Option<PathBuf>,
-    /// With --db on rippled's NuDB store: the memory the audit's caches may
-    /// hold, in MiB (default 192; at least 16). Less memory, more reads:
+    /// With --db on rippled's NuDB store: the memory the audit's record index and caches may
+    /// hold, in MiB (default 200; at least 16). Less memory, more reads:
     /// never a different verdict.
     #[arg(long, value_name = "MIB", requires = "db", value_parser = clap::value_parser!(u64).range(16..=1 << 20))]
     pub memory_mb: Option<u64>,
