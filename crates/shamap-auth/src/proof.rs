@@ -1,8 +1,8 @@
 //! The transaction map's proof in an XPOP, in XLS-41's two forms: its
 //! root computed with the transaction's leaf checked on its key's path
-//! ([`list_root`], [`tree_root`]), and a map built from a ledger's
-//! transactions written in either form ([`build`], [`tree_json`],
-//! [`list_json`]). [`crate::xpop`] checks and makes the rest.
+//! (`list_root`, `tree_root`), and a map built from a ledger's
+//! transactions written in either form (`build`, `tree_json`,
+//! `list_json`). [`crate::xpop`] checks and makes the rest.
 
 use serde_json::{json, Map, Value};
 use shamap::node_hash::HashPrefix;
