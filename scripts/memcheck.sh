@@ -26,7 +26,7 @@ status=0
 for exe in $(build_tests); do
   case "$exe" in
     */deps/shamap-*) filters=("alloc::" "ptr::") ;;
-    */deps/main-*) filters=("vectors::" "shape::" "ledgers::" "compaction::" "randomized::random_ops_with_huge_page"
+    */deps/main-*) filters=("vectors::" "shape::" "ledgers::" "repack::" "randomized::random_ops_with_huge_page"
                             "compact::compact_maps_from_sorted" "compact::compact_tx_maps") ;;
     */deps/equivalence-*) filters=("") ;;
     *) continue ;;

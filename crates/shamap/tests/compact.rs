@@ -2,7 +2,7 @@
 //! every operation must give what the default mode gives. A stored-hash
 //! map and a compact map take the same seeded stream of writes (single
 //! writes, small and large `apply` blocks, undo sessions, snapshots,
-//! `clear`, `compact`), and after each round roots, the oracle's root,
+//! `clear`, `repack`), and after each round roots, the oracle's root,
 //! `check()`, proofs, multi-proofs, node-store walks and diffs are compared.
 
 use std::collections::BTreeMap;
@@ -182,8 +182,8 @@ fn twins(kind: MapKind, f: HashFunction, seed: u64, rounds: usize, test: &str) {
             }
             5 => {
                 writes(&mut r, &mut full, &mut compact, &mut model, n);
-                full.compact();
-                compact.compact();
+                full.repack();
+                compact.repack();
                 let copy = compact.clone();
                 assert_eq!(copy.options().leaf_hashes, LeafHashes::Recomputed);
                 copy.check().expect("a clone is consistent");
