@@ -27,7 +27,7 @@ for exe in $(build_tests); do
   case "$exe" in
     */deps/shamap-*) filters=("alloc::" "ptr::") ;;
     */deps/main-*) filters=("vectors::" "shape::" "ledgers::" "repack::" "randomized::random_ops_with_huge_page"
-                            "compact::compact_maps_from_sorted" "compact::compact_tx_maps") ;;
+                            "hashless_leaves::hashless_maps_from_sorted" "hashless_leaves::hashless_tx_maps") ;;
     */deps/equivalence-*) filters=("") ;;
     *) continue ;;
   esac
