@@ -250,7 +250,7 @@ fn forge(path: &Path, hash: &Hash256, byte: impl Fn(&[u8]) -> usize) -> Encoding
 }
 
 /// Damages, in the store at `db`, one leaf (a byte of its data) and one
-/// inner node (its compact record's type byte: it no longer decodes);
+/// inner node (its sparse record's type byte: it no longer decodes);
 /// removes the checkpoint (which would see the change). Returns both
 /// hashes.
 fn damage_two(db: &Path, nodes: &[NodeObject], root: &Hash256) -> [Hash256; 2] {
@@ -266,14 +266,14 @@ fn damage_two(db: &Path, nodes: &[NodeObject], root: &Hash256) -> [Hash256; 2] {
         .hash();
     let log = db.join(LOG_FILE);
     assert_eq!(forge(&log, &leaf, |v| v.len() - 1), Encoding::Plain);
-    assert_eq!(forge(&log, &inner, |_| 0), Encoding::CompactInner);
+    assert_eq!(forge(&log, &inner, |_| 0), Encoding::SparseInner);
     std::fs::remove_file(db.join(CHECKPOINT_FILE)).expect("rm checkpoint");
     let store = LogStore::open(db).expect("the damage passes the log's checks");
     assert!(verify_all(&store, root).is_err(), "the damage is seen");
     [leaf, inner]
 }
 
-/// A damaged copy (a changed byte of a leaf, a compact inner record that
+/// A damaged copy (a changed byte of a leaf, a sparse inner record that
 /// no longer decodes) is missing to a sync, not fatal: `copy_root` from a
 /// good store rewrites both and says so; the map then verifies.
 #[test]

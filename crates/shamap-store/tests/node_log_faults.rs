@@ -15,7 +15,7 @@
 //!   end leaves the file ending at its last batch;
 //! - a full disk in gc's compaction fails gc in words and leaves the
 //!   store whole, usable and reopenable; with space again it compacts;
-//! - a compact inner-node record that does not decode is corrupt, never
+//! - a sparse inner-node record that does not decode is corrupt, never
 //!   data, and no compaction drops it;
 //! - files that are not a node log, an empty one, a leftover compaction
 //!   file, a plain file or a missing directory as the store;
@@ -340,13 +340,13 @@ fn damage_in_any_batch_but_the_last_is_refused_naming_that_batch() {
     }
 }
 
-/// An inner node's compact record whose type byte is damaged, with its
+/// An inner node's sparse record whose type byte is damaged, with its
 /// checksums recomputed (as a buggy writer or a crafted file would have
 /// them), does not decode. It is corrupt, never data; verification names
 /// it; a compaction refuses to copy it and changes nothing; a whole record
 /// of the node written after it repairs the store.
 #[test]
-fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drops_it() {
+fn a_sparse_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drops_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut map, model) = random_map(MapKind::AccountState, 300, seed(113));
     let (root, value) = {
@@ -367,8 +367,8 @@ fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drop
     let (range, encoding) = format::node_value_range(&bad[at..], &root).expect("a node record");
     assert_eq!(
         encoding,
-        format::Encoding::CompactInner,
-        "the root is stored compact"
+        format::Encoding::SparseInner,
+        "the root is stored sparse"
     );
     assert_eq!(range.start + at, type_byte);
     bad[type_byte] = 77;

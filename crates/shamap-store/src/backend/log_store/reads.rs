@@ -117,11 +117,11 @@ impl LogStore {
         };
         match encoding {
             format::Encoding::Plain => Ok(Some(stored)),
-            compact => match format::expand(compact, &stored) {
+            sparse => match format::expand(sparse, &stored) {
                 Some(v) => Ok(Some(v.into_owned())),
                 None => Err(StoreError::Corrupt {
                     hash: *hash,
-                    reason: "its compact inner-node record does not decode".to_owned(),
+                    reason: "its sparse inner-node record does not decode".to_owned(),
                 }),
             },
         }
@@ -153,8 +153,8 @@ impl LogStore {
         let mut buf = Vec::new();
         for off in offsets {
             let (hash, stored, encoding) = reader.read_node_record(off, &mut buf).map_err(fail)?;
-            // A compact record that does not decode is passed on as it is
-            // stored: raw, unverified bytes, which no check accepts.
+            // A sparse inner record that does not decode is passed on as it
+            // is stored: raw, unverified bytes, which no check accepts.
             let value =
                 format::expand(encoding, stored).unwrap_or(std::borrow::Cow::Borrowed(stored));
             if f(hash, &value).is_break() {
