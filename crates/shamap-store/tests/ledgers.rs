@@ -5,8 +5,8 @@ use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind, ShaMap, Snapshot};
 use shamap_ledger::dump;
 use shamap_store::{
-    import_ledger, inner_codec, meta, root_kind, verify_all, MemStore, Node, NodeStore, NodeStoreExt,
-    NodeType, RootKind, StoredMap,
+    import_ledger, inner_codec, meta, root_kind, verify_all, MemStore, Node, NodeStore,
+    NodeStoreExt, NodeType, RootKind, StoredMap,
 };
 
 use crate::support::data;

@@ -16,7 +16,7 @@
 //! describes a new one, even when the file system gives the new file the
 //! old one's inode. Version 1 (earlier builds) has 0 there, no identity;
 //! this build reads it as a log of identity 0 (its records are the same)
-//! and keeps appending to it, and a compaction rewrites it as version 2.
+//! and keeps appending to it, and a reclaim rewrites it as version 2.
 //! A build that reads only version 1 refuses a version 2 log by name.
 //!
 //! Kinds: 1 node put (key: the 32-byte hash, value: the stored node), 2 node
