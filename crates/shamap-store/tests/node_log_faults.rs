@@ -429,6 +429,35 @@ fn a_sparse_inner_record_that_does_not_decode_is_corrupt_and_no_reclaim_drops_it
 
 // ---- reclaim ----
 
+/// The reclaim's and the sparse inner encoding's old names still work:
+/// `compact_now` and `compact_if_worthwhile` reclaim, `Encoding::CompactInner`
+/// is `SparseInner`, `shamap_store::compact` is `inner_codec`.
+#[test]
+#[allow(deprecated)]
+fn the_old_names_still_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_log(dir.path());
+    let (mut m0, _) = random_map(MapKind::AccountState, 500, seed(118));
+    let (mut m1, model1) = random_map(MapKind::AccountState, 500, seed(119));
+    import(&store, "v0", &mut m0).expect("import");
+    let r1 = import(&store, "v1", &mut m1).expect("import");
+    gc(&store, &[r1]).expect("gc");
+    let collected = store.usage();
+    store.compact_now().expect("reclaim");
+    assert!(store.usage().log_bytes < collected.log_bytes);
+    store.compact_if_worthwhile().expect("nothing to reclaim");
+    assert_eq!(items(&store, r1), model1);
+    assert_eq!(
+        format::Encoding::CompactInner,
+        format::Encoding::SparseInner
+    );
+    let value = store.read_value(&r1).expect("read").expect("the root");
+    assert_eq!(
+        shamap_store::compact::inner_len(&value),
+        shamap_store::inner_codec::inner_len(&value)
+    );
+}
+
 #[test]
 fn reclaim_now_drops_only_the_dead_and_a_reader_opened_before_keeps_its_view() {
     let s = seed(114);

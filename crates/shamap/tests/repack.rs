@@ -224,3 +224,24 @@ fn repack_of_empty_and_tiny_maps() {
     );
     m.check().expect("one item");
 }
+
+/// `compact`, the repack's old name, still repacks; `MapOptions::compact`,
+/// the hashless-leaf mode's old name, still gives that mode.
+#[test]
+#[allow(deprecated)]
+fn the_old_names_still_work() {
+    let mut r = rng("repack_old_names", 9);
+    let mut m = ShaMap::new(MapKind::AccountState);
+    for _ in 0..200 {
+        m.insert(random_key(&mut r), &random_data(&mut r, 100))
+            .expect("distinct");
+    }
+    let root = m.root_hash();
+    m.compact();
+    assert_eq!(m.root_hash(), root);
+    m.check().expect("consistent");
+    assert_eq!(
+        shamap::MapOptions::default().compact(),
+        shamap::MapOptions::default().hashless_leaves()
+    );
+}
