@@ -26,8 +26,8 @@ status=0
 for exe in $(build_tests); do
   case "$exe" in
     */deps/shamap-*) filters=("alloc::" "ptr::") ;;
-    */deps/main-*) filters=("vectors::" "shape::" "ledgers::" "compaction::" "randomized::random_ops_with_huge_page"
-                            "compact::compact_maps_from_sorted" "compact::compact_tx_maps") ;;
+    */deps/main-*) filters=("vectors::" "shape::" "ledgers::" "repack::" "randomized::random_ops_with_huge_page"
+                            "hashless_leaves::hashless_maps_from_sorted" "hashless_leaves::hashless_tx_maps") ;;
     */deps/equivalence-*) filters=("") ;;
     *) continue ;;
   esac

@@ -1,6 +1,6 @@
 //! What the nodes' layout in memory costs: the same 1M-entry map as built
 //! by random inserts (nodes wherever the pools had room) and as a key-order
-//! copy (`clone()`, which is what `compact()` makes), measured alternately
+//! copy (`clone()`, which is what `repack()` makes), measured alternately
 //! in one process.
 //!
 //! `cargo run --release -p shamap-bench --example layout [ROUNDS] [scratch|clone|gets]`

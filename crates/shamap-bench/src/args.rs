@@ -60,11 +60,12 @@ pub(crate) struct Args {
     /// `blake3-lanes`).
     #[arg(long, default_value = "sha512half")]
     pub(crate) hash: HashFunction,
-    /// Our maps in the compact mode (`MapOptions::compact`: leaves keep no
-    /// hash and are hashed again whenever their parent is), to price it
-    /// beside a run without.
-    #[arg(long)]
-    pub(crate) compact: bool,
+    /// Our maps in the hashless-leaf mode (`MapOptions::hashless_leaves`:
+    /// leaves keep no hash and are hashed again whenever their parent is),
+    /// to price it beside a run without.
+    // `--compact`, its old name, is a hidden alias.
+    #[arg(long, alias = "compact")]
+    pub(crate) hashless_leaves: bool,
     /// Fixed operation counts instead of time limits, no warm-up, no floors,
     /// one thread: repeatable instruction counts for `scripts/callgrind.sh`.
     /// Runs build (+ root), the same build from sorted keys (+ root), one
@@ -154,13 +155,13 @@ pub(crate) enum HugeMode {
 
 impl Args {
     /// Options for our maps: the `--huge-pages` policy, the `--hash`
-    /// function and `--compact`.
+    /// function and `--hashless-leaves`.
     pub(crate) fn map_options(&self) -> MapOptions {
         let o = MapOptions::default()
             .with_huge_pages_policy(self.huge_pages.policy())
             .with_hash(self.hash);
-        if self.compact {
-            o.compact()
+        if self.hashless_leaves {
+            o.hashless_leaves()
         } else {
             o
         }

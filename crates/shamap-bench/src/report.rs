@@ -81,7 +81,7 @@ pub struct Report {
     seed: u64,
     rows: Vec<Row>,
     hash: shamap::HashFunction,
-    /// Leaf hashes stored or recomputed (`--compact`).
+    /// Leaf hashes stored or recomputed (`--hashless-leaves`).
     leaf_hashes: shamap::LeafHashes,
 }
 

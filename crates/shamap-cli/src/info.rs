@@ -1,7 +1,7 @@
 //! `shamap info --db DB [--json]`: format version, retained roots, node
-//! counts by kind, value bytes, what NuDB's compact inner codec would save,
-//! and bytes on disk. Scans every stored value (raw: `verify --db` is the
-//! check).
+//! counts by kind, value bytes, what the sparse inner encoding (rippled's
+//! NuDB inner-node codec, sparse form) would save, and bytes on disk.
+//! Scans every stored value (raw: `verify --db` is the check).
 
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 use shamap::MapKind;
-use shamap_store::{compact, meta, root_kind, NodeStore, Opened, RootKind, ValueKind};
+use shamap_store::{inner_codec, meta, root_kind, NodeStore, Opened, RootKind, ValueKind};
 
 use crate::input::open_to_read_backend;
 use crate::output::{print_json_status_kept, print_text_status_kept, Exit, Failure};
@@ -38,7 +38,7 @@ struct Counts {
     other: u64,
     value_bytes: u64,
     inner_bytes: u64,
-    inner_compact_bytes: u64,
+    inner_sparse_bytes: u64,
 }
 
 /// Runs `shamap info`: rippled's NuDB store has its own report
@@ -60,7 +60,7 @@ fn info(args: &InfoArgs, store: &dyn NodeStore) -> Result<(), Failure> {
             ValueKind::Inner => {
                 c.inner += 1;
                 c.inner_bytes += v.len() as u64;
-                c.inner_compact_bytes += compact::inner_len(v).unwrap_or(v.len()) as u64;
+                c.inner_sparse_bytes += inner_codec::inner_len(v).unwrap_or(v.len()) as u64;
             }
             ValueKind::Leaf(MapKind::AccountState) => c.state_leaves += 1,
             ValueKind::Leaf(MapKind::TransactionWithMeta | MapKind::TransactionNoMeta) => {
@@ -74,7 +74,7 @@ fn info(args: &InfoArgs, store: &dyn NodeStore) -> Result<(), Failure> {
     let disk = store.disk_bytes()?;
     let roots = meta::retained(store)?;
     let nodes = c.headers + c.inner + c.state_leaves + c.tx_leaves + c.other;
-    let saving = c.inner_bytes.saturating_sub(c.inner_compact_bytes);
+    let saving = c.inner_bytes.saturating_sub(c.inner_sparse_bytes);
     let describe = |h: &shamap::Hash256| match root_kind(store, h) {
         _ if h.is_zero() => "the empty map".to_owned(),
         Ok(RootKind::Ledger(hdr)) => format!(
@@ -99,7 +99,7 @@ fn info(args: &InfoArgs, store: &dyn NodeStore) -> Result<(), Failure> {
             "unrecognized": c.other,
             "value_bytes": c.value_bytes,
             "inner_value_bytes": c.inner_bytes,
-            "inner_compact_bytes": c.inner_compact_bytes,
+            "inner_sparse_bytes": c.inner_sparse_bytes,
             "disk_bytes": disk,
         });
         print_json_status_kept(&v);
@@ -137,8 +137,8 @@ fn info(args: &InfoArgs, store: &dyn NodeStore) -> Result<(), Failure> {
     };
     let _ = writeln!(
         out,
-        "inner nodes in NuDB's compact codec: {} instead of {} bytes ({saving} fewer, {pct:.1}% of all value bytes)",
-        c.inner_compact_bytes, c.inner_bytes
+        "inner nodes in the sparse inner encoding: {} instead of {} bytes ({saving} fewer, {pct:.1}% of all value bytes)",
+        c.inner_sparse_bytes, c.inner_bytes
     );
     let _ = writeln!(out, "bytes on disk: {disk}");
     print_text_status_kept(&out);

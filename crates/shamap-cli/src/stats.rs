@@ -85,11 +85,12 @@ pub struct StatsArgs {
     /// ledger's.
     #[arg(long, value_name = "FN", default_value = "sha512half")]
     pub hash: HashFunction,
-    /// Build the map in the compact mode: leaves keep no hash (32 bytes
-    /// less per entry), which is computed again whenever a parent is
+    /// Build the map in the hashless-leaf mode: leaves keep no hash (32
+    /// bytes less per entry), which is computed again whenever a parent is
     /// rehashed. The root is the same.
-    #[arg(long)]
-    pub compact: bool,
+    // `--compact`, its old name, is a hidden alias.
+    #[arg(long, alias = "compact")]
+    pub hashless_leaves: bool,
 }
 
 /// Parses `2,4,10,16` into size classes.
@@ -323,8 +324,8 @@ pub fn collect(args: &StatsArgs) -> Result<Report, Failure> {
     let mut options = MapOptions::default()
         .with_size_classes(classes)
         .with_hash(args.hash);
-    if args.compact {
-        options = options.compact();
+    if args.hashless_leaves {
+        options = options.hashless_leaves();
     }
     let (mut map, input, build_seconds) = build(args, options)?;
     let spinner = phases(map.len());

@@ -150,13 +150,13 @@ fn forge(db: &Path, pick: impl Fn(&shamap::Hash256, Encoding) -> bool, byte: usi
     panic!("no record to damage");
 }
 
-/// A leaf's last data byte, and an inner node's compact record (its type
+/// A leaf's last data byte, and an inner node's sparse record (its type
 /// byte: it no longer decodes), damaged in `db`; `verify --db` sees it.
 fn damage_a_leaf_and_an_inner_node(db: &Path) {
     forge(db, |_, e| e == Encoding::Plain, usize::MAX);
     forge(
         db,
-        |h, e| e == Encoding::CompactInner && h.to_hex() != ACCOUNT_38129 && h.to_hex() != TX_38129,
+        |h, e| e == Encoding::SparseInner && h.to_hex() != ACCOUNT_38129 && h.to_hex() != TX_38129,
         0,
     );
     let r = run(&[os("verify"), os("--db"), db.as_os_str()]);

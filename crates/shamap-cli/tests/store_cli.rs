@@ -325,7 +325,8 @@ fn scan_and_apply_stay_within_the_budget_on_a_state_far_larger() {
     }
     let (small, big) = (rows[0], rows[1]);
     // Four times the entries: at least three times the bytes on disk (an
-    // import into an empty store is compacted, about 165 B per entry).
+    // import into an empty store writes each node once, inner nodes in the
+    // sparse inner encoding: about 165 B per entry).
     assert!(
         big.0 > 3 * small.0 && big.0 > 20 << 20,
         "the big state is over three times larger, and over 20 MiB: {rows:?}"

@@ -33,21 +33,28 @@
 //!
 //! The crate by layer: [`backend`] (the stores), [`map`] (maps over any
 //! store), and at the top what both share: the traits ([`store`]), the
-//! stored value ([`node`], [`compact`]), the metadata records ([`meta`]),
-//! errors and the one opening of a location ([`mod@open`]).
+//! stored value ([`node`], [`inner_codec`]), the metadata records
+//! ([`meta`]), errors and the one opening of a location ([`mod@open`]).
 //!
 //! Layout of records and values: `crates/shamap-store/README.md`.
 
 pub mod backend;
-pub mod compact;
 pub mod error;
 pub mod findings;
+pub mod inner_codec;
 pub mod map;
 pub mod meta;
 pub mod node;
 pub(crate) mod node_id;
 pub mod open;
 pub mod store;
+
+/// The inner-node codec under its old name.
+#[deprecated(note = "renamed to `shamap_store::inner_codec`")]
+#[doc(hidden)]
+pub mod compact {
+    pub use crate::inner_codec::*;
+}
 
 // The types and functions most callers use, at the root; every module only
 // by its path in its layer (`backend::log_store`, `map::reader`, ...).

@@ -257,9 +257,10 @@ pub trait NodeStore: Send + Sync {
 
     /// Gives back the space that dead records hold, when enough of it is
     /// dead: what [`crate::gc()`] calls after its sweep. The node log
-    /// compacts then (dead bytes are those of records deleted or written
-    /// again, whether or not this gc deleted anything); the default does
-    /// nothing (fjall's and RocksDB's compactions run on their own).
+    /// reclaims then: it rewrites its live records to a new log (dead bytes
+    /// are those of records deleted or written again, whether or not this
+    /// gc deleted anything); the default does nothing (fjall's and
+    /// RocksDB's compactions run on their own).
     fn reclaim_space(&self) -> Result<(), StoreError> {
         Ok(())
     }
@@ -272,7 +273,7 @@ pub struct StoreMemory {
     /// index, ~10 bytes per node, and its metadata records).
     pub resident: u64,
     /// Bytes the store will allocate beside them soon (the node log's
-    /// next index growth or compaction, once near), counted ahead by a
+    /// next index growth or reclaim, once near), counted ahead by a
     /// backed map's budget so that its cache makes room before the peak
     /// instead of passing it.
     pub reserved: u64,

@@ -21,7 +21,7 @@ use shamap_store::{
 
 use crate::support::{import_random, log_batches, nodes_of, random_map, seed};
 
-const COMPACT_FILE: &str = "nodes.log.compact";
+const NEW_LOG_FILE: &str = "nodes.log.compact";
 
 /// Runs `f` on a thread of its own; fails the test if it has not returned
 /// within `limit` (a FIFO would block it for ever).
@@ -55,8 +55,8 @@ fn store_with_map(dir: &Path, n: usize, s: u64) -> (Hash256, Vec<NodeObject>) {
 }
 
 /// A FIFO or a symlink at the checkpoint's temporary file, or at the file
-/// a compaction writes: closing the store (which saves a checkpoint) and
-/// compacting neither block nor write through the link, and the store
+/// a reclaim writes: closing the store (which saves a checkpoint) and
+/// reclaiming neither block nor write through the link, and the store
 /// reopens with everything.
 #[test]
 fn a_fifo_or_a_symlink_at_a_temporary_file_neither_blocks_nor_writes_outside() {
@@ -68,8 +68,8 @@ fn a_fifo_or_a_symlink_at_a_temporary_file_neither_blocks_nor_writes_outside() {
     for (name, special) in [
         (CHECKPOINT_TMP_FILE, "fifo"),
         (CHECKPOINT_TMP_FILE, "symlink"),
-        (COMPACT_FILE, "symlink"),
-        (COMPACT_FILE, "fifo"),
+        (NEW_LOG_FILE, "symlink"),
+        (NEW_LOG_FILE, "fifo"),
     ] {
         let db2 = db.clone();
         let store = LogStore::open(&db).expect("open");
@@ -80,8 +80,8 @@ fn a_fifo_or_a_symlink_at_a_temporary_file_neither_blocks_nor_writes_outside() {
         }
         let what = format!("{special} at {name}");
         within(Duration::from_secs(20), &what, move || {
-            if name == COMPACT_FILE {
-                store.compact_now().expect("compact");
+            if name == NEW_LOG_FILE {
+                store.reclaim_now().expect("reclaim");
             }
             drop(store);
         });
@@ -177,10 +177,10 @@ fn a_stale_checkpoint_never_describes_a_new_log_on_the_old_inode() {
 }
 
 /// A log of layout version 1 (earlier builds: no identity) opens, is
-/// written to, and reopens from its own checkpoint; a compaction rewrites
+/// written to, and reopens from its own checkpoint; a reclaim rewrites
 /// it as version 2.
 #[test]
-fn a_version_1_log_still_opens_and_a_compaction_gives_it_an_identity() {
+fn a_version_1_log_still_opens_and_a_reclaim_gives_it_an_identity() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path();
     let (root, _) = store_with_map(db, 400, seed(43));
@@ -208,7 +208,7 @@ fn a_version_1_log_still_opens_and_a_compaction_gives_it_an_identity() {
         "its checkpoint was not used"
     );
     assert!(store.contains(&node.hash()).expect("read"));
-    store.compact_now().expect("compact");
+    store.reclaim_now().expect("reclaim");
     drop(store);
     let log = std::fs::read(db.join(LOG_FILE)).expect("log");
     assert_eq!(log[8..12], 2u32.to_le_bytes());
@@ -250,7 +250,7 @@ fn forge(path: &Path, hash: &Hash256, byte: impl Fn(&[u8]) -> usize) -> Encoding
 }
 
 /// Damages, in the store at `db`, one leaf (a byte of its data) and one
-/// inner node (its compact record's type byte: it no longer decodes);
+/// inner node (its sparse record's type byte: it no longer decodes);
 /// removes the checkpoint (which would see the change). Returns both
 /// hashes.
 fn damage_two(db: &Path, nodes: &[NodeObject], root: &Hash256) -> [Hash256; 2] {
@@ -266,14 +266,14 @@ fn damage_two(db: &Path, nodes: &[NodeObject], root: &Hash256) -> [Hash256; 2] {
         .hash();
     let log = db.join(LOG_FILE);
     assert_eq!(forge(&log, &leaf, |v| v.len() - 1), Encoding::Plain);
-    assert_eq!(forge(&log, &inner, |_| 0), Encoding::CompactInner);
+    assert_eq!(forge(&log, &inner, |_| 0), Encoding::SparseInner);
     std::fs::remove_file(db.join(CHECKPOINT_FILE)).expect("rm checkpoint");
     let store = LogStore::open(db).expect("the damage passes the log's checks");
     assert!(verify_all(&store, root).is_err(), "the damage is seen");
     [leaf, inner]
 }
 
-/// A damaged copy (a changed byte of a leaf, a compact inner record that
+/// A damaged copy (a changed byte of a leaf, a sparse inner record that
 /// no longer decodes) is missing to a sync, not fatal: `copy_root` from a
 /// good store rewrites both and says so; the map then verifies.
 #[test]
@@ -319,10 +319,10 @@ fn an_import_over_damaged_copies_repairs_them() {
 }
 
 /// Records written again (by earlier builds, or repairs) are dead bytes: a
-/// gc that deletes nothing still compacts the log when a quarter of it is
+/// gc that deletes nothing still reclaims the log when a quarter of it is
 /// dead, and everything reads back.
 #[test]
-fn a_gc_compacts_dead_bytes_even_when_it_deletes_nothing() {
+fn a_gc_reclaims_dead_bytes_even_when_it_deletes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path();
     let (root, nodes) = store_with_map(db, 20_000, seed(46));
@@ -343,7 +343,7 @@ fn a_gc_compacts_dead_bytes_even_when_it_deletes_nothing() {
     let after = store.usage();
     assert!(
         after.log_bytes <= before.log_bytes + (1 << 16),
-        "not compacted: {before:?} then {grown:?} then {after:?}"
+        "not reclaimed: {before:?} then {grown:?} then {after:?}"
     );
     verify_all(&store, &root).expect("whole");
     drop(store);

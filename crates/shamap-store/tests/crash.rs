@@ -81,7 +81,7 @@ pub(crate) fn import_child<S: NodeStore>(env: &str, open: fn(&Path) -> S) {
 
 /// [`import_child`], with `gc` keeping only the newest version after every
 /// `gc_every` imports, then `after_gc` (so a kill can also land in a sweep,
-/// and in what follows one: the node log's compaction).
+/// and in what follows one: the node log's reclaim).
 pub(crate) fn import_child_collecting<S: NodeStore>(
     env: &str,
     open: fn(&Path) -> S,

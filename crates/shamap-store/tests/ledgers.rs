@@ -5,8 +5,8 @@ use shamap::xrpl::LedgerHeader;
 use shamap::{Hash256, MapKind, ShaMap, Snapshot};
 use shamap_ledger::dump;
 use shamap_store::{
-    compact, import_ledger, meta, root_kind, verify_all, MemStore, Node, NodeStore, NodeStoreExt,
-    NodeType, RootKind, StoredMap,
+    import_ledger, inner_codec, meta, root_kind, verify_all, MemStore, Node, NodeStore,
+    NodeStoreExt, NodeType, RootKind, StoredMap,
 };
 
 use crate::support::data;
@@ -125,11 +125,11 @@ fn ledger_38129_imports_with_rippled_hashes() {
     for (k, v) in s.iter() {
         assert_eq!(sm.get(k).expect("read").as_deref(), Some(v));
     }
-    // Inner nodes take less room in NuDB's compact codec.
+    // Inner nodes take less room in the sparse inner encoding.
     let (mut plain, mut small) = (0usize, 0usize);
     store
         .for_each_value(&mut |_, v| {
-            if let Some(n) = compact::inner_len(v) {
+            if let Some(n) = inner_codec::inner_len(v) {
                 plain += v.len();
                 small += n;
             }

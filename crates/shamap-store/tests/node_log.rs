@@ -1,7 +1,7 @@
 //! The node log (`LogStore`) as a store: the shared backend tests (SIGKILL
 //! crash tests, a backed map against the oracles) on it, and what is its
 //! own: unfinished writes cut off, damage refused with its offset and never
-//! truncated, compaction after gc beside a reader, a full disk, the writer
+//! truncated, reclaim after gc beside a reader, a full disk, the writer
 //! lock and read-only openings, foreign directories and files.
 
 use std::collections::BTreeMap;
@@ -115,17 +115,17 @@ fn sigkill_during_node_log_imports_never_breaks_the_last_recorded_root() {
 const GC_CHILD_ENV: &str = "SHAMAP_STORE_LOG_GC_CRASH_DIR";
 
 #[test]
-#[ignore = "child process of sigkill_during_node_log_imports_gc_and_compactions_never_breaks_the_last_recorded_root"]
+#[ignore = "child process of sigkill_during_node_log_imports_gc_and_reclaims_never_breaks_the_last_recorded_root"]
 fn log_gc_crash_child() {
     crash::import_child_collecting(GC_CHILD_ENV, open_log, Some(4), |store| {
-        store.compact_now().expect("compact");
+        store.reclaim_now().expect("reclaim");
     });
 }
 
-/// The import child with a gc and a compaction (copy, fsync, rename) after
-/// every fourth version, so kills land in sweeps and compactions too.
+/// The import child with a gc and a reclaim (copy, fsync, rename) after
+/// every fourth version, so kills land in sweeps and reclaims too.
 #[test]
-fn sigkill_during_node_log_imports_gc_and_compactions_never_breaks_the_last_recorded_root() {
+fn sigkill_during_node_log_imports_gc_and_reclaims_never_breaks_the_last_recorded_root() {
     crash::kill_imports("node_log::log_gc_crash_child", GC_CHILD_ENV, 103, open_log);
 }
 
@@ -439,10 +439,10 @@ fn a_value_that_does_not_hash_to_its_key_is_corrupt_never_data() {
     assert!(err.to_string().contains(&root.to_string()), "{err}");
 }
 
-// ---- gc and compaction ----
+// ---- gc and reclaim ----
 
 #[test]
-fn gc_compacts_the_log_beside_a_reader_and_keeps_the_kept_root_whole() {
+fn gc_reclaims_the_log_beside_a_reader_and_keeps_the_kept_root_whole() {
     let s = seed(97);
     let dir = tempfile::tempdir().expect("tempdir");
     let store = open_log(dir.path());
@@ -477,7 +477,7 @@ fn gc_compacts_the_log_beside_a_reader_and_keeps_the_kept_root_whole() {
     let after = store.usage();
     assert!(
         after.log_bytes * 4 < before.log_bytes,
-        "compacted: {before:?} -> {after:?}"
+        "reclaimed: {before:?} -> {after:?}"
     );
     assert_eq!(
         std::fs::metadata(log_path(dir.path())).expect("stat").len(),

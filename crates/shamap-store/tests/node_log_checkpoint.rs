@@ -1,7 +1,7 @@
 //! The node log's index checkpoint: left by a writer that closes cleanly,
 //! used by the next opening to skip the log it covers, and ignored (the
 //! whole log scanned) whenever it does not describe the log: damaged, of a
-//! log since compacted, of bytes since changed. In every case an opening
+//! log since rewritten, of bytes since changed. In every case an opening
 //! sees exactly what an opening that scans the whole log sees.
 
 use std::collections::BTreeMap;
@@ -160,17 +160,22 @@ fn a_checkpoint_that_does_not_describe_the_log_is_ignored() {
     std::fs::write(log_path(d), &log).expect("undo");
     agrees_with_a_whole_scan(d, &versions, 0, "the log as it was");
 
-    // The log compacted (a new file) after gc dropped v0 and v1, the old
+    // The log reclaimed (a new file) after gc dropped v0 and v1, the old
     // checkpoint put back: another file.
     {
         let store = open_log(d);
         gc(&store, &[versions[2].0]).expect("gc");
-        store.compact_now().expect("compact");
+        store.reclaim_now().expect("reclaim");
     }
     std::fs::write(checkpoint_path(d), &good).expect("the old checkpoint");
     let whole = log_len(d) - format::FILE_HEADER_LEN;
     let kept = vec![versions[2].clone()];
-    agrees_with_a_whole_scan(d, &kept, whole, "a checkpoint of the log before compaction");
+    agrees_with_a_whole_scan(
+        d,
+        &kept,
+        whole,
+        "a checkpoint of the log before the reclaim",
+    );
     let store = LogStore::open_read_only(d).expect("open");
     assert!(
         StoredMap::open(&store, versions[0].0, MapKind::AccountState).is_err(),

@@ -1,7 +1,7 @@
 //! The node log (`LogStore`), beyond what `node_log.rs` covers (its SIGKILL
 //! runs, the backed map against the oracles, the three kinds of unfinished
 //! write at the end, a flipped bit anywhere, a forged plain value, gc's
-//! compaction beside a reader, a full disk on writes, the writer lock and a
+//! reclaim beside a reader, a full disk on writes, the writer lock and a
 //! read-only mount): the shared bodies of `support.rs` and `faults.rs` run
 //! on it, and what is its own is pinned down further:
 //!
@@ -9,15 +9,15 @@
 //!   write follows the last whole batch;
 //! - damage names the exact batch it is in, also when it looks like an
 //!   unfinished write but a whole batch follows;
-//! - `compact_now` drops only the dead, a read-only opening made before
+//! - `reclaim_now` drops only the dead, a read-only opening made before
 //!   it keeps reading the old log, and writes after it survive reopening;
-//!   a compaction right after opening a log with an unfinished write at the
+//!   a reclaim right after opening a log with an unfinished write at the
 //!   end leaves the file ending at its last batch;
-//! - a full disk in gc's compaction fails gc in words and leaves the
-//!   store whole, usable and reopenable; with space again it compacts;
-//! - a compact inner-node record that does not decode is corrupt, never
-//!   data, and no compaction drops it;
-//! - files that are not a node log, an empty one, a leftover compaction
+//! - a full disk in gc's reclaim fails gc in words and leaves the
+//!   store whole, usable and reopenable; with space again it reclaims;
+//! - a sparse inner-node record that does not decode is corrupt, never
+//!   data, and no reclaim drops it;
+//! - files that are not a node log, an empty one, a leftover reclaim
 //!   file, a plain file or a missing directory as the store;
 //! - an unfinished write on a read-only mount is read around, never cut.
 
@@ -41,8 +41,8 @@ use crate::node_log::{append, assert_refusal, import, items, log_path, names, ne
 use crate::support::{count, nodes_of, random_map, seed};
 use crate::tmpfs::Tmpfs;
 
-/// The leftover of a compaction (or a creation) that did not finish.
-const COMPACT_FILE: &str = "nodes.log.compact";
+/// The leftover of a reclaim (or a creation) that did not finish.
+const NEW_LOG_FILE: &str = "nodes.log.compact";
 
 /// A new store in a directory of its own (for `faults.rs`).
 fn new_log() -> (LogStore, Option<tempfile::TempDir>) {
@@ -340,13 +340,13 @@ fn damage_in_any_batch_but_the_last_is_refused_naming_that_batch() {
     }
 }
 
-/// An inner node's compact record whose type byte is damaged, with its
+/// An inner node's sparse record whose type byte is damaged, with its
 /// checksums recomputed (as a buggy writer or a crafted file would have
 /// them), does not decode. It is corrupt, never data; verification names
-/// it; a compaction refuses to copy it and changes nothing; a whole record
+/// it; a reclaim refuses to copy it and changes nothing; a whole record
 /// of the node written after it repairs the store.
 #[test]
-fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drops_it() {
+fn a_sparse_inner_record_that_does_not_decode_is_corrupt_and_no_reclaim_drops_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut map, model) = random_map(MapKind::AccountState, 300, seed(113));
     let (root, value) = {
@@ -367,8 +367,8 @@ fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drop
     let (range, encoding) = format::node_value_range(&bad[at..], &root).expect("a node record");
     assert_eq!(
         encoding,
-        format::Encoding::CompactInner,
-        "the root is stored compact"
+        format::Encoding::SparseInner,
+        "the root is stored sparse"
     );
     assert_eq!(range.start + at, type_byte);
     bad[type_byte] = 77;
@@ -399,7 +399,7 @@ fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drop
     let seen = seen.expect("the iteration passes the record on");
     assert_ne!(seen, value, "as stored, never as the node");
     let bytes = std::fs::read(&log).expect("read");
-    let err = store.compact_now().expect_err("nothing is dropped");
+    let err = store.reclaim_now().expect_err("nothing is dropped");
     assert!(
         err.to_string().contains(&root.to_string()) && err.to_string().contains("does not decode"),
         "{err}"
@@ -409,7 +409,7 @@ fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drop
         bytes,
         "the log is unchanged"
     );
-    assert!(!dir.path().join(COMPACT_FILE).exists());
+    assert!(!dir.path().join(NEW_LOG_FILE).exists());
     assert!(
         StoredMap::open(&store, root, MapKind::AccountState).is_err(),
         "a corrupt root does not open"
@@ -427,10 +427,39 @@ fn a_compact_inner_record_that_does_not_decode_is_corrupt_and_no_compaction_drop
     verify_all(&store, &root).expect("repaired");
 }
 
-// ---- compaction ----
+// ---- reclaim ----
+
+/// The reclaim's and the sparse inner encoding's old names still work:
+/// `compact_now` and `compact_if_worthwhile` reclaim, `Encoding::CompactInner`
+/// is `SparseInner`, `shamap_store::compact` is `inner_codec`.
+#[test]
+#[allow(deprecated)]
+fn the_old_names_still_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open_log(dir.path());
+    let (mut m0, _) = random_map(MapKind::AccountState, 500, seed(118));
+    let (mut m1, model1) = random_map(MapKind::AccountState, 500, seed(119));
+    import(&store, "v0", &mut m0).expect("import");
+    let r1 = import(&store, "v1", &mut m1).expect("import");
+    gc(&store, &[r1]).expect("gc");
+    let collected = store.usage();
+    store.compact_now().expect("reclaim");
+    assert!(store.usage().log_bytes < collected.log_bytes);
+    store.compact_if_worthwhile().expect("nothing to reclaim");
+    assert_eq!(items(&store, r1), model1);
+    assert_eq!(
+        format::Encoding::CompactInner,
+        format::Encoding::SparseInner
+    );
+    let value = store.read_value(&r1).expect("read").expect("the root");
+    assert_eq!(
+        shamap_store::compact::inner_len(&value),
+        shamap_store::inner_codec::inner_len(&value)
+    );
+}
 
 #[test]
-fn compact_now_drops_only_the_dead_and_a_reader_opened_before_keeps_its_view() {
+fn reclaim_now_drops_only_the_dead_and_a_reader_opened_before_keeps_its_view() {
     let s = seed(114);
     let dir = tempfile::tempdir().expect("tempdir");
     let log = log_path(dir.path());
@@ -443,22 +472,22 @@ fn compact_now_drops_only_the_dead_and_a_reader_opened_before_keeps_its_view() {
     let before = store.usage();
     gc(&store, &[r1]).expect("gc");
     let collected = store.usage();
-    // Too little dead for gc to compact on its own (4 MiB at least).
+    // Too little dead for gc to reclaim on its own (4 MiB at least).
     assert!(collected.log_bytes > before.log_bytes, "{collected:?}");
     assert!(collected.nodes < before.nodes, "{collected:?}");
-    store.compact_now().expect("compact");
-    let compacted = store.usage();
+    store.reclaim_now().expect("reclaim");
+    let rewritten = store.usage();
     assert_eq!(
-        (compacted.nodes, compacted.live_bytes),
+        (rewritten.nodes, rewritten.live_bytes),
         (collected.nodes, collected.live_bytes)
     );
     assert!(
-        compacted.log_bytes < collected.log_bytes - (before.live_bytes - collected.live_bytes),
-        "{collected:?} -> {compacted:?}"
+        rewritten.log_bytes < collected.log_bytes - (before.live_bytes - collected.live_bytes),
+        "{collected:?} -> {rewritten:?}"
     );
-    assert_eq!(file_len(&log), compacted.log_bytes);
-    assert!(!dir.path().join(COMPACT_FILE).exists());
-    assert_eq!(count(&store), compacted.nodes);
+    assert_eq!(file_len(&log), rewritten.log_bytes);
+    assert!(!dir.path().join(NEW_LOG_FILE).exists());
+    assert_eq!(count(&store), rewritten.nodes);
     assert_eq!(items(&store, r1), model1);
     assert!(verify_all(&store, &r0).is_err(), "v0 was collected");
 
@@ -466,13 +495,13 @@ fn compact_now_drops_only_the_dead_and_a_reader_opened_before_keeps_its_view() {
     assert_eq!(names(&reader), ["v0", "v1"]);
     assert_eq!(items(&reader, r0), model0);
     assert_eq!(items(&reader, r1), model1);
-    let e = reader.compact_now().expect_err("read-only");
+    let e = reader.reclaim_now().expect_err("read-only");
     assert!(e.to_string().contains("read-only"), "{e}");
     drop(reader);
 
-    // Writes after the compaction, and all of it after reopening.
+    // Writes after the reclaim, and all of it after reopening.
     let (mut m2, model2) = random_map(MapKind::AccountState, 500, s + 2);
-    let r2 = import(&store, "v2", &mut m2).expect("import after compaction");
+    let r2 = import(&store, "v2", &mut m2).expect("import after reclaim");
     let usage = store.usage();
     assert_eq!(file_len(&log), usage.log_bytes);
     drop(store);
@@ -488,10 +517,10 @@ fn compact_now_drops_only_the_dead_and_a_reader_opened_before_keeps_its_view() {
 }
 
 /// Opening a log with an unfinished write at its end leaves it there (the
-/// next write cuts it); a compaction before that write replaces the file,
-/// and the write after it must follow the compacted log's last batch.
+/// next write cuts it); a reclaim before that write replaces the file,
+/// and the write after it must follow the rewritten log's last batch.
 #[test]
-fn a_compaction_right_after_opening_a_log_with_an_unfinished_write_leaves_no_tail() {
+fn a_reclaim_right_after_opening_a_log_with_an_unfinished_write_leaves_no_tail() {
     let s = seed(115);
     let dir = tempfile::tempdir().expect("tempdir");
     let log = log_path(dir.path());
@@ -501,7 +530,7 @@ fn a_compaction_right_after_opening_a_log_with_an_unfinished_write_leaves_no_tai
         let store = open_log(dir.path());
         import(&store, "a", &mut a).expect("import");
         let rb = import(&store, "b", &mut b).expect("import");
-        gc(&store, &[rb]).expect("gc (too little dead to compact)");
+        gc(&store, &[rb]).expect("gc (too little dead to reclaim)");
         rb
     };
     let whole = file_len(&log);
@@ -509,20 +538,20 @@ fn a_compaction_right_after_opening_a_log_with_an_unfinished_write_leaves_no_tai
     {
         let store = open_log(dir.path());
         assert_eq!(store.usage().log_bytes, whole);
-        store.compact_now().expect("compact");
-        let compacted = store.usage().log_bytes;
-        assert!(compacted < whole / 2, "{whole} -> {compacted}");
+        store.reclaim_now().expect("reclaim");
+        let rewritten = store.usage().log_bytes;
+        assert!(rewritten < whole / 2, "{whole} -> {rewritten}");
         store.put_meta("after", vec![1]).expect("write");
         assert_eq!(
             file_len(&log),
             store.usage().log_bytes,
-            "the file ends at the last batch (compacted to {compacted}, the unfinished write was at {whole})"
+            "the file ends at the last batch (rewritten to {rewritten}, the unfinished write was at {whole})"
         );
     }
     assert_eq!(
         batches(dir.path()).len(),
         2,
-        "the compacted batch and the write"
+        "the rewritten batch and the write"
     );
     let store = open_log(dir.path());
     assert_eq!(store.get_meta("after").expect("meta"), Some(vec![1]));
@@ -545,12 +574,12 @@ fn fill_all_but(path: &Path, free: u64) {
     f.set_len(n.saturating_sub(free)).expect("free some");
 }
 
-/// gc's sweep fits on the disk, the compaction after it does not: gc fails
+/// gc's sweep fits on the disk, the reclaim after it does not: gc fails
 /// in words and in bounded time, its deletes stand, nothing is left behind,
 /// the kept version reads and survives reopening; with space again a
-/// compaction succeeds.
+/// reclaim succeeds.
 #[test]
-fn a_full_disk_in_gcs_compaction_fails_gc_in_words_and_leaves_the_store_whole() {
+fn a_full_disk_in_gcs_reclaim_fails_gc_in_words_and_leaves_the_store_whole() {
     let Some(fs) = Tmpfs::mount("16m") else {
         return;
     };
@@ -559,7 +588,7 @@ fn a_full_disk_in_gcs_compaction_fails_gc_in_words_and_leaves_the_store_whole() 
     let log = log_path(&db);
     let store = open_log(&db);
     // 2 MB a version in 1000 nodes of 2 KB: three dead versions (6 MB,
-    // more than the live 2 MB and than 4 MiB) make gc compact, and their
+    // more than the live 2 MB and than 4 MiB) make gc reclaim, and their
     // deletes take only ~130 KB.
     for v in 0..3 {
         let (mut m, _) = fat_map(1000, 2000, s + v);
@@ -569,7 +598,7 @@ fn a_full_disk_in_gcs_compaction_fails_gc_in_words_and_leaves_the_store_whole() 
     let root = import(&store, "kept", &mut kept).expect("import");
     fill_all_but(&fs.path.join("filler"), 1 << 20);
     let start = Instant::now();
-    let err = gc(&store, &[root]).expect_err("the compaction does not fit");
+    let err = gc(&store, &[root]).expect_err("the reclaim does not fit");
     assert!(
         start.elapsed() < Duration::from_secs(60),
         "{:?}",
@@ -577,10 +606,13 @@ fn a_full_disk_in_gcs_compaction_fails_gc_in_words_and_leaves_the_store_whole() 
     );
     let line = err.to_string();
     assert!(!line.contains('\n'), "one line: {line}");
-    assert!(line.contains("cannot compact the node log"), "{line}");
+    assert!(
+        line.contains("cannot reclaim the node log's dead bytes"),
+        "{line}"
+    );
     assert!(line.contains("No space left on device"), "{line}");
     assert!(line.contains(&db.display().to_string()), "{line}");
-    assert!(!db.join(COMPACT_FILE).exists(), "nothing left behind");
+    assert!(!db.join(NEW_LOG_FILE).exists(), "nothing left behind");
     // The sweep stands; the kept version reads.
     let after = store.usage();
     assert_eq!(after.nodes, count(&store));
@@ -593,21 +625,21 @@ fn a_full_disk_in_gcs_compaction_fails_gc_in_words_and_leaves_the_store_whole() 
     let store = open_log(&db);
     assert_eq!(store.usage().nodes, after.nodes);
     verify_all(&store, &root).expect("the kept root verifies");
-    let e = store.compact_now().expect_err("still no space");
+    let e = store.reclaim_now().expect_err("still no space");
     assert!(e.to_string().contains("No space left on device"), "{e}");
 
     // Space again.
     std::fs::remove_file(fs.path.join("filler")).expect("free space");
-    store.compact_now().expect("compact");
-    let compacted = store.usage();
+    store.reclaim_now().expect("reclaim");
+    let rewritten = store.usage();
     assert!(
-        compacted.log_bytes * 2 < after.log_bytes,
-        "{after:?} -> {compacted:?}"
+        rewritten.log_bytes * 2 < after.log_bytes,
+        "{after:?} -> {rewritten:?}"
     );
     drop(store);
     let store = open_log(&db);
     assert_eq!(items(&store, root), model);
-    assert_eq!(store.usage().log_bytes, compacted.log_bytes);
+    assert_eq!(store.usage().log_bytes, rewritten.log_bytes);
 }
 
 // ---- what is a node log, and where one may be made ----
@@ -672,32 +704,32 @@ fn a_store_is_made_only_where_there_is_none_and_read_only_where_there_is_one() {
     std::fs::create_dir_all(odd.join(LOG_FILE)).expect("mkdir");
     assert!(!LogStore::is_store(&odd));
     assert!(LogStore::open(&odd).is_err());
-    // What a first opening or a compaction killed part way leaves (the
-    // lock file, a partial compaction file) is not foreign: the store is
+    // What a first opening or a reclaim killed part way leaves (the
+    // lock file, a partial reclaim file) is not foreign: the store is
     // made, and the leftover removed.
     let killed = dir.path().join("killed");
     std::fs::create_dir(&killed).expect("mkdir");
     std::fs::write(killed.join("LOCK"), "").expect("lock file");
-    std::fs::write(killed.join(COMPACT_FILE), &format::file_header()[..7]).expect("leftover");
+    std::fs::write(killed.join(NEW_LOG_FILE), &format::file_header()[..7]).expect("leftover");
     assert!(!LogStore::is_store(&killed));
     let store = open_log(&killed);
     assert!(LogStore::is_store(&killed));
-    assert!(!killed.join(COMPACT_FILE).exists());
+    assert!(!killed.join(NEW_LOG_FILE).exists());
     let (mut m, model) = random_map(MapKind::AccountState, 200, seed(117));
     let root = import(&store, "m", &mut m).expect("import");
     drop(store);
-    // In a store, a leftover compaction file: a reader ignores it, a
+    // In a store, a leftover reclaim file: a reader ignores it, a
     // writer removes it.
-    std::fs::write(killed.join(COMPACT_FILE), b"partial").expect("leftover");
+    std::fs::write(killed.join(NEW_LOG_FILE), b"partial").expect("leftover");
     let reader = LogStore::open_read_only(&killed).expect("read-only");
     assert_eq!(items(&reader, root), model);
     assert!(
-        killed.join(COMPACT_FILE).exists(),
+        killed.join(NEW_LOG_FILE).exists(),
         "a reader writes nothing"
     );
     drop(reader);
     let store = open_log(&killed);
-    assert!(!killed.join(COMPACT_FILE).exists());
+    assert!(!killed.join(NEW_LOG_FILE).exists());
     assert_eq!(items(&store, root), model);
 }
 

@@ -191,7 +191,7 @@ fn a_replay_after_the_acknowledged_batch_is_cut_and_a_reorder_refused() {
             ],
         );
     } else {
-        // The first batch of a log may carry any number (a compacted log
+        // The first batch of a log may carry any number (a rewritten log
         // goes on from the old one's): the second is then out of order.
         refused(
             d,

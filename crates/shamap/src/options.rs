@@ -145,14 +145,14 @@ pub struct MapOptions {
     /// hash but have no XRPL meaning.
     pub hash: HashFunction,
     /// Whether leaves keep their hash. Default: [`LeafHashes::Stored`];
-    /// [`LeafHashes::Recomputed`] is the compact mode (32 bytes less per
-    /// entry, leaf hashes computed again whenever their parent is).
+    /// [`LeafHashes::Recomputed`] is the hashless-leaf mode (32 bytes less
+    /// per entry, leaf hashes computed again whenever their parent is).
     pub leaf_hashes: LeafHashes,
 }
 
 /// Whether a map stores each leaf's hash in the leaf, or recomputes it when
-/// it is needed: the compact mode's trade of hashing time for 32 bytes per
-/// entry.
+/// it is needed: the hashless-leaf mode's trade of hashing time for 32 bytes
+/// per entry.
 ///
 /// With [`LeafHashes::Recomputed`] a leaf chunk holds only its key and data.
 /// When an inner node is rehashed, the hashes of all its leaf children (not
@@ -160,7 +160,7 @@ pub struct MapOptions {
 /// batches as the changed nodes; a proof or a node-store walk hashes the
 /// leaves it serializes or whose hashes it lists. Roots, proofs, snapshots,
 /// diffs and `check()` are the same in both modes (`docs/design.md`, "The
-/// compact mode", has the layout and the measured costs).
+/// hashless-leaf mode", has the layout and the measured costs).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LeafHashes {
     /// Every leaf keeps its 32-byte hash (the default).
@@ -273,9 +273,15 @@ impl MapOptions {
         self
     }
 
-    /// The compact mode: options with [`LeafHashes::Recomputed`].
-    pub fn compact(self) -> Self {
+    /// The hashless-leaf mode: options with [`LeafHashes::Recomputed`].
+    pub fn hashless_leaves(self) -> Self {
         self.with_leaf_hashes(LeafHashes::Recomputed)
+    }
+
+    /// The hashless-leaf mode under its old name.
+    #[deprecated(note = "renamed to `MapOptions::hashless_leaves`")]
+    pub fn compact(self) -> Self {
+        self.hashless_leaves()
     }
 }
 

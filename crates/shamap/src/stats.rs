@@ -41,14 +41,14 @@ pub struct ByteBreakdown {
     pub child_slots_used: usize,
     /// Allocated, unoccupied child slots (size-class rounding).
     pub child_slots_unused: usize,
-    /// Stored hashes of leaves (32 each; none in the compact mode).
+    /// Stored hashes of leaves (32 each; none in the hashless-leaf mode).
     pub leaf_hashes: usize,
     /// Item keys (32 each).
     pub leaf_keys: usize,
     /// Item data.
     pub leaf_data: usize,
     /// Leaf chunk bytes beyond hash, key and data: padding to 8, the
-    /// length word of leaves of 64 KiB or more, and in the compact mode
+    /// length word of leaves of 64 KiB or more, and in the hashless-leaf mode
     /// the unused hash room of leaves too large for a pool.
     pub leaf_padding: usize,
     /// Touched pool bytes not in live chunks: block headers, freed chunks,
@@ -72,7 +72,7 @@ pub struct ByteBreakdown {
 pub struct MemStats {
     /// Items.
     pub entries: usize,
-    /// Whether leaves keep their hash (else the compact mode).
+    /// Whether leaves keep their hash (else the hashless-leaf mode).
     pub leaf_hashes: crate::LeafHashes,
     /// Inner nodes, the root included.
     pub inner_nodes: usize,

@@ -252,19 +252,19 @@ fn random_ops_on_txset_maps_with_other_size_classes_match_both_oracles() {
     );
 }
 
-/// The compact mode (leaf hashes recomputed, never stored) on every kind
+/// The hashless-leaf mode (leaf hashes recomputed, never stored) on every kind
 /// and on BLAKE3 maps: the same operations, the same oracles.
 #[test]
-fn random_ops_in_the_compact_mode_match_both_oracles() {
-    let opts = MapOptions::default().compact();
-    run(MapKind::AccountState, opts, 71, 4000, 400, "compact_state");
+fn random_ops_in_the_hashless_leaf_mode_match_both_oracles() {
+    let opts = MapOptions::default().hashless_leaves();
+    run(MapKind::AccountState, opts, 71, 4000, 400, "hashless_state");
     run(
         MapKind::TransactionWithMeta,
         opts,
         72,
         2000,
         300,
-        "compact_tx",
+        "hashless_tx",
     );
     run(
         MapKind::TransactionNoMeta,
@@ -273,7 +273,7 @@ fn random_ops_in_the_compact_mode_match_both_oracles() {
         73,
         2000,
         300,
-        "compact_txset_blake3",
+        "hashless_txset_blake3",
     );
 }
 
@@ -283,8 +283,8 @@ fn tens_of_thousands_of_random_entries_match_the_oracle() {
 }
 
 #[test]
-fn tens_of_thousands_of_random_entries_match_the_oracle_in_the_compact_mode() {
-    large_random_map(MapOptions::default().compact(), "large_compact");
+fn tens_of_thousands_of_random_entries_match_the_oracle_in_the_hashless_leaf_mode() {
+    large_random_map(MapOptions::default().hashless_leaves(), "large_hashless");
 }
 
 /// 30k random inserts, then a tenth changed and a tenth removed: large

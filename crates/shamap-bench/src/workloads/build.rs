@@ -83,7 +83,7 @@ pub(crate) fn build_map(
             (insert, hash_serial),
             floor,
         );
-        // The inserted map copied in key order (what `compact()` does),
+        // The inserted map copied in key order (what `repack()` does),
         // then hashed from scratch like the map it came from.
         let t = Instant::now();
         let mut packed = map.clone();
@@ -95,7 +95,7 @@ pub(crate) fn build_map(
                 copied,
             )
             .bytes_per_entry(packed.mem_stats().overhead_per_entry())
-            .note("the copy `compact()` makes; hashes copied, none computed"),
+            .note("the copy `repack()` makes; hashes copied, none computed"),
         );
         packed.invalidate_hashes();
         let t = Instant::now();

@@ -13,7 +13,7 @@ use super::*;
 /// Blocks of random writes with the root after each, alternating two ways
 /// on the same map and machine: one write at a time then `root_hash`, and
 /// `apply` (sorted, one pass, hashing fused in); and each block also goes
-/// to a copy of the map laid out in key order (as `compact()` leaves a
+/// to a copy of the map laid out in key order (as `repack()` leaves a
 /// map), which must end with the same root.
 pub(crate) fn update_blocks(
     args: &Args,
@@ -105,7 +105,7 @@ pub(crate) fn update_blocks(
         .floor(floor)
         .baseline("as inserted", single)
         .bytes_per_entry(packed_per_entry)
-        .note("the map after `clone()`/`compact()`: nodes in key order"),
+        .note("the map after `clone()`/`repack()`: nodes in key order"),
     );
     report.push(
         Row::new(

@@ -136,7 +136,7 @@ pub fn render(r: &Report) -> String {
         if r.stats.mem.leaf_hashes.stored() {
             ""
         } else {
-            "; compact mode: leaf hashes recomputed, not stored"
+            "; hashless-leaf mode: leaf hashes recomputed, not stored"
         },
         r.stats.root_hash,
         if r.stats.hash.is_xrpl() {

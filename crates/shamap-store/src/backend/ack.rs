@@ -21,8 +21,8 @@
 //! system crash it may be older than the last acknowledged batch (never
 //! newer than what the log holds, since the log was synced before it was
 //! written), so a log cut back to an earlier batch that it does not name
-//! is not caught then. Batch sequence numbers run on across compactions,
-//! so the record stays true of a compacted log.
+//! is not caught then. Batch sequence numbers run on across reclaims,
+//! so the record stays true of a rewritten log.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;

@@ -11,7 +11,7 @@
 //! while a collection runs (see `writers`). Another process cannot write
 //! meanwhile: fjall locks the store directory. Last, the store gives back
 //! the space dead records hold ([`NodeStore::reclaim_space`]: the node log
-//! compacts when a quarter of it is dead, deleted now or written over
+//! reclaims when a quarter of it is dead, deleted now or written over
 //! before).
 
 use std::ops::ControlFlow;

@@ -127,7 +127,7 @@ impl<'a> Writer<'a> {
 }
 
 /// The stored values of `hashes`, read for all at once; when that read
-/// fails on a stored copy that cannot be read as a value (a compact inner
+/// fails on a stored copy that cannot be read as a value (a sparse inner
 /// record that no longer decodes: [`StoreError::Corrupt`]), read one by
 /// one, such a copy given as empty bytes: a damaged copy, which no node's
 /// value equals, so that the import writes the node over it.

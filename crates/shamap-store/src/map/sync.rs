@@ -5,7 +5,7 @@
 //! already verified) names at that node ID before it is stored; the root is
 //! checked against the root hash the caller trusts. Invalid and duplicate
 //! blobs are reported and never stored. A stored copy that does not verify
-//! (its value does not hash to its key, or its compact record does not
+//! (its value does not hash to its key, or its sparse inner record does not
 //! decode: damage the log's checksums let through) counts as missing: it
 //! is asked for again, and the verified blob offered replaces it (counted
 //! in [`SyncSession::repaired`]). Stored nodes are read through the

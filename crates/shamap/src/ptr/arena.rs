@@ -57,7 +57,7 @@ pub(crate) struct ArenaCounters {
 /// When nothing is shared the table is empty and costs one branch per step.
 pub(crate) struct NodeArena {
     classes: SizeClasses,
-    /// Whether leaf chunks hold a hash (the compact mode's do not).
+    /// Whether leaf chunks hold a hash (the hashless-leaf mode's do not).
     leaf_hashes: LeafHashes,
     /// The huge-page policy the arena was made with.
     policy: HugePages,
@@ -130,7 +130,7 @@ impl NodeArena {
     }
 
     /// Bytes a pooled leaf chunk with a full layout of `chunk` bytes takes
-    /// here: the compact mode leaves out the hash.
+    /// here: the hashless-leaf mode leaves out the hash.
     #[inline]
     fn pooled_leaf_size(&self, chunk: usize) -> usize {
         if self.leaf_hashes.stored() {
@@ -234,7 +234,7 @@ impl NodeArena {
             let size = self.pooled_leaf_size(chunk);
             let hashless = size != chunk;
             let c = self.leaf_pool(size).alloc();
-            // A compact leaf's word names the chunk minus the hash room (see
+            // A hashless leaf's word names the chunk minus the hash room (see
             // `node.rs`): still inside the block, which starts with a
             // 64-byte header before its first chunk.
             let p = if hashless {
@@ -255,8 +255,8 @@ impl NodeArena {
         let long = len >= usize::from(LONG_LEAF);
         let data_off = if long { LONG_DATA_OFFSET } else { DATA_OFFSET };
         // SAFETY: `p` is a fresh chunk of `leaf_chunk_size(len)` bytes, or
-        // (compact mode) a fresh chunk of 32 bytes less whose address is
-        // `p + 32`, `p` lying inside the same block; so the hash (when the
+        // (hashless-leaf mode) a fresh chunk of 32 bytes less whose address
+        // is `p + 32`, `p` lying inside the same block; so the hash (when the
         // chunk has one), key, optional length and `len` data bytes all fit;
         // source and destination cannot overlap (the chunk is new).
         unsafe {
@@ -510,7 +510,7 @@ impl NodeArena {
                     .as_mut()
                     .expect("a pooled leaf's pool exists");
                 // SAFETY: `addr` is the chunk the leaf was allocated as from
-                // this pool (same size; a compact leaf's word names it minus
+                // this pool (same size; a hashless leaf's word names it minus
                 // the hash room) and, being consumed here, is not used again.
                 unsafe { pool.free(addr) };
             } else {

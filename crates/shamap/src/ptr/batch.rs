@@ -10,9 +10,9 @@
 //! `&mut` on the root, and only hash fields are written), which is what
 //! makes the stored pointers valid.
 //!
-//! In the compact mode (leaves keep no hash) the pass records every leaf
-//! child of each stale inner node, changed or not, with where each node's
-//! leaf children start in the list; the leaves are hashed into a side
+//! In the hashless-leaf mode (leaves keep no hash) the pass records every
+//! leaf child of each stale inner node, changed or not, with where each
+//! node's leaf children start in the list; the leaves are hashed into a side
 //! buffer, and each inner node's message takes its leaf children's hashes
 //! from there, in branch order.
 
@@ -174,11 +174,11 @@ pub(crate) fn hash_stale_inner_children(
 struct Scratch {
     leaves: Vec<NonNull<NodePtr>>,
     inner: Vec<Vec<NonNull<NodePtr>>>,
-    /// Compact mode: where each node of `inner` has its first leaf child in
-    /// `leaves` (and its hash in `leaf_out`); its leaf children follow in
-    /// branch order.
+    /// Hashless-leaf mode: where each node of `inner` has its first leaf
+    /// child in `leaves` (and its hash in `leaf_out`); its leaf children
+    /// follow in branch order.
     leaf_starts: Vec<Vec<u32>>,
-    /// Compact mode: the hashes of `leaves`, in order.
+    /// Hashless-leaf mode: the hashes of `leaves`, in order.
     leaf_out: Vec<[u8; 32]>,
     /// Inner-node inputs, rewritten whole on each use.
     inputs: Vec<InnerMessage>,
@@ -238,7 +238,7 @@ thread_local! {
 /// (measured in one process, depth-first over by-level: 10k-write blocks
 /// 1.112 and 1.081, a root from scratch of 1M entries 1.051 and 1.047).
 ///
-/// With `stored` false (compact mode) every leaf child of a stale inner
+/// With `stored` false (hashless-leaf mode) every leaf child of a stale inner
 /// node is recorded, stale or not (none has a stored hash), and
 /// `sc.leaf_starts` says where each node's leaf children start; a
 /// `skip_root` root's leaf children are left out, as its caller hashes it.
@@ -359,9 +359,9 @@ fn hash_leaves(lh: LeafHashing, hasher: BatchHasher, work: &mut BatchWork, sc: &
     }
 }
 
-/// The hash message of an inner node whose inner children are current (for
-/// a node hashed on its own, e.g. the map's root); in the compact mode its
-/// leaf children are hashed here, in one batch.
+/// The hash message of an inner node whose inner children are current (for a
+/// node hashed on its own, e.g. the map's root); in the hashless-leaf mode
+/// its leaf children are hashed here, in one batch.
 pub(crate) fn inner_message(
     node: &NodePtr,
     lh: LeafHashing,
@@ -373,8 +373,8 @@ pub(crate) fn inner_message(
     buf
 }
 
-/// [`fill_inner_input`], hashing the leaf children first in the compact
-/// mode (one batch of at most 16).
+/// [`fill_inner_input`], hashing the leaf children first in the
+/// hashless-leaf mode (one batch of at most 16).
 fn fill_inner_input_hashing_leaves(
     node: &NodePtr,
     buf: &mut InnerMessage,
@@ -395,7 +395,7 @@ fn fill_inner_input_hashing_leaves(
 
 /// Hashes the leaf children of the inner node `node`, in one call to
 /// `hasher`, into `out` in branch order; returns how many there are and the
-/// bytes of their messages (for a compact-mode node, whose leaves keep no
+/// bytes of their messages (for a hashless-leaf node, whose leaves keep no
 /// hash).
 pub(crate) fn hash_leaf_children(
     node: &NodePtr,
@@ -427,7 +427,7 @@ pub(crate) fn hash_leaf_children(
 
 /// Writes the hash message of an inner node whose inner children are
 /// current, taking its leaf children's hashes, in branch order, from
-/// `leaf_hashes` (the compact mode, where leaves keep none).
+/// `leaf_hashes` (the hashless-leaf mode, where leaves keep none).
 fn fill_inner_input_with(node: &NodePtr, buf: &mut InnerMessage, leaf_hashes: &[[u8; 32]]) {
     let inner = node.inner().expect("collected as inner");
     node_hash::write_inner_branches(buf, std::iter::empty());

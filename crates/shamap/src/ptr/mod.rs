@@ -10,7 +10,7 @@
 //! other version can reach (writers call `NodeArena::make_mut` first, and
 //! hashing writes only stale nodes, which are never shared); and a leaf's
 //! hash is read or written only in a map that stores leaf hashes (in the
-//! compact mode the leaf chunk has no hash field: `node.rs`).
+//! hashless-leaf mode the leaf chunk has no hash field: `node.rs`).
 
 #![allow(unsafe_code)]
 

@@ -27,18 +27,19 @@
 //! The hash sits at offset 0 in both kinds, so a parent reads a child's hash
 //! without knowing its kind.
 //!
-//! Leaf of a map without stored leaf hashes ([`crate::LeafHashes::Recomputed`],
-//! the compact mode), pooled (`leaf_chunk_size(len) - 32` bytes): the chunk
-//! starts with the key, then the data (or the long length and the data). The
-//! leaf's word names the chunk's address minus [`LEAF_HASH_ROOM`], where the
-//! hash would be, so key, length and data are read at the offsets above in
-//! both modes and the readers need not know the mode. Those 32 bytes belong
-//! to whatever lies before the chunk in its block (another chunk, or the
-//! block header: every pooled chunk starts at offset 64 or more of its
-//! block, so the address stays inside the block): the leaf's "hash" must
-//! never be read or written, and the tree code asks the map's mode before
-//! touching a leaf's hash. Leaves too large for a pool keep the stored-mode
-//! layout (hash room unused).
+//! Leaf of a map without stored leaf hashes
+//! ([`crate::LeafHashes::Recomputed`], the hashless-leaf mode), pooled
+//! (`leaf_chunk_size(len) - 32` bytes): the chunk starts with the key, then
+//! the data (or the long length and the data). The leaf's word names the
+//! chunk's address minus [`LEAF_HASH_ROOM`], where the hash would be, so key,
+//! length and data are read at the offsets above in both modes and the
+//! readers need not know the mode. Those 32 bytes belong to whatever lies
+//! before the chunk in its block (another chunk, or the block header: every
+//! pooled chunk starts at offset 64 or more of its block, so the address
+//! stays inside the block): the leaf's "hash" must never be read or written,
+//! and the tree code asks the map's mode before touching a leaf's hash.
+//! Leaves too large for a pool keep the stored-mode layout (hash room
+//! unused).
 
 use std::ptr::NonNull;
 
@@ -46,7 +47,7 @@ use super::mask::BranchMask;
 use super::tagged::Tagged;
 use crate::hash::{Hash256, Key, Nibble};
 
-/// Bytes a pooled leaf of the compact mode leaves out: the hash.
+/// Bytes a pooled leaf of the hashless-leaf mode leaves out: the hash.
 pub(crate) const LEAF_HASH_ROOM: usize = 32;
 
 /// Stamp of a leaf whose length is stored in the chunk.
@@ -213,19 +214,19 @@ impl NodePtr {
     }
 
     /// The node's stored hash (zero when not computed since the last change).
-    /// Never called on a leaf of a map in the compact mode, which has none
-    /// (crate rule; see the module docs).
+    /// Never called on a leaf of a map in the hashless-leaf mode, which has
+    /// none (crate rule; see the module docs).
     #[inline]
     pub(crate) fn hash(&self) -> &Hash256 {
         // SAFETY: every inner chunk and every leaf chunk of a map that stores
         // leaf hashes starts with a 32-byte hash, initialised when the chunk
-        // was made (compact-mode leaves are never asked, by the crate rule
+        // was made (hashless leaves are never asked, by the crate rule
         // above); `Hash256` is a transparent `[u8; 32]` (align 1); the
         // borrow of `self` keeps the chunk alive and unaliased by writers.
         unsafe { &*self.base().as_ptr().add(HASH_OFFSET).cast::<Hash256>() }
     }
 
-    /// Sets the stored hash (never on a compact-mode leaf, as for `hash`).
+    /// Sets the stored hash (never on a hashless leaf, as for `hash`).
     #[inline]
     pub(crate) fn set_hash(&mut self, h: Hash256) {
         // SAFETY: as in `hash` (the node has a hash field); `&mut self`

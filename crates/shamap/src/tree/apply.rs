@@ -308,9 +308,9 @@ thread_local! {
 struct Records {
     kind: MapKind,
     hash_fn: HashFunction,
-    /// Leaves keep their hash; else (compact mode) every leaf child of a
-    /// changed inner node gets a record, changed or not, and no leaf's
-    /// hash is stored.
+    /// Leaves keep their hash; else (hashless-leaf mode) every leaf child of
+    /// a changed inner node gets a record, changed or not, and no leaf's hash
+    /// is stored.
     leaf_hashes_stored: bool,
     leaf_bytes: Vec<u8>,
     leaf_ends: Vec<usize>,
@@ -411,8 +411,8 @@ impl Records {
                 node_hash::set_child(msg, b, &child.hash().0);
             }
         } else {
-            // Compact mode: unchanged leaves have no stored hash; each gets
-            // a record now (its slot is written once it is hashed).
+            // Hashless-leaf mode: unchanged leaves have no stored hash; each
+            // gets a record now (its slot is written once it is hashed).
             for (child, b) in inner.children().iter().zip(mask.branches()) {
                 if let Some(leaf) = child.leaf() {
                     if stale_mask & (1 << b.get()) == 0 {

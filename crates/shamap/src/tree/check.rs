@@ -104,7 +104,7 @@ impl ShaMap {
             path: path_string(path),
             reason,
         };
-        // A compact-mode leaf has no stored hash: nothing to compare, and
+        // A hashless leaf has no stored hash: nothing to compare, and
         // never stale.
         let has_hash = !node.is_leaf() || self.leaf_hashes.stored();
         if !has_hash {

@@ -205,7 +205,7 @@ fn split_below(
     let children = node.inner_mut().expect("not a leaf").into_children();
     let one = |c: &mut NodePtr| {
         if c.is_leaf() {
-            // A stale leaf is hashed on its own here (a compact-mode leaf
+            // A stale leaf is hashed on its own here (a hashless leaf
             // keeps no hash: its parent hashes it).
             if lh.stored && c.hash().is_zero() {
                 let leaf = c.leaf().expect("a leaf");

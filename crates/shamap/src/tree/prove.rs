@@ -82,7 +82,7 @@ struct Hashing {
 }
 
 /// A current node's hash: the stored one, or for a leaf of a tree whose
-/// leaves keep none (compact mode), computed.
+/// leaves keep none (hashless-leaf mode), computed.
 fn node_hash_of(tree: TreeRef<'_>, h: Hashing, node: &NodePtr) -> Hash256 {
     match node.leaf() {
         Some(l) if !tree.leaf_hashes.stored() => {
@@ -101,8 +101,8 @@ fn child_hashes(tree: TreeRef<'_>, h: Hashing, node: &NodePtr) -> [Hash256; 16] 
         }
         return out;
     }
-    // Compact mode: the leaf children are hashed together, in one call to
-    // the multi-lane hasher.
+    // Hashless-leaf mode: the leaf children are hashed together, in one call
+    // to the multi-lane hasher.
     let mut leaves = [[0u8; 32]; 16];
     hash_leaf_children(node, h.kind, h.f.batch(), &mut leaves);
     let mut next = leaves.iter();

@@ -98,7 +98,7 @@ fn walk(node: &NodePtr, depth: usize, s: &mut ShapeStats) {
 }
 
 /// Marks `node` and everything below it stale (leaves only when they keep
-/// a hash: a compact-mode leaf has none).
+/// a hash: a hashless leaf has none).
 fn invalidate(arena: &mut NodeArena, node: &mut NodePtr, leaf_hashes: bool) {
     if node.is_leaf() && !leaf_hashes {
         return;

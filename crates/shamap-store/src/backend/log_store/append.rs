@@ -317,7 +317,7 @@ impl LogStore {
             deleted_any
         };
         if deleted_any {
-            self.compact_if_mostly_dead(w)?;
+            self.reclaim_if_mostly_dead(w)?;
         }
         Ok(())
     }

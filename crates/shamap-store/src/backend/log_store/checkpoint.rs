@@ -17,8 +17,8 @@
 //!
 //! Bytes of the log below a length it once had never change while it is
 //! the same file (writes append; an unfinished write is cut only above the
-//! last whole batch; a compaction writes a new file and renames it over).
-//! So what a checkpoint describes stays true until a compaction, which
+//! last whole batch; a reclaim writes a new file and renames it over).
+//! So what a checkpoint describes stays true until a reclaim, which
 //! removes it (and syncs the directory) before it renames the new log into
 //! place; a writer that opens the store keeps it (the log only grows after
 //! it) and replaces it with its own when it closes. A checkpoint that names
@@ -349,7 +349,7 @@ pub(crate) fn save(dir: &Path, c: &Checkpoint) -> std::io::Result<()> {
 }
 
 /// Removes `dir`'s checkpoint (and a temporary one a save left), and
-/// syncs the directory when there was one: done by a compaction before it
+/// syncs the directory when there was one: done by a reclaim before it
 /// puts a new log in place, so that no checkpoint names a file that is
 /// gone (whose device and inode a later file could take).
 pub(crate) fn remove(dir: &Path) -> std::io::Result<()> {

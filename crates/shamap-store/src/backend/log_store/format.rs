@@ -16,19 +16,19 @@
 //! describes a new one, even when the file system gives the new file the
 //! old one's inode. Version 1 (earlier builds) has 0 there, no identity;
 //! this build reads it as a log of identity 0 (its records are the same)
-//! and keeps appending to it, and a compaction rewrites it as version 2.
+//! and keeps appending to it, and a reclaim rewrites it as version 2.
 //! A build that reads only version 1 refuses a version 2 log by name.
 //!
 //! Kinds: 1 node put (key: the 32-byte hash, value: the stored node), 2 node
 //! delete (key: the hash, no value), 3 metadata put (key: the record's
-//! name), 4 metadata delete, 5 inner-node put in compact form (key: the
-//! hash, value: the node type byte ‖ rippled's NuDB inner-node encoding,
-//! [`crate::compact`]: a mask and only the present child hashes). Inner
-//! nodes low in a tree have few children, so their 525-byte values are
-//! mostly zeros; the compact form cuts the log (and every commit's write
-//! and fsync) by about a third. A read restores the plain value, which the
-//! caller verifies against its hash as always: a damaged compact record is
-//! a corrupt node, never data. A batch is applied whole or not at all: its
+//! name), 4 metadata delete, 5 inner-node put in the sparse inner encoding
+//! (key: the hash, value: the node type byte ‖ rippled's NuDB inner-node
+//! codec, sparse form, [`crate::inner_codec`]: a mask and only the present
+//! child hashes). Inner nodes low in a tree have few children, so their
+//! 525-byte values are mostly zeros; the sparse encoding cuts the log (and
+//! every commit's write and fsync) by about a third. A read restores the
+//! plain value, which the caller verifies against its hash as always: a
+//! damaged sparse inner record is a corrupt node, never data. A batch is applied whole or not at all: its
 //! body's checksum covers every record, and a reader (the scan at opening)
 //! applies nothing of a batch until the checksum has matched.
 //!
@@ -58,7 +58,7 @@ const PUT_NODE: u8 = 1;
 const DELETE_NODE: u8 = 2;
 const PUT_META: u8 = 3;
 const DELETE_META: u8 = 4;
-const PUT_COMPACT_INNER: u8 = 5;
+const PUT_SPARSE_INNER: u8 = 5;
 
 /// The file header of a new log: this build's version and a new identity
 /// ([`new_log_identity`]).
@@ -201,16 +201,16 @@ impl BatchEncoder {
         at
     }
 
-    /// Adds a node put (an inner node in compact form); returns the
+    /// Adds a node put (an inner node in the sparse encoding); returns the
     /// record's offset from the batch's start and the record's length.
     pub fn put_node(&mut self, hash: &Hash256, value: &[u8]) -> (usize, usize) {
         let at = self.buf.len();
-        if let Some(node_type) = compact_inner_type(value) {
+        if let Some(node_type) = sparse_inner_type(value) {
             self.buf
-                .extend_from_slice(&[PUT_COMPACT_INNER, 32, 0, 0, 0, 0, 0, 0]);
+                .extend_from_slice(&[PUT_SPARSE_INNER, 32, 0, 0, 0, 0, 0, 0]);
             self.buf.extend_from_slice(&hash.0);
             self.buf.push(node_type);
-            if let Some(n) = crate::compact::encode_inner_into(value, &mut self.buf) {
+            if let Some(n) = crate::inner_codec::encode_inner_into(value, &mut self.buf) {
                 let value_len = (1 + n) as u32;
                 self.buf[at + 4..at + 8].copy_from_slice(&value_len.to_le_bytes());
                 self.buf.resize(align8(self.buf.len()), 0);
@@ -266,11 +266,11 @@ impl BatchEncoder {
 }
 
 /// The type byte of a stored value that may be an inner node stored in
-/// compact form (one whose plain value [`expand`] restores exactly): a
-/// zero header and a node type; the caller checks the rest.
-fn compact_inner_type(value: &[u8]) -> Option<u8> {
+/// the sparse encoding (one whose plain value [`expand`] restores exactly):
+/// a zero header and a node type; the caller checks the rest.
+fn sparse_inner_type(value: &[u8]) -> Option<u8> {
     let header = value.get(..crate::node::VALUE_HEADER_LEN)?;
-    if header[..8] != [0; 8] || value.len() != crate::compact::INNER_VALUE_LEN {
+    if header[..8] != [0; 8] || value.len() != crate::inner_codec::INNER_VALUE_LEN {
         return None;
     }
     crate::node::NodeType::from_byte(header[8])?;
@@ -282,19 +282,27 @@ fn compact_inner_type(value: &[u8]) -> Option<u8> {
 pub enum Encoding {
     /// The value as stored.
     Plain,
-    /// An inner node: type byte ‖ compact form.
-    CompactInner,
+    /// An inner node: type byte ‖ sparse inner encoding
+    /// ([`crate::inner_codec`]).
+    SparseInner,
 }
 
-/// The plain value of a node record's stored bytes; `None` when compact
-/// bytes do not decode.
+impl Encoding {
+    /// [`Encoding::SparseInner`] under its old name.
+    #[deprecated(note = "renamed to `Encoding::SparseInner`")]
+    #[allow(non_upper_case_globals)]
+    pub const CompactInner: Encoding = Encoding::SparseInner;
+}
+
+/// The plain value of a node record's stored bytes; `None` when sparse
+/// inner bytes do not decode.
 pub fn expand(encoding: Encoding, stored: &[u8]) -> Option<std::borrow::Cow<'_, [u8]>> {
     match encoding {
         Encoding::Plain => Some(std::borrow::Cow::Borrowed(stored)),
-        Encoding::CompactInner => {
-            let (&t, compact) = stored.split_first()?;
+        Encoding::SparseInner => {
+            let (&t, encoded) = stored.split_first()?;
             let node_type = crate::node::NodeType::from_byte(t)?;
-            crate::compact::decode_inner(compact, node_type).map(std::borrow::Cow::Owned)
+            crate::inner_codec::decode_inner(encoded, node_type).map(std::borrow::Cow::Owned)
         }
     }
 }
@@ -350,10 +358,10 @@ pub fn decode_record(bytes: &[u8]) -> Result<(Record<'_>, usize), String> {
             value,
             encoding: Encoding::Plain,
         },
-        PUT_COMPACT_INNER => Record::PutNode {
+        PUT_SPARSE_INNER => Record::PutNode {
             hash: hash()?,
             value,
-            encoding: Encoding::CompactInner,
+            encoding: Encoding::SparseInner,
         },
         DELETE_NODE if value.is_empty() => Record::DeleteNode(hash()?),
         PUT_META => Record::PutMeta {
@@ -423,7 +431,7 @@ pub fn node_value_range(
     }
     let encoding = match bytes[0] {
         PUT_NODE => Encoding::Plain,
-        PUT_COMPACT_INNER => Encoding::CompactInner,
+        PUT_SPARSE_INNER => Encoding::SparseInner,
         _ => return None,
     };
     if bytes[RECORD_HEADER_LEN..RECORD_HEADER_LEN + 32] != hash.0 {
@@ -488,7 +496,7 @@ mod tests {
     }
 
     #[test]
-    fn inner_nodes_are_stored_compact_and_restored_exactly() {
+    fn inner_nodes_are_stored_sparse_and_restored_exactly() {
         use crate::node::{NodeObject, NodeType};
         let mut children = [Hash256::ZERO; 16];
         children[3] = Hash256([3; 32]);
@@ -502,10 +510,10 @@ mod tests {
         let (at, len) = e.put_node(&obj.hash(), obj.value());
         assert!(len < obj.value().len() / 4, "{len} bytes");
         let (range, enc) = node_value_range(&e.bytes()[at..], &obj.hash()).expect("record");
-        assert_eq!(enc, Encoding::CompactInner);
+        assert_eq!(enc, Encoding::SparseInner);
         let back = expand(enc, &e.bytes()[at..][range.clone()]).expect("expands");
         assert_eq!(&*back, obj.value());
-        // A damaged compact record does not expand, or expands to bytes
+        // A damaged sparse inner record does not expand, or expands to bytes
         // that do not hash to the key (the caller's check).
         let mut bad = e.bytes()[at..][range].to_vec();
         bad[0] = 77;

@@ -29,9 +29,9 @@
 //!   nothing is truncated. The whole contract, case by case:
 //!   `docs/design.md`, "The node log's recovery contract".
 //! - Deletes (gc) append delete records; when more than half the log is
-//!   dead, the live records are copied to a new log, synced and renamed
-//!   over the old one (`compact.rs`; readers keep the old file until they
-//!   are done).
+//!   dead, the reclaim copies the live records to a new log, synced and
+//!   renamed over the old one (`reclaim.rs`; readers keep the old file
+//!   until they are done).
 //! - One writing process at a time (a lock on the directory itself, which
 //!   no one can delete while the log is in it; a writer stops if its log
 //!   is removed or replaced); readers in other processes may open the
@@ -42,12 +42,12 @@
 
 mod append;
 pub mod checkpoint;
-mod compact;
 mod files;
 pub mod format;
 mod index;
 mod ingest;
 mod reads;
+mod reclaim;
 mod recovery;
 mod state;
 mod store;
@@ -61,6 +61,8 @@ pub const LOG_FILE: &str = "nodes.log";
 /// The lock file earlier builds held (the writer's lock is now on the
 /// directory itself); a directory holding one is still a store's.
 const LOCK_FILE: &str = "LOCK";
-/// Where a compaction (or the creation of a store) writes a new log
-/// before renaming it.
-const COMPACT_FILE: &str = "nodes.log.compact";
+/// Where a reclaim (or the creation of a store) writes a new log before
+/// renaming it. The name is from before the rewrite was called a reclaim,
+/// kept so that builds on either side of the rename know each other's
+/// leftovers (an opening removes one; an unknown file is foreign).
+const NEW_LOG_FILE: &str = "nodes.log.compact";

@@ -23,7 +23,7 @@ const WINDOW_FROM: u64 = 1024;
 /// leaf beside its parent) is often among them: measured at 1M entries,
 /// 27% of a read's consecutive `pread`s fell within 4 KiB of each other.
 /// Bytes below a log file's published end never change (writes append,
-/// a failed or unfinished write is cut only above it, compaction makes a
+/// a failed or unfinished write is cut only above it, a reclaim makes a
 /// new file with a new id), so a window is valid for as long as its
 /// file; every node read from it is still verified by the caller.
 pub(super) struct ReadWindow {
@@ -117,11 +117,11 @@ impl LogStore {
         };
         match encoding {
             format::Encoding::Plain => Ok(Some(stored)),
-            compact => match format::expand(compact, &stored) {
+            sparse => match format::expand(sparse, &stored) {
                 Some(v) => Ok(Some(v.into_owned())),
                 None => Err(StoreError::Corrupt {
                     hash: *hash,
-                    reason: "its compact inner-node record does not decode".to_owned(),
+                    reason: "its sparse inner-node record does not decode".to_owned(),
                 }),
             },
         }
@@ -133,7 +133,7 @@ impl LogStore {
         f: &mut dyn FnMut(Hash256, &[u8]) -> ControlFlow<()>,
     ) -> Result<(), StoreError> {
         // A consistent view: the file and the live offsets as of now (the
-        // records never change; a compaction replaces the file, and this
+        // records never change; a reclaim replaces the file, and this
         // keeps the old one open).
         let (file, mut offsets) = {
             let s = self.state();
@@ -153,8 +153,8 @@ impl LogStore {
         let mut buf = Vec::new();
         for off in offsets {
             let (hash, stored, encoding) = reader.read_node_record(off, &mut buf).map_err(fail)?;
-            // A compact record that does not decode is passed on as it is
-            // stored: raw, unverified bytes, which no check accepts.
+            // A sparse inner record that does not decode is passed on as it
+            // is stored: raw, unverified bytes, which no check accepts.
             let value =
                 format::expand(encoding, stored).unwrap_or(std::borrow::Cow::Borrowed(stored));
             if f(hash, &value).is_break() {
@@ -177,10 +177,10 @@ mod tests {
 
     /// One thread reads nodes written side by side (from its read window),
     /// then nodes appended after its window was read, then every node
-    /// again after a compaction moved them all to a new file: each value
+    /// again after a reclaim moved them all to a new file: each value
     /// is the one written, never stale bytes of the window.
     #[test]
-    fn reads_through_the_read_window_follow_appends_and_compactions() {
+    fn reads_through_the_read_window_follow_appends_and_reclaims() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = LogStore::open(dir.path()).expect("open");
         let nodes = |from: u8| -> Vec<NodeObject> {
@@ -212,23 +212,23 @@ mod tests {
             gone.delete_node(n.hash());
         }
         // The window then holds the log's first bytes, where the
-        // compaction puts other records.
+        // reclaim puts other records.
         assert!(store.read_value(&first[0].hash()).expect("read").is_some());
         store.write_durably(gone).expect("delete");
-        store.compact_now().expect("compact");
+        store.reclaim_now().expect("reclaim");
         check(&first[10..]);
         check(&second);
         assert_eq!(store.read_value(&first[0].hash()).expect("read"), None);
     }
 
-    /// A compaction copies a log several times its 1 MiB read buffer,
+    /// A reclaim copies a log several times its 1 MiB read buffer,
     /// with records of every size from a few bytes to 700 KiB (past half
     /// the buffer: read directly) and so records that straddle the
     /// buffer's edge: every live node reads back as written, the deleted
     /// ones are gone, and `each_value` (the same buffered reader) sees
     /// exactly the live set.
     #[test]
-    fn a_compaction_through_the_read_buffer_copies_every_record_whole() {
+    fn a_reclaim_through_the_read_buffer_copies_every_record_whole() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = LogStore::open(dir.path()).expect("open");
         let nodes: Vec<NodeObject> = (0u32..400)
@@ -254,7 +254,7 @@ mod tests {
             gone.delete_node(n.hash());
         }
         store.write_durably(gone).expect("delete");
-        store.compact_now().expect("compact");
+        store.reclaim_now().expect("reclaim");
         let mut live = std::collections::BTreeMap::new();
         for (i, n) in nodes.iter().enumerate() {
             let value = store.read_value(&n.hash()).expect("read");
@@ -272,7 +272,7 @@ mod tests {
                 ControlFlow::Continue(())
             })
             .expect("each");
-        assert!(seen == live, "each_value after the compaction");
+        assert!(seen == live, "each_value after the reclaim");
     }
 
     /// A read window serves only bytes of its own file, below the end

@@ -89,7 +89,7 @@ pub(super) fn scan(file: &File, how: Scan) -> Result<Scanned, String> {
     let shared = Arc::new(file.try_clone().map_err(|e| e.to_string())?);
     let mut s = State::empty(shared, (len / 200) as usize, FILE_HEADER_LEN);
     // The sequence number the next batch must have; `None` before the
-    // first batch of a log (a compacted log starts where the old one was).
+    // first batch of a log (a rewritten log starts where the old one was).
     let mut expected: Option<u64> = None;
     let mut pos = FILE_HEADER_LEN;
     let from_checkpoint = how.from.as_ref().map(|c| (c.end, c.next_seq));

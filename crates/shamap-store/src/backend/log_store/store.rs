@@ -12,7 +12,7 @@ use super::format::{self, FILE_HEADER_LEN};
 use super::recovery::{check_below, scan, Damage, Scan, Scanned};
 use super::state::{next_file_id, State};
 use super::writer::Writer;
-use super::{checkpoint, COMPACT_FILE, LOCK_FILE, LOG_FILE};
+use super::{checkpoint, LOCK_FILE, LOG_FILE, NEW_LOG_FILE};
 use crate::backend::ack::{self, Ack, ACK_FILE};
 use crate::error::StoreError;
 use crate::meta;
@@ -194,7 +194,7 @@ impl LogStore {
                 LogStore::is_store(path),
                 |name| {
                     name == LOCK_FILE
-                        || name == COMPACT_FILE
+                        || name == NEW_LOG_FILE
                         || name == ACK_FILE
                         || name == checkpoint::CHECKPOINT_FILE
                         || name == checkpoint::CHECKPOINT_TMP_FILE
@@ -212,8 +212,8 @@ impl LogStore {
                 },
                 std::fs::TryLockError::Error(e) => fail("cannot lock", &e),
             })?;
-            // A compaction that did not reach its rename left this behind.
-            let _ = std::fs::remove_file(path.join(COMPACT_FILE));
+            // A reclaim that did not reach its rename left this behind.
+            let _ = std::fs::remove_file(path.join(NEW_LOG_FILE));
             if std::fs::symlink_metadata(&log_path).is_err() {
                 if std::fs::symlink_metadata(path.join(ACK_FILE)).is_ok() {
                     return Err(fail(
@@ -227,7 +227,7 @@ impl LogStore {
                 // Made whole under another name, then renamed: a crash while
                 // making it leaves no log (the next opening starts over),
                 // never an empty one that no opening accepts.
-                let tmp = path.join(COMPACT_FILE);
+                let tmp = path.join(NEW_LOG_FILE);
                 checkpoint::remove(path)
                     .and_then(|()| files::create_log(&tmp))
                     .and_then(|_| std::fs::rename(&tmp, &log_path))
@@ -462,7 +462,7 @@ impl NodeStore for LogStore {
     }
 
     /// Held: the index (8 bytes a slot) and the metadata records;
-    /// reserved: what the index's next growth or the next compaction will
+    /// reserved: what the index's next growth or the next reclaim will
     /// allocate beside the index (once either is near).
     fn memory(&self) -> StoreMemory {
         let s = self.state();
@@ -494,10 +494,10 @@ impl NodeStore for LogStore {
             .map_err(|e| self.fail("cannot measure the directory", e))
     }
 
-    /// Compacts when a quarter of the log is dead (see
-    /// `compact.rs`, [`LogStore::compact_if_worthwhile`]).
+    /// Reclaims when a quarter of the log is dead (see `reclaim.rs`,
+    /// [`LogStore::reclaim_if_worthwhile`]).
     fn reclaim_space(&self) -> Result<(), StoreError> {
-        self.compact_if_worthwhile()
+        self.reclaim_if_worthwhile()
     }
 }
 

@@ -142,12 +142,12 @@ pub fn decode_value(raw: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
     Ok(())
 }
 
-/// An inner node's value from its compact encoding (`compact`: the codec
-/// type byte, then the body; decoded by the one home of that codec): 8
-/// zero bytes, type 0 (rippled's codec does not record it), the prefix
-/// format.
-fn inner_children(compact: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-    let children = crate::compact::decode_children(compact)
+/// An inner node's value from its sparse encoding (`encoded`: the codec
+/// type byte, then the body; decoded by the one home of that codec,
+/// [`crate::inner_codec`]): 8 zero bytes, type 0 (rippled's codec does not
+/// record it), the prefix format.
+fn inner_children(encoded: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    let children = crate::inner_codec::decode_children(encoded)
         .ok_or_else(|| "an inner node that does not decode".to_owned())?;
     out.reserve(VALUE_HEADER_LEN + INNER_MESSAGE_LEN);
     out.extend_from_slice(&[0; VALUE_HEADER_LEN]);

@@ -156,7 +156,7 @@ impl InnerCache {
         let start = p.start as usize;
         let len = usize::from(u16::from_le_bytes([*b.get(start)?, *b.get(start + 1)?]));
         let raw = b.get(start + 2..start + 2 + len)?;
-        let children = crate::compact::decode_children(raw)?;
+        let children = crate::inner_codec::decode_children(raw)?;
         Some((children, (p.part as usize, p.offset)))
     }
 }

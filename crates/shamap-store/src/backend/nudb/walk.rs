@@ -425,7 +425,7 @@ impl<'a> Walker<'a> {
         if key != hash.0 {
             return None;
         }
-        crate::compact::decode_children(raw)
+        crate::inner_codec::decode_children(raw)
     }
 
     /// Bucket `n` of directory `part` when the audit's key file check kept

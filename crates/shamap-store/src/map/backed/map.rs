@@ -126,7 +126,7 @@ pub struct BackedStats {
     pub store_resident_bytes: u64,
     /// Memory the store will soon allocate, counted against the budget
     /// ahead ([`NodeStore::memory`]: the node log's next index
-    /// growth or compaction, once near).
+    /// growth or reclaim, once near).
     pub store_reserved_bytes: u64,
     /// Bytes the clean cache holds now (charged per entry: the decoded node,
     /// its table slot, its CLOCK entry and the `Arc` header).

@@ -29,11 +29,11 @@ fn leaves_hold_key_and_data_of_every_length_class() {
     a.audit().expect("pools consistent");
 }
 
-/// Compact-mode leaves: key and data read back at every length class,
+/// Hashless leaves: key and data read back at every length class,
 /// pooled chunks 32 bytes smaller (no hash), neighbours untouched by
 /// writes, and every chunk returned to its pool.
 #[test]
-fn compact_leaves_hold_key_and_data_without_a_hash() {
+fn hashless_leaves_hold_key_and_data_without_a_hash() {
     let mut a = NodeArena::with_policy(
         SizeClasses::DEFAULT,
         HugePages::Never,
@@ -61,7 +61,7 @@ fn compact_leaves_hold_key_and_data_without_a_hash() {
         .filter(|&c| c <= MAX_POOLED_CHUNK)
         .map(|c| 2 * (c - LEAF_HASH_ROOM))
         .sum();
-    assert_eq!(pooled, want, "pooled compact leaves are 32 bytes smaller");
+    assert_eq!(pooled, want, "pooled hashless leaves are 32 bytes smaller");
     for (_, data, leaf) in &mut leaves {
         let half = data[..data.len() / 2].to_vec();
         a.set_leaf_data(leaf, &half);

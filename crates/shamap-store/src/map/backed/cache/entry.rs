@@ -2,8 +2,8 @@
 
 use shamap::{BranchMask, Hash256, Key, Nibble};
 
-use crate::compact;
 use crate::error::StoreError;
+use crate::inner_codec;
 use crate::node_id::NodeId;
 
 /// A node as a walk gets it from the cache: decoded, verified, owned.
@@ -57,7 +57,7 @@ impl CleanNode {
     /// after the entry's head.
     pub(super) fn body_len(&self) -> usize {
         match self {
-            CleanNode::Inner { mask, .. } => 1 + compact::encoded_len(mask.count()),
+            CleanNode::Inner { mask, .. } => 1 + inner_codec::encoded_len(mask.count()),
             CleanNode::Leaf { data, .. } => 1 + 32 + data.len(),
         }
     }
@@ -65,8 +65,8 @@ impl CleanNode {
 
 /// An entry in a segment: the node's hash, the length of its body (`u32`,
 /// little-endian), then the body: `INNER` and the node's children in
-/// rippled's compact inner-node codec ([`compact`]: the one codec for
-/// them); or `LEAF`, the key, the data.
+/// rippled's NuDB inner-node codec, sparse form ([`inner_codec`]: the one
+/// codec for them); or `LEAF`, the key, the data.
 pub(super) const ENTRY_HEAD: usize = 32 + 4;
 pub(super) const INNER: u8 = 1;
 pub(super) const LEAF: u8 = 0;
@@ -79,7 +79,7 @@ pub(super) fn encode_entry(hash: &Hash256, node: &CleanNode, out: &mut Vec<u8>) 
     match node {
         CleanNode::Inner { hashes, .. } => {
             out.push(INNER);
-            compact::encode_children_into(hashes.iter().map(|h| &h.0), out);
+            inner_codec::encode_children_into(hashes.iter().map(|h| &h.0), out);
         }
         CleanNode::Leaf { key, data } => {
             out.push(LEAF);
@@ -92,7 +92,7 @@ pub(super) fn encode_entry(hash: &Hash256, node: &CleanNode, out: &mut Vec<u8>) 
 /// The node of an entry's body, as [`encode_entry`] wrote it.
 pub(super) fn decode_body(body: &[u8]) -> CleanNode {
     if body[0] == INNER {
-        let hashes = compact::decode_children(&body[1..]).expect("an entry this cache wrote");
+        let hashes = inner_codec::decode_children(&body[1..]).expect("an entry this cache wrote");
         let mask = Nibble::all()
             .filter(|b| !hashes[usize::from(b.get())].is_zero())
             .fold(BranchMask::default(), |m, b| m.with(b));

@@ -1,9 +1,9 @@
-//! The compact mode (`LeafHashes::Recomputed`): leaves keep no hash, and
-//! every operation must give what the default mode gives. A stored-hash
-//! map and a compact map take the same seeded stream of writes (single
-//! writes, small and large `apply` blocks, undo sessions, snapshots,
-//! `clear`, `compact`), and after each round roots, the oracle's root,
-//! `check()`, proofs, multi-proofs, node-store walks and diffs are compared.
+//! The hashless-leaf mode (`LeafHashes::Recomputed`): leaves keep no hash,
+//! and every operation must give what the default mode gives. A stored-hash
+//! map and a hashless-leaf map take the same seeded stream of writes (single
+//! writes, small and large `apply` blocks, undo sessions, snapshots, `clear`,
+//! `repack`), and after each round roots, the oracle's root, `check()`,
+//! proofs, multi-proofs, node-store walks and diffs are compared.
 
 use std::collections::BTreeMap;
 
@@ -34,14 +34,14 @@ fn nodes_of(s: &Snapshot) -> Vec<StoredNode> {
 /// Everything observable agrees between the two maps and with the oracle.
 fn compare(
     full: &mut ShaMap,
-    compact: &mut ShaMap,
+    hashless: &mut ShaMap,
     model: &BTreeMap<Key, Vec<u8>>,
     r: &mut SmallRng,
     round: usize,
 ) {
     let f = full.hash_function();
     let root = full.root_hash();
-    assert_eq!(compact.root_hash(), root, "round {round}: roots");
+    assert_eq!(hashless.root_hash(), root, "round {round}: roots");
     assert_eq!(
         root,
         oracle_root_for(f, full.kind(), model),
@@ -49,17 +49,17 @@ fn compare(
     );
     full.check()
         .unwrap_or_else(|e| panic!("round {round}: {e}"));
-    compact
+    hashless
         .check()
-        .unwrap_or_else(|e| panic!("round {round}: compact: {e}"));
-    assert!(compact.iter().eq(full.iter()), "round {round}: items");
+        .unwrap_or_else(|e| panic!("round {round}: hashless: {e}"));
+    assert!(hashless.iter().eq(full.iter()), "round {round}: items");
     let mut keys: Vec<Key> = model.keys().take(20).copied().collect();
     keys.extend((0..10).map(|_| random_key(r)));
     if let Some(k) = model.keys().next() {
         keys.push(key_near(r, k));
     }
     for k in &keys {
-        let p = compact.proof_path(k);
+        let p = hashless.proof_path(k);
         assert_eq!(p, full.proof_path(k), "round {round}: proof of {k}");
         if full.kind() == MapKind::TransactionNoMeta {
             // Random keys are not their data's transaction IDs, which the
@@ -75,17 +75,17 @@ fn compare(
             (got, want) => panic!("round {round}: {k}: proof says {got:?}, model {want:?}"),
         }
     }
-    let multi = compact.multi_proof(&keys);
+    let multi = hashless.multi_proof(&keys);
     assert_eq!(multi, full.multi_proof(&keys), "round {round}: multi-proof");
     if full.kind() != MapKind::TransactionNoMeta {
         verify_multi_with(f, &root, &keys, &multi).expect("a valid multi-proof");
     }
-    let (sf, sc) = (full.snapshot(), compact.snapshot());
+    let (sf, sc) = (full.snapshot(), hashless.snapshot());
     assert_eq!(sc.root_hash(), root);
     assert_eq!(nodes_of(&sc), nodes_of(&sf), "round {round}: node walk");
     assert!(
         sc.diff(&sf, usize::MAX).expect("no limit").is_empty(),
-        "round {round}: a compact and a full map with the same items differ"
+        "round {round}: a hashless and a full map with the same items differ"
     );
 }
 
@@ -93,7 +93,7 @@ fn compare(
 fn writes(
     r: &mut SmallRng,
     full: &mut ShaMap,
-    compact: &mut ShaMap,
+    hashless: &mut ShaMap,
     model: &mut BTreeMap<Key, Vec<u8>>,
     n: usize,
 ) {
@@ -133,7 +133,7 @@ fn writes(
     }
     if how == 0 {
         for (k, d) in &block {
-            for m in [&mut *full, &mut *compact] {
+            for m in [&mut *full, &mut *hashless] {
                 match d {
                     Some(d) => {
                         m.upsert(*k, d).expect("upsert");
@@ -147,7 +147,7 @@ fn writes(
     } else {
         let ops = || block.iter().map(|(k, d)| (*k, d.as_deref()));
         let a = full.apply(ops()).expect("apply");
-        let b = compact.apply(ops()).expect("apply");
+        let b = hashless.apply(ops()).expect("apply");
         assert_eq!(a, b, "apply results");
     }
 }
@@ -156,8 +156,8 @@ fn twins(kind: MapKind, f: HashFunction, seed: u64, rounds: usize, test: &str) {
     let mut r = rng(test, seed);
     let opts = MapOptions::default().with_hash(f);
     let mut full = ShaMap::with_options(kind, opts);
-    let mut compact = ShaMap::with_options(kind, opts.compact());
-    assert_eq!(compact.options().leaf_hashes, LeafHashes::Recomputed);
+    let mut hashless = ShaMap::with_options(kind, opts.hashless_leaves());
+    assert_eq!(hashless.options().leaf_hashes, LeafHashes::Recomputed);
     let mut model = BTreeMap::new();
     let mut kept: Vec<(Snapshot, Snapshot)> = Vec::new();
     for round in 0..rounds {
@@ -173,27 +173,28 @@ fn twins(kind: MapKind, f: HashFunction, seed: u64, rounds: usize, test: &str) {
                 // An undo session: changes, then undone.
                 let before = model.clone();
                 full.begin_session();
-                compact.begin_session();
-                writes(&mut r, &mut full, &mut compact, &mut model, n);
-                compare(&mut full, &mut compact, &model, &mut r, round);
+                hashless.begin_session();
+                writes(&mut r, &mut full, &mut hashless, &mut model, n);
+                compare(&mut full, &mut hashless, &model, &mut r, round);
                 full.undo().expect("a session");
-                compact.undo().expect("a session");
+                hashless.undo().expect("a session");
                 model = before;
             }
             5 => {
-                writes(&mut r, &mut full, &mut compact, &mut model, n);
-                full.compact();
-                compact.compact();
-                let copy = compact.clone();
+                writes(&mut r, &mut full, &mut hashless, &mut model, n);
+                full.repack();
+                hashless.repack();
+                let copy = hashless.clone();
                 assert_eq!(copy.options().leaf_hashes, LeafHashes::Recomputed);
                 copy.check().expect("a clone is consistent");
             }
-            _ => writes(&mut r, &mut full, &mut compact, &mut model, n),
+            _ => writes(&mut r, &mut full, &mut hashless, &mut model, n),
         }
-        compare(&mut full, &mut compact, &model, &mut r, round);
+        compare(&mut full, &mut hashless, &model, &mut r, round);
         // Snapshots kept across rounds: their diffs agree, and a map made
-        // from an old compact snapshot goes on like one made from the full.
-        let pair = (full.snapshot(), compact.snapshot());
+        // from an old hashless-leaf snapshot goes on like one made from the
+        // full.
+        let pair = (full.snapshot(), hashless.snapshot());
         if let Some((of, oc)) = kept.last() {
             let owned = |a: &Snapshot, b: &Snapshot| -> Vec<_> {
                 a.diff(b, usize::MAX)
@@ -221,7 +222,7 @@ fn twins(kind: MapKind, f: HashFunction, seed: u64, rounds: usize, test: &str) {
                 "round {round}: from a snapshot"
             );
             mc.check()
-                .expect("a map from a compact snapshot is consistent");
+                .expect("a map from a hashless-leaf snapshot is consistent");
         }
         kept.push(pair);
         if kept.len() > 3 {
@@ -229,14 +230,14 @@ fn twins(kind: MapKind, f: HashFunction, seed: u64, rounds: usize, test: &str) {
         }
         if round == rounds / 2 {
             full.clear();
-            compact.clear();
+            hashless.clear();
             model.clear();
-            compare(&mut full, &mut compact, &model, &mut r, round);
+            compare(&mut full, &mut hashless, &model, &mut r, round);
         }
     }
-    // A compact map holds no leaf hash; everything else is the same.
+    // A hashless-leaf map holds no leaf hash; everything else is the same.
     drop(kept);
-    let (a, b) = (full.mem_stats(), compact.mem_stats());
+    let (a, b) = (full.mem_stats(), hashless.mem_stats());
     assert_eq!(b.leaf_hashes, LeafHashes::Recomputed);
     assert_eq!(b.bytes.leaf_hashes, 0);
     assert_eq!(a.bytes.leaf_hashes, 32 * model.len());
@@ -247,59 +248,59 @@ fn twins(kind: MapKind, f: HashFunction, seed: u64, rounds: usize, test: &str) {
 }
 
 #[test]
-fn compact_state_maps_agree_with_full_ones_and_the_oracle() {
+fn hashless_state_maps_agree_with_full_ones_and_the_oracle() {
     twins(
         MapKind::AccountState,
         HashFunction::Sha512Half,
         301,
         16,
-        "compact_state",
+        "hashless_state",
     );
 }
 
 #[test]
-fn compact_tx_maps_agree_with_full_ones_and_the_oracle() {
+fn hashless_tx_maps_agree_with_full_ones_and_the_oracle() {
     twins(
         MapKind::TransactionWithMeta,
         HashFunction::Sha512Half,
         302,
         8,
-        "compact_tx",
+        "hashless_tx",
     );
     twins(
         MapKind::TransactionNoMeta,
         HashFunction::Blake3,
         303,
         8,
-        "compact_txset_blake3",
+        "hashless_txset_blake3",
     );
 }
 
 /// `invalidate_hashes` and a root from scratch, `from_sorted` with the
-/// compact options, and the memory saved: 32 bytes per leaf in pooled
+/// hashless-leaf options, and the memory saved: 32 bytes per leaf in pooled
 /// chunks.
 #[test]
-fn compact_maps_from_sorted_rehash_from_scratch_and_save_32_bytes_a_leaf() {
-    let mut r = rng("compact_sorted", 304);
+fn hashless_maps_from_sorted_rehash_from_scratch_and_save_32_bytes_a_leaf() {
+    let mut r = rng("hashless_sorted", 304);
     let mut model = BTreeMap::new();
     for _ in 0..20_000 {
         model.insert(random_key(&mut r), random_data(&mut r, 200));
     }
     let items = || model.iter().map(|(k, v)| (*k, v.clone()));
     let mut full = ShaMap::from_sorted(MapKind::AccountState, items()).expect("sorted");
-    let mut compact = ShaMap::from_sorted_with_options(
+    let mut hashless = ShaMap::from_sorted_with_options(
         MapKind::AccountState,
-        MapOptions::default().compact(),
+        MapOptions::default().hashless_leaves(),
         items(),
     )
     .expect("sorted");
     let root = full.root_hash();
-    assert_eq!(compact.root_hash(), root);
-    compact.invalidate_hashes();
-    assert_eq!(compact.cached_root_hash(), None);
-    assert_eq!(compact.root_hash(), root, "a root from scratch");
-    compact.check().expect("consistent");
-    let (a, b) = (full.mem_stats(), compact.mem_stats());
+    assert_eq!(hashless.root_hash(), root);
+    hashless.invalidate_hashes();
+    assert_eq!(hashless.cached_root_hash(), None);
+    assert_eq!(hashless.root_hash(), root, "a root from scratch");
+    hashless.check().expect("consistent");
+    let (a, b) = (full.mem_stats(), hashless.mem_stats());
     let pooled = |s: &shamap::MemStats| -> usize {
         s.leaf_pools.iter().map(|p| p.leaves * p.chunk_bytes).sum()
     };

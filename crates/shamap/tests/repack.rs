@@ -1,6 +1,7 @@
-//! `ShaMap::compact` (and `Clone`, which makes the same key-order copy):
-//! contents, hashes, stale marks, sessions and snapshots survive; memory
-//! comes back to what a fresh bulk build of the same items takes.
+//! `ShaMap::repack`, the key-order repack (and `Clone`, which makes the
+//! same key-order copy): contents, hashes, stale marks, sessions and
+//! snapshots survive; memory comes back to what a fresh bulk build of the
+//! same items takes.
 
 use std::collections::BTreeMap;
 
@@ -21,7 +22,7 @@ fn mixed_data(r: &mut SmallRng) -> Vec<u8> {
 }
 
 fn churned(n: usize, seed: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>, SmallRng) {
-    let mut r = rng("compaction", seed);
+    let mut r = rng("repack", seed);
     let mut m = ShaMap::new(MapKind::AccountState);
     let mut model = BTreeMap::new();
     for _ in 0..n {
@@ -78,14 +79,14 @@ fn more_writes(
 }
 
 #[test]
-fn compact_keeps_contents_hashes_and_stale_marks() {
+fn repack_keeps_contents_hashes_and_stale_marks() {
     let seed = 301;
     let (mut m, mut model, mut r) = churned(6_000, seed);
     assert!(
         m.cached_root_hash().is_none(),
-        "writes pending before compact"
+        "writes pending before repack"
     );
-    m.compact();
+    m.repack();
     m.check().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     assert!(same(&m, &model), "seed {seed}: contents");
     assert!(
@@ -93,16 +94,16 @@ fn compact_keeps_contents_hashes_and_stale_marks() {
         "seed {seed}: stale marks copied"
     );
     assert_eq!(m.root_hash(), oracle_root(MapKind::AccountState, &model));
-    // Hashed now: compacting again copies the hashes, computing none.
+    // Hashed now: repacking again copies the hashes, computing none.
     let root = m.root_hash();
-    m.compact();
+    m.repack();
     assert_eq!(
         m.cached_root_hash(),
         Some(root),
         "seed {seed}: hashes copied"
     );
     m.check().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
-    // The compacted map goes on taking writes.
+    // The repacked map goes on taking writes.
     more_writes(&mut m, &mut model, &mut r, 2_000, 3);
     assert_eq!(
         m.root_hash(),
@@ -114,7 +115,7 @@ fn compact_keeps_contents_hashes_and_stale_marks() {
 }
 
 #[test]
-fn compact_gives_back_what_removals_left() {
+fn repack_gives_back_what_removals_left() {
     let seed = 302;
     let (mut m, model, _) = churned(30_000, seed);
     // Remove most of what is left: pools keep blocks with a few live chunks.
@@ -128,7 +129,7 @@ fn compact_gives_back_what_removals_left() {
         }
     }
     let before = m.mem_stats();
-    m.compact();
+    m.repack();
     let after = m.mem_stats();
     let fresh = ShaMap::from_sorted(MapKind::AccountState, kept.clone()).expect("sorted");
     let fresh_stats = fresh.mem_stats();
@@ -151,7 +152,7 @@ fn compact_gives_back_what_removals_left() {
     assert_eq!(
         pools(&after),
         pools(&fresh_stats),
-        "seed {seed}: compacted map takes what a bulk build takes"
+        "seed {seed}: repacked map takes what a bulk build takes"
     );
     assert!(
         after.bytes.total.abs_diff(fresh_stats.bytes.total) < 4096,
@@ -171,16 +172,16 @@ fn compact_gives_back_what_removals_left() {
 }
 
 #[test]
-fn compact_leaves_snapshots_and_sessions_alone() {
+fn repack_leaves_snapshots_and_sessions_alone() {
     let seed = 303;
     let (mut m, model, mut r) = churned(5_000, seed);
     let snap = m.snapshot();
     let snap_root = snap.root_hash();
-    // A session opened before compacting is undone after it.
+    // A session opened before repacking is undone after it.
     m.begin_session();
     let mut changed = model.clone();
     more_writes(&mut m, &mut changed, &mut r, 500, 4);
-    m.compact();
+    m.repack();
     m.check().unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     assert!(same(&m, &changed), "seed {seed}: session writes kept");
     // The snapshot still reads its own version from the old arena.
@@ -190,7 +191,7 @@ fn compact_leaves_snapshots_and_sessions_alone() {
         "seed {seed}: snapshot contents"
     );
     m.undo().expect("a session is open");
-    assert!(same(&m, &model), "seed {seed}: undo after compact");
+    assert!(same(&m, &model), "seed {seed}: undo after repack");
     assert_eq!(m.root_hash(), snap_root, "seed {seed}");
     // Each of map and snapshot now owns its arena alone; either may go first.
     let from_snap = snap.to_map();
@@ -205,15 +206,15 @@ fn compact_leaves_snapshots_and_sessions_alone() {
 }
 
 #[test]
-fn compact_of_empty_and_tiny_maps() {
+fn repack_of_empty_and_tiny_maps() {
     let mut m = ShaMap::new(MapKind::TransactionNoMeta);
-    m.compact();
+    m.repack();
     assert_eq!(m.len(), 0);
     assert_eq!(m.root_hash(), shamap::Hash256::ZERO);
     m.check().expect("empty map");
     let k = Key([7; 32]);
     m.insert(k, b"one").expect("new");
-    m.compact();
+    m.repack();
     assert_eq!(m.get(&k), Some(&b"one"[..]));
     let mut model = BTreeMap::new();
     model.insert(k, b"one".to_vec());
@@ -222,4 +223,25 @@ fn compact_of_empty_and_tiny_maps() {
         oracle_root(MapKind::TransactionNoMeta, &model)
     );
     m.check().expect("one item");
+}
+
+/// `compact`, the repack's old name, still repacks; `MapOptions::compact`,
+/// the hashless-leaf mode's old name, still gives that mode.
+#[test]
+#[allow(deprecated)]
+fn the_old_names_still_work() {
+    let mut r = rng("repack_old_names", 9);
+    let mut m = ShaMap::new(MapKind::AccountState);
+    for _ in 0..200 {
+        m.insert(random_key(&mut r), &random_data(&mut r, 100))
+            .expect("distinct");
+    }
+    let root = m.root_hash();
+    m.compact();
+    assert_eq!(m.root_hash(), root);
+    m.check().expect("consistent");
+    assert_eq!(
+        shamap::MapOptions::default().compact(),
+        shamap::MapOptions::default().hashless_leaves()
+    );
 }

@@ -1,8 +1,10 @@
-//! rippled's NuDB codec for inner nodes. The node log stores inner nodes in
-//! this compact form (its record kind 5, see `log_store::format`) and
-//! restores the plain NodeStore value on read, which is what the caller
-//! verifies; fjall, RocksDB and Cassandra keep the plain format. `shamap
-//! info` uses [`inner_len`] to report what the compact form saves.
+//! rippled's NuDB inner-node codec, sparse form: the sparse inner encoding
+//! (a mask and only the present child hashes; all sixteen present, NuDB's
+//! full form). The node log stores inner nodes in it (its record kind 5,
+//! see `log_store::format`) and restores the plain NodeStore value on
+//! read, which is what the caller verifies; fjall, RocksDB and Cassandra
+//! keep the plain format. `shamap info` uses [`inner_len`] to report what
+//! the sparse encoding saves.
 //!
 //! | NuDB type (varint) | body |
 //! |---|---|
@@ -30,7 +32,7 @@ fn inner_children(value: &[u8]) -> Option<&[[u8; 32]; 16]> {
         .and_then(node_hash::inner_children)
 }
 
-/// The compact encoding of a stored value, if it is an inner node.
+/// The sparse encoding of a stored value, if it is an inner node.
 pub fn encode_inner(value: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(1 + 512);
     encode_inner_into(value, &mut out)?;
@@ -44,7 +46,7 @@ pub fn encode_inner_into(value: &[u8], out: &mut Vec<u8>) -> Option<usize> {
     Some(encode_children_into(hashes.iter(), out))
 }
 
-/// Appends the compact encoding of an inner node with these sixteen child
+/// Appends the sparse encoding of an inner node with these sixteen child
 /// hashes (all zero = empty branch) to `out`; returns its length. The one
 /// writer of the codec: the node log's inner records and the backed map's
 /// cache entries both go through it.
@@ -79,7 +81,7 @@ pub fn encode_children_into<'a>(
     out.len() - start
 }
 
-/// Length of the compact encoding of an inner node with `present`
+/// Length of the sparse encoding of an inner node with `present`
 /// non-empty branches.
 pub fn encoded_len(present: usize) -> usize {
     if present == 16 {
@@ -98,13 +100,13 @@ pub fn inner_len(value: &[u8]) -> Option<usize> {
     Some(encoded_len(n))
 }
 
-/// The sixteen child hashes of a compact encoding (type 2 with its mask,
+/// The sixteen child hashes of a sparse encoding (type 2 with its mask,
 /// or type 3), or `None` when it is neither or its length does not fit:
 /// the one reader of the codec (the node log, the backed map's cache and
 /// rippled's NuDB values).
-pub fn decode_children(compact: &[u8]) -> Option<[Hash256; 16]> {
+pub fn decode_children(encoded: &[u8]) -> Option<[Hash256; 16]> {
     let mut children = [Hash256::ZERO; 16];
-    match compact.split_first()? {
+    match encoded.split_first()? {
         (3, body) if body.len() == 512 => {
             for (c, h) in children.iter_mut().zip(body.chunks_exact(32)) {
                 c.0.copy_from_slice(h);
@@ -129,9 +131,9 @@ pub fn decode_children(compact: &[u8]) -> Option<[Hash256; 16]> {
 }
 
 /// Restores the NodeStore value of an inner node of type `node_type` from
-/// its compact encoding.
-pub fn decode_inner(compact: &[u8], node_type: NodeType) -> Option<Vec<u8>> {
-    let children = decode_children(compact)?;
+/// its sparse encoding.
+pub fn decode_inner(encoded: &[u8], node_type: NodeType) -> Option<Vec<u8>> {
+    let children = decode_children(encoded)?;
     let mut out = Vec::with_capacity(INNER_VALUE_LEN);
     node_type.append_value(&node_hash::inner_message(&children), &mut out);
     Some(out)
@@ -143,7 +145,7 @@ mod tests {
     use crate::node::NodeObject;
 
     #[test]
-    fn compact_inner_round_trips() {
+    fn sparse_inner_round_trips() {
         for present in [vec![0usize], vec![1, 7, 15], (0..16).collect::<Vec<_>>()] {
             let mut children = [Hash256::ZERO; 16];
             for (b, c) in children.iter_mut().enumerate() {
