@@ -295,7 +295,10 @@ fn check_chunk(
     // Per record of the batch: its offset, codec type and where its stored
     // value is in the chunk.
     let mut offsets: Vec<(u64, u64, std::ops::Range<usize>)> = Vec::with_capacity(HASH_BATCH);
+    // Decoded values' buffers, reused from one batch to the next.
+    let mut spare: Vec<Vec<u8>> = Vec::with_capacity(HASH_BATCH);
     let flush = |batch: &mut Vec<(Hash256, Vec<u8>)>,
+                 spare: &mut Vec<Vec<u8>>,
                  offsets: &mut Vec<(u64, u64, std::ops::Range<usize>)>,
                  out: &mut ScanReport,
                  share: &mut InnerShare,
@@ -328,6 +331,8 @@ fn check_chunk(
                         let at = (part, place(offset, p.dat.len));
                         entries.leaf(fp, &obj.hash(), kind, &key.0, at);
                     }
+                    // The value's buffer serves a later record.
+                    spare.push(obj.into_value());
                 }
                 Err(e) => out.damage(DamagedRecord {
                     file: p.dat.path.clone(),
@@ -352,7 +357,7 @@ fn check_chunk(
         let raw = &chunk.bytes[k + ks..k + ks + size as usize];
         let ty = super::codec::codec_type(raw).unwrap_or(4);
         out.codec_types[ty.min(4) as usize] += 1;
-        let mut value = Vec::new();
+        let mut value = spare.pop().unwrap_or_default();
         if let Err(e) = decode_value(raw, &mut value) {
             out.damage(DamagedRecord {
                 file: p.dat.path.clone(),
@@ -365,10 +370,10 @@ fn check_chunk(
         batch.push((key, value));
         offsets.push((offset, ty, k + ks..k + ks + size as usize));
         if batch.len() == HASH_BATCH {
-            flush(&mut batch, &mut offsets, out, share, entries);
+            flush(&mut batch, &mut spare, &mut offsets, out, share, entries);
         }
     }
-    flush(&mut batch, &mut offsets, out, share, entries);
+    flush(&mut batch, &mut spare, &mut offsets, out, share, entries);
     index.file(entries);
 }
 
