@@ -174,10 +174,11 @@ pub const CORE_TABLES: [&str; 8] = [
     "transactions",
 ];
 
-/// Every table Clio's schema may hold (Clio 2.6), without a prefix: the
-/// core tables, `account_tx`, the NFT and MPT index tables, and the
-/// bookkeeping of Clio's migrator and cluster.
-pub const CLIO_TABLES: [&str; 16] = [
+/// Every table Clio's schema may hold, without a prefix: the core tables,
+/// `account_tx`, the NFT and MPT index tables and the bookkeeping of
+/// Clio's migrator and cluster (release 2.6), and the two MPT history
+/// tables of Clio's development branch (see [`Tables::Full`]).
+pub const CLIO_TABLES: [&str; 18] = [
     "ledgers",
     "ledger_hashes",
     "ledger_range",
@@ -191,6 +192,8 @@ pub const CLIO_TABLES: [&str; 16] = [
     "issuer_nf_tokens_v2",
     "nf_token_uris",
     "nf_token_transactions",
+    "mptoken_issuance_transactions",
+    "account_mptoken_issuance_transactions",
     "mp_token_holders",
     "migrator_status",
     "nodes_chat",
@@ -201,7 +204,9 @@ pub const CLIO_TABLES: [&str; 16] = [
 /// `prefix` (`--table-prefix`) is used when the URL has none; both given
 /// and different is an error. A prefix must be letters, digits and `_`
 /// (a Cassandra table name is at most 48 of them: the prefix is refused
-/// when it leaves no room for Clio's longest table name).
+/// when it leaves no room for the longest table name of Clio 2.6, 27
+/// characters; the development branch's two MPT history tables leave 11,
+/// and are not created under a longer prefix).
 pub fn split_table_prefix(url: &str, prefix: Option<&str>) -> Result<(String, String), String> {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let mut kept = Vec::new();
@@ -222,7 +227,8 @@ pub fn split_table_prefix(url: &str, prefix: Option<&str>) -> Result<(String, St
         (None, Some(p)) => p.to_owned(),
         (None, None) => String::new(),
     };
-    let longest = CLIO_TABLES.iter().map(|t| t.len()).max().unwrap_or(0);
+    let longest = schema::longest_2_6_name();
+    let most = schema::MAX_TABLE_NAME;
     if !prefix
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -231,11 +237,11 @@ pub fn split_table_prefix(url: &str, prefix: Option<&str>) -> Result<(String, St
             "table prefix '{prefix}': only letters, digits and _ can begin a Cassandra table name"
         ));
     }
-    if prefix.len() + longest > 48 {
+    if prefix.len() + longest > most {
         return Err(format!(
-            "table prefix '{prefix}' is {} characters: Cassandra's 48-character table names leave {} for a prefix",
+            "table prefix '{prefix}' is {} characters: Cassandra's {most}-character table names leave {} for a prefix",
             prefix.len(),
-            48 - longest
+            most - longest
         ));
     }
     let url = if kept.is_empty() {
@@ -473,6 +479,58 @@ pub fn table_rows(url: &str, prefix: Option<&str>, name: &str) -> Result<Vec<Str
     Ok(out)
 }
 
+/// The definition of table `name` as the cluster holds it, for tests that
+/// check a schema: one line per column, `KIND POSITION NAME TYPE ORDER`
+/// (`kind` is `partition_key`, `clustering` or `regular`; `order` is the
+/// clustering order or `none`), sorted, and last `ttl N`, the table's
+/// default time to live.
+pub fn table_columns(
+    url: &str,
+    prefix: Option<&str>,
+    name: &str,
+) -> Result<Vec<String>, ClioError> {
+    let conn = Conn::connect(url, prefix)?;
+    let table = format!("{}{name}", conn.prefix);
+    let what = format!("cannot read the definition of {}", conn.table(name));
+    let ks = conn.keyspace().to_owned();
+    let (mut lines, ttl) = conn
+        .runtime
+        .block_on(async {
+            let rows = conn
+                .session
+                .query_unpaged(
+                    "SELECT kind, position, column_name, type, clustering_order \
+                     FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?",
+                    (&ks, &table),
+                )
+                .await?
+                .into_rows_result()?;
+            let mut lines = Vec::new();
+            for r in rows.rows::<(String, i32, String, String, String)>()? {
+                let (kind, position, column, ty, order) = r?;
+                lines.push(format!("{kind} {position} {column} {ty} {order}"));
+            }
+            let ttl = conn
+                .session
+                .query_unpaged(
+                    "SELECT default_time_to_live FROM system_schema.tables \
+                     WHERE keyspace_name = ? AND table_name = ?",
+                    (&ks, &table),
+                )
+                .await?
+                .into_rows_result()?
+                .maybe_first_row::<(i32,)>()?
+                .map(|(t,)| t);
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((lines, ttl))
+        })
+        .map_err(|e| conn.fail(&what, e))?;
+    lines.sort();
+    if let Some(t) = ttl {
+        lines.push(format!("ttl {t}"));
+    }
+    Ok(lines)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -501,5 +559,22 @@ mod tests {
         );
         assert_eq!(ClioHeader::parse(&blob[..LEDGER_HEADER_LEN]), None);
         assert_eq!(key_of(&[0; 31]), None);
+    }
+
+    #[test]
+    fn a_prefix_may_be_as_long_as_clio_26_allows() {
+        let url = "cassandra://h/ks";
+        let p27 = "p".repeat(27);
+        assert_eq!(
+            split_table_prefix(url, Some(&p27)),
+            Ok((url.to_owned(), p27.clone()))
+        );
+        let p28 = format!("{p27}x");
+        assert_eq!(
+            split_table_prefix(url, Some(&p28)),
+            Err(format!(
+                "table prefix '{p28}' is 28 characters: Cassandra's 48-character table names leave 27 for a prefix"
+            ))
+        );
     }
 }
