@@ -43,6 +43,7 @@ mod floor;
 mod loader;
 mod reader;
 pub mod report;
+mod rows;
 mod run;
 mod schema;
 mod verify;
@@ -299,22 +300,15 @@ impl Conn {
 
     /// The names of the keyspace's tables.
     fn tables(&self) -> Result<Vec<String>, ClioError> {
-        let what = "cannot read the schema";
-        let rows = self
-            .runtime
-            .block_on(self.session.query_unpaged(
+        let mut names: Vec<String> = self
+            .select_as::<_, (String,)>(
+                "cannot read the schema",
                 "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?",
                 (self.keyspace(),),
-            ))
-            .map_err(|e| self.fail(what, e))?
-            .into_rows_result()
-            .map_err(|e| self.fail(what, e))?;
-        let mut names = rows
-            .rows::<(String,)>()
-            .map_err(|e| self.fail(what, e))?
-            .map(|r| r.map(|(n,)| n))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.fail(what, e))?;
+            )?
+            .into_iter()
+            .map(|(n,)| n)
+            .collect();
         names.sort();
         Ok(names)
     }
@@ -396,17 +390,12 @@ impl Conn {
 
     /// True when the keyspace exists.
     fn keyspace_exists(&self) -> Result<bool, ClioError> {
-        let what = "cannot read the schema";
-        let rows = self
-            .runtime
-            .block_on(self.session.query_unpaged(
-                "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?",
-                (self.keyspace(),),
-            ))
-            .map_err(|e| self.fail(what, e))?
-            .into_rows_result()
-            .map_err(|e| self.fail(what, e))?;
-        Ok(rows.rows_num() > 0)
+        let found = self.select_as::<_, (String,)>(
+            "cannot read the schema",
+            "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?",
+            (self.keyspace(),),
+        )?;
+        Ok(!found.is_empty())
     }
 
     /// Prepares `cql` (idempotent, the URL's consistency and timeout).
@@ -420,8 +409,18 @@ impl Conn {
         Ok(s)
     }
 
-    /// Every row `cql` selects with `values`, paged.
+    /// Runs `cql` with `values`, page by page: its rows (a failure says
+    /// it could not run it).
     fn select<V, R>(&self, cql: &str, values: V) -> Result<Vec<R>, ClioError>
+    where
+        V: scylla::serialize::row::SerializeRow,
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        self.select_as(&format!("cannot run '{cql}'"), cql, values)
+    }
+
+    /// [`Conn::select`], a failure saying `what`.
+    fn select_as<V, R>(&self, what: &str, cql: &str, values: V) -> Result<Vec<R>, ClioError>
     where
         V: scylla::serialize::row::SerializeRow,
         R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
@@ -440,7 +439,31 @@ impl Conn {
                 }
                 Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
             })
-            .map_err(|e| self.fail(&format!("cannot run '{cql}'"), e))
+            .map_err(|e| self.fail(what, e))
+    }
+
+    /// Runs prepared `st` with `values` (one page): its rows (a failure
+    /// saying `what`).
+    fn select_prepared<V, R>(
+        &self,
+        what: &str,
+        st: &PreparedStatement,
+        values: V,
+    ) -> Result<Vec<R>, ClioError>
+    where
+        V: scylla::serialize::row::SerializeRow,
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        self.runtime
+            .block_on(async {
+                let r = self.session.execute_unpaged(st, values).await?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
+                    r.into_rows_result()?
+                        .rows::<R>()?
+                        .collect::<Result<Vec<_>, _>>()?,
+                )
+            })
+            .map_err(|e| self.fail(what, e))
     }
 
     /// Runs one CQL statement without values.
@@ -456,25 +479,17 @@ impl Conn {
 /// URL's `table_prefix=` or `prefix` says), each as one line (its columns'
 /// values in the table's order), sorted: for tests that compare keyspaces.
 pub fn table_rows(url: &str, prefix: Option<&str>, name: &str) -> Result<Vec<String>, ClioError> {
-    use futures::StreamExt;
     let conn = Conn::connect(url, prefix)?;
     let table = conn.table(name);
-    let what = format!("cannot read table {table}");
-    let mut out = conn
-        .runtime
-        .block_on(async {
-            let mut rows = conn
-                .session
-                .query_iter(format!("SELECT * FROM {table}"), ())
-                .await?
-                .rows_stream::<scylla::value::Row>()?;
-            let mut out = Vec::new();
-            while let Some(r) = rows.next().await {
-                out.push(format!("{:?}", r?.columns));
-            }
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
-        })
-        .map_err(|e| conn.fail(&what, e))?;
+    let mut out: Vec<String> = conn
+        .select_as::<_, scylla::value::Row>(
+            &format!("cannot read table {table}"),
+            &format!("SELECT * FROM {table}"),
+            (),
+        )?
+        .into_iter()
+        .map(|r| format!("{:?}", r.columns))
+        .collect();
     out.sort();
     Ok(out)
 }
@@ -490,44 +505,28 @@ pub fn table_columns(
     name: &str,
 ) -> Result<Vec<String>, ClioError> {
     let conn = Conn::connect(url, prefix)?;
-    let table = format!("{}{name}", conn.prefix);
     let what = format!("cannot read the definition of {}", conn.table(name));
-    let ks = conn.keyspace().to_owned();
-    let (mut lines, ttl) = conn
-        .runtime
-        .block_on(async {
-            let rows = conn
-                .session
-                .query_unpaged(
-                    "SELECT kind, position, column_name, type, clustering_order \
-                     FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?",
-                    (&ks, &table),
-                )
-                .await?
-                .into_rows_result()?;
-            let mut lines = Vec::new();
-            for r in rows.rows::<(String, i32, String, String, String)>()? {
-                let (kind, position, column, ty, order) = r?;
-                lines.push(format!("{kind} {position} {column} {ty} {order}"));
-            }
-            let ttl = conn
-                .session
-                .query_unpaged(
-                    "SELECT default_time_to_live FROM system_schema.tables \
-                     WHERE keyspace_name = ? AND table_name = ?",
-                    (&ks, &table),
-                )
-                .await?
-                .into_rows_result()?
-                .maybe_first_row::<(i32,)>()?
-                .map(|(t,)| t);
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((lines, ttl))
+    let at = (conn.keyspace().to_owned(), format!("{}{name}", conn.prefix));
+    let mut lines: Vec<String> = conn
+        .select_as::<_, (String, i32, String, String, String)>(
+            &what,
+            "SELECT kind, position, column_name, type, clustering_order \
+             FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?",
+            &at,
+        )?
+        .into_iter()
+        .map(|(kind, position, column, ty, order)| {
+            format!("{kind} {position} {column} {ty} {order}")
         })
-        .map_err(|e| conn.fail(&what, e))?;
+        .collect();
     lines.sort();
-    if let Some(t) = ttl {
-        lines.push(format!("ttl {t}"));
-    }
+    let ttl = conn.select_as::<_, (i32,)>(
+        &what,
+        "SELECT default_time_to_live FROM system_schema.tables \
+         WHERE keyspace_name = ? AND table_name = ?",
+        &at,
+    )?;
+    lines.extend(ttl.into_iter().map(|(t,)| format!("ttl {t}")));
     Ok(lines)
 }
 
