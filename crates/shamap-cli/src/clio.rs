@@ -138,8 +138,8 @@ pub struct LoadTestChainArgs {
     /// Most transactions per ledger.
     #[arg(long, default_value_t = 3)]
     pub transactions: usize,
-    /// Create Clio 2.6's whole schema (account_tx, the NFT and MPT index
-    /// tables, migrator_status, nodes_chat), not only the tables
+    /// Create Clio's whole schema (account_tx, the NFT and MPT index and
+    /// history tables, migrator_status, nodes_chat), not only the tables
     /// `clio verify` reads.
     #[arg(long)]
     pub full_schema: bool,

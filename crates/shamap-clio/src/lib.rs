@@ -43,6 +43,7 @@ mod floor;
 mod loader;
 mod reader;
 pub mod report;
+mod rows;
 mod run;
 mod schema;
 mod verify;
@@ -174,10 +175,11 @@ pub const CORE_TABLES: [&str; 8] = [
     "transactions",
 ];
 
-/// Every table Clio's schema may hold (Clio 2.6), without a prefix: the
-/// core tables, `account_tx`, the NFT and MPT index tables, and the
-/// bookkeeping of Clio's migrator and cluster.
-pub const CLIO_TABLES: [&str; 16] = [
+/// Every table Clio's schema may hold, without a prefix: the core tables,
+/// `account_tx`, the NFT and MPT index tables and the bookkeeping of
+/// Clio's migrator and cluster (release 2.6), and the two MPT history
+/// tables of Clio's development branch (see [`Tables::Full`]).
+pub const CLIO_TABLES: [&str; 18] = [
     "ledgers",
     "ledger_hashes",
     "ledger_range",
@@ -191,6 +193,8 @@ pub const CLIO_TABLES: [&str; 16] = [
     "issuer_nf_tokens_v2",
     "nf_token_uris",
     "nf_token_transactions",
+    "mptoken_issuance_transactions",
+    "account_mptoken_issuance_transactions",
     "mp_token_holders",
     "migrator_status",
     "nodes_chat",
@@ -201,7 +205,9 @@ pub const CLIO_TABLES: [&str; 16] = [
 /// `prefix` (`--table-prefix`) is used when the URL has none; both given
 /// and different is an error. A prefix must be letters, digits and `_`
 /// (a Cassandra table name is at most 48 of them: the prefix is refused
-/// when it leaves no room for Clio's longest table name).
+/// when it leaves no room for the longest table name of Clio 2.6, 27
+/// characters; the development branch's two MPT history tables leave 11,
+/// and are not created under a longer prefix).
 pub fn split_table_prefix(url: &str, prefix: Option<&str>) -> Result<(String, String), String> {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     let mut kept = Vec::new();
@@ -222,7 +228,8 @@ pub fn split_table_prefix(url: &str, prefix: Option<&str>) -> Result<(String, St
         (None, Some(p)) => p.to_owned(),
         (None, None) => String::new(),
     };
-    let longest = CLIO_TABLES.iter().map(|t| t.len()).max().unwrap_or(0);
+    let longest = schema::longest_2_6_name();
+    let most = schema::MAX_TABLE_NAME;
     if !prefix
         .chars()
         .all(|c| c.is_ascii_alphanumeric() || c == '_')
@@ -231,11 +238,11 @@ pub fn split_table_prefix(url: &str, prefix: Option<&str>) -> Result<(String, St
             "table prefix '{prefix}': only letters, digits and _ can begin a Cassandra table name"
         ));
     }
-    if prefix.len() + longest > 48 {
+    if prefix.len() + longest > most {
         return Err(format!(
-            "table prefix '{prefix}' is {} characters: Cassandra's 48-character table names leave {} for a prefix",
+            "table prefix '{prefix}' is {} characters: Cassandra's {most}-character table names leave {} for a prefix",
             prefix.len(),
-            48 - longest
+            most - longest
         ));
     }
     let url = if kept.is_empty() {
@@ -293,22 +300,15 @@ impl Conn {
 
     /// The names of the keyspace's tables.
     fn tables(&self) -> Result<Vec<String>, ClioError> {
-        let what = "cannot read the schema";
-        let rows = self
-            .runtime
-            .block_on(self.session.query_unpaged(
+        let mut names: Vec<String> = self
+            .select_as::<_, (String,)>(
+                "cannot read the schema",
                 "SELECT table_name FROM system_schema.tables WHERE keyspace_name = ?",
                 (self.keyspace(),),
-            ))
-            .map_err(|e| self.fail(what, e))?
-            .into_rows_result()
-            .map_err(|e| self.fail(what, e))?;
-        let mut names = rows
-            .rows::<(String,)>()
-            .map_err(|e| self.fail(what, e))?
-            .map(|r| r.map(|(n,)| n))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| self.fail(what, e))?;
+            )?
+            .into_iter()
+            .map(|(n,)| n)
+            .collect();
         names.sort();
         Ok(names)
     }
@@ -390,17 +390,12 @@ impl Conn {
 
     /// True when the keyspace exists.
     fn keyspace_exists(&self) -> Result<bool, ClioError> {
-        let what = "cannot read the schema";
-        let rows = self
-            .runtime
-            .block_on(self.session.query_unpaged(
-                "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?",
-                (self.keyspace(),),
-            ))
-            .map_err(|e| self.fail(what, e))?
-            .into_rows_result()
-            .map_err(|e| self.fail(what, e))?;
-        Ok(rows.rows_num() > 0)
+        let found = self.select_as::<_, (String,)>(
+            "cannot read the schema",
+            "SELECT keyspace_name FROM system_schema.keyspaces WHERE keyspace_name = ?",
+            (self.keyspace(),),
+        )?;
+        Ok(!found.is_empty())
     }
 
     /// Prepares `cql` (idempotent, the URL's consistency and timeout).
@@ -414,8 +409,18 @@ impl Conn {
         Ok(s)
     }
 
-    /// Every row `cql` selects with `values`, paged.
+    /// Runs `cql` with `values`, page by page: its rows (a failure says
+    /// it could not run it).
     fn select<V, R>(&self, cql: &str, values: V) -> Result<Vec<R>, ClioError>
+    where
+        V: scylla::serialize::row::SerializeRow,
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        self.select_as(&format!("cannot run '{cql}'"), cql, values)
+    }
+
+    /// [`Conn::select`], a failure saying `what`.
+    fn select_as<V, R>(&self, what: &str, cql: &str, values: V) -> Result<Vec<R>, ClioError>
     where
         V: scylla::serialize::row::SerializeRow,
         R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
@@ -434,7 +439,31 @@ impl Conn {
                 }
                 Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
             })
-            .map_err(|e| self.fail(&format!("cannot run '{cql}'"), e))
+            .map_err(|e| self.fail(what, e))
+    }
+
+    /// Runs prepared `st` with `values` (one page): its rows (a failure
+    /// saying `what`).
+    fn select_prepared<V, R>(
+        &self,
+        what: &str,
+        st: &PreparedStatement,
+        values: V,
+    ) -> Result<Vec<R>, ClioError>
+    where
+        V: scylla::serialize::row::SerializeRow,
+        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
+    {
+        self.runtime
+            .block_on(async {
+                let r = self.session.execute_unpaged(st, values).await?;
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
+                    r.into_rows_result()?
+                        .rows::<R>()?
+                        .collect::<Result<Vec<_>, _>>()?,
+                )
+            })
+            .map_err(|e| self.fail(what, e))
     }
 
     /// Runs one CQL statement without values.
@@ -450,27 +479,55 @@ impl Conn {
 /// URL's `table_prefix=` or `prefix` says), each as one line (its columns'
 /// values in the table's order), sorted: for tests that compare keyspaces.
 pub fn table_rows(url: &str, prefix: Option<&str>, name: &str) -> Result<Vec<String>, ClioError> {
-    use futures::StreamExt;
     let conn = Conn::connect(url, prefix)?;
     let table = conn.table(name);
-    let what = format!("cannot read table {table}");
-    let mut out = conn
-        .runtime
-        .block_on(async {
-            let mut rows = conn
-                .session
-                .query_iter(format!("SELECT * FROM {table}"), ())
-                .await?
-                .rows_stream::<scylla::value::Row>()?;
-            let mut out = Vec::new();
-            while let Some(r) = rows.next().await {
-                out.push(format!("{:?}", r?.columns));
-            }
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
-        })
-        .map_err(|e| conn.fail(&what, e))?;
+    let mut out: Vec<String> = conn
+        .select_as::<_, scylla::value::Row>(
+            &format!("cannot read table {table}"),
+            &format!("SELECT * FROM {table}"),
+            (),
+        )?
+        .into_iter()
+        .map(|r| format!("{:?}", r.columns))
+        .collect();
     out.sort();
     Ok(out)
+}
+
+/// The definition of table `name` as the cluster holds it, for tests that
+/// check a schema: one line per column, `KIND POSITION NAME TYPE ORDER`
+/// (`kind` is `partition_key`, `clustering` or `regular`; `order` is the
+/// clustering order or `none`), sorted, and last `ttl N`, the table's
+/// default time to live.
+pub fn table_columns(
+    url: &str,
+    prefix: Option<&str>,
+    name: &str,
+) -> Result<Vec<String>, ClioError> {
+    let conn = Conn::connect(url, prefix)?;
+    let what = format!("cannot read the definition of {}", conn.table(name));
+    let at = (conn.keyspace().to_owned(), format!("{}{name}", conn.prefix));
+    let mut lines: Vec<String> = conn
+        .select_as::<_, (String, i32, String, String, String)>(
+            &what,
+            "SELECT kind, position, column_name, type, clustering_order \
+             FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?",
+            &at,
+        )?
+        .into_iter()
+        .map(|(kind, position, column, ty, order)| {
+            format!("{kind} {position} {column} {ty} {order}")
+        })
+        .collect();
+    lines.sort();
+    let ttl = conn.select_as::<_, (i32,)>(
+        &what,
+        "SELECT default_time_to_live FROM system_schema.tables \
+         WHERE keyspace_name = ? AND table_name = ?",
+        &at,
+    )?;
+    lines.extend(ttl.into_iter().map(|(t,)| format!("ttl {t}")));
+    Ok(lines)
 }
 
 #[cfg(test)]
@@ -501,5 +558,22 @@ mod tests {
         );
         assert_eq!(ClioHeader::parse(&blob[..LEDGER_HEADER_LEN]), None);
         assert_eq!(key_of(&[0; 31]), None);
+    }
+
+    #[test]
+    fn a_prefix_may_be_as_long_as_clio_26_allows() {
+        let url = "cassandra://h/ks";
+        let p27 = "p".repeat(27);
+        assert_eq!(
+            split_table_prefix(url, Some(&p27)),
+            Ok((url.to_owned(), p27.clone()))
+        );
+        let p28 = format!("{p27}x");
+        assert_eq!(
+            split_table_prefix(url, Some(&p28)),
+            Err(format!(
+                "table prefix '{p28}' is 28 characters: Cassandra's 48-character table names leave 27 for a prefix"
+            ))
+        );
     }
 }

@@ -21,18 +21,23 @@
 //! tables, the "book base" successor rows Clio adds for offer directories,
 //! and the lightweight transaction (`IF sequence IN (?, null)`) Clio uses to
 //! move `ledger_range` (a plain update here).
+//!
+//! The insert statements and the values of their rows are `rows.rs`'s,
+//! shared with `clio load`'s writer; which rows each ledger has (objects,
+//! `diff`, the successor list) is derived here on its own, so that the
+//! tests comparing the two keyspaces compare two derivations.
 
 use std::collections::BTreeSet;
 
-use futures::stream::{self, StreamExt, TryStreamExt};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::value::CqlValue;
 use shamap::xrpl::ledger::LedgerHeader;
 use shamap::xrpl::tx::transaction_id;
 use shamap::Key;
 
+use super::rows::{big, Inserts, Row};
 use super::schema::{self, Tables};
-use super::{ClioError, ClioHeader, Conn, FIRST_KEY, LAST_KEY};
+use super::{ClioError, Conn, FIRST_KEY, LAST_KEY};
 
 /// One ledger to load: its header (whose `account_hash` and
 /// `transaction_hash` the caller has filled in), its objects and its
@@ -49,13 +54,8 @@ pub struct ClioLedger {
 }
 
 struct Statements {
-    object: PreparedStatement,
-    diff: PreparedStatement,
-    successor: PreparedStatement,
-    header: PreparedStatement,
-    ledger_hash: PreparedStatement,
-    ledger_tx: PreparedStatement,
-    tx: PreparedStatement,
+    ins: Inserts,
+    /// A plain update (see the module's doc).
     range: PreparedStatement,
 }
 
@@ -75,17 +75,6 @@ impl std::fmt::Debug for ClioLoader {
             .field("last", &self.last)
             .finish_non_exhaustive()
     }
-}
-
-/// A row to insert: a statement and its values.
-type Write<'a> = (&'a PreparedStatement, Vec<CqlValue>);
-
-fn blob(b: &[u8]) -> CqlValue {
-    CqlValue::Blob(b.to_vec())
-}
-
-fn big(n: u32) -> CqlValue {
-    CqlValue::BigInt(i64::from(n))
 }
 
 impl ClioLoader {
@@ -111,44 +100,11 @@ impl ClioLoader {
 
     /// Prepares the statements on `conn`.
     fn with_conn(conn: Conn) -> Result<ClioLoader, ClioError> {
-        let t = |name: &str| conn.table(name);
-        let (t_objects, t_diff, t_successor, t_ledgers) =
-            (t("objects"), t("diff"), t("successor"), t("ledgers"));
-        let (t_ledger_hashes, t_ledger_transactions, t_transactions, t_ledger_range) = (
-            t("ledger_hashes"),
-            t("ledger_transactions"),
-            t("transactions"),
-            t("ledger_range"),
-        );
-        let p = |cql: String| {
-            conn.prepare(cql).map_err(|e| ClioError::Database {
-                location: conn.location.clone(),
-                what: format!("cannot prepare a write: {e}"),
-            })
-        };
         let st = Statements {
-            object: p(format!(
-                "INSERT INTO {t_objects} (key, sequence, object) VALUES (?, ?, ?)"
-            ))?,
-            diff: p(format!("INSERT INTO {t_diff} (seq, key) VALUES (?, ?)"))?,
-            successor: p(format!(
-                "INSERT INTO {t_successor} (key, seq, next) VALUES (?, ?, ?)"
-            ))?,
-            header: p(format!(
-                "INSERT INTO {t_ledgers} (sequence, header) VALUES (?, ?)"
-            ))?,
-            ledger_hash: p(format!(
-                "INSERT INTO {t_ledger_hashes} (hash, sequence) VALUES (?, ?)"
-            ))?,
-            ledger_tx: p(format!(
-                "INSERT INTO {t_ledger_transactions} (ledger_sequence, hash) VALUES (?, ?)"
-            ))?,
-            tx: p(format!(
-                "INSERT INTO {t_transactions} (hash, ledger_sequence, date, transaction, metadata) \
-                 VALUES (?, ?, ?, ?, ?)"
-            ))?,
-            range: p(format!(
-                "UPDATE {t_ledger_range} SET sequence = ? WHERE is_latest = ?"
+            ins: Inserts::prepare(&conn)?,
+            range: conn.prepared(format!(
+                "UPDATE {} SET sequence = ? WHERE is_latest = ?",
+                conn.table("ledger_range")
             ))?,
         };
         Ok(ClioLoader {
@@ -179,20 +135,8 @@ impl ClioLoader {
     }
 
     /// Writes `rows`, at most `inflight` at once.
-    fn write_all(&self, rows: Vec<Write<'_>>) -> Result<(), ClioError> {
-        self.conn.runtime.block_on(
-            stream::iter(rows)
-                .map(|(st, values)| async move {
-                    self.conn
-                        .session
-                        .execute_unpaged(st, values)
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| self.conn.fail("cannot write a row", e))
-                })
-                .buffer_unordered(self.conn.opts.inflight)
-                .try_collect::<()>(),
-        )
+    fn write_all(&self, rows: Vec<Row<'_>>) -> Result<(), ClioError> {
+        self.conn.write_rows(rows.into_iter()).map(|_| ())
     }
 
     /// The header and transaction rows of a ledger.
@@ -200,28 +144,15 @@ impl ClioLoader {
         &'a self,
         header: &LedgerHeader,
         txs: &[(Vec<u8>, Vec<u8>)],
-        rows: &mut Vec<Write<'a>>,
+        rows: &mut Vec<Row<'a>>,
     ) {
-        let seq = header.seq;
-        let hash = header.hash();
-        rows.push((
-            &self.st.header,
-            vec![big(seq), CqlValue::Blob(ClioHeader::blob(header, &hash))],
-        ));
-        rows.push((&self.st.ledger_hash, vec![blob(&hash.0), big(seq)]));
+        rows.extend(self.st.ins.header(header, &header.hash()));
         for (tx, meta) in txs {
-            let id = transaction_id(tx);
-            rows.push((&self.st.ledger_tx, vec![big(seq), blob(&id.0)]));
-            rows.push((
-                &self.st.tx,
-                vec![
-                    blob(&id.0),
-                    big(seq),
-                    CqlValue::BigInt(i64::from(header.close_time)),
-                    blob(tx),
-                    blob(meta),
-                ],
-            ));
+            rows.extend(
+                self.st
+                    .ins
+                    .transaction(header, &transaction_id(tx), tx, meta),
+            );
         }
     }
 
@@ -242,14 +173,11 @@ impl ClioLoader {
                     format!("object {key}: empty or given twice in a first ledger"),
                 ));
             }
-            rows.push((&self.st.object, vec![blob(&key.0), big(seq), blob(obj)]));
+            rows.push(self.st.ins.object(seq, key, obj));
         }
         let mut prev = FIRST_KEY;
         for key in live.iter().chain(std::iter::once(&LAST_KEY)) {
-            rows.push((
-                &self.st.successor,
-                vec![blob(&prev.0), big(seq), blob(&key.0)],
-            ));
+            rows.push(self.st.ins.successor(seq, &prev, key));
             prev = *key;
         }
         self.write_all(rows)?;
@@ -295,8 +223,8 @@ impl ClioLoader {
                 live.insert(*key);
                 linked.push((*key, true));
             }
-            rows.push((&self.st.object, vec![blob(&key.0), big(seq), blob(obj)]));
-            rows.push((&self.st.diff, vec![big(seq), blob(&key.0)]));
+            rows.push(self.st.ins.object(seq, key, obj));
+            rows.push(self.st.ins.diff(seq, key));
         }
         for (key, created) in linked {
             let pred = live.range(..key).next_back().copied().unwrap_or(FIRST_KEY);
@@ -306,19 +234,10 @@ impl ClioLoader {
                 .copied()
                 .unwrap_or(LAST_KEY);
             if created {
-                rows.push((
-                    &self.st.successor,
-                    vec![blob(&pred.0), big(seq), blob(&key.0)],
-                ));
-                rows.push((
-                    &self.st.successor,
-                    vec![blob(&key.0), big(seq), blob(&succ.0)],
-                ));
+                rows.push(self.st.ins.successor(seq, &pred, &key));
+                rows.push(self.st.ins.successor(seq, &key, &succ));
             } else {
-                rows.push((
-                    &self.st.successor,
-                    vec![blob(&pred.0), big(seq), blob(&succ.0)],
-                ));
+                rows.push(self.st.ins.successor(seq, &pred, &succ));
             }
         }
         self.write_all(rows)?;

@@ -5,6 +5,8 @@
 #[path = "../../shamap-store/tests/cassandra_cluster.rs"]
 mod cassandra_cluster;
 mod clio_cassandra;
+mod clio_cassandra_refusal;
+mod clio_cassandra_schema;
 mod clio_ledgers;
 #[path = "../../shamap-store/tests/seeds.rs"]
 mod seeds;

@@ -23,6 +23,7 @@ use shamap_store::NodeStore;
 use super::source::{Source, SourceLedger};
 use super::writer::ClioWriter;
 use super::LoadOptions;
+use crate::rows::{big, blob};
 use crate::{key_of, ClioError, ClioHeader, Conn};
 
 /// One row changed (or, with `dry_run`, to change).
@@ -100,31 +101,22 @@ pub fn repair(
     let c = &w.conn;
     let t = |n: &str| c.table(n);
     // The objects and successor rows of the ledgers repaired, by ledger.
-    let in_range = |s: i64| s >= i64::from(from) && s <= i64::from(to);
-    let mut objects: BTreeMap<u32, BTreeMap<Key, Vec<u8>>> = BTreeMap::new();
-    for (k, s, o) in c.select::<_, (Vec<u8>, i64, Option<Vec<u8>>)>(
-        &format!("SELECT key, sequence, object FROM {}", t("objects")),
-        (),
-    )? {
-        if let (true, Some(k)) = (in_range(s), key_of(&k)) {
-            objects
-                .entry(s as u32)
-                .or_default()
-                .insert(k, o.unwrap_or_default());
+    let by_ledger = |cql: String| -> Result<BTreeMap<u32, BTreeMap<Key, Vec<u8>>>, ClioError> {
+        let mut out: BTreeMap<u32, BTreeMap<Key, Vec<u8>>> = BTreeMap::new();
+        for (k, s, v) in c.select::<_, (Vec<u8>, i64, Option<Vec<u8>>)>(&cql, ())? {
+            if let (true, Some(k)) = (s >= i64::from(from) && s <= i64::from(to), key_of(&k)) {
+                out.entry(s as u32)
+                    .or_default()
+                    .insert(k, v.unwrap_or_default());
+            }
         }
-    }
-    let mut successors: BTreeMap<u32, BTreeMap<Key, Vec<u8>>> = BTreeMap::new();
-    for (k, s, n) in c.select::<_, (Vec<u8>, i64, Option<Vec<u8>>)>(
-        &format!("SELECT key, seq, next FROM {}", t("successor")),
-        (),
-    )? {
-        if let (true, Some(k)) = (in_range(s), key_of(&k)) {
-            successors
-                .entry(s as u32)
-                .or_default()
-                .insert(k, n.unwrap_or_default());
-        }
-    }
+        Ok(out)
+    };
+    let mut objects = by_ledger(format!(
+        "SELECT key, sequence, object FROM {}",
+        t("objects")
+    ))?;
+    let mut successors = by_ledger(format!("SELECT key, seq, next FROM {}", t("successor")))?;
     for seq in from..=to {
         let l = source.read(seq)?;
         let full = seq == first;
@@ -160,14 +152,6 @@ pub fn repair(
         report.changes.extend(changes);
     }
     Ok(report)
-}
-
-fn big(n: u32) -> CqlValue {
-    CqlValue::BigInt(i64::from(n))
-}
-
-fn blob(b: &[u8]) -> CqlValue {
-    CqlValue::Blob(b.to_vec())
 }
 
 /// Compares ledger `l`'s rows in the keyspace with the ones it should

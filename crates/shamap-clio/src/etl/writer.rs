@@ -6,26 +6,16 @@
 //! every row of the ledger is acknowledged, with Clio's own conditional
 //! update (`updateLedgerRange`).
 
-use futures::stream::{self, StreamExt, TryStreamExt};
 use scylla::statement::prepared::PreparedStatement;
 use scylla::value::CqlValue;
-use shamap::xrpl::ledger::LedgerHeader;
-use shamap::{Hash256, Key};
+use shamap::Key;
 
 use super::source::SourceLedger;
+use crate::rows::{big, blob, Inserts, Row};
 use crate::{ClioError, ClioHeader, Conn};
 
-/// A row to write: its statement and values.
-pub(crate) type Row<'a> = (&'a PreparedStatement, Vec<CqlValue>);
-
 pub(crate) struct Statements {
-    object: PreparedStatement,
-    diff: PreparedStatement,
-    successor: PreparedStatement,
-    header: PreparedStatement,
-    ledger_hash: PreparedStatement,
-    ledger_tx: PreparedStatement,
-    tx: PreparedStatement,
+    ins: Inserts,
     /// `None` when the keyspace has no `account_tx` table (a keyspace of
     /// the core tables only, as the tests' loader makes).
     account_tx: Option<PreparedStatement>,
@@ -40,14 +30,6 @@ pub struct ClioWriter {
     st: Statements,
 }
 
-fn blob(b: &[u8]) -> CqlValue {
-    CqlValue::Blob(b.to_vec())
-}
-
-fn big(n: u32) -> CqlValue {
-    CqlValue::BigInt(i64::from(n))
-}
-
 impl ClioWriter {
     /// Prepares the statements on `conn` (whose tables exist).
     pub(crate) fn new(conn: Conn) -> Result<ClioWriter, ClioError> {
@@ -55,42 +37,9 @@ impl ClioWriter {
             .tables()?
             .contains(&format!("{}account_tx", conn.prefix));
         let t = |name: &str| conn.table(name);
-        let p = |cql: String| {
-            conn.prepare(cql).map_err(|e| ClioError::Database {
-                location: conn.location.clone(),
-                what: format!("cannot prepare a statement: {e}"),
-            })
-        };
+        let p = |cql: String| conn.prepared(cql);
         let st = Statements {
-            object: p(format!(
-                "INSERT INTO {} (key, sequence, object) VALUES (?, ?, ?)",
-                t("objects")
-            ))?,
-            diff: p(format!(
-                "INSERT INTO {} (seq, key) VALUES (?, ?)",
-                t("diff")
-            ))?,
-            successor: p(format!(
-                "INSERT INTO {} (key, seq, next) VALUES (?, ?, ?)",
-                t("successor")
-            ))?,
-            header: p(format!(
-                "INSERT INTO {} (sequence, header) VALUES (?, ?)",
-                t("ledgers")
-            ))?,
-            ledger_hash: p(format!(
-                "INSERT INTO {} (hash, sequence) VALUES (?, ?)",
-                t("ledger_hashes")
-            ))?,
-            ledger_tx: p(format!(
-                "INSERT INTO {} (ledger_sequence, hash) VALUES (?, ?)",
-                t("ledger_transactions")
-            ))?,
-            tx: p(format!(
-                "INSERT INTO {} (hash, ledger_sequence, date, transaction, metadata) \
-                 VALUES (?, ?, ?, ?, ?)",
-                t("transactions")
-            ))?,
+            ins: Inserts::prepare(&conn)?,
             account_tx: if has_account_tx {
                 Some(p(format!(
                     "INSERT INTO {} (account, seq_idx, hash) VALUES (?, ?, ?)",
@@ -130,22 +79,8 @@ impl ClioWriter {
     /// before its last row, which the next run writes again).
     pub fn range(&self) -> Result<Option<(u32, u32)>, ClioError> {
         let what = "cannot read table ledger_range";
-        let rows: Vec<(Option<bool>, Option<i64>)> = self
-            .conn
-            .runtime
-            .block_on(async {
-                let r = self
-                    .conn
-                    .session
-                    .execute_unpaged(&self.st.read_range, ())
-                    .await?;
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
-                    r.into_rows_result()?
-                        .rows::<(Option<bool>, Option<i64>)>()?
-                        .collect::<Result<Vec<_>, _>>()?,
-                )
-            })
-            .map_err(|e| self.conn.fail(what, e))?;
+        let rows: Vec<(Option<bool>, Option<i64>)> =
+            self.conn.select_prepared(what, &self.st.read_range, ())?;
         let get = |l: bool| {
             rows.iter()
                 .find(|(x, _)| *x == Some(l))
@@ -174,20 +109,14 @@ impl ClioWriter {
         let what = format!("cannot read the header of ledger {seq}");
         let blob: Option<Vec<u8>> = self
             .conn
-            .runtime
-            .block_on(async {
-                let r = self
-                    .conn
-                    .session
-                    .execute_unpaged(&self.st.read_header, (i64::from(seq),))
-                    .await?;
-                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(
-                    r.into_rows_result()?
-                        .maybe_first_row::<(Option<Vec<u8>>,)>()?
-                        .and_then(|(b,)| b),
-                )
-            })
-            .map_err(|e| self.conn.fail(&what, e))?;
+            .select_prepared::<_, (Option<Vec<u8>>,)>(
+                &what,
+                &self.st.read_header,
+                (i64::from(seq),),
+            )?
+            .into_iter()
+            .next()
+            .and_then(|(b,)| b);
         match blob {
             None => Ok(None),
             Some(b) => ClioHeader::parse(&b)
@@ -201,31 +130,17 @@ impl ClioWriter {
         &'a self,
         rows: impl Iterator<Item = Row<'a>>,
     ) -> Result<u64, ClioError> {
-        let mut n = 0u64;
-        self.conn.runtime.block_on(
-            stream::iter(rows.inspect(|_| n += 1))
-                .map(|(st, values)| async move {
-                    self.conn
-                        .session
-                        .execute_unpaged(st, values)
-                        .await
-                        .map(|_| ())
-                        .map_err(|e| self.conn.fail("cannot write a row", e))
-                })
-                .buffer_unordered(self.conn.opts.inflight)
-                .try_collect::<()>(),
-        )?;
-        Ok(n)
+        self.conn.write_rows(rows)
     }
 
     /// The object row of `key` at `seq` (an empty object: deleted).
     pub(crate) fn object_row<'a>(&'a self, seq: u32, key: &Key, obj: &[u8]) -> Row<'a> {
-        (&self.st.object, vec![blob(&key.0), big(seq), blob(obj)])
+        self.st.ins.object(seq, key, obj)
     }
 
     /// The diff row of `key` at `seq`.
     pub(crate) fn diff_row<'a>(&'a self, seq: u32, key: &Key) -> Row<'a> {
-        (&self.st.diff, vec![big(seq), blob(&key.0)])
+        self.st.ins.diff(seq, key)
     }
 
     /// Every row of ledger `l` but its objects when it is a first ledger
@@ -234,19 +149,10 @@ impl ClioWriter {
     /// objects and `diff` rows, and the successor rows.
     pub(crate) fn ledger_rows<'a>(&'a self, l: &SourceLedger) -> Vec<Row<'a>> {
         let seq = l.header.seq;
-        let mut rows = header_rows(&self.st, &l.header, &l.hash);
+        let ins = &self.st.ins;
+        let mut rows: Vec<Row<'a>> = ins.header(&l.header, &l.hash).into();
         for t in &l.transactions {
-            rows.push((&self.st.ledger_tx, vec![big(seq), blob(&t.id.0)]));
-            rows.push((
-                &self.st.tx,
-                vec![
-                    blob(&t.id.0),
-                    big(seq),
-                    CqlValue::BigInt(i64::from(l.header.close_time)),
-                    blob(&t.tx),
-                    blob(&t.meta),
-                ],
-            ));
+            rows.extend(ins.transaction(&l.header, &t.id, &t.tx, &t.meta));
             let Some(account_tx) = &self.st.account_tx else {
                 continue;
             };
@@ -265,16 +171,13 @@ impl ClioWriter {
             }
         }
         for (k, obj) in &l.changes {
-            rows.push(self.object_row(seq, k, obj));
+            rows.push(ins.object(seq, k, obj));
             if !l.full {
-                rows.push((&self.st.diff, vec![big(seq), blob(&k.0)]));
+                rows.push(ins.diff(seq, k));
             }
         }
         for (k, next) in &l.successors {
-            rows.push((
-                &self.st.successor,
-                vec![blob(&k.0), big(seq), blob(&next.0)],
-            ));
+            rows.push(ins.successor(seq, k, next));
         }
         rows
     }
@@ -325,15 +228,4 @@ impl ClioWriter {
             ))
         }
     }
-}
-
-/// A ledger's `ledgers` and `ledger_hashes` rows.
-fn header_rows<'a>(st: &'a Statements, h: &LedgerHeader, hash: &Hash256) -> Vec<Row<'a>> {
-    vec![
-        (
-            &st.header,
-            vec![big(h.seq), CqlValue::Blob(ClioHeader::blob(h, hash))],
-        ),
-        (&st.ledger_hash, vec![blob(&hash.0), big(h.seq)]),
-    ]
 }
