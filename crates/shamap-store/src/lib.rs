@@ -49,13 +49,6 @@ pub(crate) mod node_id;
 pub mod open;
 pub mod store;
 
-/// The inner-node codec under its old name.
-#[deprecated(note = "renamed to `shamap_store::inner_codec`")]
-#[doc(hidden)]
-pub mod compact {
-    pub use crate::inner_codec::*;
-}
-
 // The types and functions most callers use, at the root; every module only
 // by its path in its layer (`backend::log_store`, `map::reader`, ...).
 #[cfg(feature = "cassandra")]
