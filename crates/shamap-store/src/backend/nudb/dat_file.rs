@@ -310,11 +310,24 @@ impl Chunks {
     /// The next chunk, `None` at the end. A record running past the end of
     /// the file ends the scan with [`Chunk::broken`] set.
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>, String> {
+        self.next_chunk_reusing(None)
+    }
+
+    /// [`Self::next_chunk`], reading into `spare`'s buffers (a chunk done
+    /// with) instead of new ones: a scan that hands its chunks back
+    /// allocates no block after the first few (with a large block freed at
+    /// once, as the `shamap` binary's allocator does, every new one costs
+    /// its pages' faults again: 2.5 s of system time over a 3 GB file).
+    pub fn next_chunk_reusing(&mut self, spare: Option<Chunk>) -> Result<Option<Chunk>, String> {
         if self.done {
             return Ok(None);
         }
         let start = self.next - self.carry.len() as u64;
-        let mut bytes = std::mem::take(&mut self.carry);
+        let (mut bytes, mut records) = spare.map_or_else(Default::default, |c| (c.bytes, c.records));
+        bytes.clear();
+        records.clear();
+        bytes.extend_from_slice(&self.carry);
+        self.carry.clear();
         let want = (self.block as u64).min(self.len - self.next) as usize;
         let have = bytes.len();
         bytes.resize(have + want, 0);
@@ -331,6 +344,7 @@ impl Chunks {
         let at_end = self.next == self.len;
         let mut chunk = Chunk {
             start,
+            records,
             ..Chunk::default()
         };
         let mut pos = 0usize;
@@ -389,7 +403,7 @@ impl Chunks {
             }
         }
         if !self.done {
-            self.carry = bytes[pos..].to_vec();
+            self.carry.extend_from_slice(&bytes[pos..]);
             bytes.truncate(pos);
             if at_end {
                 self.done = true;

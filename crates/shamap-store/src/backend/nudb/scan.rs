@@ -163,6 +163,8 @@ pub fn scan(
 ) -> Result<ScanReport, StoreError> {
     let (tx, rx) = sync_channel::<(usize, Chunk)>(threads + 2);
     let rx = Mutex::new(rx);
+    // Chunks the workers are done with, for the reader to read into again.
+    let spent = Mutex::new(Vec::<Chunk>::new());
     let read = AtomicU64::new(0);
     let budget = InnerBudget::new(memory.inner_cache);
     let index = IndexBuilder::new(memory.record_index);
@@ -173,8 +175,9 @@ pub fn scan(
     };
     let (reader_result, parts) = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads.max(1))
-            .map(|_| s.spawn(|| work(store, &rx, &budget, &index)))
+            .map(|_| s.spawn(|| work(store, (&rx, &spent), &budget, &index)))
             .collect();
+        let spent = &spent;
         let reader = s.spawn(move || -> Result<Vec<DamagedRecord>, StoreError> {
             let mut broken = Vec::new();
             for (i, p) in store.parts().iter().enumerate() {
@@ -182,8 +185,9 @@ pub fn scan(
                     .dat
                     .chunks(SCAN_BLOCK)
                     .map_err(|e| StoreError::backend(store.location_str(), e))?;
+                let spare = || spent.lock().ok().and_then(|mut v| v.pop());
                 while let Some(mut c) = chunks
-                    .next_chunk()
+                    .next_chunk_reusing(spare())
                     .map_err(|e| StoreError::backend(store.location_str(), e))?
                 {
                     if let Some((offset, what)) = c.broken.take() {
@@ -247,7 +251,7 @@ pub fn scan(
 /// keeping the inner nodes that check out while `budget` allows.
 fn work(
     store: &NudbStore,
-    rx: &Mutex<Receiver<(usize, Chunk)>>,
+    (rx, spent): (&Mutex<Receiver<(usize, Chunk)>>, &Mutex<Vec<Chunk>>),
     budget: &InnerBudget,
     index: &IndexBuilder,
 ) -> (ScanReport, InnerShare) {
@@ -271,6 +275,9 @@ fn work(
             budget,
             (index, &mut entries),
         );
+        if let Ok(mut v) = spent.lock() {
+            v.push(chunk);
+        }
     }
 }
 
