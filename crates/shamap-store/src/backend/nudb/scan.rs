@@ -251,7 +251,7 @@ pub fn scan(
 /// keeping the inner nodes that check out while `budget` allows.
 fn work(
     store: &NudbStore,
-    (rx, spent): (&Mutex<Receiver<(usize, Chunk)>>, &Mutex<Vec<Chunk>>),
+    (rx, spent): (&ChunkQueue, &Mutex<Vec<Chunk>>),
     budget: &InnerBudget,
     index: &IndexBuilder,
 ) -> (ScanReport, InnerShare) {
@@ -280,6 +280,9 @@ fn work(
         }
     }
 }
+
+/// Chunks read, with their directory, for the workers to take.
+type ChunkQueue = Mutex<Receiver<(usize, Chunk)>>;
 
 /// Decodes and checks every data record of `chunk` (of directory `part`).
 fn check_chunk(
