@@ -8,6 +8,10 @@
 #   - `shamap clio load` of the same ledgers into another fresh keyspace,
 #     with its wall time and peak RSS (/usr/bin/time -v);
 #   - `shamap clio verify` of the loaded keyspace, which must pass.
+# Each timed part starts once the local node is idle (under 5% of a core
+# for 5 s, read from /proc; skipped when the node is not the one
+# scripts/cassandra.sh runs), so that neither pays for the compactions the
+# other's writes left running.
 #
 #   scripts/clio-load-bench.sh [OBJECTS] [LEDGERS] [CHANGES]
 #
@@ -32,6 +36,17 @@ timed() {
               END {split(w, p, ":"); s = (length(p) == 3) ? p[1]*3600 + p[2]*60 + p[3] : p[1]*60 + p[2];
                    printf "  %.1f s wall, %.1f MiB peak RSS\n", s, r/1024}' "$work/time"
 }
+node_pid=${SHAMAP_CASSANDRA_HOME:-${HOME:-/root}/.cache/shamap-cassandra}/node1/pid
+idle() {
+  [ -r "$node_pid" ] && [ -r "/proc/$(cat "$node_pid")/stat" ] || return 0
+  local pid tck a b start=$SECONDS
+  pid=$(cat "$node_pid"); tck=$(getconf CLK_TCK)
+  while [ $((SECONDS - start)) -lt 600 ]; do
+    a=$(awk '{print $14 + $15}' "/proc/$pid/stat"); sleep 5; b=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+    [ $(( (b - a) * 100 / (5 * tck) )) -lt 5 ] && break
+  done
+  echo "  (node idle after $((SECONDS - start)) s)"
+}
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD)"
 echo "== source: $objects objects, $ledgers ledgers of $changes changes, NuDB with ledger.db"
 M_STORE="$work" M_OBJ=$objects M_LEDGERS=$ledgers M_CHANGES=$changes \
@@ -39,8 +54,10 @@ M_STORE="$work" M_OBJ=$objects M_LEDGERS=$ledgers M_CHANGES=$changes \
 du -sh "$work/nudb" | awk '{print "  store on disk: " $1}'
 run=$$
 echo "== insert floor (same rows, same statements and concurrency, nothing read or verified while timed)"
+idle
 timed "$bin" clio insert-floor --from "$work/nudb" --db "cassandra://$host/clio_load_floor_$run" --ledgers "1..$ledgers"
 echo "== clio load (read, verify, write)"
+idle
 timed "$bin" clio load --from "$work/nudb" --db "cassandra://$host/clio_load_bench_$run" --ledgers "1..$ledgers"
 echo "== clio verify of the loaded keyspace"
 "$bin" clio verify --db "cassandra://$host/clio_load_bench_$run" --no-audit --json > "$work/verify.json"

@@ -47,7 +47,8 @@ pub(super) struct EdgeRow {
     pub next: Vec<u8>,
 }
 
-fn scratch_error(dir: &Path, what: &str, e: impl std::fmt::Display) -> ClioError {
+/// A scratch file's failure, naming its directory.
+pub(crate) fn scratch_error(dir: &Path, what: &str, e: impl std::fmt::Display) -> ClioError {
     ClioError::Scratch {
         dir: dir.display().to_string(),
         what: format!("{what}: {e}"),

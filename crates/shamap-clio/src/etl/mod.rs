@@ -29,6 +29,7 @@
 pub mod meta;
 mod repair;
 mod source;
+mod spool;
 mod writer;
 
 use std::sync::mpsc::sync_channel;
@@ -38,6 +39,8 @@ use shamap_store::NodeStore;
 pub use repair::{repair, RepairReport, RowChange};
 pub use source::{Source, SourceLedger, SourceTx};
 pub use writer::ClioWriter;
+
+use spool::Spool;
 
 use crate::schema::{self, Tables};
 use crate::{ClioError, Conn, CORE_TABLES};
@@ -219,22 +222,16 @@ fn write_span(
 ) -> Result<(), ClioError> {
     let mut next = from;
     if !source.has_read() {
-        // The first ledger: verified whole, then written.
-        let l = source.read(next)?;
+        // The first ledger: verified whole (its objects kept in a scratch
+        // file meanwhile, so that the state is read once), then written.
+        let mut spool = Spool::new()?;
+        let l = source.read_with(next, &mut |k, d| spool.push(k, d))?;
         let mut rows = w.write(w.ledger_rows(&l).into_iter())?;
-        let mut batch = Vec::with_capacity(OBJECT_BATCH);
-        let mut objects = 0u64;
-        source.each_object(&l.header, &mut |k, d| {
-            batch.push((*k, d.to_vec()));
-            if batch.len() == OBJECT_BATCH {
-                rows += w.write(batch.iter().map(|(k, d)| w.object_row(next, k, d)))?;
-                objects += batch.len() as u64;
-                batch.clear();
-            }
+        let objects = spool.len;
+        spool.each_batch(OBJECT_BATCH, &mut |batch| {
+            rows += w.write(batch.iter().map(|(k, d)| w.object_row(next, k, d)))?;
             Ok(())
         })?;
-        rows += w.write(batch.iter().map(|(k, d)| w.object_row(next, k, d)))?;
-        objects += batch.len() as u64;
         if moves == Moves::Range {
             w.move_range(false, next, next)?;
             w.move_range(true, next, next.saturating_sub(1))?;

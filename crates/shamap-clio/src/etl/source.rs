@@ -51,8 +51,9 @@ pub struct SourceLedger {
     /// Its hash.
     pub hash: Hash256,
     /// For a following ledger, each changed key with its new object (empty:
-    /// deleted); for a first ledger, empty: its objects are streamed from
-    /// the store ([`Source::each_object`]).
+    /// deleted); for a first ledger, empty: its objects are given as they
+    /// are read ([`Source::read_with`]), or read again from the store
+    /// ([`Source::each_object`]).
     pub changes: Vec<(Key, Vec<u8>)>,
     /// True for a first ledger (no `diff` rows, the whole successor list).
     pub full: bool,
@@ -242,9 +243,20 @@ impl<'s> Source<'s> {
     }
 
     /// Reads and verifies ledger `seq`: the first one whole (its objects
-    /// read once here, to check them and keep their keys, and streamed
-    /// again by the writer), or the ledger after the last one read.
+    /// read here, to check them and keep their keys), or the ledger after
+    /// the last one read.
     pub fn read(&mut self, seq: u32) -> Result<SourceLedger, ClioError> {
+        self.read_with(seq, &mut |_, _| Ok(()))
+    }
+
+    /// [`Source::read`], giving a first ledger's objects to `objects` as
+    /// they are read (none of them verified until the whole ledger is:
+    /// whatever `objects` keeps waits for this to return `Ok`).
+    pub fn read_with(
+        &mut self,
+        seq: u32,
+        objects: &mut ObjectVisitor<'_>,
+    ) -> Result<SourceLedger, ClioError> {
         let (header, hash) = self.header(seq)?;
         let transactions = self.transactions(&header)?;
         let Some((prev, prev_hash)) = self.prev else {
@@ -254,6 +266,7 @@ impl<'s> Source<'s> {
             let mut successors = Vec::new();
             let mut last = FIRST_KEY;
             self.each_object(&header, &mut |k, d| {
+                objects(k, d)?;
                 successors.push((last, *k));
                 if is_book_dir(d) {
                     let base = book_base(k);

@@ -469,11 +469,21 @@ impl NudbDir {
         })
     }
 
-    /// The raw (encoded) value of `key`, and where its record is.
+    /// The raw (encoded) value of `key`, and where its record is. A bucket
+    /// without spills (nearly every one) is searched as stored, only the
+    /// entries with the key's hash decoded.
     pub fn read_raw(&self, key: &Hash256) -> Result<Option<(Located, Vec<u8>)>, String> {
         let (n, h) = self.key_header.locate(&key.0);
-        let bucket = self.read_bucket(n)?;
-        self.read_raw_in(n, &bucket, h, key)
+        let raw = self.read_raw_bucket(n)?;
+        if raw.spill() != 0 {
+            return self.read_raw_in(n, &raw.to_bucket(), h, key);
+        }
+        for e in raw.matching(h) {
+            if let Some(found) = self.record_if(&e, key)? {
+                return Ok(Some(found));
+            }
+        }
+        Ok(None)
     }
 
     /// [`NudbDir::read_raw`] with bucket `n` already read: each entry with
@@ -486,16 +496,19 @@ impl NudbDir {
         h: u64,
         key: &Hash256,
     ) -> Result<Option<(Located, Vec<u8>)>, String> {
-        self.search_bucket(n, bucket, h, &mut |e| {
-            let (k, value) = self.dat.read_record(e.offset, e.size)?;
-            Ok((k == key.0).then_some((
-                Located {
-                    offset: e.offset,
-                    size: e.size,
-                },
-                value,
-            )))
-        })
+        self.search_bucket(n, bucket, h, &mut |e| self.record_if(e, key))
+    }
+
+    /// The record entry `e` names, read whole, when its key is `key`.
+    fn record_if(&self, e: &Entry, key: &Hash256) -> Result<Option<(Located, Vec<u8>)>, String> {
+        let (k, value) = self.dat.read_record(e.offset, e.size)?;
+        Ok((k == key.0).then_some((
+            Located {
+                offset: e.offset,
+                size: e.size,
+            },
+            value,
+        )))
     }
 }
 

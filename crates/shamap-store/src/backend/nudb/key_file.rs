@@ -339,9 +339,14 @@ impl RawBucket {
         u48(&self.0, BUCKET_HEAD_LEN + i * ENTRY_LEN + 12)
     }
 
-    /// The entry with hash `h` when it is the only one in this bucket
-    /// (spills not followed), found as [`Bucket::matching`] finds it.
-    pub fn single(&self, h: u64) -> Option<Entry> {
+    /// The spill's offset in the data file (0: none).
+    pub fn spill(&self) -> u64 {
+        u48(&self.0, 2)
+    }
+
+    /// The entries whose hash is `h`, found as [`Bucket::matching`] finds
+    /// them (spills not followed), each decoded when reached.
+    pub fn matching(&self, h: u64) -> impl Iterator<Item = Entry> + '_ {
         let n = self.len();
         let mut i = ((u128::from(h.min(0xffff_ffff_ffff)) * n as u128) >> 48) as usize;
         i = i.min(n);
@@ -351,17 +356,25 @@ impl RawBucket {
         while i < n && self.hash_at(i) < h {
             i += 1;
         }
-        if i < n && self.hash_at(i) == h && (i + 1 == n || self.hash_at(i + 1) != h) {
-            Some(self.entry(i))
-        } else {
-            None
+        (i..n)
+            .take_while(move |&j| self.hash_at(j) == h)
+            .map(|j| self.entry(j))
+    }
+
+    /// The entry with hash `h` when it is the only one in this bucket
+    /// (spills not followed), found as [`Bucket::matching`] finds it.
+    pub fn single(&self, h: u64) -> Option<Entry> {
+        let mut m = self.matching(h);
+        match (m.next(), m.next()) {
+            (Some(e), None) => Some(e),
+            _ => None,
         }
     }
 
     /// The bucket, parsed.
     pub fn to_bucket(&self) -> Bucket {
         Bucket {
-            spill: u48(&self.0, 2),
+            spill: self.spill(),
             entries: (0..self.len()).map(|i| self.entry(i)).collect(),
         }
     }
@@ -437,6 +450,7 @@ mod tests {
             };
             let raw = RawBucket::from_bucket(&b);
             assert_eq!(raw.to_bucket(), b, "seed {seed}");
+            assert_eq!(raw.spill(), b.spill);
             let mut block = raw.0.to_vec();
             block.resize(4096, 0);
             assert_eq!(RawBucket::parse(&block, 227).expect("parses"), raw);
@@ -447,6 +461,9 @@ mod tests {
                     _ => None,
                 };
                 assert_eq!(raw.single(h), want, "hash {h} (seed {seed})");
+                let all: Vec<Entry> = b.matching(h).copied().collect();
+                let raw_all: Vec<Entry> = raw.matching(h).collect();
+                assert_eq!(raw_all, all, "hash {h} (seed {seed})");
             }
         }
     }
