@@ -15,7 +15,7 @@ fn hex(b: &[u8]) -> String {
 
 /// Every fault class `clio verify`'s fault tests plant, planted at one
 /// ledger k of a keyspace the tests' loader wrote (and a missing diff row
-/// at k + 2): `clio verify` fails, `clio repair --dry-run` lists each row
+/// at k + 2, a `ledger_hashes` row naming another ledger at k + 1): `clio verify` fails, `clio repair --dry-run` lists each row
 /// and changes nothing, `clio repair --from-ledger k` mends them, printing
 /// each, after which `clio verify` passes and every row equals an undamaged
 /// copy's.
@@ -96,6 +96,7 @@ fn repair_mends_each_fault_class() {
     wrong_hash[0] ^= 1;
     wrong_header.extend_from_slice(&wrong_hash);
     let later = chain[(k + 2 - 100) as usize].objects[0].0;
+    let next_hash = chain[(k + 1 - 100) as usize].header.expect("h").hash();
 
     let u = url(&host, "repair");
     let reference = url(&host, "repairref");
@@ -142,6 +143,11 @@ fn repair_mends_each_fault_class() {
             k + 2,
             hex(&later.0)
         ),
+        format!(
+            "UPDATE {ks}.ledger_hashes SET sequence = {} WHERE hash = 0x{}",
+            k + 7,
+            hex(&next_hash.0)
+        ),
     ] {
         damaged.execute(&cql).expect("damage");
     }
@@ -175,6 +181,10 @@ fn repair_mends_each_fault_class() {
         ),
         format!("ledger {k}: successor {created}: missing, to write\n"),
         format!("ledger {k}: successor {pred}: wrong, to rewrite\n"),
+        format!(
+            "ledger {}: ledger_hashes {next_hash}: wrong, to rewrite\n",
+            k + 1
+        ),
         format!("ledger {}: diff {later}: missing, to write\n", k + 2),
     ];
     for line in &expected {

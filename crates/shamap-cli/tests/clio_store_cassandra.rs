@@ -401,6 +401,23 @@ fn each_fault_is_caught_at_its_ledger() {
     });
     f.caught_at_k(1, &format!("error: ledger {k}: the stored ledger hash "));
 
+    // A ledger_hashes row naming another ledger.
+    let hash = h.hash();
+    let hex_hash = hex(&hash.0);
+    let f = faulted(&host, &t, "hashrow", |ks| {
+        format!(
+            "UPDATE {ks}.ledger_hashes SET sequence = {} WHERE hash = 0x{hex_hash}",
+            k + 5
+        )
+    });
+    f.caught_at_k(
+        1,
+        &format!(
+            "error: ledger {k}: key {hash}: ledger_hashes maps the ledger's hash to ledger {}, not {k}",
+            k + 5
+        ),
+    );
+
     // A ledger missing from the range.
     let f = faulted(&host, &t, "noledger", |ks| {
         format!("DELETE FROM {ks}.ledgers WHERE sequence = {k}")

@@ -73,6 +73,10 @@ pub struct LedgerRows {
     pub diff: Vec<Vec<u8>>,
     /// Its `ledger_transactions` hashes as stored.
     pub tx_hashes: Vec<Vec<u8>>,
+    /// The `ledger_hashes` row of the hash stored in its header row: the
+    /// sequence it maps that hash to (`None`: no row, or no header row of
+    /// the right length to take a hash from).
+    pub hash_seq: Option<i64>,
     /// The 32-byte diff keys, sorted, without repeats: the keys of
     /// `objects` (empty when the fetch read no objects).
     pub keys: Vec<Key>,
@@ -135,6 +139,7 @@ impl Prefetch {
 struct Statements {
     range: PreparedStatement,
     header: PreparedStatement,
+    hash_seq: PreparedStatement,
     diff: PreparedStatement,
     object: PreparedStatement,
     successor: PreparedStatement,
@@ -195,6 +200,32 @@ impl Shared {
             .await
             .map(|r| r.and_then(|(h,)| h))
             .map_err(|e| self.fail(&format!("cannot read the header of ledger {seq}"), e))
+    }
+
+    /// Ledger `seq`'s header row, and the sequence `ledger_hashes` maps the
+    /// hash stored in it to.
+    async fn header_and_hash_seq(
+        &self,
+        seq: u32,
+    ) -> Result<(Option<Vec<u8>>, Option<i64>), ClioError> {
+        let header = self.header(seq).await?;
+        let Some(hash) = header
+            .as_deref()
+            .filter(|b| b.len() == crate::HEADER_BLOB_LEN)
+            .map(|b| b[crate::HEADER_BLOB_LEN - 32..].to_vec())
+        else {
+            return Ok((header, None));
+        };
+        let row = self
+            .first_row::<_, (Option<i64>,)>(&self.st.hash_seq, (hash,))
+            .await
+            .map_err(|e| {
+                self.fail(
+                    &format!("cannot read the ledger_hashes row of ledger {seq}"),
+                    e,
+                )
+            })?;
+        Ok((header, row.and_then(|(s,)| s)))
     }
 
     async fn diff(&self, seq: u32) -> Result<Vec<Vec<u8>>, ClioError> {
@@ -301,8 +332,11 @@ impl Shared {
     /// together, the diff keys' objects (`with_objects`) and the
     /// transactions.
     async fn fetch(&self, seq: u32, with_objects: bool) -> Result<LedgerRows, ClioError> {
-        let (header, diff, tx_hashes) =
-            futures::try_join!(self.header(seq), self.diff(seq), self.tx_hashes(seq))?;
+        let ((header, hash_seq), diff, tx_hashes) = futures::try_join!(
+            self.header_and_hash_seq(seq),
+            self.diff(seq),
+            self.tx_hashes(seq)
+        )?;
         let keys = if with_objects {
             LedgerRows::diff_keys(&diff)
         } else {
@@ -316,6 +350,7 @@ impl Shared {
             header,
             diff,
             tx_hashes,
+            hash_seq,
             keys,
             objects,
             with_objects,
@@ -459,6 +494,7 @@ impl ClioReader {
         let t = |name: &str| conn.table(name);
         let (t_ledger_range, t_ledgers, t_diff, t_objects) =
             (t("ledger_range"), t("ledgers"), t("diff"), t("objects"));
+        let t_ledger_hashes = t("ledger_hashes");
         let (t_successor, t_ledger_transactions, t_transactions) =
             (t("successor"), t("ledger_transactions"), t("transactions"));
         let p = |table: &str, cql: String| {
@@ -480,6 +516,10 @@ impl ClioReader {
             header: p(
                 "ledgers",
                 format!("SELECT header FROM {t_ledgers} WHERE sequence = ?"),
+            )?,
+            hash_seq: p(
+                "ledger_hashes",
+                format!("SELECT sequence FROM {t_ledger_hashes} WHERE hash = ?"),
             )?,
             diff: p("diff", format!("SELECT key FROM {t_diff} WHERE seq = ?"))?,
             object: p(

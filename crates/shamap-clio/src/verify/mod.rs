@@ -18,7 +18,8 @@
 //! that stops or goes back, a live object the list leaves out, a diff key
 //! whose newest object is not of that ledger, and, after each ledger's
 //! changes, the successor rows around every created and deleted key
-//! against the next live key in the map.
+//! against the next live key in the map, and the `ledger_hashes` row of
+//! each ledger's hash (it must name the ledger).
 //!
 //! Reads are pipelined: given the last ledger of the run
 //! ([`ClioVerifier::prefetch_until`]), the rows of the next
@@ -38,7 +39,7 @@
 
 use std::collections::VecDeque;
 
-use shamap::{Hash256, MapKind};
+use shamap::{Hash256, Key, MapKind};
 
 use shamap_store::NodeStore;
 use shamap_store::{BackedMap, BackedOptions};
@@ -258,6 +259,16 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             ));
         }
         let mut problems = Vec::new();
+        // (A stored hash that is not the header's is reported as such.)
+        let hash_row = (h.header.hash() == h.stored_hash)
+            .then(|| hash_row_problem(seq, rows.hash_seq))
+            .flatten();
+        if let Some(what) = hash_row {
+            problems.push(Problem {
+                key: Key(h.stored_hash.0),
+                what,
+            });
+        }
         let mut hashes = Vec::new();
         for raw in &rows.tx_hashes {
             let h = Hash256::from_slice(raw).ok_or_else(|| {
@@ -335,5 +346,17 @@ impl<'r, 's> ClioVerifier<'r, 's> {
             self.spent = true;
         }
         Ok(check)
+    }
+}
+
+/// What is wrong with ledger `seq`'s `ledger_hashes` row (the sequence it
+/// maps the ledger's stored hash to), if anything.
+fn hash_row_problem(seq: u32, hash_seq: Option<i64>) -> Option<String> {
+    match hash_seq {
+        Some(s) if s == i64::from(seq) => None,
+        Some(s) => Some(format!(
+            "ledger_hashes maps the ledger's hash to ledger {s}, not {seq}"
+        )),
+        None => Some("no ledger_hashes row for the ledger's hash".to_owned()),
     }
 }
