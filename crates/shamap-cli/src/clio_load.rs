@@ -48,6 +48,10 @@ pub struct ClioLoadArgs {
     /// The ledgers to write, A..B (or one, N).
     #[arg(long, value_name = "A..B", value_parser = parse_ledgers)]
     pub ledgers: (u32, u32),
+    /// With an anchor, every ledger of A..B must be authenticated from it
+    /// (through parent links and skip lists) before anything is written.
+    #[command(flatten)]
+    pub anchor: crate::anchor::AnchorArgs,
 }
 
 fn parse_ledgers(s: &str) -> Result<(u32, u32), String> {
@@ -175,9 +179,61 @@ fn source_store(from: &std::path::Path) -> Result<Box<dyn NodeStore>, Failure> {
     }
 }
 
+/// Refuses, in one line (exit 1), unless every ledger `from..=to` that
+/// `store` lists is authenticated from `anchor` and none is missing.
+fn require_authenticated(
+    store: &dyn NodeStore,
+    anchor: &shamap_auth::anchor::Anchor,
+    (from, to): (u32, u32),
+) -> Result<(), Failure> {
+    use shamap_store::map::authenticate::{authenticate, StoreLedgers};
+    let list = shamap_store::map::ledger::ledgers(store).map_err(unusable)?;
+    let found: Vec<(Option<u32>, shamap::Hash256)> = list
+        .ledgers
+        .iter()
+        .filter(|(s, _)| (from..=to).contains(s))
+        .map(|(s, h)| (Some(*s), *h))
+        .collect();
+    let auth = authenticate(&StoreLedgers(store), &anchor.hash, &found);
+    let from_anchor = format!("from the anchor {} ({})", anchor.hash, anchor.source);
+    let mut listed = found.iter().map(|(s, _)| s.unwrap_or(0)).peekable();
+    for seq in from..=to {
+        if listed.peek() != Some(&seq) {
+            return Err(Failure::negative(format!(
+                "ledger {seq}: not in the store's ledger list, so not authenticated {from_anchor}: nothing written"
+            )));
+        }
+        while listed.peek() == Some(&seq) {
+            listed.next();
+        }
+    }
+    for (seq, hash) in &found {
+        let seq = seq.unwrap_or(0);
+        match auth.verdicts.get(hash) {
+            Some(v) if v.is_authenticated() => {}
+            v => {
+                let why = v.map_or_else(|| "no verdict".to_owned(), |v| v.describe());
+                let notes = if auth.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", auth.notes.join("; "))
+                };
+                return Err(Failure::negative(format!(
+                    "ledger {seq} {hash}: {why}, {from_anchor}{notes}: nothing written"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
     let (from, to) = args.ledgers;
+    let anchor = args.anchor.resolve()?;
     let store = source_store(&args.from)?;
+    if let Some(a) = &anchor {
+        require_authenticated(&*store, a, args.ledgers)?;
+    }
     let opts = LoadOptions {
         table_prefix: args.table_prefix.clone(),
     };
@@ -271,6 +327,11 @@ pub fn repair_cmd(args: &ClioRepairArgs) -> Result<Exit, Failure> {
 
 pub fn insert_floor_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
     let (from, to) = args.ledgers;
+    if args.anchor.resolve()?.is_some() {
+        return Err(Failure::unusable(
+            "clio insert-floor authenticates nothing: give the anchor to clio load",
+        ));
+    }
     let store = source_store(&args.from)?;
     let opts = LoadOptions {
         table_prefix: args.table_prefix.clone(),

@@ -8,6 +8,7 @@ mod bad_day;
 mod cassandra_cluster;
 #[path = "../../shamap-clio/tests/clio_ledgers.rs"]
 mod clio_ledgers;
+mod clio_load_anchor_store_cassandra;
 mod clio_load_store_cassandra;
 mod clio_repair_store_cassandra;
 mod clio_store_cassandra;
