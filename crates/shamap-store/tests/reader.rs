@@ -6,7 +6,7 @@ use shamap_store::{
     NodeObject, NodeStore, NodeStoreExt, StoreError, StoredMap,
 };
 
-use crate::support::{files_under, import_random, random_map, seed};
+use crate::support::{files_under, import_random, random_map, seed, write_and_iterate};
 
 #[test]
 fn stored_map_reads_every_key_and_iterates_in_order() {
@@ -19,12 +19,7 @@ fn stored_map_reads_every_key_and_iterates_in_order() {
         let (mut map, model) = random_map(kind, 2000, seed(1));
         assert_eq!(map.len(), model.len());
         let snap = map.snapshot();
-        let stats = write_snapshot(&store, &snap, &mut |_| {}).expect("write");
-        assert!(stats.written > 2000);
-        let sm = StoredMap::open(&store, snap.root_hash(), kind).expect("open");
-        let items: Vec<(Key, Vec<u8>)> = sm.iter().collect::<Result<_, _>>().expect("iterate");
-        let want: Vec<(Key, Vec<u8>)> = model.iter().map(|(k, d)| (*k, d.clone())).collect();
-        assert_eq!(items, want);
+        let (sm, _) = write_and_iterate(&store, &snap, kind, &model, 2000, &format!("{kind:?}"));
         for (k, d) in model.iter().take(200) {
             assert_eq!(sm.get(k).expect("read").as_ref(), Some(d));
         }

@@ -20,7 +20,7 @@ use shamap_store::{
 
 use crate::backed::contents;
 use crate::crash;
-use crate::support::{count, nodes_of, random_map, seed};
+use crate::support::{count, nodes_of, random_map, seed, write_and_iterate};
 
 /// Every stored node, in the order `for_each_value` gives them.
 fn all_values(store: &dyn NodeStore) -> Vec<(Hash256, Vec<u8>)> {
@@ -499,12 +499,8 @@ fn write_snapshot_to_rocks_stores_every_node() {
     ] {
         let (mut map, model) = random_map(kind, 1200, s);
         let snap = map.snapshot();
-        let w = write_snapshot(&store, &snap, &mut |_| {}).expect("write");
-        assert!(w.written > 1200);
-        let sm = StoredMap::open(&store, snap.root_hash(), kind).expect("open");
-        let items: Vec<(Key, Vec<u8>)> = sm.iter().collect::<Result<_, _>>().expect("iterate");
-        let want: Vec<(Key, Vec<u8>)> = model.iter().map(|(k, d)| (*k, d.clone())).collect();
-        assert_eq!(items, want, "seed {s}: {kind:?}");
+        let context = format!("seed {s}: {kind:?}");
+        let (_, w) = write_and_iterate(&store, &snap, kind, &model, 1200, &context);
         assert_eq!(
             verify_all(&store, &snap.root_hash())
                 .expect("verifies")
