@@ -323,7 +323,8 @@ impl Chunks {
             return Ok(None);
         }
         let start = self.next - self.carry.len() as u64;
-        let (mut bytes, mut records) = spare.map_or_else(Default::default, |c| (c.bytes, c.records));
+        let (mut bytes, mut records) =
+            spare.map_or_else(Default::default, |c| (c.bytes, c.records));
         bytes.clear();
         records.clear();
         bytes.extend_from_slice(&self.carry);
