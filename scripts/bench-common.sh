@@ -1,9 +1,11 @@
 # Sourced by the benchmark scripts (scripts/clio-bench.sh,
-# scripts/clio-load-bench.sh), from the repository's root.
+# scripts/clio-load-bench.sh, scripts/mem-bench.sh), from the repository's root.
 
-# bench_setup NAME: checks for GNU time, builds the release binary ($bin)
-# and makes a scratch directory ($work), removed on exit.
+# bench_setup NAME: checks for GNU time, builds the release binary ($bin),
+# makes a scratch directory ($work), removed on exit, and names the
+# Cassandra cluster ($host: $SHAMAP_CASSANDRA, default 127.0.0.1:9042).
 bench_setup() {
+  host=${SHAMAP_CASSANDRA:-127.0.0.1:9042}
   command -v /usr/bin/time >/dev/null || { echo "$1: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
   cargo build --release -q -p shamap-cli
   bin=target/release/shamap

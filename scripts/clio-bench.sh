@@ -20,13 +20,12 @@
 # The audit is skipped (--no-audit): it is a scan of `objects`, timed apart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-common.sh
+bench_setup clio-bench.sh
 objects=${1:-1000000}
 ledgers=${2:-1000}
 changes=${3:-1000}
-host=${SHAMAP_CASSANDRA:-127.0.0.1:9042}
 url="cassandra://$host/clio_bench"
-. scripts/bench-common.sh
-bench_setup clio-bench.sh
 
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD)"
 if [ "${CLIO_BENCH_REUSE:-0}" != 1 ]; then

@@ -17,12 +17,11 @@
 # clio_load_floor_PID and clio_load_bench_PID, left for inspection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-common.sh
+bench_setup clio-load-bench.sh
 objects=${1:-100000}
 ledgers=${2:-100}
 changes=${3:-1000}
-host=${SHAMAP_CASSANDRA:-127.0.0.1:9042}
-. scripts/bench-common.sh
-bench_setup clio-load-bench.sh
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD)"
 echo "== source: $objects objects, $ledgers ledgers of $changes changes, NuDB with ledger.db"
 M_STORE="$work" M_OBJ=$objects M_LEDGERS=$ledgers M_CHANGES=$changes \
