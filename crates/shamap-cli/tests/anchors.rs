@@ -158,26 +158,7 @@ fn an_anchor_from_an_xpop_and_from_validations() {
     let (blob, _) = shamap::xrpl::tx::split_tx_with_meta(leaf).expect("leaf");
     let tx = shamap::xrpl::transaction_id(blob).to_hex();
     let xpop = dir.path().join("anchor.json");
-    let r = shamap(
-        [
-            "xpop",
-            "make",
-            "--db",
-            db,
-            "--ledger",
-            "40600",
-            "--tx",
-            &tx,
-            "--validations",
-            net.to_str().expect("utf-8"),
-            "--vl-key",
-            &key,
-            "--out",
-            xpop.to_str().expect("utf-8"),
-        ],
-        None,
-    );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    crate::xpop_cli::make_ok(&["--db", db, "--ledger", "40600"], &tx, &net, &key, &xpop);
     for args in [
         vec![
             "--anchor-xpop",

@@ -281,7 +281,7 @@ fn make_refuses_short_quorums_and_absent_transactions_leaving_no_file() {
 
 /// Runs `shamap xpop make SOURCE... --tx TX --validations DIR --vl-key KEY
 /// --out OUT` and asserts that it wrote the file.
-fn make_ok(source: &[&str], tx: &str, validations: &Path, key: &str, out: &Path) {
+pub(crate) fn make_ok(source: &[&str], tx: &str, validations: &Path, key: &str, out: &Path) {
     let mut args = vec!["xpop", "make"];
     args.extend_from_slice(source);
     let (v, o) = (
