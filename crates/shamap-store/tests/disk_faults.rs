@@ -11,7 +11,7 @@
 //! And the directory rules of a `FjallStore`: never created among a user's
 //! files, created afresh where a creation was cut short, one writer.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use shamap::MapKind;
@@ -35,12 +35,19 @@ fn store_in(dir: &Path) -> FjallStore {
     FjallStore::open(dir).expect("open the store")
 }
 
+/// A tmpfs of `size` mounted for the test (none where it cannot be) and
+/// the store's path on it.
+fn tmpfs_db(size: &str) -> Option<(Tmpfs, PathBuf)> {
+    let fs = Tmpfs::mount(size)?;
+    let db = fs.path.join("db");
+    Some((fs, db))
+}
+
 #[test]
 fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
-    let Some(fs) = Tmpfs::mount("3m") else {
+    let Some((fs, db)) = tmpfs_db("3m") else {
         return;
     };
-    let db = fs.path.join("db");
     let (mut small, _) = random_map(MapKind::AccountState, 300, 61);
     let (mut big, _) = random_map(MapKind::AccountState, 30_000, 62);
     let start = Instant::now();
@@ -77,10 +84,9 @@ fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
 
 #[test]
 fn a_store_on_a_read_only_mount_is_read_and_never_written() {
-    let Some(fs) = Tmpfs::mount("64m") else {
+    let Some((fs, db)) = tmpfs_db("64m") else {
         return;
     };
-    let db = fs.path.join("db");
     let (mut map, model) = random_map(MapKind::AccountState, 2000, 63);
     {
         let store = store_in(&db);
