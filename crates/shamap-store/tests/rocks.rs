@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::{
-    gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, write_snapshot,
-    BackedMap, BackedOptions, Batch, NodeObject, NodeStore, NodeStoreExt, RocksStore, RootKind,
-    StoreError, StoredMap,
+    gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, BackedMap,
+    BackedOptions, Batch, NodeObject, NodeStore, NodeStoreExt, RocksStore, RootKind, StoreError,
+    StoredMap,
 };
 
 use crate::backed::contents;
@@ -163,16 +163,21 @@ fn a_rocks_batch_is_applied_whole_and_in_order() {
     crate::support::a_batch_is_applied_whole_and_in_order(open_rocks, seed(81));
 }
 
+/// A random state map of `n` entries (seed `s`) imported into a RocksDB
+/// store at `dir`, closed again: its snapshot and model.
+fn imported_rocks(dir: &Path, n: usize, s: u64) -> (shamap::Snapshot, BTreeMap<Key, Vec<u8>>) {
+    let (mut map, model) = random_map(MapKind::AccountState, n, s);
+    let snap = map.snapshot();
+    let store = RocksStore::open(dir).expect("open");
+    import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
+    (snap, model)
+}
+
 #[test]
 fn a_value_that_does_not_hash_to_its_key_in_rocks_is_corrupt_never_data() {
     let s = seed(82);
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut map, model) = random_map(MapKind::AccountState, 800, s);
-    let snap = map.snapshot();
-    {
-        let store = RocksStore::open(dir.path()).expect("open");
-        import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
-    }
+    let (snap, model) = imported_rocks(dir.path(), 800, s);
     let (key, _) = model.iter().nth(17).expect("entry");
     let proof = snap.proof_path(key);
     let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
@@ -247,12 +252,7 @@ fn a_value_that_does_not_hash_to_its_key_in_rocks_is_corrupt_never_data() {
 fn a_flipped_byte_in_a_rocks_table_is_an_error_and_undoing_it_restores_everything() {
     let s = seed(83);
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut map, _) = random_map(MapKind::AccountState, 3000, s);
-    let snap = map.snapshot();
-    {
-        let store = RocksStore::open(dir.path()).expect("open");
-        import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
-    }
+    let (snap, _) = imported_rocks(dir.path(), 3000, s);
     // Into table files (RocksStore leaves writes in the WAL and memtable).
     raw(dir.path(), |db| {
         for cf in ["nodes", "meta"] {
