@@ -3,10 +3,12 @@
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
     import_ledger, meta, verify_all, write_changed, write_snapshot, FjallStore, MemStore,
-    NodeObject, NodeStore, NodeStoreExt, StoreError, StoredMap,
+    NodeStore, NodeStoreExt, StoreError, StoredMap,
 };
 
-use crate::support::{files_under, import_random, random_map, seed, write_and_iterate};
+use crate::support::{
+    files_under, flipped_leaf, import_random, random_map, seed, write_and_iterate,
+};
 
 #[test]
 fn stored_map_reads_every_key_and_iterates_in_order() {
@@ -53,12 +55,7 @@ fn a_flipped_byte_is_corrupt_never_data() {
     let (mut map, model) = random_map(MapKind::AccountState, 500, seed(2));
     let snap = map.snapshot();
     write_snapshot(&store, &snap, &mut |_| {}).expect("write");
-    let (key, _) = model.iter().nth(17).expect("entry");
-    let proof = snap.proof_path(key);
-    let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
-    let mut bad = leaf.value().to_vec();
-    let at = bad.len() - 40;
-    bad[at] ^= 0x01;
+    let (key, leaf, bad) = flipped_leaf(&snap, &model);
     store.insert_raw(leaf.hash(), bad);
 
     let err = store.get(&leaf.hash()).expect_err("corrupt");

@@ -14,13 +14,12 @@ use std::path::{Path, PathBuf};
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::{
     gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, BackedMap,
-    BackedOptions, Batch, NodeObject, NodeStore, NodeStoreExt, RocksStore, RootKind, StoreError,
-    StoredMap,
+    BackedOptions, Batch, NodeStore, NodeStoreExt, RocksStore, RootKind, StoreError, StoredMap,
 };
 
 use crate::backed::contents;
 use crate::crash;
-use crate::support::{count, nodes_of, random_map, seed, write_and_iterate};
+use crate::support::{count, flipped_leaf, nodes_of, random_map, seed, write_and_iterate};
 
 /// Every stored node, in the order `for_each_value` gives them.
 fn all_values(store: &dyn NodeStore) -> Vec<(Hash256, Vec<u8>)> {
@@ -178,12 +177,7 @@ fn a_value_that_does_not_hash_to_its_key_in_rocks_is_corrupt_never_data() {
     let s = seed(82);
     let dir = tempfile::tempdir().expect("tempdir");
     let (snap, model) = imported_rocks(dir.path(), 800, s);
-    let (key, _) = model.iter().nth(17).expect("entry");
-    let proof = snap.proof_path(key);
-    let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
-    let mut bad = leaf.value().to_vec();
-    let at = bad.len() - 40;
-    bad[at] ^= 0x01;
+    let (key, leaf, bad) = flipped_leaf(&snap, &model);
     raw_put_node(dir.path(), leaf.hash(), &bad);
 
     let store = RocksStore::open(dir.path()).expect("reopen");

@@ -35,6 +35,21 @@ pub fn write_and_iterate<'s>(
     (sm, stats)
 }
 
+/// The 18th entry of `model` (a state map), its leaf in `snap`, and the
+/// leaf's stored value with one byte flipped 40 bytes from its end.
+pub fn flipped_leaf<'m>(
+    snap: &Snapshot,
+    model: &'m BTreeMap<Key, Vec<u8>>,
+) -> (&'m Key, NodeObject, Vec<u8>) {
+    let (key, _) = model.iter().nth(17).expect("entry");
+    let proof = snap.proof_path(key);
+    let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
+    let mut bad = leaf.value().to_vec();
+    let at = bad.len() - 40;
+    bad[at] ^= 0x01;
+    (key, leaf, bad)
+}
+
 /// `n` random entries (keys random, data 12..60 bytes) as a map and its
 /// `BTreeMap` model.
 pub fn random_map(kind: MapKind, n: usize, seed: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>) {
