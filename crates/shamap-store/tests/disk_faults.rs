@@ -11,7 +11,7 @@
 //! And the directory rules of a `FjallStore`: never created among a user's
 //! files, created afresh where a creation was cut short, one writer.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use shamap::MapKind;
@@ -35,17 +35,9 @@ fn store_in(dir: &Path) -> FjallStore {
     FjallStore::open(dir).expect("open the store")
 }
 
-/// A tmpfs of `size` mounted for the test (none where it cannot be) and
-/// the store's path on it.
-fn tmpfs_db(size: &str) -> Option<(Tmpfs, PathBuf)> {
-    let fs = Tmpfs::mount(size)?;
-    let db = fs.path.join("db");
-    Some((fs, db))
-}
-
 #[test]
 fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
-    let Some((fs, db)) = tmpfs_db("3m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("3m") else {
         return;
     };
     let (mut small, _) = random_map(MapKind::AccountState, 300, 61);
@@ -84,7 +76,7 @@ fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
 
 #[test]
 fn a_store_on_a_read_only_mount_is_read_and_never_written() {
-    let Some((fs, db)) = tmpfs_db("64m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("64m") else {
         return;
     };
     let (mut map, model) = random_map(MapKind::AccountState, 2000, 63);
