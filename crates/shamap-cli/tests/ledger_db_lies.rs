@@ -8,9 +8,11 @@
 use std::path::Path;
 
 use shamap::Hash256;
-use shamap_nudb_writer::{faults, history, write_ledger_db, write_ledgers, Ledger, NudbOptions};
+use shamap_nudb_writer::{faults, history, Ledger};
 
-use crate::support::{assert_contains, data, ok, one_error_line, shamap, KEY_38129};
+use crate::support::{
+    assert_contains, data, nudb_with_ledger_db, ok, one_error_line, shamap, KEY_38129,
+};
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -26,9 +28,7 @@ fn nudb_of_three(dir: &Path) -> (std::path::PathBuf, Vec<Ledger>) {
         7,
     );
     let db = dir.join("nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls[..3]).expect("write");
-    let headers: Vec<_> = ls[..3].iter().map(|l| l.header).collect();
-    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
+    nudb_with_ledger_db(&db, &db.join("ledger.db"), &ls[..3]);
     (db, ls)
 }
 
