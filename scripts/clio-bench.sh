@@ -20,30 +20,12 @@
 # The audit is skipped (--no-audit): it is a scan of `objects`, timed apart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-common.sh
+bench_setup clio-bench.sh
 objects=${1:-1000000}
 ledgers=${2:-1000}
 changes=${3:-1000}
-host=${SHAMAP_CASSANDRA:-127.0.0.1:9042}
 url="cassandra://$host/clio_bench"
-command -v /usr/bin/time >/dev/null || { echo "clio-bench.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
-cargo build --release -q -p shamap-cli
-bin=target/release/shamap
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# timed OUT CMD...: runs CMD with its stdout to file OUT (- : this
-# script's stdout) and prints its wall time and peak RSS on one line.
-timed() {
-  local out=$1
-  shift
-  if [ "$out" = - ]; then
-    /usr/bin/time -v -o "$work/time" "$@"
-  else
-    /usr/bin/time -v -o "$work/time" "$@" > "$out"
-  fi
-  awk -F': ' '/Elapsed \(wall clock\)/ {w=$2} /Maximum resident set size/ {r=$2}
-              END {split(w, p, ":"); s = (length(p) == 3) ? p[1]*3600 + p[2]*60 + p[3] : p[1]*60 + p[2];
-                   printf "  %.1f s wall, %.1f MiB peak RSS\n", s, r/1024}' "$work/time"
-}
 
 echo "== machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), load $(cut -d' ' -f1-3 /proc/loadavg); commit $(git rev-parse --short HEAD)"
 if [ "${CLIO_BENCH_REUSE:-0}" != 1 ]; then

@@ -21,21 +21,11 @@
 # clio_load_floor_PID and clio_load_bench_PID, left for inspection.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-common.sh
+bench_setup clio-load-bench.sh
 objects=${1:-100000}
 ledgers=${2:-100}
 changes=${3:-1000}
-host=${SHAMAP_CASSANDRA:-127.0.0.1:9042}
-command -v /usr/bin/time >/dev/null || { echo "clio-load-bench.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
-cargo build --release -q -p shamap-cli
-bin=target/release/shamap
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-timed() {
-  /usr/bin/time -v -o "$work/time" "$@"
-  awk -F': ' '/Elapsed \(wall clock\)/ {w=$2} /Maximum resident set size/ {r=$2}
-              END {split(w, p, ":"); s = (length(p) == 3) ? p[1]*3600 + p[2]*60 + p[3] : p[1]*60 + p[2];
-                   printf "  %.1f s wall, %.1f MiB peak RSS\n", s, r/1024}' "$work/time"
-}
 node_pid=${SHAMAP_CASSANDRA_HOME:-${HOME:-/root}/.cache/shamap-cassandra}/node1/pid
 idle() {
   [ -r "$node_pid" ] && [ -r "/proc/$(cat "$node_pid")/stat" ] || return 0
@@ -55,10 +45,10 @@ du -sh "$work/nudb" | awk '{print "  store on disk: " $1}'
 run=$$
 echo "== insert floor (same rows, same statements and concurrency, nothing read or verified while timed)"
 idle
-timed "$bin" clio insert-floor --from "$work/nudb" --db "cassandra://$host/clio_load_floor_$run" --ledgers "1..$ledgers"
+timed - "$bin" clio insert-floor --from "$work/nudb" --db "cassandra://$host/clio_load_floor_$run" --ledgers "1..$ledgers"
 echo "== clio load (read, verify, write)"
 idle
-timed "$bin" clio load --from "$work/nudb" --db "cassandra://$host/clio_load_bench_$run" --ledgers "1..$ledgers"
+timed - "$bin" clio load --from "$work/nudb" --db "cassandra://$host/clio_load_bench_$run" --ledgers "1..$ledgers"
 echo "== clio verify of the loaded keyspace"
 "$bin" clio verify --db "cassandra://$host/clio_load_bench_$run" --no-audit --json > "$work/verify.json"
 grep -q '"ok": true' "$work/verify.json" || { echo "clio-load-bench.sh: the loaded keyspace did not verify" >&2; exit 1; }

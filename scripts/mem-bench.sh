@@ -22,27 +22,20 @@ cd "$(dirname "$0")/.."
 SIZES=${SIZES:-"100000 1000000 4000000"}
 SEED=${SEED:-1}
 
-if [ ! -x /usr/bin/time ]; then
-  echo "mem-bench: needs GNU time at /usr/bin/time (apt-get install time)" >&2
-  exit 2
-fi
 command -v python3 >/dev/null || { echo "mem-bench: needs python3" >&2; exit 2; }
-
-cargo build --release -q -p shamap-cli
-bin=target/release/shamap
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. scripts/bench-common.sh
+bench_setup mem-bench
 
 # peak_rss_kib OUTFILE ARGS...: runs the binary, stdout to OUTFILE, prints
 # the peak RSS in KiB.
 peak_rss_kib() {
   local out=$1
   shift
-  /usr/bin/time -v -o "$tmp/time" "$bin" "$@" >"$out"
-  awk -F': ' '/Maximum resident set size/ {print $2}' "$tmp/time"
+  /usr/bin/time -v -o "$work/time" "$bin" "$@" >"$out"
+  awk -F': ' '/Maximum resident set size/ {print $2}' "$work/time"
 }
 
-base_kib=$(peak_rss_kib "$tmp/base.json" stats --random 0 --json --no-timing)
+base_kib=$(peak_rss_kib "$work/base.json" stats --random 0 --json --no-timing)
 
 echo "hardware: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -56,8 +49,8 @@ for n in $SIZES; do
     args=(stats --random "$n" --seed "$SEED" --json)
     [ "$data" = 32 ] && args+=(--data-len 32)
     echo "mem-bench: $n entries, data $data ..." >&2
-    rss=$(peak_rss_kib "$tmp/out.json" "${args[@]}")
-    python3 - "$tmp/out.json" "$rss" "$base_kib" "$data" <<'PY'
+    rss=$(peak_rss_kib "$work/out.json" "${args[@]}")
+    python3 - "$work/out.json" "$rss" "$base_kib" "$data" <<'PY'
 import json, sys
 path, rss_kib, base_kib, data = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 r = json.load(open(path))

@@ -145,13 +145,10 @@ pub struct LoadTestChainArgs {
     pub full_schema: bool,
 }
 
-/// Arguments of `shamap clio verify`.
+/// How `clio verify` and `clio read-floor` read the keyspace: its table
+/// prefix and how a whole state is listed.
 #[derive(Debug, clap::Args)]
-pub struct ClioVerifyArgs {
-    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE
-    /// (options as for --db elsewhere: ?consistency=..&inflight=..).
-    #[arg(long, value_name = "URL")]
-    pub db: String,
+pub struct ClioReadArgs {
     /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
     /// `table_prefix=P` in the URL).
     #[arg(long, value_name = "P")]
@@ -165,6 +162,28 @@ pub struct ClioVerifyArgs {
     /// server refuses it (AWS Keyspaces), then `objects`.
     #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_scan)]
     pub scan: ScanMode,
+}
+
+impl ClioReadArgs {
+    /// Opens the keyspace `db` names for reading.
+    fn open(&self, db: &str) -> Result<ClioReader, Failure> {
+        let opts = ReadOptions {
+            table_prefix: self.table_prefix.clone(),
+            scan: self.scan,
+        };
+        ClioReader::open_with(db, &opts).map_err(unusable)
+    }
+}
+
+/// Arguments of `shamap clio verify`.
+#[derive(Debug, clap::Args)]
+pub struct ClioVerifyArgs {
+    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE
+    /// (options as for --db elsewhere: ?consistency=..&inflight=..).
+    #[arg(long, value_name = "URL")]
+    pub db: String,
+    #[command(flatten)]
+    pub read: ClioReadArgs,
     /// Verify this one ledger (built whole from the successor list).
     #[arg(long, value_name = "N", conflicts_with_all = ["from", "to"])]
     pub ledger: Option<u32>,
@@ -214,19 +233,8 @@ pub struct ReadFloorArgs {
     /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
     #[arg(long, value_name = "URL")]
     pub db: String,
-    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
-    /// `table_prefix=P` in the URL).
-    #[arg(long, value_name = "P")]
-    pub table_prefix: Option<String>,
-    /// How a ledger's whole state is listed (a first ledger's build, the
-    /// audit): `partition` (Clio's ledger-page scan, PER PARTITION LIMIT
-    /// and ALLOW FILTERING), `objects` (token-range scans of every row,
-    /// newest per key kept here: no filtering on the server), `successor`
-    /// (the successor list walked key by key: point reads only, one round
-    /// trip per key), or `auto`, the default: `partition` unless the
-    /// server refuses it (AWS Keyspaces), then `objects`.
-    #[arg(long, value_name = "HOW", default_value = "auto", value_parser = parse_scan)]
-    pub scan: ScanMode,
+    #[command(flatten)]
+    pub read: ClioReadArgs,
     /// First ledger (default: the start of ledger_range).
     #[arg(long, value_name = "A")]
     pub from: Option<u32>,
@@ -296,19 +304,6 @@ fn stop_requested() -> bool {
     STOP.load(std::sync::atomic::Ordering::SeqCst)
 }
 
-/// Opens the keyspace `db` names for reading.
-fn open_reader(
-    db: &str,
-    table_prefix: Option<&str>,
-    scan: ScanMode,
-) -> Result<ClioReader, Failure> {
-    let opts = ReadOptions {
-        table_prefix: table_prefix.map(str::to_owned),
-        scan,
-    };
-    ClioReader::open_with(db, &opts).map_err(unusable)
-}
-
 fn parse_scan(s: &str) -> Result<ScanMode, String> {
     ScanMode::parse(s)
         .ok_or_else(|| format!("'{s}' is not a scan (auto, partition, objects or successor)"))
@@ -316,7 +311,7 @@ fn parse_scan(s: &str) -> Result<ScanMode, String> {
 
 fn verify(args: &ClioVerifyArgs) -> Result<Exit, Failure> {
     let anchor = args.anchor.resolve()?;
-    let reader = open_reader(&args.db, args.table_prefix.as_deref(), args.scan)?;
+    let reader = args.read.open(&args.db)?;
     let held = std::cell::RefCell::new(ClioLedgers::new(&reader));
     let range = reader.range().map_err(unusable)?;
     let (from, to) =
@@ -535,7 +530,7 @@ fn verify_json(
 }
 
 fn read_floor_cmd(args: &ReadFloorArgs) -> Result<Exit, Failure> {
-    let reader = open_reader(&args.db, args.table_prefix.as_deref(), args.scan)?;
+    let reader = args.read.open(&args.db)?;
     let range = reader.range().map_err(unusable)?;
     let (from, to) = ledgers_wanted(None, args.from, args.to, range).map_err(Failure::unusable)?;
     let f = read_floor(&reader, from, to).map_err(unusable)?;

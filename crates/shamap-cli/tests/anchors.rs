@@ -23,6 +23,21 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
         .collect()
 }
 
+/// `shamap verify --db DB --json --anchor LAST`, which must find one
+/// forged ledger of `ledgers` and none not authenticated: its JSON.
+fn verify_one_forged(db: &str, last: &str, ledgers: u32) -> Value {
+    let r = shamap(["verify", "--db", db, "--json", "--anchor", last], None);
+    assert_eq!(
+        r.code,
+        Some(1),
+        "a forged ledger is not authenticated: {}",
+        r.stderr
+    );
+    let line = format!("1 forged and 0 not authenticated of {ledgers} ledgers");
+    assert!(r.stderr.contains(&line), "{}", r.stderr);
+    serde_json::from_str(&r.stdout).expect("json")
+}
+
 #[test]
 fn the_real_skip_list_of_ledger_40000_names_its_parent() {
     let l = Ledger::from_dump(&data("ledger-full-40000.json")).expect("ledger");
@@ -83,20 +98,7 @@ fn a_chain_is_authenticated_from_its_last_hash_across_a_gap_and_a_forgery_is_nam
         "claims without an anchor"
     );
     // From the last hash.
-    let r = shamap(["verify", "--db", db, "--json", "--anchor", &last], None);
-    assert_eq!(
-        r.code,
-        Some(1),
-        "a forged ledger is not authenticated: {}",
-        r.stderr
-    );
-    assert!(
-        r.stderr
-            .contains("1 forged and 0 not authenticated of 592 ledgers"),
-        "{}",
-        r.stderr
-    );
-    let v: Value = serde_json::from_str(&r.stdout).expect("json");
+    let v = verify_one_forged(db, &last, 592);
     assert_eq!(v["authenticated"], false);
     let roots = v["roots"].as_array().expect("roots");
     assert_eq!(roots.len(), 592);
@@ -158,26 +160,7 @@ fn an_anchor_from_an_xpop_and_from_validations() {
     let (blob, _) = shamap::xrpl::tx::split_tx_with_meta(leaf).expect("leaf");
     let tx = shamap::xrpl::transaction_id(blob).to_hex();
     let xpop = dir.path().join("anchor.json");
-    let r = shamap(
-        [
-            "xpop",
-            "make",
-            "--db",
-            db,
-            "--ledger",
-            "40600",
-            "--tx",
-            &tx,
-            "--validations",
-            net.to_str().expect("utf-8"),
-            "--vl-key",
-            &key,
-            "--out",
-            xpop.to_str().expect("utf-8"),
-        ],
-        None,
-    );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    crate::xpop_cli::make_ok(&["--db", db, "--ledger", "40600"], &tx, &net, &key, &xpop);
     for args in [
         vec![
             "--anchor-xpop",
@@ -302,15 +285,7 @@ fn a_ledger_db_naming_the_forged_ledger_blames_it_not_its_child() {
     assert_eq!(r.code, Some(2), "{}", r.stderr);
     // From the last hash: 40300 is forged, 40301 whole and authenticated.
     let last = c.ledgers.last().expect("one").hash().to_hex();
-    let r = shamap(["verify", "--db", db, "--json", "--anchor", &last], None);
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
-    assert!(
-        r.stderr
-            .contains("1 forged and 0 not authenticated of 591 ledgers"),
-        "{}",
-        r.stderr
-    );
-    let v: Value = serde_json::from_str(&r.stdout).expect("json");
+    let v = verify_one_forged(db, &last, 591);
     let roots = v["roots"].as_array().expect("roots");
     let at = |seq: u32| roots.iter().find(|r| r["seq"] == seq).expect("held");
     assert!(at(40_300)["authentication"]

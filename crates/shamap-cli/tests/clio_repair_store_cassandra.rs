@@ -9,6 +9,7 @@ use crate::support::{assert_contains, one_error_line, shamap};
 use shamap_clio::{random_chain, ChainShape};
 
 use crate::clio_load_store_cassandra::{same_rows, url};
+use crate::clio_store_cassandra::changes_at;
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
@@ -37,31 +38,16 @@ fn repair_mends_each_fault_class() {
     let dir = tempfile::tempdir().expect("tempdir");
     let nudb = nudb_store(dir.path(), &nudb_ledgers(&chain));
     // Ledger k: one with a created key, a modified key and a transaction.
-    let mut live: BTreeSet<shamap::Key> = BTreeSet::new();
-    let mut found = None;
-    for l in &chain {
-        let seq = l.header.expect("h").seq;
-        let before = live.clone();
-        let (mut created, mut modified) = (Vec::new(), Vec::new());
-        for (k, v) in &l.objects {
-            if v.is_empty() {
-                live.remove(k);
-            } else if live.insert(*k) {
-                created.push(*k);
-            } else {
-                modified.push(*k);
-            }
-        }
-        if found.is_none()
-            && (103..=108).contains(&seq)
-            && !created.is_empty()
-            && !modified.is_empty()
-            && !l.transactions.is_empty()
-        {
-            found = Some((seq, created[0], modified[0], before, live.clone()));
-        }
-    }
-    let (k, created, modified, before, after) = found.expect("a ledger to damage");
+    let (k, c) = (103..=108)
+        .map(|seq| (seq, changes_at(&chain, seq)))
+        .find(|(seq, c)| {
+            !c.created.is_empty()
+                && !c.modified.is_empty()
+                && !chain[(seq - 100) as usize].transactions.is_empty()
+        })
+        .expect("a ledger to damage");
+    let (created, modified) = (c.created[0], c.modified[0]);
+    let (before, after) = (c.live_before, c.live_after);
     let lk = &chain[(k - 100) as usize];
     let touched: BTreeSet<shamap::Key> = chain[(k - 100) as usize..]
         .iter()

@@ -164,14 +164,14 @@ fn chain_verifies_from_start_middle_and_resumes_with_state() {
 }
 
 /// What ledger `seq` of `chain` did to the state.
-struct Changes {
-    created: Vec<Key>,
-    modified: Vec<Key>,
-    live_before: BTreeSet<Key>,
-    live_after: BTreeSet<Key>,
+pub(crate) struct Changes {
+    pub(crate) created: Vec<Key>,
+    pub(crate) modified: Vec<Key>,
+    pub(crate) live_before: BTreeSet<Key>,
+    pub(crate) live_after: BTreeSet<Key>,
 }
 
-fn changes_at(chain: &[ClioLedger], seq: u32) -> Changes {
+pub(crate) fn changes_at(chain: &[ClioLedger], seq: u32) -> Changes {
     let mut live = BTreeSet::new();
     for l in chain {
         let s = l.header.expect("header").seq;

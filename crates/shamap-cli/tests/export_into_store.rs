@@ -7,11 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use shamap_nudb_writer::{
-    history, write_ledger_db, write_ledgers, write_rotated, Ledger, NudbOptions,
-};
+use shamap_nudb_writer::{history, write_rotated, Ledger, NudbOptions};
 
-use crate::support::{data, ok, one_error_line, shamap};
+use crate::support::{data, nudb_with_ledger_db, ok, one_error_line, shamap};
 
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -43,9 +41,7 @@ fn export_out_is_refused_inside_the_store() {
     let ls = ledgers();
     let root = tempfile::tempdir().expect("tempdir");
     let db = root.path().join("nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls).expect("write");
-    let headers: Vec<_> = ls.iter().map(|l| l.header).collect();
-    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
+    nudb_with_ledger_db(&db, &db.join("ledger.db"), &ls);
     let link = root.path().join("innocent.json");
     std::os::unix::fs::symlink(db.join("nudb.key"), &link).expect("symlink");
     let dbs = db.to_str().expect("utf-8").to_owned();

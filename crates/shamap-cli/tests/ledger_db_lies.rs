@@ -8,9 +8,11 @@
 use std::path::Path;
 
 use shamap::Hash256;
-use shamap_nudb_writer::{faults, history, write_ledger_db, write_ledgers, Ledger, NudbOptions};
+use shamap_nudb_writer::{faults, history, Ledger};
 
-use crate::support::{assert_contains, data, ok, one_error_line, shamap, KEY_38129};
+use crate::support::{
+    assert_contains, data, nudb_with_ledger_db, ok, one_error_line, shamap, KEY_38129,
+};
 
 fn s(p: &Path) -> &str {
     p.to_str().expect("utf-8 path")
@@ -26,9 +28,18 @@ fn nudb_of_three(dir: &Path) -> (std::path::PathBuf, Vec<Ledger>) {
         7,
     );
     let db = dir.join("nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls[..3]).expect("write");
-    let headers: Vec<_> = ls[..3].iter().map(|l| l.header).collect();
-    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
+    nudb_with_ledger_db(&db, &db.join("ledger.db"), &ls[..3]);
+    (db, ls)
+}
+
+/// [`nudb_of_three`] with ledger.db's rows 38129 and 38130 swapped (38131
+/// left true).
+fn nudb_of_three_swapped(dir: &Path) -> (std::path::PathBuf, Vec<Ledger>) {
+    let (db, ls) = nudb_of_three(dir);
+    let ldb = db.join("ledger.db");
+    let (h0, h1) = (ls[0].hash(), ls[1].hash());
+    faults::set_ledger_row(&ldb, 38129, &h1.0).expect("remap");
+    faults::set_ledger_row(&ldb, 38130, &h0.0).expect("remap");
     (db, ls)
 }
 
@@ -55,14 +66,10 @@ fn commands(db: &str, seq: &str, other: &str, to: &str, changes: &str) -> Vec<Ve
 #[test]
 fn a_remapped_ledger_db_row_is_refused_by_every_command() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (db, ls) = nudb_of_three(dir.path());
-    let ldb = db.join("ledger.db");
+    let (db, ls) = nudb_of_three_swapped(dir.path());
     let (h0, h1) = (ls[0].hash(), ls[1].hash());
     let (s0, s1, s2) = (ls[0].header.seq, ls[1].header.seq, ls[2].header.seq);
     assert_eq!((s0, s1, s2), (38129, 38130, 38131));
-    // Rows 38129 and 38130 swapped; 38131 left true.
-    faults::set_ledger_row(&ldb, s0, &h1.0).expect("remap");
-    faults::set_ledger_row(&ldb, s1, &h0.0).expect("remap");
     let changes = dir.path().join("changes.txt");
     std::fs::write(&changes, format!("del {KEY_38129}\n")).expect("changes");
     let to = dir.path().join("to");
@@ -149,11 +156,8 @@ fn a_row_naming_no_stored_header_is_refused() {
 #[test]
 fn verify_reports_a_remapped_row() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (db, ls) = nudb_of_three(dir.path());
-    let ldb = db.join("ledger.db");
-    let (h0, h1) = (ls[0].hash(), ls[1].hash());
-    faults::set_ledger_row(&ldb, 38129, &h1.0).expect("remap");
-    faults::set_ledger_row(&ldb, 38130, &h0.0).expect("remap");
+    let (db, ls) = nudb_of_three_swapped(dir.path());
+    let h1 = ls[1].hash();
     let r = shamap(["verify", "--db", s(&db), "--ledger", "38129"], None);
     let all = format!("{}{}", r.stdout, r.stderr);
     assert_eq!(r.code, Some(2), "{all}");

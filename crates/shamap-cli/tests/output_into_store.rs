@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use shamap_nudb_writer::{
-    history, write_ledger_db, write_ledgers, write_rotated, Ledger, NudbOptions,
-};
+use shamap_nudb_writer::{history, write_rotated, Ledger, NudbOptions};
 
 use crate::support::{
-    assert_contains, data, import, ledger_38129, ok, one_error_line, shamap, LEDGER_38129,
+    assert_contains, data, import, ledger_38129, nudb_with_ledger_db, ok, one_error_line, shamap,
+    LEDGER_38129,
 };
 
 fn s(p: &Path) -> &str {
@@ -58,6 +57,15 @@ fn three_ledgers() -> Vec<Ledger> {
     )
 }
 
+/// [`three_ledgers`] written as a NuDB store at `t/db`, with their
+/// `ledger.db` at `t/ledger_db`: the store's path and the ledgers.
+fn three_ledgers_at(t: &Path, db: &str, ledger_db: &str) -> (PathBuf, Vec<Ledger>) {
+    let ls = three_ledgers();
+    let db = t.join(db);
+    nudb_with_ledger_db(&db, &t.join(ledger_db), &ls);
+    (db, ls)
+}
+
 /// `export --db DB --ledger 38129 --out OUT` must be refused in one line
 /// naming OUT and the store; nothing under any of `watched` changes.
 fn export_refused(db: &str, out: &Path, watched: &[&Path]) {
@@ -91,11 +99,7 @@ fn export_refused(db: &str, out: &Path, watched: &[&Path]) {
 fn export_never_writes_into_the_nudb_store_it_reads() {
     let dir = tempfile::tempdir().expect("tempdir");
     let t = dir.path();
-    let ls = three_ledgers();
-    let db = t.join("nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls).expect("write");
-    let headers: Vec<_> = ls.iter().map(|l| l.header).collect();
-    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
+    let (db, _) = three_ledgers_at(t, "nudb", "nudb/ledger.db");
     let dbs = s(&db);
     let w: &[&Path] = &[t];
     for name in ["nudb.dat", "nudb.key", "ledger.db", "new.json"] {
@@ -165,13 +169,9 @@ fn shamap_in(cwd: &Path, args: &[&str]) -> crate::support::Run {
 fn export_never_writes_over_a_ledger_db_above_or_a_rotated_directory() {
     let dir = tempfile::tempdir().expect("tempdir");
     let t = dir.path();
-    let ls = three_ledgers();
     // rippled's layout: [database_path] holds ledger.db and the node
     // store's directory.
-    let db = t.join("db/nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls).expect("write");
-    let headers: Vec<_> = ls.iter().map(|l| l.header).collect();
-    write_ledger_db(&t.join("db/ledger.db"), &headers).expect("ledger.db");
+    let (db, ls) = three_ledgers_at(t, "db/nudb", "db/ledger.db");
     let w: &[&Path] = &[t];
     export_refused(s(&db), &t.join("db/ledger.db"), w);
     // Beside the store (not inside it, not its ledger.db): written.
@@ -236,11 +236,7 @@ fn export_never_writes_into_a_node_log_it_reads() {
 fn sync_never_writes_into_the_store_it_reads() {
     let dir = tempfile::tempdir().expect("tempdir");
     let t = dir.path();
-    let ls = three_ledgers();
-    let db = t.join("nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls).expect("write");
-    let headers: Vec<_> = ls.iter().map(|l| l.header).collect();
-    write_ledger_db(&db.join("ledger.db"), &headers).expect("ledger.db");
+    let (db, _) = three_ledgers_at(t, "nudb", "nudb/ledger.db");
     let alias = t.join("alias");
     symlink(&db, &alias).expect("symlink");
     let log = t.join("log");

@@ -295,10 +295,9 @@ fn an_overlong_root_name_is_refused_not_cut() {
 
 #[test]
 fn a_store_on_a_read_only_file_system_can_be_read() {
-    let Some(fs) = Tmpfs::mount("64m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("64m") else {
         return;
     };
-    let db = fs.path.join("db");
     store_with_38129(&db);
     fs.remount("ro");
     let out = ok(&run(&["get", "--db", s(&db), KEY_38129])).to_owned();

@@ -17,6 +17,15 @@ pub const KEY_38129: &str = "093DB18D8C4149E47B18BB66FF32707D1DE48558D130A7C3CA6
 pub const LEDGER_TESTNET: &str = "B5DAF827112ABCA37CE03C01353F62B5F12514EC04A16FCA11A229C450DA9264";
 pub const TX_TESTNET: &str = "A9BB9AA12E16175C714677CB8A9557D29F3E506C7A1A92997CA57A0DCB3EBEE1";
 
+/// Writes `ls` as a NuDB store at `db`, and their headers as rippled's
+/// `ledger.db` at `ledger_db`.
+pub fn nudb_with_ledger_db(db: &Path, ledger_db: &Path, ls: &[shamap_nudb_writer::Ledger]) {
+    shamap_nudb_writer::write_ledgers(db, shamap_nudb_writer::NudbOptions::default(), ls)
+        .expect("write");
+    let headers: Vec<_> = ls.iter().map(|l| l.header).collect();
+    shamap_nudb_writer::write_ledger_db(ledger_db, &headers).expect("ledger.db");
+}
+
 /// Path of a file in the project's `data/` directory.
 pub fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

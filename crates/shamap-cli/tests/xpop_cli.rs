@@ -189,35 +189,35 @@ fn ledger_of(file: &Path) -> (shamap::xrpl::LedgerHeader, Vec<Vec<u8>>) {
     (d.header.complete_header().expect("header"), txs)
 }
 
-#[test]
-fn make_from_a_real_dump_in_both_forms_then_verify() {
+/// The real dump of ledger 90150378 with `voting` of 10 validators'
+/// validations of its ledger collected under `dir`: the dump's path, its
+/// header and transactions, the list publisher's key (hex) and the
+/// validations' directory.
+fn real_dump_collected(
+    dir: &Path,
+    voting: usize,
+) -> (
+    PathBuf,
+    shamap::xrpl::LedgerHeader,
+    Vec<Vec<u8>>,
+    String,
+    PathBuf,
+) {
     let dump = data("ledger-full-90150378.json");
     let (header, txs) = ledger_of(&dump);
+    let (publisher, collected) = collector_dir(dir, 10, voting, &header.hash(), header.seq);
+    (dump, header, txs, publisher.public().to_hex(), collected)
+}
+
+#[test]
+fn make_from_a_real_dump_in_both_forms_then_verify() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (publisher, collected) = collector_dir(dir.path(), 10, 8, &header.hash(), header.seq);
-    let key = publisher.public().to_hex();
+    let (dump, header, txs, key, collected) = real_dump_collected(dir.path(), 8);
     let tx = transaction_id(&txs[3]).to_hex();
     for form in ["tree", "list"] {
         let out = dir.path().join(format!("{form}.json"));
-        let r = shamap(
-            [
-                "xpop",
-                "make",
-                dump.to_str().expect("utf-8"),
-                "--tx",
-                &tx,
-                "--validations",
-                collected.to_str().expect("utf-8"),
-                "--vl-key",
-                &key,
-                "--form",
-                form,
-                "--out",
-                out.to_str().expect("utf-8"),
-            ],
-            None,
-        );
-        assert_eq!(r.code, Some(0), "{}", r.stderr);
+        let source = [dump.to_str().expect("utf-8"), "--form", form];
+        make_ok(&source, &tx, &collected, &key, &out);
         let v = shamap(
             [
                 "xpop",
@@ -240,11 +240,8 @@ fn make_from_a_real_dump_in_both_forms_then_verify() {
 
 #[test]
 fn make_refuses_short_quorums_and_absent_transactions_leaving_no_file() {
-    let dump = data("ledger-full-90150378.json");
-    let (header, txs) = ledger_of(&dump);
     let dir = tempfile::tempdir().expect("tempdir");
-    let (publisher, collected) = collector_dir(dir.path(), 10, 7, &header.hash(), header.seq);
-    let key = publisher.public().to_hex();
+    let (dump, _, txs, key, collected) = real_dump_collected(dir.path(), 7);
     let out = dir.path().join("x.json");
     let tx = transaction_id(&txs[0]).to_hex();
     let base = |tx: &str| -> Vec<String> {
@@ -284,7 +281,7 @@ fn make_refuses_short_quorums_and_absent_transactions_leaving_no_file() {
 
 /// Runs `shamap xpop make SOURCE... --tx TX --validations DIR --vl-key KEY
 /// --out OUT` and asserts that it wrote the file.
-fn make_ok(source: &[&str], tx: &str, validations: &Path, key: &str, out: &Path) {
+pub(crate) fn make_ok(source: &[&str], tx: &str, validations: &Path, key: &str, out: &Path) {
     let mut args = vec!["xpop", "make"];
     args.extend_from_slice(source);
     let (v, o) = (

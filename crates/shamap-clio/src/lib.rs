@@ -179,15 +179,7 @@ pub const CORE_TABLES: [&str; 8] = [
 /// `account_tx`, the NFT and MPT index tables and the bookkeeping of
 /// Clio's migrator and cluster (release 2.6), and the two MPT history
 /// tables of Clio's development branch (see [`Tables::Full`]).
-pub const CLIO_TABLES: [&str; 18] = [
-    "ledgers",
-    "ledger_hashes",
-    "ledger_range",
-    "objects",
-    "diff",
-    "successor",
-    "ledger_transactions",
-    "transactions",
+pub const CLIO_TABLES: [&str; 18] = with_core_tables([
     "account_tx",
     "nf_tokens",
     "issuer_nf_tokens_v2",
@@ -198,7 +190,22 @@ pub const CLIO_TABLES: [&str; 18] = [
     "mp_token_holders",
     "migrator_status",
     "nodes_chat",
-];
+]);
+
+/// The 8 core tables followed by the 10 others of [`CLIO_TABLES`].
+const fn with_core_tables(rest: [&'static str; 10]) -> [&'static str; 18] {
+    let mut all = [""; 18];
+    let mut i = 0;
+    while i < CORE_TABLES.len() {
+        all[i] = CORE_TABLES[i];
+        i += 1;
+    }
+    while i < all.len() {
+        all[i] = rest[i - CORE_TABLES.len()];
+        i += 1;
+    }
+    all
+}
 
 /// Splits the `table_prefix=P` option off a `cassandra://` URL (the node
 /// store's options do not know it): the URL without it, and the prefix.

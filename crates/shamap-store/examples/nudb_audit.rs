@@ -62,6 +62,16 @@ struct Args {
     memory_mib: Option<u64>,
 }
 
+/// Prints a pass's line: what it was, its time since `t`, the records it
+/// read, what it found wrong, and the peak RSS.
+fn print_pass(what: &str, t: Instant, records: impl std::fmt::Display, wrong: &str) {
+    println!(
+        "{what}: {:.3} s, {records} records, {wrong}, peak RSS {:.1} MiB",
+        t.elapsed().as_secs_f64(),
+        peak_rss_mib()
+    );
+}
+
 fn main() {
     let args = <Args as clap::Parser>::parse();
     let dir = args.dir;
@@ -78,13 +88,8 @@ fn main() {
     if all || what == Step::Floor {
         let t = Instant::now();
         let r = decode_and_hash_floor(&store).expect("floor");
-        println!(
-            "floor (decode+hash, 1 thread): {:.3} s, {} records, {} bad, peak RSS {:.1} MiB",
-            t.elapsed().as_secs_f64(),
-            r.records,
-            r.bad,
-            peak_rss_mib()
-        );
+        let what = "floor (decode+hash, 1 thread)";
+        print_pass(what, t, r.records, &format!("{} bad", r.bad));
     }
     if all || what == Step::Scan {
         let t = Instant::now();
@@ -98,13 +103,8 @@ fn main() {
         );
         let r = shamap_store::backend::nudb::scan::scan(&store, threads, &memory, &|_| {})
             .expect("scan");
-        println!(
-            "scan (decode+hash, {threads} threads): {:.3} s, {} records, {} damaged, peak RSS {:.1} MiB",
-            t.elapsed().as_secs_f64(),
-            r.records,
-            r.damaged_count,
-            peak_rss_mib()
-        );
+        let what = format!("scan (decode+hash, {threads} threads)");
+        print_pass(&what, t, r.records, &format!("{} damaged", r.damaged_count));
     }
     if all || what == Step::Audit {
         let t = Instant::now();

@@ -37,10 +37,9 @@ fn store_in(dir: &Path) -> FjallStore {
 
 #[test]
 fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
-    let Some(fs) = Tmpfs::mount("3m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("3m") else {
         return;
     };
-    let db = fs.path.join("db");
     let (mut small, _) = random_map(MapKind::AccountState, 300, 61);
     let (mut big, _) = random_map(MapKind::AccountState, 30_000, 62);
     let start = Instant::now();
@@ -77,10 +76,9 @@ fn a_full_disk_fails_the_import_in_bounded_time_and_keeps_the_committed_root() {
 
 #[test]
 fn a_store_on_a_read_only_mount_is_read_and_never_written() {
-    let Some(fs) = Tmpfs::mount("64m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("64m") else {
         return;
     };
-    let db = fs.path.join("db");
     let (mut map, model) = random_map(MapKind::AccountState, 2000, 63);
     {
         let store = store_in(&db);

@@ -507,10 +507,9 @@ fn assert_a_full_disk_in_one_line(err: &StoreError, db: &Path, start: Instant) {
 
 #[test]
 fn a_full_disk_fails_a_write_in_bounded_time_and_the_store_recovers() {
-    let Some(fs) = Tmpfs::mount("8m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("8m") else {
         return;
     };
-    let db = fs.path.join("db");
     // 4 MiB taken: the big import (~5.6 MB) fits only once it is freed.
     let filler = fs.path.join("filler");
     std::fs::write(&filler, vec![1u8; 4 << 20]).expect("filler");
@@ -540,10 +539,9 @@ fn a_full_disk_fails_a_write_in_bounded_time_and_the_store_recovers() {
 /// retry with space completes the import.
 #[test]
 fn a_full_disk_during_an_import_into_an_empty_log_fails_in_words_and_a_retry_completes_it() {
-    let Some(fs) = Tmpfs::mount("16m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("16m") else {
         return;
     };
-    let db = fs.path.join("db");
     // ~11 MB of log (three bulk batches) into ~6 MiB of space.
     let filler = fs.path.join("filler");
     std::fs::write(&filler, vec![1u8; 10 << 20]).expect("filler");
@@ -642,10 +640,9 @@ fn a_store_reopens_while_another_thread_spawns_processes() {
 
 #[test]
 fn a_store_on_a_read_only_mount_opens_read_only_and_nothing_changes() {
-    let Some(fs) = Tmpfs::mount("8m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("8m") else {
         return;
     };
-    let db = fs.path.join("db");
     let (mut m, model) = random_map(MapKind::AccountState, 800, seed(102));
     let root = import(&open_log(&db), "m", &mut m).expect("import");
     let bytes = std::fs::read(log_path(&db)).expect("read");

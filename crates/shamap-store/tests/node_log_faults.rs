@@ -731,10 +731,9 @@ fn a_store_is_made_only_where_there_is_none_and_read_only_where_there_is_one() {
 
 #[test]
 fn an_unfinished_write_on_a_read_only_mount_is_read_around_and_never_cut() {
-    let Some(fs) = Tmpfs::mount("8m") else {
+    let Some((fs, db)) = Tmpfs::mount_db("8m") else {
         return;
     };
-    let db = fs.path.join("db");
     let log = log_path(&db);
     let (mut m, model) = random_map(MapKind::AccountState, 800, seed(118));
     let root = import(&open_log(&db), "m", &mut m).expect("import");

@@ -115,23 +115,24 @@ fn ledger_db_rows_only_in_the_wal_are_read_and_nothing_changes() {
     let in_file = read_ledgers(&alone.path().join("ledger.db"), None).expect("file alone");
     assert_eq!(in_file.len(), 2, "seed {s}: the checkpointed rows only");
 
-    let before = snapshot(root.path());
-    assert_eq!(opening(&ledger_db), Ok(Opening::SharedIndexReadOnly));
-    assert_every_row_read(&db, &ledger_db, &ledgers, "a killed writer's -wal and -shm");
-    assert_eq!(
-        snapshot(root.path()),
-        before,
-        "seed {s}: no file created, none changed"
+    // Opened as `want`, every row read, and no file created or changed.
+    let read_changing_nothing = |want: Opening, what: &str, unchanged: &str| {
+        let before = snapshot(root.path());
+        assert_eq!(opening(&ledger_db), Ok(want));
+        assert_every_row_read(&db, &ledger_db, &ledgers, what);
+        assert_eq!(snapshot(root.path()), before, "seed {s}: {unchanged}");
+    };
+    read_changing_nothing(
+        Opening::SharedIndexReadOnly,
+        "a killed writer's -wal and -shm",
+        "no file created, none changed",
     );
 
     std::fs::remove_file(&shm).expect("rm shm");
-    let before = snapshot(root.path());
-    assert_eq!(opening(&ledger_db), Ok(Opening::PrivateIndex));
-    assert_every_row_read(&db, &ledger_db, &ledgers, "a -wal without -shm");
-    assert_eq!(
-        snapshot(root.path()),
-        before,
-        "seed {s}: no -shm created, nothing changed"
+    read_changing_nothing(
+        Opening::PrivateIndex,
+        "a -wal without -shm",
+        "no -shm created, nothing changed",
     );
     assert!(!shm.exists());
 

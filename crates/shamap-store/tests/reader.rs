@@ -3,10 +3,12 @@
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
     import_ledger, meta, verify_all, write_changed, write_snapshot, FjallStore, MemStore,
-    NodeObject, NodeStore, NodeStoreExt, StoreError, StoredMap,
+    NodeStore, NodeStoreExt, StoreError, StoredMap,
 };
 
-use crate::support::{files_under, import_random, random_map, seed};
+use crate::support::{
+    files_under, flipped_leaf, import_random, random_map, seed, write_and_iterate,
+};
 
 #[test]
 fn stored_map_reads_every_key_and_iterates_in_order() {
@@ -19,12 +21,7 @@ fn stored_map_reads_every_key_and_iterates_in_order() {
         let (mut map, model) = random_map(kind, 2000, seed(1));
         assert_eq!(map.len(), model.len());
         let snap = map.snapshot();
-        let stats = write_snapshot(&store, &snap, &mut |_| {}).expect("write");
-        assert!(stats.written > 2000);
-        let sm = StoredMap::open(&store, snap.root_hash(), kind).expect("open");
-        let items: Vec<(Key, Vec<u8>)> = sm.iter().collect::<Result<_, _>>().expect("iterate");
-        let want: Vec<(Key, Vec<u8>)> = model.iter().map(|(k, d)| (*k, d.clone())).collect();
-        assert_eq!(items, want);
+        let (sm, _) = write_and_iterate(&store, &snap, kind, &model, 2000, &format!("{kind:?}"));
         for (k, d) in model.iter().take(200) {
             assert_eq!(sm.get(k).expect("read").as_ref(), Some(d));
         }
@@ -58,12 +55,7 @@ fn a_flipped_byte_is_corrupt_never_data() {
     let (mut map, model) = random_map(MapKind::AccountState, 500, seed(2));
     let snap = map.snapshot();
     write_snapshot(&store, &snap, &mut |_| {}).expect("write");
-    let (key, _) = model.iter().nth(17).expect("entry");
-    let proof = snap.proof_path(key);
-    let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
-    let mut bad = leaf.value().to_vec();
-    let at = bad.len() - 40;
-    bad[at] ^= 0x01;
+    let (key, leaf, bad) = flipped_leaf(&snap, &model);
     store.insert_raw(leaf.hash(), bad);
 
     let err = store.get(&leaf.hash()).expect_err("corrupt");

@@ -13,14 +13,13 @@ use std::path::{Path, PathBuf};
 
 use shamap::{Hash256, Key, MapKind};
 use shamap_store::{
-    gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, write_snapshot,
-    BackedMap, BackedOptions, Batch, NodeObject, NodeStore, NodeStoreExt, RocksStore, RootKind,
-    StoreError, StoredMap,
+    gc, import_ledger, meta, record_root, root_kind, verify_all, write_changed, BackedMap,
+    BackedOptions, Batch, NodeStore, NodeStoreExt, RocksStore, RootKind, StoreError, StoredMap,
 };
 
 use crate::backed::contents;
 use crate::crash;
-use crate::support::{count, nodes_of, random_map, seed};
+use crate::support::{count, flipped_leaf, nodes_of, random_map, seed, write_and_iterate};
 
 /// Every stored node, in the order `for_each_value` gives them.
 fn all_values(store: &dyn NodeStore) -> Vec<(Hash256, Vec<u8>)> {
@@ -163,22 +162,22 @@ fn a_rocks_batch_is_applied_whole_and_in_order() {
     crate::support::a_batch_is_applied_whole_and_in_order(open_rocks, seed(81));
 }
 
+/// A random state map of `n` entries (seed `s`) imported into a RocksDB
+/// store at `dir`, closed again: its snapshot and model.
+fn imported_rocks(dir: &Path, n: usize, s: u64) -> (shamap::Snapshot, BTreeMap<Key, Vec<u8>>) {
+    let (mut map, model) = random_map(MapKind::AccountState, n, s);
+    let snap = map.snapshot();
+    let store = RocksStore::open(dir).expect("open");
+    import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
+    (snap, model)
+}
+
 #[test]
 fn a_value_that_does_not_hash_to_its_key_in_rocks_is_corrupt_never_data() {
     let s = seed(82);
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut map, model) = random_map(MapKind::AccountState, 800, s);
-    let snap = map.snapshot();
-    {
-        let store = RocksStore::open(dir.path()).expect("open");
-        import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
-    }
-    let (key, _) = model.iter().nth(17).expect("entry");
-    let proof = snap.proof_path(key);
-    let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
-    let mut bad = leaf.value().to_vec();
-    let at = bad.len() - 40;
-    bad[at] ^= 0x01;
+    let (snap, model) = imported_rocks(dir.path(), 800, s);
+    let (key, leaf, bad) = flipped_leaf(&snap, &model);
     raw_put_node(dir.path(), leaf.hash(), &bad);
 
     let store = RocksStore::open(dir.path()).expect("reopen");
@@ -247,12 +246,7 @@ fn a_value_that_does_not_hash_to_its_key_in_rocks_is_corrupt_never_data() {
 fn a_flipped_byte_in_a_rocks_table_is_an_error_and_undoing_it_restores_everything() {
     let s = seed(83);
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut map, _) = random_map(MapKind::AccountState, 3000, s);
-    let snap = map.snapshot();
-    {
-        let store = RocksStore::open(dir.path()).expect("open");
-        import_ledger(&store, "t", Some(&snap), None, None, &mut |_| {}).expect("import");
-    }
+    let (snap, _) = imported_rocks(dir.path(), 3000, s);
     // Into table files (RocksStore leaves writes in the WAL and memtable).
     raw(dir.path(), |db| {
         for cf in ["nodes", "meta"] {
@@ -499,12 +493,8 @@ fn write_snapshot_to_rocks_stores_every_node() {
     ] {
         let (mut map, model) = random_map(kind, 1200, s);
         let snap = map.snapshot();
-        let w = write_snapshot(&store, &snap, &mut |_| {}).expect("write");
-        assert!(w.written > 1200);
-        let sm = StoredMap::open(&store, snap.root_hash(), kind).expect("open");
-        let items: Vec<(Key, Vec<u8>)> = sm.iter().collect::<Result<_, _>>().expect("iterate");
-        let want: Vec<(Key, Vec<u8>)> = model.iter().map(|(k, d)| (*k, d.clone())).collect();
-        assert_eq!(items, want, "seed {s}: {kind:?}");
+        let context = format!("seed {s}: {kind:?}");
+        let (_, w) = write_and_iterate(&store, &snap, kind, &model, 1200, &context);
         assert_eq!(
             verify_all(&store, &snap.root_hash())
                 .expect("verifies")

@@ -9,10 +9,46 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Key, MapKind, ShaMap, Snapshot};
 use shamap_store::{
-    import_ledger, Batch, ImportedLedger, NodeObject, NodeStore, NodeStoreExt, NodeType,
+    import_ledger, write_snapshot, Batch, ImportedLedger, NodeObject, NodeStore, NodeStoreExt,
+    NodeType, StoredMap, WriteStats,
 };
 
 pub use crate::seeds::seed;
+
+/// Writes `snap` to `store` (more than `min_written` nodes), opens it as
+/// a stored map of `kind` and checks that it iterates, in order, as
+/// `model` (`context` names the case in the failure).
+pub fn write_and_iterate<'s>(
+    store: &'s dyn NodeStore,
+    snap: &Snapshot,
+    kind: MapKind,
+    model: &BTreeMap<Key, Vec<u8>>,
+    min_written: u64,
+    context: &str,
+) -> (StoredMap<'s>, WriteStats) {
+    let stats = write_snapshot(store, snap, &mut |_| {}).expect("write");
+    assert!(stats.written > min_written, "{context}");
+    let sm = StoredMap::open(store, snap.root_hash(), kind).expect("open");
+    let items: Vec<(Key, Vec<u8>)> = sm.iter().collect::<Result<_, _>>().expect("iterate");
+    let want: Vec<(Key, Vec<u8>)> = model.iter().map(|(k, d)| (*k, d.clone())).collect();
+    assert_eq!(items, want, "{context}");
+    (sm, stats)
+}
+
+/// The 18th entry of `model` (a state map), its leaf in `snap`, and the
+/// leaf's stored value with one byte flipped 40 bytes from its end.
+pub fn flipped_leaf<'m>(
+    snap: &Snapshot,
+    model: &'m BTreeMap<Key, Vec<u8>>,
+) -> (&'m Key, NodeObject, Vec<u8>) {
+    let (key, _) = model.iter().nth(17).expect("entry");
+    let proof = snap.proof_path(key);
+    let leaf = NodeObject::from_wire(MapKind::AccountState, &proof.nodes[0]).expect("leaf");
+    let mut bad = leaf.value().to_vec();
+    let at = bad.len() - 40;
+    bad[at] ^= 0x01;
+    (key, leaf, bad)
+}
 
 /// `n` random entries (keys random, data 12..60 bytes) as a map and its
 /// `BTreeMap` model.

@@ -37,6 +37,13 @@ impl Tmpfs {
         Some(Tmpfs { _dir: dir, path })
     }
 
+    /// [`Tmpfs::mount`], and the path `db` on it for a store.
+    pub fn mount_db(size: &str) -> Option<(Tmpfs, PathBuf)> {
+        let fs = Tmpfs::mount(size)?;
+        let db = fs.path.join("db");
+        Some((fs, db))
+    }
+
     /// Remounts with `opts` (`ro`, `size=64m`, ...).
     pub fn remount(&self, opts: &str) {
         let ok = Command::new("mount")

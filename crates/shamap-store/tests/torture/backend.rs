@@ -85,18 +85,7 @@ impl Backend {
             Backend::Log => &Class::ALL,
             // Batches are the node log's own format; elsewhere the files
             // are the engine's.
-            _ => &[
-                Class::Sigkill,
-                Class::Close,
-                Class::Truncate,
-                Class::Flip,
-                Class::Fifo,
-                Class::Lock,
-                Class::Enospc,
-                Class::After,
-                Class::PowerLoss,
-                Class::AckFail,
-            ],
+            _ => &Class::ENGINE,
         }
     }
 }

@@ -42,6 +42,20 @@ impl Class {
         Class::PowerLoss,
         Class::AckFail,
     ];
+    /// All but the faults of the node log's own batch format (replay,
+    /// swap), in [`Class::ALL`]'s order: those of another engine's files.
+    pub(super) const ENGINE: [Class; 10] = {
+        let mut out = [Class::Sigkill; 10];
+        let (mut i, mut n) = (0, 0);
+        while i < Class::ALL.len() {
+            if !matches!(Class::ALL[i], Class::Replay | Class::Swap) {
+                out[n] = Class::ALL[i];
+                n += 1;
+            }
+            i += 1;
+        }
+        out
+    };
     /// The faults applied to a copy of the files.
     pub(super) const FILE: [Class; 5] = [
         Class::Truncate,

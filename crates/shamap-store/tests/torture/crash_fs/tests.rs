@@ -106,27 +106,28 @@ fn power_loss_keeps_the_synced_and_drops_any_subset_of_the_rest() {
     );
 }
 
+/// Writes `bytes` as the file `path` and syncs it.
+fn write_synced(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).expect("write");
+    std::fs::File::open(path)
+        .expect("open")
+        .sync_all()
+        .expect("sync");
+}
+
 /// A rename made durable by a directory sync survives; the renamed
 /// file's synced bytes with it.
 #[test]
 fn a_synced_rename_survives_and_an_unsynced_one_may_not() {
     let Some(m) = mounted() else { return };
     let db = m.path().join("db");
-    std::fs::write(db.join("x.tmp"), b"first").expect("write");
-    std::fs::File::open(db.join("x.tmp"))
-        .expect("open")
-        .sync_all()
-        .expect("sync");
+    write_synced(&db.join("x.tmp"), b"first");
     std::fs::rename(db.join("x.tmp"), db.join("x")).expect("rename");
     std::fs::File::open(&db)
         .expect("dir")
         .sync_all()
         .expect("dir sync");
-    std::fs::write(db.join("y.tmp"), b"second").expect("write");
-    std::fs::File::open(db.join("y.tmp"))
-        .expect("open")
-        .sync_all()
-        .expect("sync");
+    write_synced(&db.join("y.tmp"), b"second");
     std::fs::rename(db.join("y.tmp"), db.join("x")).expect("rename over");
     let out = tempfile::tempdir().expect("tempdir");
     let mut rng = SmallRng::seed_from_u64(41);

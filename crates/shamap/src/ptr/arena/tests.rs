@@ -142,19 +142,30 @@ fn release_frees_an_unshared_tree() {
     a.audit().expect("pools consistent");
 }
 
+/// An arena of the default size classes with stored leaf hashes that
+/// moves to huge pages past `threshold` bytes.
+fn beyond(threshold: usize) -> NodeArena {
+    NodeArena::with_policy(
+        SizeClasses::DEFAULT,
+        HugePages::Beyond(threshold),
+        LeafHashes::Stored,
+    )
+}
+
+/// The key whose first four bytes are `i`, big-endian, and the rest zero.
+fn numbered_key(i: u32) -> Key {
+    let mut k = [0u8; 32];
+    k[..4].copy_from_slice(&i.to_be_bytes());
+    Key(k)
+}
+
 #[test]
 fn a_beyond_policy_moves_new_blocks_to_huge_regions_past_its_threshold() {
-    let mut a = NodeArena::with_policy(
-        SizeClasses::DEFAULT,
-        HugePages::Beyond(1 << 20),
-        LeafHashes::Stored,
-    );
+    let mut a = beyond(1 << 20);
     assert_eq!(a.source(), BlockSource::Pages);
     let mut leaves = Vec::new();
     for i in 0..40_000u32 {
-        let mut k = [0u8; 32];
-        k[..4].copy_from_slice(&i.to_be_bytes());
-        leaves.push(a.new_leaf(&Key(k), &[7u8; 64]));
+        leaves.push(a.new_leaf(&numbered_key(i), &[7u8; 64]));
     }
     assert_eq!(a.source(), BlockSource::Huge, "switched past 1 MiB");
     let never = NodeArena::with_policy(SizeClasses::DEFAULT, HugePages::Never, LeafHashes::Stored);
@@ -170,17 +181,11 @@ fn a_beyond_policy_moves_new_blocks_to_huge_regions_past_its_threshold() {
 /// bytes touched are not, and only those count.
 #[test]
 fn a_beyond_policy_counts_touched_bytes_not_blocks_held() {
-    let mut a = NodeArena::with_policy(
-        SizeClasses::DEFAULT,
-        HugePages::Beyond(8 << 20),
-        LeafHashes::Stored,
-    );
+    let mut a = beyond(8 << 20);
     let mut leaves = Vec::new();
     for i in 0..8192u32 {
-        let mut k = [0u8; 32];
-        k[..4].copy_from_slice(&i.to_be_bytes());
         let len = (i as usize % 100 + 1) * 8;
-        leaves.push(a.new_leaf(&Key(k), &vec![7u8; len]));
+        leaves.push(a.new_leaf(&numbered_key(i), &vec![7u8; len]));
     }
     let c = a.counters();
     let (blocks, touched) = c
