@@ -62,6 +62,13 @@ pub(crate) fn base() -> Ledger {
     Ledger::from_dump(&data("ledger-38129.json")).expect("ledger 38129")
 }
 
+/// The test's seed ([`seed`]`(default)`) and the history of `count`
+/// ledgers after [`base`] made from it.
+pub(crate) fn seeded_history(default: u64, count: usize) -> (u64, Vec<Ledger>) {
+    let s = seed(default);
+    (s, history(base(), count, s))
+}
+
 /// The header, the state root and a state leaf of `l`.
 fn keys(l: &Ledger) -> [Hash256; 3] {
     let mut leaf = None;
@@ -141,8 +148,7 @@ fn shipped_ledgers_read_back_whole() {
 /// in the data file.
 #[test]
 fn a_history_is_audited_ledger_by_ledger() {
-    let s = seed(40);
-    let ledgers = history(base(), 8, s);
+    let (s, ledgers) = seeded_history(40, 8);
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("nudb");
     write_ledgers(&db, NudbOptions::default(), &ledgers).expect("write");
@@ -191,8 +197,7 @@ fn a_history_is_audited_ledger_by_ledger() {
 /// the path, read as one store; every ledger whole.
 #[test]
 fn a_rotated_store_opens_as_one() {
-    let s = seed(41);
-    let ledgers = history(base(), 6, s);
+    let (s, ledgers) = seeded_history(41, 6);
     let dir = tempfile::tempdir().expect("tempdir");
     write_rotated(dir.path(), NudbOptions::default(), &ledgers, 3).expect("rotated");
     let opened = open_with(dir.path(), &OpenOptions::new(Access::Read)).expect("opens");
@@ -246,8 +251,7 @@ fn assert_damage(r: &AuditReport, key: &Hash256, offset: Option<u64>, what: &str
 /// damaged (by the scan), the ledger is broken, the earlier ledgers whole.
 #[test]
 fn a_flipped_byte_is_found_with_its_key_and_offset() {
-    let s = seed(42);
-    let ledgers = history(base(), 3, s);
+    let (s, ledgers) = seeded_history(42, 3);
     let last = ledgers.last().expect("ledgers");
     for (i, name) in ["header", "inner node", "leaf"].into_iter().enumerate() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -542,8 +546,7 @@ fn an_entry_naming_another_record_breaks_the_ledger() {
 /// still gives its sequence, from `ledger.db`.
 #[test]
 fn a_ledger_without_its_header_keeps_its_sequence_from_ledger_db() {
-    let s = seed(42);
-    let ledgers = history(base(), 3, s);
+    let (s, ledgers) = seeded_history(42, 3);
     let dir = tempfile::tempdir().expect("tempdir");
     let w =
         write_ledgers(&dir.path().join("full"), NudbOptions::default(), &ledgers).expect("write");
