@@ -6,14 +6,13 @@
 
 use shamap_nudb_writer::{faults, write_ledger_db, write_ledgers, NudbOptions};
 
-use crate::support::{data, files_in, history_38129, ok, one_error_line, shamap};
+use crate::support::{data, files_in, history_38129, nudb_in, ok, one_error_line, shamap};
 
 #[test]
 fn verify_and_info_on_a_whole_store() {
     let ls = history_38129(4, 40);
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls).expect("write");
+    let db = nudb_in(dir.path(), &ls);
     let before = files_in(&db);
     let db_s = db.to_str().expect("utf-8");
     let out = ok(&shamap(["verify", "--db", db_s], None)).to_owned();

@@ -36,6 +36,14 @@ pub fn history_38129(count: usize, seed: u64) -> Vec<shamap_nudb_writer::Ledger>
     )
 }
 
+/// `ls` written as a NuDB store at `dir/nudb`: its path.
+pub fn nudb_in(dir: &Path, ls: &[shamap_nudb_writer::Ledger]) -> PathBuf {
+    let db = dir.join("nudb");
+    shamap_nudb_writer::write_ledgers(&db, shamap_nudb_writer::NudbOptions::default(), ls)
+        .expect("write");
+    db
+}
+
 /// The files directly in `dir` (not below it), by path, with their bytes.
 pub fn files_in(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
     std::fs::read_dir(dir)
