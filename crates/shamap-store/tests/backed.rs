@@ -3,7 +3,6 @@
 //! enough that every walk evicts, loads and spills.
 
 use std::collections::BTreeMap;
-use std::ops::ControlFlow;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -14,19 +13,7 @@ use shamap_store::{
 
 use crate::support::{import_random, random_map, seed};
 
-/// A backed map's items, checked to come in ascending key order.
-pub(crate) fn contents(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut last: Option<Key> = None;
-    m.for_each(&mut |k, v| {
-        assert!(last.is_none_or(|l| l < *k), "keys ascend");
-        last = Some(*k);
-        out.insert(*k, v.to_vec());
-        ControlFlow::Continue(())
-    })
-    .expect("scan");
-    out
-}
+pub(crate) use crate::backed_common::contents;
 
 /// A key near an existing one (sharing `share` nibbles), or a fresh one.
 fn pick_key(rng: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Key {

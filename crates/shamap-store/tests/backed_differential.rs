@@ -16,17 +16,8 @@ use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{verify_all, BackedMap, BackedOptions, MemStore};
 
 use crate::backed::contents;
+use crate::backed_common::small_key;
 use crate::support::seed;
-
-/// A key from a space of 256 whose members share prefixes of 1, 15 or 31
-/// bytes (bits 0-1 set byte 0, bits 2-3 byte 15, bits 4-7 byte 31).
-fn small_key(b: u8) -> Key {
-    let mut k = [0x5a; 32];
-    k[0] = b & 0x03;
-    k[15] = (b >> 2) & 0x03;
-    k[31] = b >> 4;
-    Key(k)
-}
 
 /// 12 to 75 random bytes.
 fn random_data(rng: &mut SmallRng) -> Vec<u8> {

@@ -2,6 +2,7 @@
 
 mod ack_faults;
 mod backed;
+mod backed_common;
 mod backed_differential;
 mod backed_faults;
 mod bad_day;
