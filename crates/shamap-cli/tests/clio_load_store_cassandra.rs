@@ -16,7 +16,7 @@ use shamap_nudb_writer::{write_ledger_db, write_ledgers, Ledger, NudbOptions};
 
 use crate::cassandra_cluster::cluster;
 use crate::clio_ledgers::{load, nudb_ledgers, nudb_store};
-use crate::support::{assert_contains, one_error_line, shamap, shamap_within, Run};
+use crate::support::{assert_contains, one_error_line, shamap, Run};
 
 pub fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/cli_load_{name}_{}", std::process::id())
@@ -48,17 +48,39 @@ pub fn node_log(dir: &Path, ledgers: &[Ledger]) -> PathBuf {
     db
 }
 
-pub fn clio_load(from: &Path, db: &str, extra: &[&str]) -> Run {
+/// `shamap clio SUB --from FROM --db DB EXTRA...`.
+pub fn clio_from(sub: &str, from: &Path, db: &str, extra: &[&str]) -> Run {
     let mut args = vec![
         "clio",
-        "load",
+        sub,
         "--from",
         from.to_str().expect("utf-8"),
         "--db",
         db,
     ];
     args.extend_from_slice(extra);
-    shamap_within(args, None, Duration::from_secs(300))
+    shamap(args, None)
+}
+
+pub fn clio_load(from: &Path, db: &str, extra: &[&str]) -> Run {
+    clio_from("load", from, db, extra)
+}
+
+/// `shamap clio verify --db DB [ARGS]`, which must exit 0: its run.
+pub fn clio_verify_passes(db: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["clio", "verify", "--db", db];
+    args.extend_from_slice(extra);
+    let r = shamap(args, None);
+    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    r
+}
+
+/// Drops the keyspace at `url` (what a test loaded into).
+pub fn drop_keyspace(url: &str) {
+    shamap_clio::ClioLoader::create_fresh(url)
+        .expect("reconnect")
+        .drop_keyspace()
+        .expect("drop");
 }
 
 /// Every core table of `a` (prefix `pa`) equals `b`'s (prefix `pb`).
@@ -134,8 +156,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
             .len(),
         want
     );
-    let r = shamap(["clio", "verify", "--db", &u, "--table-prefix", "c_"], None);
-    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    let r = clio_verify_passes(&u, &["--table-prefix", "c_"]);
     assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
     // An account_tx row lost is found and written again by `clio repair`.
     let (seq, meta) = chain
@@ -158,20 +179,11 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
         ))
         .expect("delete");
     let s = seq.to_string();
-    let r = shamap(
-        [
-            "clio",
-            "repair",
-            "--from",
-            nudb.to_str().expect("utf-8"),
-            "--db",
-            &u,
-            "--table-prefix",
-            "c_",
-            "--ledger",
-            &s,
-        ],
-        None,
+    let r = clio_from(
+        "repair",
+        &nudb,
+        &u,
+        &["--table-prefix", "c_", "--ledger", &s],
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(
@@ -268,8 +280,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_contains(&r.stdout, "wrote 24 ledgers (");
     assert_contains(&r.stdout, "ledger_range 300..339 (was 320..335)");
-    let r = shamap(["clio", "verify", "--db", &u3], None);
-    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    let r = clio_verify_passes(&u3, &[]);
     assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
     for t in CORE_TABLES {
         let ours = table_rows(&u3, None, t).expect("rows");
@@ -290,10 +301,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
         }
     }
     for k in [&u, &u2, &u3] {
-        shamap_clio::ClioLoader::create_fresh(k)
-            .expect("reconnect")
-            .drop_keyspace()
-            .expect("drop");
+        drop_keyspace(k);
     }
     loader.drop_keyspace().expect("drop");
 }
@@ -347,12 +355,8 @@ fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
     assert!(rows("objects")
         .iter()
         .all(|r| !r.contains("Some(BigInt(310))")));
-    let r = shamap(["clio", "verify", "--db", &u], None);
-    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    clio_verify_passes(&u, &[]);
+    drop_keyspace(&u);
 }
 
 /// `clio load` SIGKILLed part way resumes: run again, it writes the ledger
@@ -425,10 +429,7 @@ fn a_load_killed_mid_way_resumes() {
     let reference = url(&host, "killedref");
     let loader = load(&reference, &chain);
     same_rows(&u, "k_", &reference, "");
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    drop_keyspace(&u);
     loader.drop_keyspace().expect("drop");
 }
 
@@ -496,8 +497,7 @@ fn load_from_a_directory_of_ledger_dumps() {
             "a directory: {row}"
         );
     }
-    let r = shamap(["clio", "verify", "--db", &u], None);
-    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    let r = clio_verify_passes(&u, &[]);
     assert_contains(&r.stdout, "261 live keys re-read, all match");
     // A dump whose account_hash is not its state's.
     let text = std::fs::read_to_string(&file).expect("read");
@@ -513,10 +513,7 @@ fn load_from_a_directory_of_ledger_dumps() {
     let e = one_error_line(&clio_load(bad.path(), &u2, &["--ledgers", "38129"]), 1);
     assert_contains(&e, "computed account_hash 2C23D15B");
     assert_contains(&e, "differs from the file's");
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    drop_keyspace(&u);
     loader.drop_keyspace().expect("drop");
 }
 
@@ -559,10 +556,7 @@ fn load_from_a_cassandra_node_store() {
     let loader = load(&reference, &chain);
     same_rows(&u, "", &reference, "");
     for k in [&u, &node_store] {
-        shamap_clio::ClioLoader::create_fresh(k)
-            .expect("reconnect")
-            .drop_keyspace()
-            .expect("drop");
+        drop_keyspace(k);
     }
     loader.drop_keyspace().expect("drop");
 }
@@ -641,8 +635,5 @@ fn a_range_moved_by_another_writer_stops_the_load() {
     assert_contains(&e, "another writer moved it");
     assert_eq!(last(), 5000, "left as the other writer set it");
     drop(reader);
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    drop_keyspace(&u);
 }
