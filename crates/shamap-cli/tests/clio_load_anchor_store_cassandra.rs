@@ -8,7 +8,7 @@
 
 use shamap_clio::{random_chain, table_rows};
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::clio_ledgers::{nudb_ledgers, nudb_store};
 use crate::clio_load_store_cassandra::{
     clio_from, clio_load, clio_verify_passes, drop_keyspace, url, SHAPE,
@@ -17,9 +17,7 @@ use crate::support::{assert_contains, one_error_line};
 
 #[test]
 fn only_ledgers_authenticated_from_the_anchor_are_loaded() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let ledgers = nudb_ledgers(&random_chain(29, SHAPE));
     let dir = tempfile::tempdir().expect("tempdir");
     let db = nudb_store(dir.path(), &ledgers);

@@ -14,7 +14,7 @@ use std::time::Duration;
 use shamap_clio::{random_chain, table_rows, ChainShape, CORE_TABLES};
 use shamap_nudb_writer::{write_ledger_db, write_ledgers, Ledger, NudbOptions};
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::clio_ledgers::{load, nudb_ledgers, nudb_store};
 use crate::support::{assert_contains, one_error_line, shamap, Run};
 
@@ -97,9 +97,7 @@ pub fn same_rows(a: &str, pa: &str, b: &str, pb: &str) {
 
 #[test]
 fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let chain = random_chain(21, SHAPE);
     let ledgers = nudb_ledgers(&chain);
     let dir = tempfile::tempdir().expect("tempdir");
@@ -311,9 +309,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
 /// the range ends before it.
 #[test]
 fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let chain = random_chain(23, SHAPE);
     let ledgers = nudb_ledgers(&chain);
     let dir = tempfile::tempdir().expect("tempdir");
@@ -365,9 +361,7 @@ fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
 #[test]
 fn a_load_killed_mid_way_resumes() {
     use std::process::{Command, Stdio};
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let shape = ChainShape {
         first_seq: 1000,
         ledgers: 400,
@@ -439,9 +433,7 @@ fn a_load_killed_mid_way_resumes() {
 /// in one line, nothing written.
 #[test]
 fn load_from_a_directory_of_ledger_dumps() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = crate::support::data("ledger-full-38129.json");
     std::fs::copy(&file, dir.path().join("38129.json")).expect("copy");
@@ -521,9 +513,7 @@ fn load_from_a_directory_of_ledger_dumps() {
 /// loads into a Clio keyspace row for row as the tests' loader writes it.
 #[test]
 fn load_from_a_cassandra_node_store() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let shape = ChainShape {
         first_seq: 50,
         ledgers: 8,
@@ -567,9 +557,7 @@ fn load_from_a_cassandra_node_store() {
 #[test]
 fn a_range_moved_by_another_writer_stops_the_load() {
     use std::process::{Command, Stdio};
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let shape = ChainShape {
         first_seq: 1000,
         ledgers: 400,
