@@ -13,7 +13,7 @@ use shamap_nudb_writer::faults::{self, Field};
 use shamap_nudb_writer::ledgers::node_value;
 use shamap_nudb_writer::{
     history, write_ledger, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType,
-    Ledger, NudbOptions, NudbWriter, Written,
+    Ledger, NudbOptions, NudbWriter,
 };
 use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport, NudbStore};
 use shamap_store::findings::Only;
@@ -396,47 +396,38 @@ fn a_truncated_data_file_is_damage() {
 #[test]
 fn refusals_at_opening_name_the_file() {
     let l = base();
-    type Damage = fn(&Path, &Written) -> Result<(), String>;
-    let cases: [(&str, Damage, &str); 6] = [
-        (
-            "uid",
-            |d, _| faults::patch_key_header(d, Field::Uid(99)),
-            "nudb.key",
-        ),
+    /// A header field patched in the key file or in both files, or the
+    /// log of another store.
+    enum Damage {
+        Key(Field),
+        Both(Field),
+        ForeignLog,
+    }
+    let cases = [
+        ("uid", Damage::Key(Field::Uid(99)), "nudb.key"),
         (
             "appnum in the key file",
-            |d, _| faults::patch_key_header(d, Field::Appnum(2)),
+            Damage::Key(Field::Appnum(2)),
             "nudb.key",
         ),
-        (
-            "log of another store",
-            |d, _| {
-                let mut log = b"nudb.log".to_vec();
-                log.resize(80, 0x11);
-                faults::write_log(d, &log)
-            },
-            "nudb.log",
-        ),
-        (
-            "appnum",
-            |d, _| faults::patch_both_headers(d, Field::Appnum(7)),
-            "appnum 7",
-        ),
-        (
-            "key size",
-            |d, _| faults::patch_both_headers(d, Field::KeySize(20)),
-            "key size",
-        ),
-        (
-            "pepper",
-            |d, _| faults::patch_key_header(d, Field::Pepper(5)),
-            "pepper",
-        ),
+        ("log of another store", Damage::ForeignLog, "nudb.log"),
+        ("appnum", Damage::Both(Field::Appnum(7)), "appnum 7"),
+        ("key size", Damage::Both(Field::KeySize(20)), "key size"),
+        ("pepper", Damage::Key(Field::Pepper(5)), "pepper"),
     ];
     for (what, damage, expect) in cases {
         let dir = tempfile::tempdir().expect("tempdir");
-        let w = write_ledger(dir.path(), small(), &l).expect("write");
-        damage(dir.path(), &w).expect("damage");
+        write_ledger(dir.path(), small(), &l).expect("write");
+        match damage {
+            Damage::Key(f) => faults::patch_key_header(dir.path(), f),
+            Damage::Both(f) => faults::patch_both_headers(dir.path(), f),
+            Damage::ForeignLog => {
+                let mut log = b"nudb.log".to_vec();
+                log.resize(80, 0x11);
+                faults::write_log(dir.path(), &log)
+            }
+        }
+        .expect("damage");
         let before = snapshot(dir.path());
         let e = NudbStore::open(dir.path()).expect_err(what).to_string();
         assert!(e.contains(expect), "{what}: {e}");
