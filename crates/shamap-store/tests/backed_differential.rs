@@ -13,11 +13,11 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::xrpl::transaction_id;
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::{verify_all, BackedMap, BackedOptions, MemStore};
+use shamap_store::{verify_all, BackedMap, MemStore};
 
 use crate::backed::contents;
 use crate::backed_common::small_key;
-use crate::support::seed;
+use crate::support::{seed, with_budget};
 
 /// 12 to 75 random bytes.
 fn random_data(rng: &mut SmallRng) -> Vec<u8> {
@@ -30,10 +30,7 @@ fn random_data(rng: &mut SmallRng) -> Vec<u8> {
 fn differential(kind: MapKind, budget: usize, blocks: u32, ops: u32, s: u64) -> (u32, u32, u64) {
     let mut rng = SmallRng::seed_from_u64(s);
     let store = MemStore::new();
-    let opts = BackedOptions {
-        budget_bytes: budget,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(budget);
     let mut backed = BackedMap::new(&store, kind, opts);
     let mut engine = ShaMap::new(kind);
     // Transaction IDs of data already written, so that removes and

@@ -19,7 +19,7 @@ use shamap_store::{
 
 use crate::backed::{contents, random_ops_against_oracles};
 use crate::crash;
-use crate::support::{random_map, seed};
+use crate::support::{random_map, seed, with_budget};
 use crate::tmpfs::Tmpfs;
 
 pub(crate) fn open_log(dir: &Path) -> LogStore {
@@ -229,10 +229,7 @@ fn a_backed_maps_budget_covers_the_node_logs_index() {
         "{resident} vs {index}"
     );
     let budget = 4 * index as usize;
-    let opts = BackedOptions {
-        budget_bytes: budget,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(budget);
     let map = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
     for (k, v) in &model {
         assert_eq!(map.get(k).expect("get").as_ref(), Some(v), "seed {s}");
