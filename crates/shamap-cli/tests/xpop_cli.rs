@@ -10,18 +10,13 @@ use shamap::xrpl::transaction_id;
 use shamap_auth::validation::Validation;
 use shamap_auth::{KeyPair, ValidatorList};
 
+use crate::data_files::json_files;
 use crate::support::{data, history_38129, nudb_in, one_error_line, shamap};
 
 const XAHAU_VL_KEY: &str = "ED74D4036C6591A4BDF9C54CEFA39B996A5DCE5F86D11FDA1874481CE9D5A1CDC1";
 
 fn real_xpops() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(data("xpop-xahaud"))
-        .expect("data/xpop-xahaud")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    v
+    json_files(&data("xpop-xahaud"))
 }
 
 #[test]

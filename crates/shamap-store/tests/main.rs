@@ -12,6 +12,7 @@ mod cassandra;
 #[cfg(feature = "cassandra")]
 mod cassandra_cluster;
 mod crash;
+mod data_files;
 mod disk_faults;
 mod faults;
 mod fjall_damage;

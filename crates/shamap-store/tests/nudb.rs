@@ -21,6 +21,7 @@ use shamap_store::{
     open_with, verify_all, Access, NodeObject, NodeStore, NodeStoreExt, OpenOptions, Opened,
 };
 
+use crate::data_files::json_files;
 use crate::support::{data, files_under, seed};
 
 /// Every file under `dir` with its bytes: what must not change.
@@ -85,14 +86,8 @@ fn keys(l: &Ledger) -> [Hash256; 3] {
 /// small blocks (spill records); the audit finds the ledger whole.
 #[test]
 fn shipped_ledgers_read_back_whole() {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(data(""))
-        .expect("data")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
     let mut tested = 0;
-    for path in paths {
+    for path in json_files(&data("")) {
         let Ok(l) = Ledger::from_dump(&path) else {
             continue;
         };
