@@ -22,26 +22,18 @@
 #![no_main]
 
 use std::collections::BTreeMap;
-use std::ops::ControlFlow;
 
 use libfuzzer_sys::fuzz_target;
 use shamap::xrpl::transaction_id;
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{verify_all, BackedMap, BackedOptions, MemStore};
 
+#[path = "../../crates/shamap-store/tests/backed_common.rs"]
+mod backed_common;
+use backed_common::{contents, small_key};
+
 /// At most this many operations per input, so that one run stays short.
 const MAX_OPS: usize = 3000;
-
-/// A key from a space of 256 that share long prefixes: bits 0-1 set byte
-/// 0, bits 2-3 byte 15, bits 4-7 byte 31, so keys part at the first, the
-/// middle or the last nibbles and the trees grow deep inner chains.
-fn small_key(b: u8) -> Key {
-    let mut k = [0x5a; 32];
-    k[0] = b & 0x03;
-    k[15] = (b >> 2) & 0x03;
-    k[31] = b >> 4;
-    Key(k)
-}
 
 /// 12 to 75 bytes, a pattern of `b` (the same `b` gives the same data).
 fn small_data(b: u8) -> Vec<u8> {
@@ -49,20 +41,6 @@ fn small_data(b: u8) -> Vec<u8> {
     (0..len)
         .map(|i| b.wrapping_mul(31).wrapping_add(i as u8))
         .collect()
-}
-
-/// The items of a backed map, checked to ascend.
-fn backed_items(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut last: Option<Key> = None;
-    m.for_each(&mut |k, v| {
-        assert!(last.is_none_or(|l| l < *k), "backed keys ascend");
-        last = Some(*k);
-        out.insert(*k, v.to_vec());
-        ControlFlow::Continue(())
-    })
-    .expect("a backed map over a memory store scans");
-    out
 }
 
 fn engine_items(m: &ShaMap) -> BTreeMap<Key, Vec<u8>> {
@@ -149,10 +127,10 @@ fn run(data: &[u8]) {
     }
     end_block(&store, &mut backed, &mut engine, opts, false, block);
     let items = engine_items(&engine);
-    assert_eq!(backed_items(&backed), items, "contents differ");
+    assert_eq!(contents(&backed), items, "contents differ");
     let root = engine.root_hash();
     let reopened = BackedMap::open(&store, root, kind, opts).expect("reopen at the end");
-    assert_eq!(backed_items(&reopened), items, "reopened contents differ");
+    assert_eq!(contents(&reopened), items, "reopened contents differ");
     if root != Hash256::ZERO {
         let report = verify_all(&store, &root).expect("every committed node verifies");
         assert_eq!(report.leaves as usize, items.len());

@@ -12,6 +12,14 @@ pub fn take32(data: &mut &[u8]) -> [u8; 32] {
     out
 }
 
+/// Runs the mode that `data`'s first byte picks (`modes[byte % len]`) on
+/// the rest of it; nothing for an empty input.
+pub fn run_mode(data: &[u8], modes: &[fn(&[u8])]) {
+    if let Some((&mode, rest)) = data.split_first() {
+        modes[usize::from(mode) % modes.len()](rest);
+    }
+}
+
 /// Splits `data` into at most `max` blobs, each a 2-byte little-endian
 /// length and that many bytes (cut short at the end of the input).
 pub fn split_blobs(mut data: &[u8], max: usize) -> Vec<Vec<u8>> {

@@ -178,13 +178,13 @@ fn model(mut data: &[u8], f: HashFunction) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else {
-        return;
-    };
-    match mode % 4 {
-        0 => raw(rest),
-        1 => chained(rest),
-        2 => model(rest, HashFunction::Sha512Half),
-        _ => model(rest, HashFunction::Blake3),
-    }
+    common::run_mode(
+        data,
+        &[
+            raw,
+            chained,
+            |d| model(d, HashFunction::Sha512Half),
+            |d| model(d, HashFunction::Blake3),
+        ],
+    );
 });

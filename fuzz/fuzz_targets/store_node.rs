@@ -168,13 +168,8 @@ fn hostile_store_mode(data: &[u8]) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else {
-        return;
-    };
-    match mode % 4 {
-        0 => value_mode(rest),
-        1 => hashed_value_mode(rest),
-        2 => sync_mode(rest),
-        _ => hostile_store_mode(rest),
-    }
+    common::run_mode(
+        data,
+        &[value_mode, hashed_value_mode, sync_mode, hostile_store_mode],
+    );
 });

@@ -46,6 +46,14 @@ fn check(backend: Backend, msgs: &[&[u8]], seed: u64, what: &str) {
     }
 }
 
+/// [`check`] of every backend of `backends` on the messages `owned`.
+fn check_owned(backends: &[Backend], owned: &[Vec<u8>], seed: u64, what: &str) {
+    let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+    for &backend in backends {
+        check(backend, &msgs, seed, what);
+    }
+}
+
 /// Every length 0..=MAX_LEN in batches of equal lengths: one batch of
 /// `1 + len % 40` messages (sizes 1..=40: full, partial and tiny batches)
 /// and one of 33 (two full 16-lane batches or four 8-lane ones, plus a lone
@@ -86,10 +94,12 @@ fn mixed_lengths_every_length() {
             let n = rng.gen_range(1..=40).min(rest.len());
             let owned: Vec<Vec<u8>> = rest[..n].iter().map(|&l| bytes(&mut rng, l)).collect();
             rest = &rest[n..];
-            let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-            for &backend in &backends {
-                check(backend, &msgs, seed, &format!("mixed pass {pass}, n {n}"));
-            }
+            check_owned(
+                &backends,
+                &owned,
+                seed,
+                &format!("mixed pass {pass}, n {n}"),
+            );
         }
     }
 }
@@ -112,10 +122,7 @@ fn few_lengths_many_groups() {
                     bytes(&mut rng, len)
                 })
                 .collect();
-            let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-            for &backend in &backends {
-                check(backend, &msgs, seed, &format!("round {round}, n {n}"));
-            }
+            check_owned(&backends, &owned, seed, &format!("round {round}, n {n}"));
         }
     }
 }
@@ -127,10 +134,7 @@ fn same_block_count_different_lengths() {
     let seed = 0xB1A4_E300_0004u64;
     let mut rng = SmallRng::seed_from_u64(seed);
     let owned: Vec<Vec<u8>> = (65..=128).map(|len| bytes(&mut rng, len)).collect();
-    let msgs: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
-    for backend in supported() {
-        check(backend, &msgs, seed, "two-block lengths 65..=128");
-    }
+    check_owned(&supported(), &owned, seed, "two-block lengths 65..=128");
 }
 
 /// The engine's shapes: 512 inner nodes of 516 bytes ("MIN\0" + 16 child
@@ -199,9 +203,7 @@ fn known_answers_and_empty_batch() {
 #[test]
 #[should_panic(expected = "one output slot per message")]
 fn length_mismatch_panics() {
-    let msgs: [&[u8]; 2] = [b"a", b"b"];
-    let mut out = [[0u8; 32]; 1];
-    hash_batch(&msgs, &mut out);
+    lanes::length_mismatch(hash_batch);
 }
 
 #[test]

@@ -7,9 +7,7 @@
 use std::time::Instant;
 
 use clap::{Parser, ValueEnum};
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use shamap::{Key, MapKind, MapOptions, ShaMap};
+use shamap::{MapKind, MapOptions, ShaMap};
 
 /// Where a build's time goes.
 #[derive(Parser)]
@@ -33,13 +31,14 @@ enum Build {
     Insert,
 }
 
+#[path = "common/mod.rs"]
+mod common;
+
 fn main() {
     let args = Args::parse();
     let (entries, rounds) = (args.entries, args.rounds);
     let inserts = args.build == Build::Insert;
-    let mut rng = SmallRng::seed_from_u64(7);
-    let data = vec![0x42u8; 64];
-    let mut keys: Vec<Key> = (0..entries).map(|_| Key(rng.gen())).collect();
+    let (_, data, mut keys) = common::inputs(entries);
     let mut sorted = keys.clone();
     sorted.sort_unstable();
     if !inserts {

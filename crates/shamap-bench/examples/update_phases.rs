@@ -8,9 +8,7 @@
 use std::time::{Duration, Instant};
 
 use clap::{Parser, ValueEnum};
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use shamap::{Key, MapKind, MapOptions, ShaMap};
+use shamap::{MapKind, MapOptions, ShaMap};
 
 #[path = "../src/workloads/blocks.rs"]
 mod blocks;
@@ -38,13 +36,14 @@ enum Apply {
     Apply,
 }
 
+#[path = "common/mod.rs"]
+mod common;
+
 fn main() {
     let args = Args::parse();
     let (entries, blocks) = (args.entries, args.blocks);
     let use_apply = args.apply == Apply::Apply;
-    let mut rng = SmallRng::seed_from_u64(7);
-    let data = vec![0x42u8; 64];
-    let mut keys: Vec<Key> = (0..entries).map(|_| Key(rng.gen())).collect();
+    let (mut rng, data, mut keys) = common::inputs(entries);
     let mut map = ShaMap::with_options(MapKind::AccountState, MapOptions::default());
     for k in &keys {
         map.upsert(*k, &data).expect("upsert");

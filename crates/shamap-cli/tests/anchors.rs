@@ -5,23 +5,13 @@
 //! lists across the gap; the forged one reported forged; nothing claimed
 //! without an anchor; the store's files unchanged.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 use shamap::xrpl::skip_list::{short_key, SkipList};
 use shamap_nudb_writer::{skip_list_history, write_ledger_db, write_ledgers, Ledger, NudbOptions};
 
-use crate::support::{data, shamap};
-
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .expect("read_dir")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.is_file())
-        .map(|p| (p.clone(), std::fs::read(&p).expect("read")))
-        .collect()
-}
+use crate::support::{data, files_in, shamap};
 
 /// `shamap verify --db DB --json --anchor LAST`, which must find one
 /// forged ledger of `ledgers` and none not authenticated: its JSON.
@@ -87,7 +77,7 @@ fn chain() -> Chain {
 #[test]
 fn a_chain_is_authenticated_from_its_last_hash_across_a_gap_and_a_forgery_is_named() {
     let c = chain();
-    let before = snapshot(&c.db);
+    let before = files_in(&c.db);
     let db = c.db.to_str().expect("utf-8");
     let last = c.ledgers.last().expect("one").hash().to_hex();
     // No anchor: damage-free, nothing called authenticated.
@@ -144,7 +134,7 @@ fn a_chain_is_authenticated_from_its_last_hash_across_a_gap_and_a_forgery_is_nam
         "{}",
         r.stdout
     );
-    assert_eq!(snapshot(&c.db), before, "the store's files changed");
+    assert_eq!(files_in(&c.db), before, "the store's files changed");
 }
 
 #[test]
@@ -279,7 +269,7 @@ fn a_ledger_db_naming_the_forged_ledger_blames_it_not_its_child() {
         })
         .collect();
     write_ledger_db(&c.db.join("ledger.db"), &headers).expect("ledger.db");
-    let before = snapshot(&c.db);
+    let before = files_in(&c.db);
     // Without an anchor the broken link is damage to 40301 (nothing says which side lies).
     let r = shamap(["verify", "--db", db], None);
     assert_eq!(r.code, Some(2), "{}", r.stderr);
@@ -300,5 +290,5 @@ fn a_ledger_db_naming_the_forged_ledger_blames_it_not_its_child() {
         "{}",
         v["nodes"]
     );
-    assert_eq!(snapshot(&c.db), before, "the store's files changed");
+    assert_eq!(files_in(&c.db), before, "the store's files changed");
 }

@@ -8,16 +8,16 @@
 
 use shamap_clio::{random_chain, table_rows};
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::clio_ledgers::{nudb_ledgers, nudb_store};
-use crate::clio_load_store_cassandra::{clio_load, url, SHAPE};
-use crate::support::{assert_contains, one_error_line, shamap};
+use crate::clio_load_store_cassandra::{
+    clio_from, clio_load, clio_verify_passes, drop_keyspace, url, SHAPE,
+};
+use crate::support::{assert_contains, one_error_line};
 
 #[test]
 fn only_ledgers_authenticated_from_the_anchor_are_loaded() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let ledgers = nudb_ledgers(&random_chain(29, SHAPE));
     let dir = tempfile::tempdir().expect("tempdir");
     let db = nudb_store(dir.path(), &ledgers);
@@ -70,28 +70,15 @@ fn only_ledgers_authenticated_from_the_anchor_are_loaded() {
     let r = clio_load(&db, &u, &["--ledgers", &range, "--anchor", &hash_of(39)]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_contains(&r.stdout, &format!("ledger_range {range}"));
-    let v = shamap(["clio", "verify", "--db", &u], None);
-    assert_eq!(v.code, Some(0), "{} {}", v.stdout, v.stderr);
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    clio_verify_passes(&u, &[]);
+    drop_keyspace(&u);
 
     // insert-floor takes no anchor.
-    let r = shamap(
-        [
-            "clio",
-            "insert-floor",
-            "--from",
-            db.to_str().expect("utf-8"),
-            "--db",
-            &url(&host, "anchor_floor"),
-            "--ledgers",
-            &range,
-            "--anchor",
-            &hash_of(39),
-        ],
-        None,
+    let r = clio_from(
+        "insert-floor",
+        &db,
+        &url(&host, "anchor_floor"),
+        &["--ledgers", &range, "--anchor", &hash_of(39)],
     );
     assert_contains(&one_error_line(&r, 2), "authenticates nothing");
 }

@@ -14,9 +14,9 @@ use std::time::Duration;
 use shamap_clio::{random_chain, table_rows, ChainShape, CORE_TABLES};
 use shamap_nudb_writer::{write_ledger_db, write_ledgers, Ledger, NudbOptions};
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::clio_ledgers::{load, nudb_ledgers, nudb_store};
-use crate::support::{assert_contains, one_error_line, shamap, shamap_within, Run};
+use crate::support::{assert_contains, one_error_line, shamap, Run};
 
 pub fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/cli_load_{name}_{}", std::process::id())
@@ -48,17 +48,39 @@ pub fn node_log(dir: &Path, ledgers: &[Ledger]) -> PathBuf {
     db
 }
 
-pub fn clio_load(from: &Path, db: &str, extra: &[&str]) -> Run {
+/// `shamap clio SUB --from FROM --db DB EXTRA...`.
+pub fn clio_from(sub: &str, from: &Path, db: &str, extra: &[&str]) -> Run {
     let mut args = vec![
         "clio",
-        "load",
+        sub,
         "--from",
         from.to_str().expect("utf-8"),
         "--db",
         db,
     ];
     args.extend_from_slice(extra);
-    shamap_within(args, None, Duration::from_secs(300))
+    shamap(args, None)
+}
+
+pub fn clio_load(from: &Path, db: &str, extra: &[&str]) -> Run {
+    clio_from("load", from, db, extra)
+}
+
+/// `shamap clio verify --db DB [ARGS]`, which must exit 0: its run.
+pub fn clio_verify_passes(db: &str, extra: &[&str]) -> Run {
+    let mut args = vec!["clio", "verify", "--db", db];
+    args.extend_from_slice(extra);
+    let r = shamap(args, None);
+    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    r
+}
+
+/// Drops the keyspace at `url` (what a test loaded into).
+pub fn drop_keyspace(url: &str) {
+    shamap_clio::ClioLoader::create_fresh(url)
+        .expect("reconnect")
+        .drop_keyspace()
+        .expect("drop");
 }
 
 /// Every core table of `a` (prefix `pa`) equals `b`'s (prefix `pb`).
@@ -75,9 +97,7 @@ pub fn same_rows(a: &str, pa: &str, b: &str, pb: &str) {
 
 #[test]
 fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let chain = random_chain(21, SHAPE);
     let ledgers = nudb_ledgers(&chain);
     let dir = tempfile::tempdir().expect("tempdir");
@@ -134,8 +154,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
             .len(),
         want
     );
-    let r = shamap(["clio", "verify", "--db", &u, "--table-prefix", "c_"], None);
-    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    let r = clio_verify_passes(&u, &["--table-prefix", "c_"]);
     assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
     // An account_tx row lost is found and written again by `clio repair`.
     let (seq, meta) = chain
@@ -158,20 +177,11 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
         ))
         .expect("delete");
     let s = seq.to_string();
-    let r = shamap(
-        [
-            "clio",
-            "repair",
-            "--from",
-            nudb.to_str().expect("utf-8"),
-            "--db",
-            &u,
-            "--table-prefix",
-            "c_",
-            "--ledger",
-            &s,
-        ],
-        None,
+    let r = clio_from(
+        "repair",
+        &nudb,
+        &u,
+        &["--table-prefix", "c_", "--ledger", &s],
     );
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(
@@ -268,8 +278,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_contains(&r.stdout, "wrote 24 ledgers (");
     assert_contains(&r.stdout, "ledger_range 300..339 (was 320..335)");
-    let r = shamap(["clio", "verify", "--db", &u3], None);
-    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    let r = clio_verify_passes(&u3, &[]);
     assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
     for t in CORE_TABLES {
         let ours = table_rows(&u3, None, t).expect("rows");
@@ -290,10 +299,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
         }
     }
     for k in [&u, &u2, &u3] {
-        shamap_clio::ClioLoader::create_fresh(k)
-            .expect("reconnect")
-            .drop_keyspace()
-            .expect("drop");
+        drop_keyspace(k);
     }
     loader.drop_keyspace().expect("drop");
 }
@@ -303,9 +309,7 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
 /// the range ends before it.
 #[test]
 fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let chain = random_chain(23, SHAPE);
     let ledgers = nudb_ledgers(&chain);
     let dir = tempfile::tempdir().expect("tempdir");
@@ -347,12 +351,8 @@ fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
     assert!(rows("objects")
         .iter()
         .all(|r| !r.contains("Some(BigInt(310))")));
-    let r = shamap(["clio", "verify", "--db", &u], None);
-    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    clio_verify_passes(&u, &[]);
+    drop_keyspace(&u);
 }
 
 /// `clio load` SIGKILLed part way resumes: run again, it writes the ledger
@@ -361,9 +361,7 @@ fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
 #[test]
 fn a_load_killed_mid_way_resumes() {
     use std::process::{Command, Stdio};
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let shape = ChainShape {
         first_seq: 1000,
         ledgers: 400,
@@ -425,10 +423,7 @@ fn a_load_killed_mid_way_resumes() {
     let reference = url(&host, "killedref");
     let loader = load(&reference, &chain);
     same_rows(&u, "k_", &reference, "");
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    drop_keyspace(&u);
     loader.drop_keyspace().expect("drop");
 }
 
@@ -438,9 +433,7 @@ fn a_load_killed_mid_way_resumes() {
 /// in one line, nothing written.
 #[test]
 fn load_from_a_directory_of_ledger_dumps() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let dir = tempfile::tempdir().expect("tempdir");
     let file = crate::support::data("ledger-full-38129.json");
     std::fs::copy(&file, dir.path().join("38129.json")).expect("copy");
@@ -496,8 +489,7 @@ fn load_from_a_directory_of_ledger_dumps() {
             "a directory: {row}"
         );
     }
-    let r = shamap(["clio", "verify", "--db", &u], None);
-    assert_eq!(r.code, Some(0), "{} {}", r.stdout, r.stderr);
+    let r = clio_verify_passes(&u, &[]);
     assert_contains(&r.stdout, "261 live keys re-read, all match");
     // A dump whose account_hash is not its state's.
     let text = std::fs::read_to_string(&file).expect("read");
@@ -513,10 +505,7 @@ fn load_from_a_directory_of_ledger_dumps() {
     let e = one_error_line(&clio_load(bad.path(), &u2, &["--ledgers", "38129"]), 1);
     assert_contains(&e, "computed account_hash 2C23D15B");
     assert_contains(&e, "differs from the file's");
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    drop_keyspace(&u);
     loader.drop_keyspace().expect("drop");
 }
 
@@ -524,9 +513,7 @@ fn load_from_a_directory_of_ledger_dumps() {
 /// loads into a Clio keyspace row for row as the tests' loader writes it.
 #[test]
 fn load_from_a_cassandra_node_store() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let shape = ChainShape {
         first_seq: 50,
         ledgers: 8,
@@ -559,10 +546,7 @@ fn load_from_a_cassandra_node_store() {
     let loader = load(&reference, &chain);
     same_rows(&u, "", &reference, "");
     for k in [&u, &node_store] {
-        shamap_clio::ClioLoader::create_fresh(k)
-            .expect("reconnect")
-            .drop_keyspace()
-            .expect("drop");
+        drop_keyspace(k);
     }
     loader.drop_keyspace().expect("drop");
 }
@@ -573,9 +557,7 @@ fn load_from_a_cassandra_node_store() {
 #[test]
 fn a_range_moved_by_another_writer_stops_the_load() {
     use std::process::{Command, Stdio};
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let shape = ChainShape {
         first_seq: 1000,
         ledgers: 400,
@@ -644,8 +626,5 @@ fn a_range_moved_by_another_writer_stops_the_load() {
     assert_contains(&e, "another writer moved it");
     assert_eq!(last(), 5000, "left as the other writer set it");
     drop((reader, writer));
-    shamap_clio::ClioLoader::create_fresh(&u)
-        .expect("reconnect")
-        .drop_keyspace()
-        .expect("drop");
+    drop_keyspace(&u);
 }

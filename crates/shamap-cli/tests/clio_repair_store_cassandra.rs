@@ -3,12 +3,12 @@
 //! store, after which `clio verify` passes (the loads it starts from are
 //! `clio_load_store_cassandra`'s).
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::clio_ledgers::{load, nudb_ledgers, nudb_store};
 use crate::support::{assert_contains, one_error_line, shamap};
 use shamap_clio::{random_chain, ChainShape};
 
-use crate::clio_load_store_cassandra::{same_rows, url};
+use crate::clio_load_store_cassandra::{clio_from, same_rows, url};
 use crate::clio_store_cassandra::changes_at;
 fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
@@ -24,9 +24,7 @@ fn hex(b: &[u8]) -> String {
 fn repair_mends_each_fault_class() {
     use std::collections::BTreeSet;
     use std::ops::Bound::{Excluded, Unbounded};
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let shape = ChainShape {
         first_seq: 100,
         ledgers: 12,
@@ -140,18 +138,7 @@ fn repair_mends_each_fault_class() {
     let verify = || shamap(["clio", "verify", "--db", &u], None);
     let r = verify();
     assert_ne!(r.code, Some(0), "{}", r.stdout);
-    let repair = |extra: &[&str]| {
-        let mut args = vec![
-            "clio",
-            "repair",
-            "--from",
-            nudb.to_str().expect("utf-8"),
-            "--db",
-            &u,
-        ];
-        args.extend_from_slice(extra);
-        shamap(args, None)
-    };
+    let repair = |extra: &[&str]| clio_from("repair", &nudb, &u, extra);
     let kk = k.to_string();
     let dry = repair(&["--from-ledger", &kk, "--dry-run"]);
     assert_eq!(dry.code, Some(0), "{}", dry.stderr);

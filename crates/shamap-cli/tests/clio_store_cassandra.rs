@@ -11,7 +11,7 @@ use std::time::Duration;
 use shamap::Key;
 use shamap_clio::{random_chain, ChainShape, ClioLedger, ClioLoader, Tables};
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::clio_ledgers::{ledger_38129, load, load_with};
 use crate::support::{
     assert_contains, assert_starts_with, data, ledger_headings, one_error_line, shamap,
@@ -48,9 +48,7 @@ fn verify(args: &[&str]) -> Run {
 
 #[test]
 fn ledger_38129_verifies_in_text_and_json() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let u = url(&host, "l38129");
     let loader = load(&u, &[ledger_38129()]);
     let r = verify(&["--db", &u]);
@@ -119,9 +117,7 @@ const SHAPE: ChainShape = ChainShape {
 
 #[test]
 fn chain_verifies_from_start_middle_and_resumes_with_state() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let (u, _, loader) = chain_in(&host, "chain", 31, SHAPE);
     let r = verify(&["--db", &u]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
@@ -298,9 +294,7 @@ impl Faulted {
 
 #[test]
 fn each_fault_is_caught_at_its_ledger() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let t = Target::new();
     let (k, c) = (t.k, &t.changes);
 
@@ -435,9 +429,7 @@ fn each_fault_is_caught_at_its_ledger() {
 
 #[test]
 fn the_first_ledgers_successor_list_is_checked() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let (u, chain, loader) = chain_in(&host, "firstlist", 9, FAULT_SHAPE);
     let ks = u.rsplit('/').next().expect("ks");
     let keys: Vec<Key> = chain[0]
@@ -488,9 +480,7 @@ fn the_first_ledgers_successor_list_is_checked() {
 
 #[test]
 fn unusable_databases_are_one_line_and_status_2() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     // No such keyspace.
     let r = verify(&["--db", &format!("cassandra://{host}/no_such_clio_ks")]);
     let e = one_error_line(&r, 2);
@@ -527,9 +517,7 @@ fn unusable_databases_are_one_line_and_status_2() {
 fn follow_verifies_new_ledgers_as_they_appear() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let u = url(&host, "follow");
     let chain = random_chain(12, FAULT_SHAPE);
     let mut loader = load(&u, &chain[..5]);
@@ -599,9 +587,7 @@ fn follow_verifies_new_ledgers_as_they_appear() {
 /// the prefix, or with another, the one error line lists the tables found.
 #[test]
 fn a_prefixed_keyspace_with_clio_26_tables_verifies() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let u = url(&host, "prefixed");
     let ks = u.rsplit('/').next().expect("ks").to_owned();
     let chain = random_chain(3, FAULT_SHAPE);
@@ -674,9 +660,7 @@ fn a_prefixed_keyspace_with_clio_26_tables_verifies() {
 
 #[test]
 fn a_verified_chain_is_authenticated_from_an_anchor() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let (u, chain, loader) = chain_in(&host, "anchor", 47, SHAPE);
     let last = chain
         .last()

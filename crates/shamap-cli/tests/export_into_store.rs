@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use shamap_nudb_writer::{history, write_rotated, Ledger, NudbOptions};
+use shamap_nudb_writer::{write_rotated, NudbOptions};
 
-use crate::support::{data, nudb_with_ledger_db, ok, one_error_line, shamap};
+use crate::support::{history_38129, nudb_with_ledger_db, ok, one_error_line, shamap};
 
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -28,17 +28,9 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-fn ledgers() -> Vec<Ledger> {
-    history(
-        Ledger::from_dump(&data("ledger-38129.json")).expect("ledger"),
-        2,
-        11,
-    )
-}
-
 #[test]
 fn export_out_is_refused_inside_the_store() {
-    let ls = ledgers();
+    let ls = history_38129(2, 11);
     let root = tempfile::tempdir().expect("tempdir");
     let db = root.path().join("nudb");
     nudb_with_ledger_db(&db, &db.join("ledger.db"), &ls);
@@ -86,7 +78,7 @@ fn export_out_is_refused_inside_the_store() {
 
 #[test]
 fn export_out_is_refused_in_a_rotated_directory() {
-    let ls = ledgers();
+    let ls = history_38129(2, 11);
     let root = tempfile::tempdir().expect("tempdir");
     let db = root.path().join("db");
     write_rotated(&db, NudbOptions::default(), &ls, 1).expect("rotated");

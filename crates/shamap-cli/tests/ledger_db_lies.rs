@@ -8,10 +8,10 @@
 use std::path::Path;
 
 use shamap::Hash256;
-use shamap_nudb_writer::{faults, history, Ledger};
+use shamap_nudb_writer::{faults, Ledger};
 
 use crate::support::{
-    assert_contains, data, nudb_with_ledger_db, ok, one_error_line, shamap, KEY_38129,
+    assert_contains, history_38129, nudb_with_ledger_db, ok, one_error_line, shamap, KEY_38129,
 };
 
 fn s(p: &Path) -> &str {
@@ -22,11 +22,7 @@ fn s(p: &Path) -> &str {
 /// 38129, 38130 and 38131; the ledgers (a fourth, 38132, not stored);
 /// `ledger.db` lists the three stored ones truthfully.
 fn nudb_of_three(dir: &Path) -> (std::path::PathBuf, Vec<Ledger>) {
-    let ls = history(
-        Ledger::from_dump(&data("ledger-38129.json")).expect("ledger"),
-        3,
-        7,
-    );
+    let ls = history_38129(3, 7);
     let db = dir.join("nudb");
     nudb_with_ledger_db(&db, &db.join("ledger.db"), &ls[..3]);
     (db, ls)

@@ -12,6 +12,8 @@ mod clio_load_anchor_store_cassandra;
 mod clio_load_store_cassandra;
 mod clio_repair_store_cassandra;
 mod clio_store_cassandra;
+#[path = "../../shamap-store/tests/data_files.rs"]
+mod data_files;
 mod diffs;
 mod export_into_store;
 mod export_ledger;

@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use shamap_nudb_writer::{history, write_rotated, Ledger, NudbOptions};
+use shamap_nudb_writer::{write_rotated, Ledger, NudbOptions};
 
 use crate::support::{
-    assert_contains, data, import, ledger_38129, nudb_with_ledger_db, ok, one_error_line, shamap,
-    LEDGER_38129,
+    assert_contains, history_38129, import, ledger_38129, nudb_with_ledger_db, ok, one_error_line,
+    shamap, LEDGER_38129,
 };
 
 fn s(p: &Path) -> &str {
@@ -50,11 +50,7 @@ fn snapshot(root: &Path) -> BTreeMap<PathBuf, Entry> {
 }
 
 fn three_ledgers() -> Vec<Ledger> {
-    history(
-        Ledger::from_dump(&data("ledger-38129.json")).expect("ledger"),
-        2,
-        11,
-    )
+    history_38129(2, 11)
 }
 
 /// [`three_ledgers`] written as a NuDB store at `t/db`, with their

@@ -8,7 +8,7 @@ use std::time::Duration;
 use shamap_store::Access;
 use shamap_store::CassandraStore;
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::support::{
     import_both, ok, one_error_line, shamap, shamap_within, Run, KEY_38129, LEDGER_38129,
     TX_TESTNET,
@@ -38,9 +38,7 @@ fn run(args: &[&str]) -> Run {
 
 #[test]
 fn import_verify_get_info_scan_sync_apply_and_gc_on_cassandra() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let url = fresh_url(&host, "main");
     import_both(&url);
 
@@ -161,9 +159,7 @@ fn a_bad_cassandra_db_is_one_error_line() {
         assert!(e.contains(says), "{e}");
     }
     // A missing keyspace (the rest of the test) needs a cluster.
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let url = format!(
         "cassandra://{host}/cli_never_imported_{}",
         std::process::id()

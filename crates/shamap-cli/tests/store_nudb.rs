@@ -4,39 +4,16 @@
 //! the file and the offset, the earlier ledgers whole; nothing in the
 //! store's directory changes.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use shamap_nudb_writer::{faults, write_ledger_db, write_ledgers, NudbOptions};
 
-use shamap_nudb_writer::{faults, history, write_ledger_db, write_ledgers, Ledger, NudbOptions};
-
-use crate::support::{data, ok, one_error_line, shamap};
-
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir(dir).expect("read_dir") {
-        let p = e.expect("entry").path();
-        if p.is_file() {
-            out.insert(p.clone(), std::fs::read(&p).expect("read"));
-        }
-    }
-    out
-}
-
-fn ledgers() -> Vec<Ledger> {
-    history(
-        Ledger::from_dump(&data("ledger-38129.json")).expect("ledger"),
-        4,
-        40,
-    )
-}
+use crate::support::{data, files_in, history_38129, nudb_in, ok, one_error_line, shamap};
 
 #[test]
 fn verify_and_info_on_a_whole_store() {
-    let ls = ledgers();
+    let ls = history_38129(4, 40);
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls).expect("write");
-    let before = snapshot(&db);
+    let db = nudb_in(dir.path(), &ls);
+    let before = files_in(&db);
     let db_s = db.to_str().expect("utf-8");
     let out = ok(&shamap(["verify", "--db", db_s], None)).to_owned();
     assert!(out.contains("every record whole"), "{out}");
@@ -92,19 +69,19 @@ fn verify_and_info_on_a_whole_store() {
     let v: serde_json::Value = serde_json::from_str(ok(&r)).expect("json");
     assert_eq!(v["ok"], true);
     assert_eq!(v["roots"][0]["root"], root);
-    assert_eq!(snapshot(&db), before, "nothing in the store changed");
+    assert_eq!(files_in(&db), before, "nothing in the store changed");
 }
 
 #[test]
 fn a_damaged_store_exits_2_naming_the_node() {
-    let ls = ledgers();
+    let ls = history_38129(4, 40);
     let last = ls.last().expect("ledgers");
     let dir = tempfile::tempdir().expect("tempdir");
     let w = write_ledgers(dir.path(), NudbOptions::default(), &ls).expect("write");
     let key = last.header.account_hash;
     let rec = w.record(&key.0).expect("record").clone();
     faults::flip_value_byte(&w, &key.0, rec.size / 2).expect("flip");
-    let before = snapshot(dir.path());
+    let before = files_in(dir.path());
     let db = dir.path().to_str().expect("utf-8");
     let r = shamap(["verify", "--db", db], None);
     let line = one_error_line(&r, 2);
@@ -142,7 +119,7 @@ fn a_damaged_store_exits_2_naming_the_node() {
     let line = one_error_line(&r, 2);
     assert!(line.contains("nudb.log"), "{line}");
     std::fs::remove_file(dir.path().join("nudb.log")).expect("rm log");
-    assert_eq!(snapshot(dir.path()), before);
+    assert_eq!(files_in(dir.path()), before);
     // Writing is refused.
     let r = shamap(
         [

@@ -26,6 +26,34 @@ pub fn nudb_with_ledger_db(db: &Path, ledger_db: &Path, ls: &[shamap_nudb_writer
     shamap_nudb_writer::write_ledger_db(ledger_db, &headers).expect("ledger.db");
 }
 
+/// Ledger 38129 and what follows it: [`shamap_nudb_writer::history`] of
+/// `count` ledgers from `seed`.
+pub fn history_38129(count: usize, seed: u64) -> Vec<shamap_nudb_writer::Ledger> {
+    shamap_nudb_writer::history(
+        shamap_nudb_writer::Ledger::from_dump(&ledger_38129()).expect("ledger"),
+        count,
+        seed,
+    )
+}
+
+/// `ls` written as a NuDB store at `dir/nudb`: its path.
+pub fn nudb_in(dir: &Path, ls: &[shamap_nudb_writer::Ledger]) -> PathBuf {
+    let db = dir.join("nudb");
+    shamap_nudb_writer::write_ledgers(&db, shamap_nudb_writer::NudbOptions::default(), ls)
+        .expect("write");
+    db
+}
+
+/// The files directly in `dir` (not below it), by path, with their bytes.
+pub fn files_in(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_file())
+        .map(|p| (p.clone(), std::fs::read(&p).expect("read")))
+        .collect()
+}
+
 /// Path of a file in the project's `data/` directory.
 pub fn data(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -9,20 +9,14 @@ use serde_json::{json, Value};
 use shamap::xrpl::transaction_id;
 use shamap_auth::validation::Validation;
 use shamap_auth::{KeyPair, ValidatorList};
-use shamap_nudb_writer::{history, write_ledgers, Ledger, NudbOptions};
 
-use crate::support::{data, one_error_line, shamap};
+use crate::data_files::json_files;
+use crate::support::{data, history_38129, nudb_in, one_error_line, shamap};
 
 const XAHAU_VL_KEY: &str = "ED74D4036C6591A4BDF9C54CEFA39B996A5DCE5F86D11FDA1874481CE9D5A1CDC1";
 
 fn real_xpops() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(data("xpop-xahaud"))
-        .expect("data/xpop-xahaud")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    v.sort();
-    v
+    json_files(&data("xpop-xahaud"))
 }
 
 #[test]
@@ -295,14 +289,9 @@ pub(crate) fn make_ok(source: &[&str], tx: &str, validations: &Path, key: &str, 
 
 #[test]
 fn make_from_a_nudb_store_equals_make_from_its_export() {
-    let ls = history(
-        Ledger::from_dump(&data("ledger-38129.json")).expect("ledger"),
-        3,
-        11,
-    );
+    let ls = history_38129(3, 11);
     let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("nudb");
-    write_ledgers(&db, NudbOptions::default(), &ls).expect("write");
+    let db = nudb_in(dir.path(), &ls);
     let last = ls.last().expect("one");
     let seq = last.header.seq;
     let (publisher, collected) = collector_dir(dir.path(), 5, 4, &last.hash(), seq);

@@ -11,7 +11,7 @@ use shamap_clio::{
 };
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::clio_ledgers::{ledger_38129, load, load_with};
 use crate::seed;
 
@@ -38,9 +38,7 @@ fn verify_range(reader: &ClioReader, from: u32, to: u32) -> Vec<LedgerCheck> {
 
 #[test]
 fn ledger_38129_loads_and_verifies() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let u = url(&host, "l38129");
     let loader = load(&u, &[ledger_38129()]);
     let reader = ClioReader::open(&u).expect("open");
@@ -67,9 +65,7 @@ fn ledger_38129_loads_and_verifies() {
 /// `--state` run resumes where the last one stopped.
 #[test]
 fn generated_chain_verifies_from_start_middle_and_resumes() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let s = seed(2028);
     let shape = ChainShape {
         first_seq: 1000,
@@ -141,9 +137,7 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
 /// the loader's rows against an independent build).
 #[test]
 fn state_after_a_chain_is_the_engines_map() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let s = seed(77);
     let chain = random_chain(
         s,
@@ -388,9 +382,7 @@ fn clio_verify_through_a_node_kill() {
 /// read without it, the error lists what is there.
 #[test]
 fn a_prefixed_full_schema_keyspace_reads_and_verifies() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let chain = random_chain(
         seed(404),
         ChainShape {
@@ -454,9 +446,7 @@ fn live_by_scan(reader: &ClioReader, seq: u32) -> Vec<(Vec<u8>, i64, Vec<u8>)> {
 /// by each mode matches, and each audit finds a stray object row.
 #[test]
 fn every_scan_mode_lists_the_same_state() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let s = seed(515);
     let chain = random_chain(
         s,

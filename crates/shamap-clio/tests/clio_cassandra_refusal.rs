@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use shamap_clio::{random_chain, ChainShape, ClioReader, ClioVerifier, ReadOptions, ScanMode};
 use shamap_store::{BackedOptions, MemStore};
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 use crate::clio_ledgers::load;
 
 /// What the proxy refuses.
@@ -97,9 +97,7 @@ fn refusing_proxy(upstream: &str) -> (String, Arc<AtomicUsize>) {
 
 #[test]
 fn auto_falls_back_when_the_server_refuses_the_partition_scan() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let ks = format!("clio_refusal_{}", std::process::id());
     let chain = random_chain(
         crate::seed(616),

@@ -7,7 +7,7 @@
 
 use shamap_clio::{table_columns, ClioLoader, ClioReader, Tables, CLIO_TABLES};
 
-use crate::cassandra_cluster::cluster;
+use crate::cassandra_cluster::cluster_or_skip;
 
 fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/clio_{name}_{}", std::process::id())
@@ -183,9 +183,7 @@ fn clio_schema() -> Vec<(&'static str, Vec<String>)> {
 /// types, partition key, clustering columns and order, time to live.
 #[test]
 fn the_full_schema_is_clios_column_for_column() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let u = url(&host, "schema");
     let loader = ClioLoader::create_fresh_with(&u, Some("s_"), Tables::Full).expect("create");
     let clio = clio_schema();
@@ -202,9 +200,7 @@ fn the_full_schema_is_clios_column_for_column() {
 /// 2.6's sixteen tables, and the keyspace reads.
 #[test]
 fn a_long_prefix_gets_release_2_6s_tables() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let u = url(&host, "longprefix");
     let prefix = "a_prefix_of_20_chars";
     let loader = ClioLoader::create_fresh_with(&u, Some(prefix), Tables::Full).expect("create");

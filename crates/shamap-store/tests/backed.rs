@@ -3,7 +3,6 @@
 //! enough that every walk evicts, loads and spills.
 
 use std::collections::BTreeMap;
-use std::ops::ControlFlow;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -12,21 +11,9 @@ use shamap_store::{
     import_ledger, meta, verify_all, BackedMap, BackedOptions, MemStore, NodeStore,
 };
 
-use crate::support::{import_random, random_map, seed};
+use crate::support::{import_random, random_map, seed, with_budget};
 
-/// A backed map's items, checked to come in ascending key order.
-pub(crate) fn contents(m: &BackedMap<'_>) -> BTreeMap<Key, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut last: Option<Key> = None;
-    m.for_each(&mut |k, v| {
-        assert!(last.is_none_or(|l| l < *k), "keys ascend");
-        last = Some(*k);
-        out.insert(*k, v.to_vec());
-        ControlFlow::Continue(())
-    })
-    .expect("scan");
-    out
-}
+pub(crate) use crate::backed_common::contents;
 
 /// A key near an existing one (sharing `share` nibbles), or a fresh one.
 fn pick_key(rng: &mut SmallRng, model: &BTreeMap<Key, Vec<u8>>) -> Key {
@@ -61,10 +48,7 @@ pub(crate) fn random_ops_against_oracles(
     let (mut mem, mut model) = random_map(kind, 3000, s);
     let snap = mem.snapshot();
     import_ledger(store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
-    let opts = BackedOptions {
-        budget_bytes: budget,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(budget);
     let mut backed = BackedMap::open(store, snap.root_hash(), kind, opts).expect("open");
     let mut rng = SmallRng::seed_from_u64(s ^ 0xBAC);
     for block in 0..12 {
@@ -141,14 +125,7 @@ fn spills_and_evictions_keep_memory_within_budget() {
     let s = seed(72);
     let store = MemStore::new();
     let budget = 64 << 10;
-    let mut backed = BackedMap::new(
-        &store,
-        MapKind::AccountState,
-        BackedOptions {
-            budget_bytes: budget,
-            ..BackedOptions::default()
-        },
-    );
+    let mut backed = BackedMap::new(&store, MapKind::AccountState, with_budget(budget));
     let mut mem = ShaMap::new(MapKind::AccountState);
     let mut rng = SmallRng::seed_from_u64(s);
     for i in 0..20_000u32 {
@@ -216,10 +193,7 @@ fn imported_random_map(n: usize, s: u64) -> (ShaMap, BTreeMap<Key, Vec<u8>>, Mem
 fn prefetch_loads_the_paths_so_the_block_that_follows_loads_nothing() {
     let s = seed(91);
     let (mut shadow, model, store, root) = imported_random_map(4000, s);
-    let opts = BackedOptions {
-        budget_bytes: 8 << 20,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(8 << 20);
     let mut map = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
     let mut rng = SmallRng::seed_from_u64(s);
     let keys: Vec<Key> = model
@@ -261,10 +235,7 @@ fn prefetch_loads_the_paths_so_the_block_that_follows_loads_nothing() {
 fn a_lookups_leaf_is_cached_from_its_second_use_and_loaded_once_for_read_modify_write() {
     let s = seed(92);
     let (mut shadow, model, store, root) = imported_random_map(3000, s);
-    let opts = BackedOptions {
-        budget_bytes: 8 << 20,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(8 << 20);
     let keys: Vec<Key> = model.keys().copied().collect();
     let get = |map: &BackedMap<'_>, k: &Key| {
         assert_eq!(map.get(k).expect("get").as_ref(), model.get(k), "seed {s}");
@@ -366,10 +337,7 @@ fn neighbours_match_an_ordered_model() {
         &store,
         Hash256::ZERO,
         MapKind::AccountState,
-        BackedOptions {
-            budget_bytes: 64 << 10,
-            ..BackedOptions::default()
-        },
+        with_budget(64 << 10),
     )
     .expect("open");
     let mut model: BTreeMap<Key, Vec<u8>> = BTreeMap::new();
@@ -461,10 +429,7 @@ fn every_root_matches_the_engines_apply_on_the_same_random_blocks() {
         let (mut engine, mut model) = random_map(kind, rng.gen_range(0..2000), s);
         let snap = engine.snapshot();
         import_ledger(&store, "base", Some(&snap), None, None, &mut |_| {}).expect("import");
-        let opts = BackedOptions {
-            budget_bytes: budget,
-            ..BackedOptions::default()
-        };
+        let opts = with_budget(budget);
         let mut backed = BackedMap::open(&store, snap.root_hash(), kind, opts).expect("open");
         drop(snap);
         for block_no in 0..40 {

@@ -13,20 +13,11 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::xrpl::transaction_id;
 use shamap::{Hash256, Key, MapKind, ShaMap};
-use shamap_store::{verify_all, BackedMap, BackedOptions, MemStore};
+use shamap_store::{verify_all, BackedMap, MemStore};
 
 use crate::backed::contents;
-use crate::support::seed;
-
-/// A key from a space of 256 whose members share prefixes of 1, 15 or 31
-/// bytes (bits 0-1 set byte 0, bits 2-3 byte 15, bits 4-7 byte 31).
-fn small_key(b: u8) -> Key {
-    let mut k = [0x5a; 32];
-    k[0] = b & 0x03;
-    k[15] = (b >> 2) & 0x03;
-    k[31] = b >> 4;
-    Key(k)
-}
+use crate::backed_common::small_key;
+use crate::support::{seed, with_budget};
 
 /// 12 to 75 random bytes.
 fn random_data(rng: &mut SmallRng) -> Vec<u8> {
@@ -39,10 +30,7 @@ fn random_data(rng: &mut SmallRng) -> Vec<u8> {
 fn differential(kind: MapKind, budget: usize, blocks: u32, ops: u32, s: u64) -> (u32, u32, u64) {
     let mut rng = SmallRng::seed_from_u64(s);
     let store = MemStore::new();
-    let opts = BackedOptions {
-        budget_bytes: budget,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(budget);
     let mut backed = BackedMap::new(&store, kind, opts);
     let mut engine = ShaMap::new(kind);
     // Transaction IDs of data already written, so that removes and

@@ -13,7 +13,7 @@ use shamap_store::{
     StoreError,
 };
 
-use crate::support::{import_random, random_map, seed};
+use crate::support::{import_random, random_map, seed, with_budget};
 
 /// Stores `map` and returns the store, the root, and the hash of a node two
 /// levels down on the path of `key`.
@@ -146,10 +146,7 @@ fn gc_beside_a_spilling_writer_keeps_what_the_writer_needs() {
     let keys: Vec<Key> = model.keys().copied().collect();
     // Opened before the collector starts: until a backed map pins the root,
     // nothing holds an unretained root, and gc may rightly sweep it.
-    let opts = BackedOptions {
-        budget_bytes: 32 << 10,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(32 << 10);
     let mut backed =
         BackedMap::open(&store, snap.root_hash(), MapKind::AccountState, opts).expect("open");
     let stop = std::sync::atomic::AtomicBool::new(false);

@@ -54,6 +54,14 @@ fn store_with_map(dir: &Path, n: usize, s: u64) -> (Hash256, Vec<NodeObject>) {
     (snap.root_hash(), nodes_of(&snap))
 }
 
+/// [`store_with_map`] in a new temporary directory: the directory, the
+/// map's root and nodes.
+fn temp_store_with_map(n: usize, s: u64) -> (tempfile::TempDir, Hash256, Vec<NodeObject>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (root, nodes) = store_with_map(dir.path(), n, s);
+    (dir, root, nodes)
+}
+
 /// A FIFO or a symlink at the checkpoint's temporary file, or at the file
 /// a reclaim writes: closing the store (which saves a checkpoint) and
 /// reclaiming neither block nor write through the link, and the store
@@ -152,9 +160,8 @@ fn point_checkpoint_at(bytes: &mut [u8], log: &Path) {
 /// store opens empty, not "cut short".
 #[test]
 fn a_stale_checkpoint_never_describes_a_new_log_on_the_old_inode() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, root, _) = temp_store_with_map(500, seed(42));
     let db = dir.path();
-    let (root, _) = store_with_map(db, 500, seed(42));
     let mut old = std::fs::read(db.join(CHECKPOINT_FILE)).expect("a checkpoint");
     std::fs::remove_file(db.join(LOG_FILE)).expect("rm log");
     std::fs::remove_file(db.join("nodes.ack")).expect("rm ack");
@@ -181,9 +188,8 @@ fn a_stale_checkpoint_never_describes_a_new_log_on_the_old_inode() {
 /// it as version 2.
 #[test]
 fn a_version_1_log_still_opens_and_a_reclaim_gives_it_an_identity() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, root, _) = temp_store_with_map(400, seed(43));
     let db = dir.path();
-    let (root, _) = store_with_map(db, 400, seed(43));
     let mut log = std::fs::read(db.join(LOG_FILE)).expect("log");
     assert_eq!(
         log[8..12],
@@ -323,9 +329,8 @@ fn an_import_over_damaged_copies_repairs_them() {
 /// dead, and everything reads back.
 #[test]
 fn a_gc_reclaims_dead_bytes_even_when_it_deletes_nothing() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, root, nodes) = temp_store_with_map(20_000, seed(46));
     let db = dir.path();
-    let (root, nodes) = store_with_map(db, 20_000, seed(46));
     let store = LogStore::open(db).expect("open");
     let before = store.usage();
     // Every node written again: half the log is dead.
@@ -357,9 +362,8 @@ fn a_gc_reclaims_dead_bytes_even_when_it_deletes_nothing() {
 /// them off.
 #[test]
 fn a_tail_of_zeros_is_not_read_through_at_opening() {
-    let dir = tempfile::tempdir().expect("tempdir");
+    let (dir, root, _) = temp_store_with_map(300, seed(47));
     let db = dir.path();
-    let (root, _) = store_with_map(db, 300, seed(47));
     let log = db.join(LOG_FILE);
     let len = std::fs::metadata(&log).expect("log").len();
     let f = std::fs::OpenOptions::new()

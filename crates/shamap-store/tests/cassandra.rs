@@ -18,7 +18,7 @@ use shamap_store::{
 };
 
 use crate::backed::random_ops_against_oracles;
-use crate::cassandra_cluster::{cluster, cluster_script};
+use crate::cassandra_cluster::{cluster_or_skip, cluster_script};
 use crate::support::{count, import_random, import_state, random_map, seed};
 
 /// The URL of keyspace `t_<name>_<pid>` on the cluster.
@@ -37,9 +37,7 @@ fn fresh(host: &str, name: &str) -> CassandraStore {
 
 #[test]
 fn nodes_and_records_round_trip() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let store = fresh(&host, "round_trip");
     let (mut map, model) = random_map(MapKind::AccountState, 3000, seed(90));
     let snap = map.snapshot();
@@ -88,9 +86,7 @@ fn nodes_and_records_round_trip() {
 
 #[test]
 fn a_value_corrupted_behind_our_back_is_an_error_naming_its_hash() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let store = fresh(&host, "corrupt");
     let (snap, _) = import_random(&store, "v1", 500, seed(91));
     // Some stored node other than the root: overwrite its value with
@@ -127,9 +123,7 @@ fn a_value_corrupted_behind_our_back_is_an_error_naming_its_hash() {
 
 #[test]
 fn a_backed_map_commits_the_same_roots_as_on_fjall() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let s = seed(92);
     let dir = tempfile::tempdir().expect("tempdir");
     let fjall = FjallStore::open(dir.path()).expect("fjall");
@@ -152,9 +146,7 @@ fn a_backed_map_commits_the_same_roots_as_on_fjall() {
 
 #[test]
 fn sync_copies_a_root_from_fjall_to_cassandra_and_back() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let dir = tempfile::tempdir().expect("tempdir");
     let source = FjallStore::open(dir.path().join("a")).expect("fjall");
     let (snap, model) = import_random(&source, "src", 4000, seed(93));
@@ -182,9 +174,7 @@ fn sync_copies_a_root_from_fjall_to_cassandra_and_back() {
 
 #[test]
 fn gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let store = fresh(&host, "gc");
     let (v1, model) = import_random(&store, "v1", 2000, seed(94));
     let keys: Vec<Key> = model.keys().copied().collect();
@@ -215,9 +205,7 @@ fn gc_sweeps_unreferenced_nodes_and_keeps_retained_roots_whole() {
 
 #[test]
 fn a_missing_keyspace_is_an_error_unless_created() {
-    let Some(host) = cluster() else {
-        return;
-    };
+    let host = cluster_or_skip!();
     let url = url(&host, "never_made");
     for opening in [Access::Write, Access::Read] {
         let err = CassandraStore::open_url(&url, opening).expect_err("no such keyspace");

@@ -23,6 +23,18 @@ pub fn cluster() -> Option<String> {
     }
 }
 
+/// The cluster's `HOST:PORT` ([`cluster`]); without one, returns from the
+/// calling test, which so skips.
+macro_rules! cluster_or_skip {
+    () => {
+        match $crate::cassandra_cluster::cluster() {
+            Some(host) => host,
+            None => return,
+        }
+    };
+}
+pub(crate) use cluster_or_skip;
+
 /// `scripts/cassandra.sh` with `args` (the cluster's state directory comes
 /// from the environment, as the fault run sets it).
 // Used by the store's and the Clio crate's tests, not the CLI's.

@@ -10,11 +10,11 @@
 
 use shamap::{Hash256, Key, MapKind, ShaMap};
 use shamap_store::{
-    copy_root, gc, import_ledger, meta, verify_all, BackedMap, BackedOptions, Fault, FaultError,
-    FaultyStore, MemStore, NodeStore, OpClass,
+    copy_root, gc, import_ledger, meta, verify_all, BackedMap, Fault, FaultError, FaultyStore,
+    MemStore, NodeStore, OpClass,
 };
 
-use crate::support::random_map;
+use crate::support::{random_map, with_budget};
 
 /// A store holding one committed root (`base`), and the map behind it.
 pub(crate) struct Case<S> {
@@ -89,10 +89,7 @@ pub(crate) fn op_commit<S>(
 ) -> Result<Hash256, shamap_store::StoreError> {
     let mut m = c.map.clone();
     // A budget small enough that dirty nodes spill before the commit.
-    let opts = BackedOptions {
-        budget_bytes: 16 << 10,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(16 << 10);
     let mut b = BackedMap::open(store, c.base, MapKind::AccountState, opts)?;
     for (k, v) in change(&mut m) {
         match v {

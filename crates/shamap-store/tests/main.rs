@@ -2,6 +2,7 @@
 
 mod ack_faults;
 mod backed;
+mod backed_common;
 mod backed_differential;
 mod backed_faults;
 mod bad_day;
@@ -11,6 +12,7 @@ mod cassandra;
 #[cfg(feature = "cassandra")]
 mod cassandra_cluster;
 mod crash;
+mod data_files;
 mod disk_faults;
 mod faults;
 mod fjall_damage;

@@ -19,7 +19,7 @@ use shamap_store::{
 
 use crate::backed::{contents, random_ops_against_oracles};
 use crate::crash;
-use crate::support::{random_map, seed};
+use crate::support::{random_map, seed, with_budget};
 use crate::tmpfs::Tmpfs;
 
 pub(crate) fn open_log(dir: &Path) -> LogStore {
@@ -62,6 +62,28 @@ pub(crate) fn log_with_versions(n: u64, entries: usize, s: u64) -> (tempfile::Te
     let dir = tempfile::tempdir().expect("tempdir");
     let versions = import_versions(&open_log(dir.path()), n, entries, s);
     (dir, versions)
+}
+
+/// Opens the node log in `dir` and reads every version back whole.
+pub(crate) fn assert_versions_read(
+    dir: &Path,
+    versions: &[(Hash256, BTreeMap<Key, Vec<u8>>)],
+    what: &str,
+) {
+    let store = open_log(dir);
+    for (root, model) in versions {
+        assert_eq!(&items(&store, *root), model, "{what}");
+    }
+}
+
+/// [`Tmpfs::mount_db`] with `taken` bytes of the tmpfs held by a file:
+/// the tmpfs, the path `db` on it, and the file (remove it to free the
+/// space).
+fn mount_db_filled(size: &str, taken: usize) -> Option<(Tmpfs, PathBuf, PathBuf)> {
+    let (fs, db) = Tmpfs::mount_db(size)?;
+    let filler = fs.path.join("filler");
+    std::fs::write(&filler, vec![1u8; taken]).expect("filler");
+    Some((fs, db, filler))
 }
 
 /// Asserts that `e`, a store's refusal to open `dir`, is one line naming
@@ -207,10 +229,7 @@ fn a_backed_maps_budget_covers_the_node_logs_index() {
         "{resident} vs {index}"
     );
     let budget = 4 * index as usize;
-    let opts = BackedOptions {
-        budget_bytes: budget,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(budget);
     let map = BackedMap::open(&store, root, MapKind::AccountState, opts).expect("open");
     for (k, v) in &model {
         assert_eq!(map.get(k).expect("get").as_ref(), Some(v), "seed {s}");
@@ -373,10 +392,7 @@ fn damage_anywhere_is_refused_with_its_offset_and_undoing_it_restores_everything
             }
         });
     }
-    let store = open_log(dir.path());
-    for (root, model) in &versions {
-        assert_eq!(&items(&store, *root), model, "after undoing the damage");
-    }
+    assert_versions_read(dir.path(), &versions, "after undoing the damage");
 }
 
 #[test]
@@ -507,12 +523,10 @@ fn assert_a_full_disk_in_one_line(err: &StoreError, db: &Path, start: Instant) {
 
 #[test]
 fn a_full_disk_fails_a_write_in_bounded_time_and_the_store_recovers() {
-    let Some((fs, db)) = Tmpfs::mount_db("8m") else {
+    // 4 MiB taken: the big import (~5.6 MB) fits only once it is freed.
+    let Some((_fs, db, filler)) = mount_db_filled("8m", 4 << 20) else {
         return;
     };
-    // 4 MiB taken: the big import (~5.6 MB) fits only once it is freed.
-    let filler = fs.path.join("filler");
-    std::fs::write(&filler, vec![1u8; 4 << 20]).expect("filler");
     let (mut small, small_model) = random_map(MapKind::AccountState, 300, seed(98));
     let (mut big, big_model) = random_map(MapKind::AccountState, 40_000, seed(99));
     let start = Instant::now();
@@ -539,12 +553,10 @@ fn a_full_disk_fails_a_write_in_bounded_time_and_the_store_recovers() {
 /// retry with space completes the import.
 #[test]
 fn a_full_disk_during_an_import_into_an_empty_log_fails_in_words_and_a_retry_completes_it() {
-    let Some((fs, db)) = Tmpfs::mount_db("16m") else {
+    // ~11 MB of log (three bulk batches) into ~6 MiB of space.
+    let Some((_fs, db, filler)) = mount_db_filled("16m", 10 << 20) else {
         return;
     };
-    // ~11 MB of log (three bulk batches) into ~6 MiB of space.
-    let filler = fs.path.join("filler");
-    std::fs::write(&filler, vec![1u8; 10 << 20]).expect("filler");
     let (mut big, big_model) = random_map(MapKind::AccountState, 80_000, seed(97));
     let start = Instant::now();
     let store = open_log(&db);

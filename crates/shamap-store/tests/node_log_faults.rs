@@ -37,7 +37,10 @@ use shamap_store::{
 };
 
 use crate::faults::{every_k, operations};
-use crate::node_log::{append, assert_refusal, import, items, log_path, names, next_seq, open_log};
+use crate::node_log::{
+    append, assert_refusal, assert_versions_read, import, items, log_path, names, next_seq,
+    open_log,
+};
 use crate::support::{count, nodes_of, random_map, seed};
 use crate::tmpfs::Tmpfs;
 
@@ -334,10 +337,7 @@ fn damage_in_any_batch_but_the_last_is_refused_naming_that_batch() {
         }
     }
     assert!(zeroed >= 2, "sectors zeroed in {zeroed} batches");
-    let store = open_log(dir.path());
-    for (root, model) in &roots {
-        assert_eq!(&items(&store, *root), model, "after undoing the damage");
-    }
+    assert_versions_read(dir.path(), &roots, "after undoing the damage");
 }
 
 /// An inner node's sparse record whose type byte is damaged, with its

@@ -13,7 +13,7 @@ use shamap_nudb_writer::faults::{self, Field};
 use shamap_nudb_writer::ledgers::node_value;
 use shamap_nudb_writer::{
     history, write_ledger, write_ledger_db, write_ledgers, write_rotated, CodecPolicy, CodecType,
-    Ledger, NudbOptions, NudbWriter, Written,
+    Ledger, NudbOptions, NudbWriter,
 };
 use shamap_store::backend::nudb::{audit, AuditOptions, AuditReport, NudbStore};
 use shamap_store::findings::Only;
@@ -21,6 +21,7 @@ use shamap_store::{
     open_with, verify_all, Access, NodeObject, NodeStore, NodeStoreExt, OpenOptions, Opened,
 };
 
+use crate::data_files::json_files;
 use crate::support::{data, files_under, seed};
 
 /// Every file under `dir` with its bytes: what must not change.
@@ -62,6 +63,13 @@ pub(crate) fn base() -> Ledger {
     Ledger::from_dump(&data("ledger-38129.json")).expect("ledger 38129")
 }
 
+/// The test's seed ([`seed`]`(default)`) and the history of `count`
+/// ledgers after [`base`] made from it.
+pub(crate) fn seeded_history(default: u64, count: usize) -> (u64, Vec<Ledger>) {
+    let s = seed(default);
+    (s, history(base(), count, s))
+}
+
 /// The header, the state root and a state leaf of `l`.
 fn keys(l: &Ledger) -> [Hash256; 3] {
     let mut leaf = None;
@@ -78,14 +86,8 @@ fn keys(l: &Ledger) -> [Hash256; 3] {
 /// small blocks (spill records); the audit finds the ledger whole.
 #[test]
 fn shipped_ledgers_read_back_whole() {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(data(""))
-        .expect("data")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
     let mut tested = 0;
-    for path in paths {
+    for path in json_files(&data("")) {
         let Ok(l) = Ledger::from_dump(&path) else {
             continue;
         };
@@ -141,8 +143,7 @@ fn shipped_ledgers_read_back_whole() {
 /// in the data file.
 #[test]
 fn a_history_is_audited_ledger_by_ledger() {
-    let s = seed(40);
-    let ledgers = history(base(), 8, s);
+    let (s, ledgers) = seeded_history(40, 8);
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("nudb");
     write_ledgers(&db, NudbOptions::default(), &ledgers).expect("write");
@@ -191,8 +192,7 @@ fn a_history_is_audited_ledger_by_ledger() {
 /// the path, read as one store; every ledger whole.
 #[test]
 fn a_rotated_store_opens_as_one() {
-    let s = seed(41);
-    let ledgers = history(base(), 6, s);
+    let (s, ledgers) = seeded_history(41, 6);
     let dir = tempfile::tempdir().expect("tempdir");
     write_rotated(dir.path(), NudbOptions::default(), &ledgers, 3).expect("rotated");
     let opened = open_with(dir.path(), &OpenOptions::new(Access::Read)).expect("opens");
@@ -246,8 +246,7 @@ fn assert_damage(r: &AuditReport, key: &Hash256, offset: Option<u64>, what: &str
 /// damaged (by the scan), the ledger is broken, the earlier ledgers whole.
 #[test]
 fn a_flipped_byte_is_found_with_its_key_and_offset() {
-    let s = seed(42);
-    let ledgers = history(base(), 3, s);
+    let (s, ledgers) = seeded_history(42, 3);
     let last = ledgers.last().expect("ledgers");
     for (i, name) in ["header", "inner node", "leaf"].into_iter().enumerate() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -392,47 +391,38 @@ fn a_truncated_data_file_is_damage() {
 #[test]
 fn refusals_at_opening_name_the_file() {
     let l = base();
-    type Damage = fn(&Path, &Written) -> Result<(), String>;
-    let cases: [(&str, Damage, &str); 6] = [
-        (
-            "uid",
-            |d, _| faults::patch_key_header(d, Field::Uid(99)),
-            "nudb.key",
-        ),
+    /// A header field patched in the key file or in both files, or the
+    /// log of another store.
+    enum Damage {
+        Key(Field),
+        Both(Field),
+        ForeignLog,
+    }
+    let cases = [
+        ("uid", Damage::Key(Field::Uid(99)), "nudb.key"),
         (
             "appnum in the key file",
-            |d, _| faults::patch_key_header(d, Field::Appnum(2)),
+            Damage::Key(Field::Appnum(2)),
             "nudb.key",
         ),
-        (
-            "log of another store",
-            |d, _| {
-                let mut log = b"nudb.log".to_vec();
-                log.resize(80, 0x11);
-                faults::write_log(d, &log)
-            },
-            "nudb.log",
-        ),
-        (
-            "appnum",
-            |d, _| faults::patch_both_headers(d, Field::Appnum(7)),
-            "appnum 7",
-        ),
-        (
-            "key size",
-            |d, _| faults::patch_both_headers(d, Field::KeySize(20)),
-            "key size",
-        ),
-        (
-            "pepper",
-            |d, _| faults::patch_key_header(d, Field::Pepper(5)),
-            "pepper",
-        ),
+        ("log of another store", Damage::ForeignLog, "nudb.log"),
+        ("appnum", Damage::Both(Field::Appnum(7)), "appnum 7"),
+        ("key size", Damage::Both(Field::KeySize(20)), "key size"),
+        ("pepper", Damage::Key(Field::Pepper(5)), "pepper"),
     ];
     for (what, damage, expect) in cases {
         let dir = tempfile::tempdir().expect("tempdir");
-        let w = write_ledger(dir.path(), small(), &l).expect("write");
-        damage(dir.path(), &w).expect("damage");
+        write_ledger(dir.path(), small(), &l).expect("write");
+        match damage {
+            Damage::Key(f) => faults::patch_key_header(dir.path(), f),
+            Damage::Both(f) => faults::patch_both_headers(dir.path(), f),
+            Damage::ForeignLog => {
+                let mut log = b"nudb.log".to_vec();
+                log.resize(80, 0x11);
+                faults::write_log(dir.path(), &log)
+            }
+        }
+        .expect("damage");
         let before = snapshot(dir.path());
         let e = NudbStore::open(dir.path()).expect_err(what).to_string();
         assert!(e.contains(expect), "{what}: {e}");
@@ -542,8 +532,7 @@ fn an_entry_naming_another_record_breaks_the_ledger() {
 /// still gives its sequence, from `ledger.db`.
 #[test]
 fn a_ledger_without_its_header_keeps_its_sequence_from_ledger_db() {
-    let s = seed(42);
-    let ledgers = history(base(), 3, s);
+    let (s, ledgers) = seeded_history(42, 3);
     let dir = tempfile::tempdir().expect("tempdir");
     let w =
         write_ledgers(&dir.path().join("full"), NudbOptions::default(), &ledgers).expect("write");

@@ -22,7 +22,8 @@ use shamap_store::backend::nudb::sqlite::{opening, Opening};
 use shamap_store::backend::nudb::{audit, read_ledgers, AuditOptions, AuditReport, NudbStore};
 use shamap_store::{open, open_with, Access, NodeStore, OpenOptions, Opened};
 
-use crate::support::{data, files_under, seed};
+use crate::nudb::{base, seeded_history};
+use crate::support::{files_under, seed};
 
 /// Every regular file under `dir` with its bytes (a FIFO or directory by
 /// name only: reading a FIFO would block): what must not change.
@@ -43,10 +44,6 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 
 fn audit_all(store: &NudbStore) -> AuditReport {
     audit(store, &AuditOptions::default(), &|_| {}).expect("audit runs")
-}
-
-fn base() -> Ledger {
-    Ledger::from_dump(&data("ledger-38129.json")).expect("ledger 38129")
 }
 
 fn rows(headers: &[LedgerHeader]) -> Vec<(u32, shamap::Hash256)> {
@@ -98,8 +95,7 @@ fn killed_writer_layout(root: &Path, live: &Path, ledgers: &[Ledger], committed:
 /// `-wal` but no `-shm`.
 #[test]
 fn ledger_db_rows_only_in_the_wal_are_read_and_nothing_changes() {
-    let s = seed(43);
-    let ledgers = history(base(), 5, s);
+    let (s, ledgers) = seeded_history(43, 5);
     let root = tempfile::tempdir().expect("tempdir");
     let live = tempfile::tempdir().expect("tempdir");
     let db = killed_writer_layout(root.path(), live.path(), &ledgers, 2);
@@ -175,8 +171,7 @@ fn wal_writer_child() {
 /// were: every row read again, nothing changed.
 #[test]
 fn ledger_db_beside_a_live_writer_then_killed() {
-    let s = seed(44);
-    let ledgers = history(base(), 5, s);
+    let (s, ledgers) = seeded_history(44, 5);
     let root = tempfile::tempdir().expect("tempdir");
     let dir = root.path().join("db");
     let db = dir.join("nudb");
@@ -228,8 +223,7 @@ fn ledger_db_beside_a_live_writer_then_killed() {
 /// read (writable first), every ledger whole, the stale pair not read.
 #[test]
 fn state_db_names_the_rotated_directories_and_a_stale_pair_is_not_read() {
-    let s = seed(45);
-    let ledgers = history(base(), 6, s);
+    let (s, ledgers) = seeded_history(45, 6);
     let root = tempfile::tempdir().expect("tempdir");
     let db = root.path().join("nudb");
     write_rotated(&db, NudbOptions::default(), &ledgers, 3).expect("rotated");

@@ -16,7 +16,7 @@ use shamap_store::map::gc::mark;
 use shamap_store::{verify_all, BackedMap, BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::backed::contents;
-use crate::support::{count, import_random, seed};
+use crate::support::{count, import_random, seed, with_budget};
 
 /// Nodes `root` reaches.
 fn reachable(store: &dyn NodeStore, root: Hash256) -> usize {
@@ -38,11 +38,7 @@ fn data(rng: &mut SmallRng) -> Vec<u8> {
 /// changes undone inside a block; after each commit, the store holds
 /// exactly what the root reaches. Returns the nodes pruned.
 fn prune_against_oracles(store: &dyn NodeStore, budget: usize, s: u64) -> u64 {
-    let opts = BackedOptions {
-        budget_bytes: budget,
-        ..BackedOptions::default()
-    }
-    .pruning();
+    let opts = with_budget(budget).pruning();
     let mut backed = BackedMap::new(store, MapKind::AccountState, opts);
     let mut mem = ShaMap::new(MapKind::AccountState);
     let mut model: BTreeMap<Key, Vec<u8>> = BTreeMap::new();
@@ -120,16 +116,8 @@ fn prune_against_oracles(store: &dyn NodeStore, budget: usize, s: u64) -> u64 {
             "seed {s} block {block}: the store holds {held} nodes, the root reaches {reached} ({st:?})"
         );
         // The store alone, through a tiny cache: the oracle's contents.
-        let again = BackedMap::open(
-            store,
-            root,
-            MapKind::AccountState,
-            BackedOptions {
-                budget_bytes: 16 << 10,
-                ..BackedOptions::default()
-            },
-        )
-        .expect("reopen");
+        let again = BackedMap::open(store, root, MapKind::AccountState, with_budget(16 << 10))
+            .expect("reopen");
         assert_eq!(contents(&again), model, "seed {s} block {block}");
     }
     let st = backed.stats();

@@ -12,9 +12,9 @@ use std::sync::{Arc, RwLock};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use shamap::{Hash256, Key, MapKind};
-use shamap_store::{meta, BackedMap, BackedOptions, FjallStore, LogStore, NodeStore, StoredMap};
+use shamap_store::{meta, BackedMap, FjallStore, LogStore, NodeStore, StoredMap};
 
-use crate::support::{random_map, seed};
+use crate::support::{random_map, seed, with_budget};
 
 type Model = Arc<BTreeMap<Key, Vec<u8>>>;
 
@@ -36,14 +36,7 @@ fn readers_of_committed_roots_run_beside_a_committing_writer_on_the_node_log() {
 /// while one writer commits 30 blocks to `store`.
 fn readers_beside_a_writer(store: &dyn NodeStore, s: u64) {
     let (mut shadow, model) = random_map(MapKind::AccountState, 3000, s);
-    let mut writer = BackedMap::new(
-        store,
-        MapKind::AccountState,
-        BackedOptions {
-            budget_bytes: 256 << 10,
-            ..BackedOptions::default()
-        },
-    );
+    let mut writer = BackedMap::new(store, MapKind::AccountState, with_budget(256 << 10));
     for (k, v) in &model {
         writer.upsert(*k, v).expect("upsert");
     }

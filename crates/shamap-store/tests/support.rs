@@ -400,6 +400,14 @@ pub fn retained_names(store: &dyn NodeStore) -> Vec<String> {
         .collect()
 }
 
+/// Backed-map options with a cache budget of `bytes`, the rest default.
+pub fn with_budget(bytes: usize) -> shamap_store::BackedOptions {
+    shamap_store::BackedOptions {
+        budget_bytes: bytes,
+        ..shamap_store::BackedOptions::default()
+    }
+}
+
 /// `err` is the verified fetch's error for the node `hash` on the path of
 /// `key`, naming its nibble path.
 pub fn assert_bad_node(err: shamap_store::StoreError, hash: shamap::Hash256, key: &Key) {

@@ -44,6 +44,14 @@ fn random_hashed_map(r: &mut SmallRng, n: usize) -> (ShaMap, Vec<Key>, Hash256) 
     (m, keys, root)
 }
 
+/// The generator `rng(name, seed)` and the [`random_hashed_map`] of `n`
+/// keys drawn from it first.
+fn seeded_hashed_map(name: &str, seed: u64, n: usize) -> (SmallRng, ShaMap, Vec<Key>, Hash256) {
+    let mut r = rng(name, seed);
+    let (m, keys, root) = random_hashed_map(&mut r, n);
+    (r, m, keys, root)
+}
+
 /// One of `keys`, drawn by `r`.
 fn any_key(r: &mut SmallRng, keys: &[Key]) -> Key {
     keys[r.gen_range(0..keys.len())]
@@ -252,8 +260,7 @@ fn assert_flip_rejected(root: &Hash256, key: &Key, p: &mut [Vec<u8>], at: (usize
 
 #[test]
 fn flipping_any_sampled_byte_of_a_random_proof_fails() {
-    let mut r = rng("flips", 99);
-    let (mut m, keys, root) = random_hashed_map(&mut r, 2000);
+    let (mut r, mut m, keys, root) = seeded_hashed_map("flips", 99, 2000);
     for _ in 0..400 {
         let k = any_key(&mut r, &keys);
         let mut p = m.proof_path(&k).nodes;
@@ -298,8 +305,7 @@ fn flipping_any_byte_of_the_deepest_proof_fails() {
 
 #[test]
 fn an_inclusion_proof_presented_for_an_absent_key_fails() {
-    let mut r = rng("absent-key", 3);
-    let (mut m, keys, root) = random_hashed_map(&mut r, 2000);
+    let (mut r, mut m, keys, root) = seeded_hashed_map("absent-key", 3, 2000);
     for _ in 0..500 {
         let present = any_key(&mut r, &keys);
         let absent = key_near(&mut r, &present);
@@ -317,8 +323,7 @@ fn an_inclusion_proof_presented_for_an_absent_key_fails() {
 
 #[test]
 fn non_inclusion_proofs_verify_as_absent_in_both_shapes() {
-    let mut r = rng("non-inclusion", 11);
-    let (mut m, keys, root) = random_hashed_map(&mut r, 2000);
+    let (mut r, mut m, keys, root) = seeded_hashed_map("non-inclusion", 11, 2000);
     let (mut at_empty_branch, mut at_other_leaf) = (0, 0);
     for i in 0..1000u32 {
         // Half random keys (mostly an empty branch), half keys sharing many
@@ -358,20 +363,18 @@ fn non_inclusion_proofs_verify_as_absent_in_both_shapes() {
     // Deep map: a key that stops at the depth-63 node's empty branch.
     let mut d = deep_map();
     let root = d.root_hash();
-    let absent = small_key(0x70);
-    let p = d.proof_path(&absent);
-    assert_eq!(p.nodes.len(), 63, "root..depth-62 node; branch 7 is empty");
-    assert_eq!(
-        verify_path(&root, &absent, &p.nodes),
-        Ok(ProofOutcome::Absent)
-    );
-    let absent = small_key(0x6F);
-    let p = d.proof_path(&absent);
-    assert_eq!(p.nodes.len(), 64, "the depth-63 node; branch F is empty");
-    assert_eq!(
-        verify_path(&root, &absent, &p.nodes),
-        Ok(ProofOutcome::Absent)
-    );
+    for (b, nodes, why) in [
+        (0x70, 63, "root..depth-62 node; branch 7 is empty"),
+        (0x6F, 64, "the depth-63 node; branch F is empty"),
+    ] {
+        let absent = small_key(b);
+        let p = d.proof_path(&absent);
+        assert_eq!(p.nodes.len(), nodes, "{why}");
+        assert_eq!(
+            verify_path(&root, &absent, &p.nodes),
+            Ok(ProofOutcome::Absent)
+        );
+    }
 }
 
 #[test]
@@ -413,8 +416,7 @@ fn proofs_from_a_snapshot_stay_valid_while_the_map_changes() {
 
 #[test]
 fn multi_key_proofs_verify_and_are_smaller_than_single_proofs() {
-    let mut r = rng("multi", 8);
-    let (mut m, keys, root) = random_hashed_map(&mut r, 2000);
+    let (mut r, mut m, keys, root) = seeded_hashed_map("multi", 8, 2000);
     let sorted: Vec<Key> = keys
         .iter()
         .copied()
@@ -455,8 +457,7 @@ fn multi_key_proofs_verify_and_are_smaller_than_single_proofs() {
 
 #[test]
 fn multi_key_proofs_reject_smuggled_duplicated_missing_and_flipped_nodes() {
-    let mut r = rng("multi-reject", 9);
-    let (mut m, keys, root) = random_hashed_map(&mut r, 1000);
+    let (mut r, mut m, keys, root) = seeded_hashed_map("multi-reject", 9, 1000);
     let ask = [keys[0], keys[1], keys[2]];
     let good = m.multi_proof(&ask);
     assert!(verify_multi(&root, &ask, &good).is_ok());

@@ -58,11 +58,17 @@ fn insertion_order_does_not_change_the_root() {
     m.check().expect("canonical");
 }
 
+/// The state map of `n` random entries (data up to `max` bytes) drawn from
+/// `rng(test, seed)`: the entries and the map.
+fn random_state_map(test: &str, seed: u64, n: usize, max: usize) -> (Vec<(Key, Vec<u8>)>, ShaMap) {
+    let items = random_entries(&mut rng(test, seed), n, max);
+    let m = build(MapKind::AccountState, &items);
+    (items, m)
+}
+
 #[test]
 fn root_is_rehashed_only_along_dirty_paths() {
-    let mut r = rng("dirty", 12);
-    let items = random_entries(&mut r, 1000, 50);
-    let mut m = build(MapKind::AccountState, &items);
+    let (items, mut m) = random_state_map("dirty", 12, 1000, 50);
     let h1 = m.root_hash();
     assert_eq!(m.cached_root_hash(), Some(h1));
     m.update(items[3].0, b"changed").expect("present");
@@ -101,9 +107,7 @@ fn keys_sharing_63_nibbles_make_a_64_deep_tree_and_collapse_back() {
 
 #[test]
 fn clear_and_reuse() {
-    let mut r = rng("clear", 13);
-    let items = random_entries(&mut r, 300, 50);
-    let mut m = build(MapKind::AccountState, &items);
+    let (items, mut m) = random_state_map("clear", 13, 300, 50);
     let want = m.root_hash();
     m.clear();
     assert_eq!(m.root_hash(), Hash256::ZERO);
@@ -147,9 +151,7 @@ fn shape_histograms_equal_the_oracles() {
 
 #[test]
 fn parallel_hashing_gives_the_serial_root() {
-    let mut r = rng("parallel", 15);
-    let items = random_entries(&mut r, 20_000, 100);
-    let mut serial = build(MapKind::AccountState, &items);
+    let (items, mut serial) = random_state_map("parallel", 15, 20_000, 100);
     let want = serial.root_hash_serial();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(2)

@@ -44,6 +44,14 @@ pub(crate) use lane_backend;
 /// A batch hash with an explicit backend: `(backend, messages, digests)`.
 pub type BatchWith<B> = fn(B, &[&[u8]], &mut [[u8; 32]]);
 
+/// `batch` of two messages into one digest slot: it must panic with "one
+/// output slot per message" (the caller's `#[should_panic]`).
+pub fn length_mismatch(batch: fn(&[&[u8]], &mut [[u8; 32]])) {
+    let msgs: [&[u8]; 2] = [b"a", b"b"];
+    let mut out = [[0u8; 32]; 1];
+    batch(&msgs, &mut out);
+}
+
 /// The backends this CPU supports (printed).
 pub fn supported<B: LaneBackend>() -> Vec<B> {
     let b: Vec<B> = B::ALL.into_iter().filter(|b| b.is_supported()).collect();

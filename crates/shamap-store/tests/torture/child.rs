@@ -15,7 +15,7 @@ use rand::{Rng, SeedableRng};
 use shamap::{Hash256, MapKind, ShaMap};
 use shamap_store::{
     fail_acknowledgments, gc, import_ledger, meta, verify_all, AckFault, AckStage, BackedMap,
-    BackedOptions, NodeStore, StoreError, StoredMap,
+    NodeStore, StoreError, StoredMap,
 };
 
 use super::backend::Backend;
@@ -24,6 +24,7 @@ use super::{
     BACKED_BUDGET, ENV_ACK_FAULT, ENV_BACKEND, ENV_DIR, ENV_HOLD, ENV_READ_ONLY, ENV_WORKER_SEED,
     TAG,
 };
+use crate::support::with_budget;
 
 pub(super) fn roots_line(roots: &[meta::RetainedRoot]) -> String {
     roots
@@ -233,10 +234,7 @@ pub(super) fn worker_commit(store: &dyn NodeStore, rng: &mut SmallRng) -> Worker
         .find(|r| r.name == "head")
         .map_or(Hash256::ZERO, |r| r.hash);
     let contents = read_map(store, base).map_err(fail)?;
-    let opts = BackedOptions {
-        budget_bytes: BACKED_BUDGET,
-        ..BackedOptions::default()
-    };
+    let opts = with_budget(BACKED_BUDGET);
     let mut map = if base.is_zero() {
         BackedMap::new(store, MapKind::AccountState, opts)
     } else {

@@ -9,8 +9,7 @@ use rand::Rng;
 use super::backend::Backend;
 use super::crash_fs::Mounted;
 use super::faults::{rehome_checkpoint, Class};
-use super::oracle::judge;
-use super::protocol::{run_checker, Worker};
+use super::protocol::Worker;
 use super::supervisor::Torture;
 use super::tally::Outcome;
 
@@ -115,10 +114,7 @@ impl Torture {
             (Ok(()), Ok(_)) if model.roots.is_empty() && !self.backend.is_store(&image_db) => {
                 Outcome::Kept
             }
-            (Ok(()), Ok(_)) => {
-                let check = run_checker(self.backend, &image_db, false, &self.stderr_path("check"));
-                judge(&mut model, check, true, false)
-            }
+            (Ok(()), Ok(_)) => self.check(&mut model, &image_db, true, false),
         };
         let kept = matches!(outcome, Outcome::Kept);
         self.record(Class::PowerLoss, &outcome, &fault, Some(&image_db));

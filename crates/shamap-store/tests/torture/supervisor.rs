@@ -142,6 +142,34 @@ impl Torture {
         self.scratch.path().join(format!("{what}.stderr"))
     }
 
+    /// The checker run on the store at `dir` (its stderr kept as
+    /// `check.stderr`), judged against `model` ([`judge`]).
+    pub(super) fn check(
+        &self,
+        model: &mut Model,
+        dir: &Path,
+        refusal_fails: bool,
+        read_only: bool,
+    ) -> Outcome {
+        let check = run_checker(self.backend, dir, read_only, &self.stderr_path("check"));
+        judge(model, check, refusal_fails, read_only)
+    }
+
+    /// A worker's `result`: its failure, or else [`Torture::check`] of the
+    /// store it wrote (not read-only).
+    pub(super) fn check_after(
+        &self,
+        result: Result<(), String>,
+        model: &mut Model,
+        dir: &Path,
+        refusal_fails: bool,
+    ) -> Outcome {
+        match result {
+            Err(why) => Outcome::Failed(why),
+            Ok(()) => self.check(model, dir, refusal_fails, false),
+        }
+    }
+
     /// Feeds `w`'s lines to `model` for `run`, then SIGKILLs it (`kill`) or
     /// asks it to stop, and takes what it printed before it ended (that
     /// counts too). Returns the outcome and whether its output ended.
@@ -284,9 +312,8 @@ impl Torture {
         } else {
             fault
         };
-        let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
         let mut model = self.model.clone();
-        let outcome = judge(&mut model, check, false, false);
+        let outcome = self.check(&mut model, &copy, false, false);
         self.record(class, &outcome, &fault, Some(&copy));
         if matches!(outcome, Outcome::Kept)
             && class != Class::Fifo
@@ -329,13 +356,7 @@ impl Torture {
             class.name(),
             run.as_millis()
         );
-        let outcome = match result {
-            Err(why) => Outcome::Failed(why),
-            Ok(()) => {
-                let check = run_checker(self.backend, copy, false, &self.stderr_path("check"));
-                judge(model, check, false, false)
-            }
-        };
+        let outcome = self.check_after(result, model, copy, false);
         self.record(Class::After, &outcome, &fault, Some(copy));
     }
 

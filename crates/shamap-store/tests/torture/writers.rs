@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use super::faults::Class;
-use super::oracle::{judge, Model};
-use super::protocol::{run_checker, stderr_tail, Worker};
+use super::oracle::Model;
+use super::protocol::{stderr_tail, Worker};
 use super::supervisor::Torture;
 use super::tally::Outcome;
 use super::CHILD_PATIENCE;
@@ -18,6 +18,22 @@ use crate::support::copy_store_dir;
 use crate::tmpfs::Tmpfs;
 
 impl Torture {
+    /// [`Torture::drive`]s `w` (errors allowed) and, when it was asked to
+    /// stop, waits for it to exit; then it is gone.
+    fn drive_to_exit(
+        model: &mut Model,
+        mut w: Worker,
+        run: Duration,
+        kill: bool,
+        errors: &mut u64,
+    ) -> Result<(), String> {
+        let (mut result, _) = Self::drive(model, &mut w, run, kill, true, errors);
+        if result.is_ok() && !kill {
+            result = w.wait_exit(Instant::now() + CHILD_PATIENCE);
+        }
+        result
+    }
+
     /// A worker on a copy whose acknowledgment record fails (to open, or
     /// to be written) from a random acknowledgment on, with one of the
     /// errors a disk or the system gives; then the copy is checked. It is
@@ -45,30 +61,20 @@ impl Torture {
         let run = Duration::from_millis(self.rng.gen_range(300..1500));
         let kill = self.rng.gen_bool(0.5);
         let mut errors = 0;
-        let mut w = Worker::spawn_failing_acks(
+        let w = Worker::spawn_failing_acks(
             self.backend,
             &copy,
             wseed,
             &self.stderr_path("ackfail"),
             &format!("{stage},{errno},{after}"),
         );
-        let (mut result, _) = Self::drive(&mut model, &mut w, run, kill, true, &mut errors);
-        if result.is_ok() && !kill {
-            result = w.wait_exit(Instant::now() + CHILD_PATIENCE);
-        }
-        drop(w);
+        let result = Self::drive_to_exit(&mut model, w, run, kill, &mut errors);
         let fault = format!(
             "the acknowledgment record fails ({stage}, {ename}) after {after} acknowledgments under a worker (seed {wseed}) {} ms then {}; {errors} failed operations",
             run.as_millis(),
             if kill { "SIGKILL" } else { "stop" }
         );
-        let outcome = match result {
-            Err(why) => Outcome::Failed(why),
-            Ok(()) => {
-                let check = run_checker(self.backend, &copy, false, &self.stderr_path("check"));
-                judge(&mut model, check, true, false)
-            }
-        };
+        let outcome = self.check_after(result, &mut model, &copy, true);
         if errors == 0 {
             self.ack_fault_quiet += 1;
         }
@@ -193,8 +199,7 @@ impl Torture {
             return Outcome::Failed(format!("writer B: said {l:?}"));
         }
         // Nothing acknowledged by A may be lost.
-        let check = run_checker(self.backend, copy, false, &self.stderr_path("check"));
-        match judge(model, check, false, false) {
+        match self.check(model, copy, false, false) {
             Outcome::Kept => Outcome::Refused(b_lines[0].trim_start_matches("refused ").to_owned()),
             other => other,
         }
@@ -226,13 +231,9 @@ impl Torture {
         let run = Duration::from_millis(self.rng.gen_range(1000..3000));
         let mut model = self.model.clone();
         let mut errors = 0;
-        let mut w = Worker::spawn(self.backend, &db, wseed, &self.stderr_path("enospc"));
+        let w = Worker::spawn(self.backend, &db, wseed, &self.stderr_path("enospc"));
         let kill = self.rng.gen_bool(0.5);
-        let (mut result, _) = Self::drive(&mut model, &mut w, run, kill, true, &mut errors);
-        if result.is_ok() && !kill {
-            result = w.wait_exit(Instant::now() + CHILD_PATIENCE);
-        }
-        drop(w);
+        let result = Self::drive_to_exit(&mut model, w, run, kill, &mut errors);
         let fault = format!(
             "tmpfs of {used} KiB used + {} KiB, worker (seed {wseed}) {} ms then {}; {errors} failed operations",
             margin_kib + 64,
@@ -240,13 +241,7 @@ impl Torture {
             if kill { "SIGKILL" } else { "stop" }
         );
         fs.remount("size=512m");
-        let outcome = match result {
-            Err(why) => Outcome::Failed(why),
-            Ok(()) => {
-                let check = run_checker(self.backend, &db, false, &self.stderr_path("check"));
-                judge(&mut model, check, false, false)
-            }
-        };
+        let outcome = self.check_after(result, &mut model, &db, false);
         if errors == 0 {
             self.tally.notes.push(format!(
                 "round {}: the disk never filled ({fault})",
