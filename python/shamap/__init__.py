@@ -17,30 +17,7 @@ rippled's NuDB node store (read-only) as a Store (ledgers, get, prove,
 verify).
 """
 
-from ._shamap import (
-    Ledger,
-    ShaMap,
-    Snapshot,
-    Store,
-    StoreFailure,
-    __version__,
-    open_store,
-    read_ledger,
-    stats,
-    verify_proof,
-    verify_xpop,
-)
-
-__all__ = [
-    "Ledger",
-    "ShaMap",
-    "Snapshot",
-    "Store",
-    "StoreFailure",
-    "__version__",
-    "open_store",
-    "read_ledger",
-    "stats",
-    "verify_proof",
-    "verify_xpop",
-]
+# Everything the compiled module exports (its __all__; the names, with
+# their types, are in _shamap.pyi).
+from ._shamap import *  # noqa: F403
+from ._shamap import __version__  # noqa: F401

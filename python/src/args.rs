@@ -20,7 +20,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 use shamap::{Hash256, Key, MapError, MapKind};
 
 /// The Python type name of `obj`, for messages.
-pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(obj: &Obj<'_>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())
@@ -29,7 +29,7 @@ pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 /// 32 bytes given as `bytes`/`bytearray` of 32 or a `str` of 64 hex
 /// digits; `what` names the argument in messages.
-fn bytes32(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[u8; 32]> {
+fn bytes32(obj: &Obj<'_>, what: &str) -> PyResult<[u8; 32]> {
     let from_slice = |b: &[u8]| {
         <[u8; 32]>::try_from(b)
             .map_err(|_| PyValueError::new_err(format!("{what} must be 32 bytes, got {}", b.len())))
@@ -52,13 +52,16 @@ fn bytes32(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<[u8; 32]> {
     )))
 }
 
+/// A Python object as an argument.
+pub(crate) type Obj<'py> = Bound<'py, PyAny>;
+
 /// A key argument.
-pub(crate) fn key_arg(obj: &Bound<'_, PyAny>) -> PyResult<Key> {
+pub(crate) fn key_arg(obj: &Obj<'_>) -> PyResult<Key> {
     bytes32(obj, "key").map(Key)
 }
 
 /// A root-hash argument.
-pub(crate) fn hash_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Hash256> {
+pub(crate) fn hash_arg(obj: &Obj<'_>, what: &str) -> PyResult<Hash256> {
     bytes32(obj, what).map(Hash256)
 }
 

@@ -30,7 +30,7 @@ use shamap_ledger::verify::{
     check_roots, state_map, tx_map, BuildError, LedgerReport, Outcome, Summary,
 };
 
-use crate::args::type_name;
+use crate::args::{type_name, Obj};
 use crate::convert::to_py;
 use crate::map::{Origin, PyShaMap};
 
@@ -241,7 +241,7 @@ impl PyLedger {
 
 /// The paths argument: one path (str or os.PathLike) or a list/tuple of
 /// them (pages of one ledger, merged in order).
-fn paths_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
+fn paths_arg(obj: &Obj<'_>) -> PyResult<Vec<PathBuf>> {
     if let Ok(p) = obj.extract::<PathBuf>() {
         return Ok(vec![p]);
     }
@@ -270,7 +270,7 @@ fn paths_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<PathBuf>> {
 /// pages that all end with a marker: the ledger's last page is missing).
 /// The work runs detached from the interpreter.
 #[pyfunction]
-pub(crate) fn read_ledger(py: Python<'_>, path: &Bound<'_, PyAny>) -> PyResult<PyLedger> {
+pub(crate) fn read_ledger(py: Python<'_>, path: &Obj<'_>) -> PyResult<PyLedger> {
     let paths = paths_arg(path)?;
     let loaded = py.detach(|| load(&paths)).map_err(LoadError::into_py)?;
     let report = &loaded.report;

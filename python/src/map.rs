@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 use shamap::{Hash256, Key, ShaMap, Snapshot};
 
-use crate::args::{data_arg, key_arg, kind_arg, map_error, poisoned};
+use crate::args::{data_arg, key_arg, kind_arg, map_error, poisoned, Obj};
 
 /// Where a map's entries came from, for `stats()`'s `input` and timing
 /// fields; dropped at the first write.
@@ -111,6 +111,19 @@ impl PyShaMap {
         .map_err(map_error)
     }
 
+    /// A write of one item: `key` and `data` parsed, then `f`.
+    fn write_item<R: Send>(
+        &self,
+        py: Python<'_>,
+        key: &Obj<'_>,
+        data: &Obj<'_>,
+        f: impl FnOnce(&mut ShaMap, Key, &[u8]) -> Result<R, shamap::MapError> + Send,
+    ) -> PyResult<R> {
+        let key = key_arg(key)?;
+        let data = data_arg(data)?;
+        self.write(py, |m| f(m, key, &data))
+    }
+
     /// The root hash, computed detached when not already current.
     pub(crate) fn root(&self, py: Python<'_>) -> PyResult<Hash256> {
         match self.with(py, |inner| inner.map.cached_root_hash())? {
@@ -123,6 +136,12 @@ impl PyShaMap {
     pub(crate) fn take_snapshot(&self, py: Python<'_>) -> PyResult<(Snapshot, Option<Origin>)> {
         self.with_detached(py, |inner| (inner.map.snapshot(), inner.origin.clone()))
     }
+}
+
+/// `m[key]`: the data `get` found, or KeyError.
+fn present<'py>(key: &Obj<'py>, got: Option<Bound<'py, PyBytes>>) -> PyResult<Bound<'py, PyBytes>> {
+    let k = key_arg(key)?;
+    got.ok_or_else(|| PyKeyError::new_err(format!("key {k} is not present")))
 }
 
 #[pymethods]
@@ -140,81 +159,45 @@ impl PyShaMap {
     }
 
     /// Adds an item; KeyError if the key is present (rippled's addItem).
-    fn insert(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let key = key_arg(key)?;
-        let data = data_arg(data)?;
-        self.write(py, |m| m.insert(key, &data))
+    fn insert(&self, py: Python<'_>, key: &Obj<'_>, data: &Obj<'_>) -> PyResult<()> {
+        self.write_item(py, key, data, |m, k, d| m.insert(k, d))
     }
 
     /// Replaces the data of a present key; KeyError if absent
     /// (rippled's updateGiveItem).
-    fn update(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
-        let key = key_arg(key)?;
-        let data = data_arg(data)?;
-        self.write(py, |m| m.update(key, &data))
+    fn update(&self, py: Python<'_>, key: &Obj<'_>, data: &Obj<'_>) -> PyResult<()> {
+        self.write_item(py, key, data, |m, k, d| m.update(k, d))
     }
 
     /// Inserts or replaces; returns True when the key was new.
-    fn upsert(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<bool> {
-        let key = key_arg(key)?;
-        let data = data_arg(data)?;
-        self.write(py, |m| m.upsert(key, &data))
+    fn upsert(&self, py: Python<'_>, key: &Obj<'_>, data: &Obj<'_>) -> PyResult<bool> {
+        self.write_item(py, key, data, |m, k, d| m.upsert(k, d))
     }
 
     /// Removes an item; KeyError if absent (rippled's delItem).
-    fn remove(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn remove(&self, py: Python<'_>, key: &Obj<'_>) -> PyResult<()> {
         let key = key_arg(key)?;
         self.write(py, |m| m.remove(&key))
     }
 
     /// The data stored under key, or None.
-    fn get<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    fn get<'py>(&self, py: Python<'py>, key: &Obj<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let key = key_arg(key)?;
         let data = self.with(py, |inner| inner.map.get(&key).map(<[u8]>::to_vec))?;
         Ok(data.map(|d| PyBytes::new(py, &d)))
     }
 
-    fn __getitem__<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let k = key_arg(key)?;
-        self.get(py, key)?
-            .ok_or_else(|| PyKeyError::new_err(format!("key {k} is not present")))
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &Obj<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        present(key, self.get(py, key)?)
     }
 
     /// `m[key] = data` is `upsert`.
-    fn __setitem__(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        data: &Bound<'_, PyAny>,
-    ) -> PyResult<()> {
+    fn __setitem__(&self, py: Python<'_>, key: &Obj<'_>, data: &Obj<'_>) -> PyResult<()> {
         self.upsert(py, key, data).map(|_| ())
     }
 
     /// `del m[key]` is `remove`.
-    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn __delitem__(&self, py: Python<'_>, key: &Obj<'_>) -> PyResult<()> {
         self.remove(py, key)
     }
 
@@ -222,7 +205,7 @@ impl PyShaMap {
         self.with(py, |inner| inner.map.len())
     }
 
-    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn __contains__(&self, py: Python<'_>, key: &Obj<'_>) -> PyResult<bool> {
         let key = key_arg(key)?;
         self.with(py, |inner| inner.map.contains(&key))
     }
@@ -261,7 +244,7 @@ impl PyShaMap {
     /// The proof path of key: rippled's getProofPath wire nodes, leaf (or
     /// last node) first, root last. Proves inclusion when the map holds
     /// key, absence otherwise; check it with verify_proof.
-    fn prove<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    fn prove<'py>(&self, py: Python<'py>, key: &Obj<'py>) -> PyResult<Bound<'py, PyList>> {
         let key = key_arg(key)?;
         let nodes = self.with_detached(py, |inner| inner.map.proof_path(&key).nodes)?;
         nodes_list(py, &nodes)
@@ -306,30 +289,20 @@ impl PySnapshot {
     }
 
     /// The data stored under key, or None.
-    fn get<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    fn get<'py>(&self, py: Python<'py>, key: &Obj<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let key = key_arg(key)?;
         Ok(self.snap.get(&key).map(|d| PyBytes::new(py, d)))
     }
 
-    fn __getitem__<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyBytes>> {
-        let k = key_arg(key)?;
-        self.get(py, key)?
-            .ok_or_else(|| PyKeyError::new_err(format!("key {k} is not present")))
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &Obj<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        present(key, self.get(py, key)?)
     }
 
     fn __len__(&self) -> usize {
         self.snap.len()
     }
 
-    fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn __contains__(&self, key: &Obj<'_>) -> PyResult<bool> {
         Ok(self.snap.contains(&key_arg(key)?))
     }
 
@@ -353,7 +326,7 @@ impl PySnapshot {
     }
 
     /// The proof path of key (see ShaMap.prove).
-    fn prove<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+    fn prove<'py>(&self, py: Python<'py>, key: &Obj<'py>) -> PyResult<Bound<'py, PyList>> {
         let key = key_arg(key)?;
         let snap = &self.snap;
         let nodes = py.detach(|| snap.proof_path(&key).nodes);

@@ -7,11 +7,11 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 use shamap::hash::decode_hex;
 use shamap::verify::{verify_path, ProofError, ProofOutcome, MAX_PATH_NODES};
 
-use crate::args::{hash_arg, key_arg, type_name};
+use crate::args::{hash_arg, key_arg, type_name, Obj};
 
 /// One proof node: `bytes`/`bytearray`, or a `str` of hex digits (as the
 /// CLI's `prove` prints them).
-fn node_arg(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<Vec<u8>> {
+fn node_arg(obj: &Obj<'_>, index: usize) -> PyResult<Vec<u8>> {
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(b.as_bytes().to_vec());
     }
@@ -40,9 +40,9 @@ fn node_arg(obj: &Bound<'_, PyAny>, index: usize) -> PyResult<Vec<u8>> {
 #[pyfunction]
 pub(crate) fn verify_proof(
     py: Python<'_>,
-    root: &Bound<'_, PyAny>,
-    key: &Bound<'_, PyAny>,
-    proof: &Bound<'_, PyAny>,
+    root: &Obj<'_>,
+    key: &Obj<'_>,
+    proof: &Obj<'_>,
 ) -> PyResult<&'static str> {
     let root = hash_arg(root, "root")?;
     let key = key_arg(key)?;

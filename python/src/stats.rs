@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use serde_json::json;
 use shamap_ledger::map_stats::{dump_input, MapStats};
 
-use crate::args::type_name;
+use crate::args::{type_name, Obj};
 use crate::convert::to_py;
 use crate::map::{PyShaMap, PySnapshot};
 
@@ -30,7 +30,7 @@ use crate::map::{PyShaMap, PySnapshot};
 /// from read_ledger unchanged. Hashes the map first; runs detached from
 /// the interpreter.
 #[pyfunction]
-pub(crate) fn stats<'py>(py: Python<'py>, map: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn stats<'py>(py: Python<'py>, map: &Obj<'py>) -> PyResult<Bound<'py, PyAny>> {
     let (stats, origin) = if let Ok(m) = map.cast::<PyShaMap>() {
         m.get().with_detached(py, |inner| {
             (MapStats::of_map(&mut inner.map), inner.origin.clone())

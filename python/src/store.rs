@@ -20,7 +20,7 @@ use shamap_store::{
     map::ledger, open_with, Access, NodeStore, OpenOptions, Opened, StoreError, StoredMap,
 };
 
-use crate::args::{hash_arg, key_arg, kind_arg};
+use crate::args::{hash_arg, key_arg, kind_arg, Obj};
 use crate::convert::to_py;
 
 create_exception!(
@@ -109,8 +109,8 @@ impl PyStore {
     fn get<'py>(
         &self,
         py: Python<'py>,
-        root: &Bound<'py, PyAny>,
-        key: &Bound<'py, PyAny>,
+        root: &Obj<'py>,
+        key: &Obj<'py>,
         kind: Option<&str>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let root = hash_arg(root, "root")?;
@@ -129,8 +129,8 @@ impl PyStore {
     fn prove<'py>(
         &self,
         py: Python<'py>,
-        root: &Bound<'py, PyAny>,
-        key: &Bound<'py, PyAny>,
+        root: &Obj<'py>,
+        key: &Obj<'py>,
         kind: Option<&str>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let root = hash_arg(root, "root")?;
@@ -154,7 +154,7 @@ impl PyStore {
     fn verify<'py>(
         &self,
         py: Python<'py>,
-        anchor: Option<&Bound<'py, PyAny>>,
+        anchor: Option<&Obj<'py>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let anchor = anchor.map(|a| hash_arg(a, "anchor")).transpose()?;
         let opts = AuditOptions {
@@ -176,7 +176,7 @@ impl PyStore {
     fn export<'py>(
         &self,
         py: Python<'py>,
-        ledger: &Bound<'py, PyAny>,
+        ledger: &Obj<'py>,
         api_version: u8,
     ) -> PyResult<Bound<'py, PyBytes>> {
         if !(1..=2).contains(&api_version) {

@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 use serde_json::Value;
 use shamap_auth::PublicKey;
 
-use crate::args::type_name;
+use crate::args::{type_name, Obj};
 use crate::convert::to_py;
 
 /// Verifies an XPOP (a JSON str or bytes, or the dict json.loads gives)
@@ -19,7 +19,7 @@ use crate::convert::to_py;
 #[pyfunction]
 pub(crate) fn verify_xpop<'py>(
     py: Python<'py>,
-    xpop: &Bound<'py, PyAny>,
+    xpop: &Obj<'py>,
     vl_key: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
     let key =

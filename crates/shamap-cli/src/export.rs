@@ -33,7 +33,7 @@ use shamap_ledger::response::{write_ledger_response, ResponseError, ResponseOpti
 use shamap_store::map::ledger::{self, StoredLedger};
 use shamap_store::NodeStore;
 
-use crate::input::{given_root, open_to_read, parse_root};
+use crate::input::{open_to_read, LedgerArgs};
 use crate::output::{write_file_streamed, Exit, Failure};
 
 /// Arguments of `shamap export`.
@@ -41,18 +41,8 @@ use crate::output::{write_file_streamed, Exit, Failure};
 pub struct ExportArgs {
     #[arg(long, value_name = "DB", help = crate::input::db_help("The store"))]
     pub db: PathBuf,
-    /// The ledger's hash (the key of its header object).
-    #[arg(
-        long,
-        value_name = "HEX",
-        required_unless_present = "ledger",
-        conflicts_with = "ledger"
-    )]
-    pub root: Option<String>,
-    /// The ledger with this sequence number, as the store lists it (its
-    /// own ledger list, as rippled's ledger.db; else the retained ledgers).
-    #[arg(long, value_name = "SEQ")]
-    pub ledger: Option<u32>,
+    #[command(flatten)]
+    pub at: LedgerArgs,
     /// Write to FILE (whole or not at all) instead of standard output.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
@@ -91,10 +81,9 @@ impl From<shamap_store::StoreError> for Stop {
 
 /// Runs `shamap export`.
 pub fn run(args: &ExportArgs) -> Result<Exit, Failure> {
-    parse_root(args.root.as_deref())?;
+    args.at.check()?;
     let store = open_to_read(&args.db)?;
-    let hash = given_root(&*store, args.root.as_deref(), args.ledger)?
-        .ok_or_else(|| Failure::unusable("give --root or --ledger"))?;
+    let hash = args.at.resolve(&*store)?;
     let ledger = open_ledger(&*store, hash)?;
     let v2 = args.api_version == 2;
     match &args.out {

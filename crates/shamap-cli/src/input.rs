@@ -294,6 +294,38 @@ impl RootArgs {
     }
 }
 
+/// `--root HEX` or `--ledger SEQ`, one of them required: the ledger a
+/// command works on (`sync` also takes a map root).
+#[derive(Debug, Clone, clap::Args)]
+pub struct LedgerArgs {
+    /// A ledger hash (the key of its header object); `sync` also takes a
+    /// map root.
+    #[arg(
+        long,
+        value_name = "HEX",
+        required_unless_present = "ledger",
+        conflicts_with = "ledger"
+    )]
+    pub root: Option<String>,
+    /// The ledger with this sequence number, as the store lists it (its
+    /// own ledger list, as rippled's ledger.db; else the retained ledgers).
+    #[arg(long, value_name = "SEQ")]
+    pub ledger: Option<u32>,
+}
+
+impl LedgerArgs {
+    /// Refuses a `--root` that is not a hash, before any store is opened.
+    pub fn check(&self) -> Result<(), Failure> {
+        parse_root(self.root.as_deref()).map(drop)
+    }
+
+    /// The hash these arguments name in `store` (see [`given_root`]).
+    pub fn resolve(&self, store: &dyn NodeStore) -> Result<Hash256, Failure> {
+        given_root(store, self.root.as_deref(), self.ledger)?
+            .ok_or_else(|| Failure::unusable("give --root or --ledger"))
+    }
+}
+
 /// The hash `--root HEX` or `--ledger SEQ` names (the ledger's hash, from
 /// [`ledger::ledger_by_seq`]), or `None` when neither is given.
 pub fn given_root(

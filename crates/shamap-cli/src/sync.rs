@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use shamap_store::{copy_root, map::ledger};
 
-use crate::input::{given_root, open_or_create, open_to_read, parse_root};
+use crate::input::{open_or_create, open_to_read, LedgerArgs};
 use crate::output::{node_progress, print_text_status_kept, refuse_inside_store, Exit, Failure};
 
 /// Arguments of `shamap sync`.
@@ -25,29 +25,19 @@ pub struct SyncArgs {
     pub from: PathBuf,
     #[arg(long, value_name = "DB", help = crate::input::db_help("The store to copy into (created if absent)"))]
     pub to: PathBuf,
-    /// A ledger hash or map root in the source.
-    #[arg(
-        long,
-        value_name = "HEX",
-        required_unless_present = "ledger",
-        conflicts_with = "ledger"
-    )]
-    pub root: Option<String>,
-    /// The ledger with this sequence number, as the source lists it
-    /// (rippled's ledger.db, or the retained ledgers).
-    #[arg(long, value_name = "SEQ")]
-    pub ledger: Option<u32>,
+    /// A ledger hash or map root in the source, or a ledger it lists.
+    #[command(flatten)]
+    pub at: LedgerArgs,
 }
 
 /// Runs `shamap sync`. The root is checked in the source before the target
 /// is opened, so a wrong root leaves no new, empty target behind.
 pub fn run(args: &SyncArgs) -> Result<Exit, Failure> {
-    parse_root(args.root.as_deref())?;
+    args.at.check()?;
     // The target is written while the source is read: never inside it.
     refuse_inside_store(&args.to, &args.from, "the target store")?;
     let from = open_to_read(&args.from)?;
-    let root = given_root(&from, args.root.as_deref(), args.ledger)?
-        .ok_or_else(|| Failure::unusable("give --root or --ledger"))?;
+    let root = args.at.resolve(&from)?;
     ledger::resolve_root(&from, &root, None)?;
     let to = open_or_create(&args.to)?;
     let bar = node_progress(0, "nodes");

@@ -15,28 +15,30 @@ use shamap_clio::{random_chain, table_rows, ChainShape, CORE_TABLES};
 use shamap_nudb_writer::{write_ledger_db, write_ledgers, Ledger, NudbOptions};
 
 use crate::cassandra_cluster::cluster_or_skip;
-use crate::clio_ledgers::{load, nudb_ledgers, nudb_store};
+use crate::clio_ledgers::{load, nudb_ledgers, nudb_store, shape};
 use crate::support::{assert_contains, one_error_line, shamap, Run};
 
 pub fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/cli_load_{name}_{}", std::process::id())
 }
 
-pub const SHAPE: ChainShape = ChainShape {
-    first_seq: 300,
-    ledgers: 40,
-    initial_objects: 120,
-    changes: 10,
-    max_transactions: 3,
-};
+pub const SHAPE: ChainShape = shape(300, 40, 120, 10, 3);
 
 /// A node log of `ledgers`, in `dir`.
 pub fn node_log(dir: &Path, ledgers: &[Ledger]) -> PathBuf {
     let db = dir.join("log");
-    let store = shamap_store::LogStore::open(&db).expect("node log");
+    import_all(
+        &shamap_store::LogStore::open(&db).expect("node log"),
+        ledgers,
+    );
+    db
+}
+
+/// Imports every ledger of `ledgers` into `store`.
+fn import_all(store: &dyn shamap_store::NodeStore, ledgers: &[Ledger]) {
     for l in ledgers {
         shamap_store::import_ledger(
-            &store,
+            store,
             &format!("ledger-{}", l.header.seq),
             Some(&l.state),
             Some(&l.tx),
@@ -45,7 +47,6 @@ pub fn node_log(dir: &Path, ledgers: &[Ledger]) -> PathBuf {
         )
         .expect("import");
     }
-    db
 }
 
 /// `shamap clio SUB --from FROM --db DB EXTRA...`.
@@ -64,6 +65,25 @@ pub fn clio_from(sub: &str, from: &Path, db: &str, extra: &[&str]) -> Run {
 
 pub fn clio_load(from: &Path, db: &str, extra: &[&str]) -> Run {
     clio_from("load", from, db, extra)
+}
+
+/// `clio_load`, which must exit 0 and say each of `says`: its run.
+fn load_ok(from: &Path, db: &str, extra: &[&str], says: &[&str]) -> Run {
+    let r = clio_load(from, db, extra);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    for s in says {
+        assert_contains(&r.stdout, s);
+    }
+    r
+}
+
+/// `clio_load`, which must be refused in one line, exit 2, saying each of
+/// `says`.
+fn load_refused(from: &Path, db: &str, extra: &[&str], says: &[&str]) {
+    let e = one_error_line(&clio_load(from, db, extra), 2);
+    for s in says {
+        assert_contains(&e, s);
+    }
 }
 
 /// `shamap clio verify --db DB [ARGS]`, which must exit 0: its run.
@@ -109,32 +129,31 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
     // From NuDB, into a new prefixed keyspace, in two runs (the second
     // extends the first).
     let u = url(&host, "nudb");
-    let r = clio_load(
+    fn c(range: &str) -> [&str; 4] {
+        ["--table-prefix", "c_", "--ledgers", range]
+    }
+    load_ok(
         &nudb,
         &u,
-        &["--table-prefix", "c_", "--ledgers", "300..319"],
+        &c("300..319"),
+        &[
+            "created Clio's schema in ",
+            "wrote 20 ledgers (",
+            " rows, ",
+            "ledger_range 300..319 (was empty)",
+        ],
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_contains(&r.stdout, "created Clio's schema in ");
-    assert_contains(&r.stdout, "wrote 20 ledgers (");
-    assert_contains(&r.stdout, " rows, ");
-    assert_contains(&r.stdout, "ledger_range 300..319 (was empty)");
-    let r = clio_load(
+    load_ok(
         &nudb,
         &u,
-        &["--table-prefix", "c_", "--ledgers", "310..339"],
+        &c("310..339"),
+        &[
+            "wrote 20 ledgers (",
+            " rows, ",
+            "ledger_range 300..339 (was 300..319)",
+        ],
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_contains(&r.stdout, "wrote 20 ledgers (");
-    assert_contains(&r.stdout, " rows, ");
-    assert_contains(&r.stdout, "ledger_range 300..339 (was 300..319)");
-    let r = clio_load(
-        &nudb,
-        &u,
-        &["--table-prefix", "c_", "--ledgers", "320..330"],
-    );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_contains(&r.stdout, "nothing to write");
+    load_ok(&nudb, &u, &c("320..330"), &["nothing to write"]);
     same_rows(&u, "c_", &reference, "");
     // account_tx: one row per transaction and account its metadata names.
     let want: usize = chain
@@ -206,78 +225,62 @@ fn load_from_nudb_and_node_log_equals_the_tests_loader_and_verifies() {
 
     // From the node log, in one run.
     let u2 = url(&host, "log");
-    let r = clio_load(
+    load_ok(
         &log,
         &format!("{u2}?table_prefix=n_"),
         &["--ledgers", "300..339"],
+        &[],
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
     same_rows(&u2, "n_", &reference, "");
 
     // Refusals, one line each: a gap, a start before the range, another
     // chain, a ledger the store does not have.
-    let e = one_error_line(
-        &clio_load(
+    load_refused(
+        &nudb,
+        &u,
+        &c("341..345"),
+        &["would leave a gap after the keyspace's range 300..339"],
+    );
+    for first in ["299", "340"] {
+        load_refused(
             &nudb,
             &u,
-            &["--table-prefix", "c_", "--ledgers", "341..345"],
-        ),
-        2,
-    );
-    assert_contains(&e, "would leave a gap after the keyspace's range 300..339");
-    let e = one_error_line(
-        &clio_load(
-            &nudb,
-            &u,
-            &["--table-prefix", "c_", "--ledgers", "299..345"],
-        ),
-        2,
-    );
-    assert_contains(
-        &e,
-        "ledger 299: in the source store: no such ledger (it lists ledgers 300 to 339)",
-    );
-    let e = one_error_line(
-        &clio_load(
-            &nudb,
-            &u,
-            &["--table-prefix", "c_", "--ledgers", "340..345"],
-        ),
-        2,
-    );
-    assert_contains(
-        &e,
-        "ledger 340: in the source store: no such ledger (it lists ledgers 300 to 339)",
-    );
+            &c(&format!("{first}..345")),
+            &[&format!(
+                "ledger {first}: in the source store: no such ledger (it lists ledgers 300 to 339)"
+            )],
+        );
+    }
     let other = random_chain(22, SHAPE);
     let other_dir = tempfile::tempdir().expect("tempdir");
     let other_db = nudb_store(other_dir.path(), &nudb_ledgers(&other));
-    let e = one_error_line(
-        &clio_load(
-            &other_db,
-            &u,
-            &["--table-prefix", "c_", "--ledgers", "339..340"],
-        ),
-        2,
+    load_refused(
+        &other_db,
+        &u,
+        &c("339..340"),
+        &[
+            "ledger 339: in the source store: its hash is ",
+            "another chain",
+        ],
     );
-    assert_contains(&e, "ledger 339: in the source store: its hash is ");
-    assert_contains(&e, "another chain");
     // Back-filling: 320..335 first, then 300..339 around it. Ledger 320,
     // written whole as the first, keeps its every object and whole list
     // (extra rows at 320, which read the same); every other row is the
     // loader's.
     let u3 = url(&host, "back");
-    let r = clio_load(&nudb, &u3, &["--ledgers", "320..335"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let e = one_error_line(&clio_load(&nudb, &u3, &["--ledgers", "300..310"]), 2);
-    assert_contains(
-        &e,
-        "would leave a gap before the keyspace's range 320..335: end at 319 at the earliest",
+    load_ok(&nudb, &u3, &["--ledgers", "320..335"], &[]);
+    load_refused(
+        &nudb,
+        &u3,
+        &["--ledgers", "300..310"],
+        &["would leave a gap before the keyspace's range 320..335: end at 319 at the earliest"],
     );
-    let r = clio_load(&nudb, &u3, &["--ledgers", "300..339"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_contains(&r.stdout, "wrote 24 ledgers (");
-    assert_contains(&r.stdout, "ledger_range 300..339 (was 320..335)");
+    load_ok(
+        &nudb,
+        &u3,
+        &["--ledgers", "300..339"],
+        &["wrote 24 ledgers (", "ledger_range 300..339 (was 320..335)"],
+    );
     let r = clio_verify_passes(&u3, &[]);
     assert!(r.stdout.ends_with("all match\n"), "{}", r.stdout);
     for t in CORE_TABLES {
@@ -362,13 +365,7 @@ fn a_ledger_that_does_not_verify_is_refused_and_nothing_of_it_written() {
 fn a_load_killed_mid_way_resumes() {
     use std::process::{Command, Stdio};
     let host = cluster_or_skip!();
-    let shape = ChainShape {
-        first_seq: 1000,
-        ledgers: 400,
-        initial_objects: 300,
-        changes: 40,
-        max_transactions: 4,
-    };
+    let shape = shape(1000, 400, 300, 40, 4);
     let chain = random_chain(24, shape);
     let ledgers = nudb_ledgers(&chain);
     let dir = tempfile::tempdir().expect("tempdir");
@@ -413,13 +410,12 @@ fn a_load_killed_mid_way_resumes() {
     }
     child.kill().expect("SIGKILL");
     let _ = child.wait();
-    let r = clio_load(
+    load_ok(
         &nudb,
         &u,
         &["--table-prefix", "k_", "--ledgers", "1000..1399"],
+        &["ledger_range 1000..1399 (was 1000.."],
     );
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_contains(&r.stdout, "ledger_range 1000..1399 (was 1000..");
     let reference = url(&host, "killedref");
     let loader = load(&reference, &chain);
     same_rows(&u, "k_", &reference, "");
@@ -438,9 +434,12 @@ fn load_from_a_directory_of_ledger_dumps() {
     let file = crate::support::data("ledger-full-38129.json");
     std::fs::copy(&file, dir.path().join("38129.json")).expect("copy");
     let u = url(&host, "dumps");
-    let r = clio_load(dir.path(), &u, &["--ledgers", "38129"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_contains(&r.stdout, "wrote 1 ledger (");
+    load_ok(
+        dir.path(),
+        &u,
+        &["--ledgers", "38129"],
+        &["wrote 1 ledger ("],
+    );
     let reference = url(&host, "dumpsref");
     let loader = load(&reference, &[crate::clio_ledgers::ledger_38129()]);
     for t in CORE_TABLES.iter().filter(|t| **t != "successor") {
@@ -514,34 +513,16 @@ fn load_from_a_directory_of_ledger_dumps() {
 #[test]
 fn load_from_a_cassandra_node_store() {
     let host = cluster_or_skip!();
-    let shape = ChainShape {
-        first_seq: 50,
-        ledgers: 8,
-        initial_objects: 60,
-        changes: 6,
-        max_transactions: 2,
-    };
+    let shape = shape(50, 8, 60, 6, 2);
     let chain = random_chain(26, shape);
     let ledgers = nudb_ledgers(&chain);
     let node_store = format!("cassandra://{host}/cli_load_nodes_{}", std::process::id());
-    {
-        let store =
-            shamap_store::open(&node_store, shamap_store::Access::Create).expect("node store");
-        for l in &ledgers {
-            shamap_store::import_ledger(
-                &*store,
-                &format!("ledger-{}", l.header.seq),
-                Some(&l.state),
-                Some(&l.tx),
-                Some(&l.header),
-                &mut |_| {},
-            )
-            .expect("import");
-        }
-    }
+    import_all(
+        &*shamap_store::open(&node_store, shamap_store::Access::Create).expect("node store"),
+        &ledgers,
+    );
     let u = url(&host, "fromcass");
-    let r = clio_load(Path::new(&node_store), &u, &["--ledgers", "50..57"]);
-    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    load_ok(Path::new(&node_store), &u, &["--ledgers", "50..57"], &[]);
     let reference = url(&host, "fromcassref");
     let loader = load(&reference, &chain);
     same_rows(&u, "", &reference, "");
@@ -558,13 +539,7 @@ fn load_from_a_cassandra_node_store() {
 fn a_range_moved_by_another_writer_stops_the_load() {
     use std::process::{Command, Stdio};
     let host = cluster_or_skip!();
-    let shape = ChainShape {
-        first_seq: 1000,
-        ledgers: 400,
-        initial_objects: 300,
-        changes: 40,
-        max_transactions: 4,
-    };
+    let shape = shape(1000, 400, 300, 40, 4);
     let chain = random_chain(27, shape);
     let dir = tempfile::tempdir().expect("tempdir");
     let nudb = nudb_store(dir.path(), &nudb_ledgers(&chain));

@@ -4,9 +4,9 @@
 //! `clio_load_store_cassandra`'s).
 
 use crate::cassandra_cluster::cluster_or_skip;
-use crate::clio_ledgers::{load, nudb_ledgers, nudb_store};
+use crate::clio_ledgers::{load, nudb_ledgers, nudb_store, shape};
 use crate::support::{assert_contains, one_error_line, shamap};
-use shamap_clio::{random_chain, ChainShape};
+use shamap_clio::random_chain;
 
 use crate::clio_load_store_cassandra::{clio_from, same_rows, url};
 use crate::clio_store_cassandra::changes_at;
@@ -25,13 +25,7 @@ fn repair_mends_each_fault_class() {
     use std::collections::BTreeSet;
     use std::ops::Bound::{Excluded, Unbounded};
     let host = cluster_or_skip!();
-    let shape = ChainShape {
-        first_seq: 100,
-        ledgers: 12,
-        initial_objects: 40,
-        changes: 6,
-        max_transactions: 3,
-    };
+    let shape = shape(100, 12, 40, 6, 3);
     let chain = random_chain(5, shape);
     let dir = tempfile::tempdir().expect("tempdir");
     let nudb = nudb_store(dir.path(), &nudb_ledgers(&chain));

@@ -12,7 +12,7 @@ use shamap::Key;
 use shamap_clio::{random_chain, ChainShape, ClioLedger, ClioLoader, Tables};
 
 use crate::cassandra_cluster::cluster_or_skip;
-use crate::clio_ledgers::{ledger_38129, load, load_with};
+use crate::clio_ledgers::{ledger_38129, load, load_with, shape};
 use crate::support::{
     assert_contains, assert_starts_with, data, ledger_headings, one_error_line, shamap,
     shamap_within, Run, ACCOUNT_38129, LEDGER_38129, TX_38129,
@@ -107,13 +107,7 @@ fn ledger_38129_verifies_in_text_and_json() {
     loader.drop_keyspace().expect("drop");
 }
 
-const SHAPE: ChainShape = ChainShape {
-    first_seq: 500,
-    ledgers: 210,
-    initial_objects: 200,
-    changes: 8,
-    max_transactions: 3,
-};
+const SHAPE: ChainShape = shape(500, 210, 200, 8, 3);
 
 #[test]
 fn chain_verifies_from_start_middle_and_resumes_with_state() {
@@ -194,13 +188,7 @@ pub(crate) fn changes_at(chain: &[ClioLedger], seq: u32) -> Changes {
     panic!("no ledger {seq}");
 }
 
-const FAULT_SHAPE: ChainShape = ChainShape {
-    first_seq: 100,
-    ledgers: 12,
-    initial_objects: 40,
-    changes: 6,
-    max_transactions: 3,
-};
+const FAULT_SHAPE: ChainShape = shape(100, 12, 40, 6, 3);
 
 /// Seed 5's chain, the ledger k its faults are made at (one after the first
 /// with a created key, a modified key and a transaction), and what k did.

@@ -543,17 +543,8 @@ mod tests {
 
     #[test]
     fn header_blob_round_trips_and_refuses_other_lengths() {
-        let h = LedgerHeader {
-            seq: 9,
-            total_coins: 1,
-            parent_hash: Hash256([1; 32]),
-            transaction_hash: Hash256([2; 32]),
-            account_hash: Hash256([3; 32]),
-            parent_close_time: 4,
-            close_time: 5,
-            close_time_resolution: 10,
-            close_flags: 0,
-        };
+        let bytes: Vec<u8> = (0..LEDGER_HEADER_LEN as u8).rev().collect();
+        let h = LedgerHeader::deserialize(&bytes).expect("a header");
         let blob = ClioHeader::blob(&h, &h.hash());
         assert_eq!(blob.len(), HEADER_BLOB_LEN);
         assert_eq!(

@@ -12,7 +12,7 @@ use shamap_clio::{
 use shamap_store::{BackedOptions, LogStore, MemStore, NodeStore};
 
 use crate::cassandra_cluster::cluster_or_skip;
-use crate::clio_ledgers::{ledger_38129, load, load_with};
+use crate::clio_ledgers::{ledger_38129, load, load_with, shape};
 use crate::seed;
 
 const ACCOUNT_38129: &str = "2C23D15B6B549123FB351E4B5CDE81C564318EB845449CD43C3EA7953C4DB452";
@@ -22,13 +22,38 @@ fn url(host: &str, name: &str) -> String {
     format!("cassandra://{host}/clio_{name}_{}", std::process::id())
 }
 
+/// A node cache that holds everything: the verifications in memory.
+fn in_memory() -> BackedOptions {
+    BackedOptions {
+        budget_bytes: usize::MAX / 8,
+        ..BackedOptions::default()
+    }
+}
+
+/// Verifies ledgers 1 to `last` (the first a full build), printing the
+/// time of the first (since `t`) and of the others.
+fn measure_verify(v: &mut ClioVerifier<'_, '_>, last: u32, t: std::time::Instant, label: &str) {
+    v.prefetch_until(last);
+    assert!(v.verify(1).expect("first").is_match());
+    eprintln!(
+        "MEASURE first ledger full build ({label}) {:?}",
+        t.elapsed()
+    );
+    let t = std::time::Instant::now();
+    for s in 2..=last {
+        assert!(v.verify(s).expect("v").is_match());
+    }
+    eprintln!(
+        "MEASURE {} following ledgers ({label}) {:?}",
+        last - 1,
+        t.elapsed()
+    );
+}
+
 /// Verifies `from..=to` in memory; every check.
 fn verify_range(reader: &ClioReader, from: u32, to: u32) -> Vec<LedgerCheck> {
     let store = MemStore::new();
-    let opts = BackedOptions {
-        budget_bytes: usize::MAX / 8,
-        ..BackedOptions::default()
-    };
+    let opts = in_memory();
     let mut v = ClioVerifier::new(reader, &store, opts, false).expect("verifier");
     v.prefetch_until(to);
     (from..=to)
@@ -67,13 +92,7 @@ fn ledger_38129_loads_and_verifies() {
 fn generated_chain_verifies_from_start_middle_and_resumes() {
     let host = cluster_or_skip!();
     let s = seed(2028);
-    let shape = ChainShape {
-        first_seq: 1000,
-        ledgers: 220,
-        initial_objects: 300,
-        changes: 9,
-        max_transactions: 3,
-    };
+    let shape = shape(1000, 220, 300, 9, 3);
     let chain = random_chain(s, shape);
     let u = url(&host, "chain");
     let loader = load(&u, &chain);
@@ -139,30 +158,12 @@ fn generated_chain_verifies_from_start_middle_and_resumes() {
 fn state_after_a_chain_is_the_engines_map() {
     let host = cluster_or_skip!();
     let s = seed(77);
-    let chain = random_chain(
-        s,
-        ChainShape {
-            first_seq: 5,
-            ledgers: 30,
-            initial_objects: 100,
-            changes: 20,
-            max_transactions: 2,
-        },
-    );
+    let chain = random_chain(s, shape(5, 30, 100, 20, 2));
     let u = url(&host, "engine");
     let loader = load(&u, &chain);
     let reader = ClioReader::open(&u).expect("open");
     let store = MemStore::new();
-    let mut v = ClioVerifier::new(
-        &reader,
-        &store,
-        BackedOptions {
-            budget_bytes: usize::MAX / 8,
-            ..BackedOptions::default()
-        },
-        false,
-    )
-    .expect("verifier");
+    let mut v = ClioVerifier::new(&reader, &store, in_memory(), false).expect("verifier");
     for seq in 5..35 {
         assert!(v.verify(seq).expect("verify").is_match(), "seed {s}");
     }
@@ -202,16 +203,7 @@ fn measure_verify_against_read_floor() {
     let changes: usize = std::env::var("M_CHANGES")
         .map(|v| v.parse().expect("n"))
         .unwrap_or(200);
-    let chain = random_chain(
-        1,
-        ChainShape {
-            first_seq: 1,
-            ledgers,
-            initial_objects: n,
-            changes,
-            max_transactions: 2,
-        },
-    );
+    let chain = random_chain(1, shape(1, ledgers, n, changes, 2));
     let u = url(&host, "measure");
     let t = std::time::Instant::now();
     let loader = load(&u, &chain);
@@ -220,29 +212,8 @@ fn measure_verify_against_read_floor() {
     let last = ledgers as u32;
     let t = std::time::Instant::now();
     let store = MemStore::new();
-    let mut v = ClioVerifier::new(
-        &reader,
-        &store,
-        BackedOptions {
-            budget_bytes: usize::MAX / 8,
-            ..BackedOptions::default()
-        },
-        false,
-    )
-    .expect("v");
-    v.prefetch_until(last);
-    let c = v.verify(1).expect("first");
-    assert!(c.is_match());
-    eprintln!("MEASURE first ledger full build (memory) {:?}", t.elapsed());
-    let t2 = std::time::Instant::now();
-    for s in 2..=last {
-        assert!(v.verify(s).expect("v").is_match());
-    }
-    eprintln!(
-        "MEASURE {} following ledgers (memory) {:?}",
-        last - 1,
-        t2.elapsed()
-    );
+    let mut v = ClioVerifier::new(&reader, &store, in_memory(), false).expect("v");
+    measure_verify(&mut v, last, t, "memory");
     let t3 = std::time::Instant::now();
     assert!(v.audit().expect("audit").is_empty());
     eprintln!("MEASURE audit {:?}", t3.elapsed());
@@ -251,21 +222,7 @@ fn measure_verify_against_read_floor() {
     let t = std::time::Instant::now();
     let mut v =
         ClioVerifier::new(&reader, &store, BackedOptions::with_budget_mb(16), true).expect("v");
-    v.prefetch_until(last);
-    assert!(v.verify(1).expect("first").is_match());
-    eprintln!(
-        "MEASURE first ledger full build (--state, 16 MiB) {:?}",
-        t.elapsed()
-    );
-    let t2 = std::time::Instant::now();
-    for s in 2..=last {
-        assert!(v.verify(s).expect("v").is_match());
-    }
-    eprintln!(
-        "MEASURE {} following ledgers (--state) {:?}",
-        last - 1,
-        t2.elapsed()
-    );
+    measure_verify(&mut v, last, t, "--state, 16 MiB");
     // Read floor: the same rows read with the same pipelining, nothing built.
     let f = shamap_clio::read_floor(&reader, 1, last).expect("floor");
     eprintln!("MEASURE floor {f:?}");
@@ -290,13 +247,7 @@ fn clio_verify_through_a_node_kill() {
         return;
     };
     let s = seed(2031);
-    let shape = ChainShape {
-        first_seq: 5000,
-        ledgers: 400,
-        initial_objects: 3000,
-        changes: 40,
-        max_transactions: 3,
-    };
+    let shape = shape(5000, 400, 3000, 40, 3);
     let chain = random_chain(s, shape);
     let u = format!(
         "cassandra://{hosts}/clio_faults_{}?replication=3&consistency=quorum",
@@ -383,16 +334,7 @@ fn clio_verify_through_a_node_kill() {
 #[test]
 fn a_prefixed_full_schema_keyspace_reads_and_verifies() {
     let host = cluster_or_skip!();
-    let chain = random_chain(
-        seed(404),
-        ChainShape {
-            first_seq: 7,
-            ledgers: 15,
-            initial_objects: 60,
-            changes: 5,
-            max_transactions: 2,
-        },
-    );
+    let chain = random_chain(seed(404), shape(7, 15, 60, 5, 2));
     let u = url(&host, "prefix");
     let loader = load_with(&u, "p9_", Tables::Full, &chain);
     assert_eq!(
@@ -448,16 +390,7 @@ fn live_by_scan(reader: &ClioReader, seq: u32) -> Vec<(Vec<u8>, i64, Vec<u8>)> {
 fn every_scan_mode_lists_the_same_state() {
     let host = cluster_or_skip!();
     let s = seed(515);
-    let chain = random_chain(
-        s,
-        ChainShape {
-            first_seq: 40,
-            ledgers: 25,
-            initial_objects: 150,
-            changes: 12,
-            max_transactions: 2,
-        },
-    );
+    let chain = random_chain(s, shape(40, 25, 150, 12, 2));
     let u = url(&host, "scans");
     let loader = load(&u, &chain);
     let open = |scan: ScanMode| {
@@ -513,10 +446,7 @@ fn every_scan_mode_lists_the_same_state() {
         .expect("stray row");
     for r in &readers {
         let store = MemStore::new();
-        let opts = BackedOptions {
-            budget_bytes: usize::MAX / 8,
-            ..BackedOptions::default()
-        };
+        let opts = in_memory();
         let mut v = ClioVerifier::new(r, &store, opts, false).expect("verifier");
         v.prefetch_until(59);
         for seq in 50..=59 {

@@ -12,11 +12,11 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use shamap_clio::{random_chain, ChainShape, ClioReader, ClioVerifier, ReadOptions, ScanMode};
+use shamap_clio::{random_chain, ClioReader, ClioVerifier, ReadOptions, ScanMode};
 use shamap_store::{BackedOptions, MemStore};
 
 use crate::cassandra_cluster::cluster_or_skip;
-use crate::clio_ledgers::load;
+use crate::clio_ledgers::{load, shape};
 
 /// What the proxy refuses.
 const REFUSED: &[u8] = b"PER PARTITION LIMIT";
@@ -99,16 +99,7 @@ fn refusing_proxy(upstream: &str) -> (String, Arc<AtomicUsize>) {
 fn auto_falls_back_when_the_server_refuses_the_partition_scan() {
     let host = cluster_or_skip!();
     let ks = format!("clio_refusal_{}", std::process::id());
-    let chain = random_chain(
-        crate::seed(616),
-        ChainShape {
-            first_seq: 30,
-            ledgers: 8,
-            initial_objects: 80,
-            changes: 6,
-            max_transactions: 2,
-        },
-    );
+    let chain = random_chain(crate::seed(616), shape(30, 8, 80, 6, 2));
     let loader = load(&format!("cassandra://{host}/{ks}"), &chain);
     let (proxy, refused) = refusing_proxy(&host);
     let u = format!("cassandra://{proxy}/{ks}");

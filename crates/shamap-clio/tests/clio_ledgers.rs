@@ -6,8 +6,27 @@ use std::path::{Path, PathBuf};
 use shamap::{MapKind, ShaMap};
 use shamap_nudb_writer::{write_ledger_db, write_ledgers, Ledger, NudbOptions};
 
-use shamap_clio::{ClioLedger, ClioLoader, Tables};
+use shamap_clio::{ChainShape, ClioLedger, ClioLoader, Tables};
 use shamap_ledger::dump;
+
+/// The shape of a generated chain: its first ledger's sequence, how many
+/// ledgers, the first ledger's objects, the keys changed in each next one,
+/// and the most transactions of a ledger.
+pub const fn shape(
+    first_seq: u32,
+    ledgers: usize,
+    initial_objects: usize,
+    changes: usize,
+    max_transactions: usize,
+) -> ChainShape {
+    ChainShape {
+        first_seq,
+        ledgers,
+        initial_objects,
+        changes,
+        max_transactions,
+    }
+}
 
 /// Ledger 38129 of the repository (state, transaction and header) as a
 /// first ledger to load.

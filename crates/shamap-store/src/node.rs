@@ -478,17 +478,8 @@ mod tests {
 
     #[test]
     fn ledger_headers_are_stored_under_the_ledger_hash() {
-        let h = LedgerHeader {
-            seq: 5,
-            total_coins: 1,
-            parent_hash: Hash256([1; 32]),
-            transaction_hash: Hash256::ZERO,
-            account_hash: Hash256([2; 32]),
-            parent_close_time: 3,
-            close_time: 4,
-            close_time_resolution: 10,
-            close_flags: 0,
-        };
+        let bytes: Vec<u8> = (0..118u8).map(|b| b.wrapping_mul(3)).collect();
+        let h = LedgerHeader::deserialize(&bytes).expect("a header");
         let obj = NodeObject::ledger(&h);
         assert_eq!(obj.hash(), h.hash());
         assert_eq!(obj.value().len(), 9 + 4 + 118);

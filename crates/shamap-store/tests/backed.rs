@@ -219,11 +219,13 @@ fn prefetch_loads_the_paths_so_the_block_that_follows_loads_nothing() {
         loads,
         "seed {s}: the block loaded nothing more"
     );
-    assert_eq!(
-        map.commit("head").expect("commit"),
-        shadow.root_hash(),
-        "seed {s}"
-    );
+    commits_the_shadows_root(&mut map, &mut shadow, s);
+}
+
+/// `map` commits to the root the in-memory `shadow` has.
+fn commits_the_shadows_root(map: &mut BackedMap<'_>, shadow: &mut ShaMap, s: u64) {
+    let root = map.commit("head").expect("commit");
+    assert_eq!(root, shadow.root_hash(), "seed {s}");
 }
 
 /// A lookup's leaf enters the cache on its second use only (a leaf is on
@@ -319,11 +321,7 @@ fn a_lookups_leaf_is_cached_from_its_second_use_and_loaded_once_for_read_modify_
             "seed {s}: the write after the read loaded nothing"
         );
     }
-    assert_eq!(
-        rmw.commit("head").expect("commit"),
-        shadow.root_hash(),
-        "seed {s}"
-    );
+    commits_the_shadows_root(&mut rmw, &mut shadow, s);
 }
 
 /// `next_after` / `last_before` agree with a `BTreeMap` on keys present,

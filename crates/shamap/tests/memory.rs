@@ -32,16 +32,23 @@ fn stats_count_every_node_and_byte() {
         assert_eq!(c.slots_used + c.slots_unused, c.nodes * c.capacity);
     }
     let b = &s.bytes;
-    let parts = b.inner_hashes
-        + b.child_slots_used
-        + b.child_slots_unused
-        + b.leaf_hashes
-        + b.leaf_keys
-        + b.leaf_data
-        + b.leaf_padding
-        + b.pool_slack
-        + b.other;
+    // The total is its parts, and the child slots are every class's slots.
+    let parts: usize = [
+        b.inner_hashes,
+        b.child_slots_used,
+        b.child_slots_unused,
+        b.leaf_hashes,
+        b.leaf_keys,
+        b.leaf_data,
+        b.leaf_padding,
+        b.pool_slack,
+        b.other,
+    ]
+    .iter()
+    .sum();
     assert_eq!(parts, b.total);
+    let slots: usize = s.inner_classes.iter().map(|c| c.nodes * c.capacity).sum();
+    assert_eq!(b.child_slots_used + b.child_slots_unused, 8 * slots);
     let overhead = s.overhead_per_entry();
     // At 20k entries a partly used 64 KiB block per leaf size dominates; the
     // 1M-entry figure is measured by the memory benchmark.

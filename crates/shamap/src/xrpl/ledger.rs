@@ -197,17 +197,14 @@ mod tests {
 
     #[test]
     fn serialization_round_trips() {
-        let h = LedgerHeader {
-            seq: 7,
-            total_coins: 99,
-            parent_hash: Hash256([1; 32]),
-            transaction_hash: Hash256([2; 32]),
-            account_hash: Hash256([3; 32]),
-            parent_close_time: 5,
-            close_time: 6,
-            close_time_resolution: 10,
-            close_flags: 1,
-        };
+        // Every byte distinct, so that a field read from the wrong offset
+        // or swapped with another shows.
+        let bytes: Vec<u8> = (0..LEDGER_HEADER_LEN as u8).collect();
+        let h = LedgerHeader::deserialize(&bytes).expect("118 bytes");
+        assert_eq!(h.seq, 0x0001_0203);
+        assert_eq!(h.parent_hash.0[0], 12);
+        assert_eq!(h.close_flags, 117);
+        assert_eq!(&h.serialize()[..], &bytes[..]);
         assert_eq!(LedgerHeader::deserialize(&h.serialize()), Some(h));
         assert_eq!(LedgerHeader::deserialize(&[0; 117]), None);
     }
