@@ -58,6 +58,7 @@ use shamap_store::{MemStore, NodeStore};
 use crate::clio_anchor::{self, ClioLedgers};
 use crate::clio_load::{
     insert_floor_cmd, load_cmd, progress, repair_cmd, unusable, ClioLoadArgs, ClioRepairArgs,
+    ClioTarget,
 };
 use crate::output::{print_json, print_json_streamed, print_text, Exit, Failure};
 use shamap_auth::anchor::Anchor;
@@ -113,13 +114,9 @@ pub enum ClioCommand {
 /// Arguments of `shamap clio load-test-chain`.
 #[derive(Debug, clap::Args)]
 pub struct LoadTestChainArgs {
-    /// The keyspace to create: cassandra://HOST[:PORT]/KEYSPACE.
-    #[arg(long, value_name = "URL")]
-    pub db: String,
-    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
-    /// `table_prefix=P` in the URL).
-    #[arg(long, value_name = "P")]
-    pub table_prefix: Option<String>,
+    /// The keyspace to create.
+    #[command(flatten)]
+    pub to: ClioTarget,
     /// Seed of the generator.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -275,8 +272,9 @@ fn load_test_chain(args: &LoadTestChainArgs) -> Result<Exit, Failure> {
     } else {
         Tables::Core
     };
-    let mut loader = ClioLoader::create_fresh_with(&args.db, args.table_prefix.as_deref(), tables)
-        .map_err(unusable)?;
+    let mut loader =
+        ClioLoader::create_fresh_with(&args.to.db, args.to.table_prefix.as_deref(), tables)
+            .map_err(unusable)?;
     let bar = progress(args.ledgers);
     for (i, l) in chain.iter().enumerate() {
         if i == 0 {

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use shamap_clio::{insert_floor, load, repair, LedgerLoaded, LoadOptions};
+use shamap_store::map::audit::plural;
 use shamap_store::{MemStore, NodeStore};
 
 use crate::output::{print_text, Exit, Failure};
@@ -29,6 +30,26 @@ pub fn progress(len: u64) -> ProgressBar {
     bar
 }
 
+/// The Clio keyspace a command writes into.
+#[derive(Debug, clap::Args)]
+pub struct ClioTarget {
+    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
+    #[arg(long, value_name = "URL")]
+    pub db: String,
+    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
+    /// `table_prefix=P` in the URL).
+    #[arg(long, value_name = "P")]
+    pub table_prefix: Option<String>,
+}
+
+impl ClioTarget {
+    fn options(&self) -> LoadOptions {
+        LoadOptions {
+            table_prefix: self.table_prefix.clone(),
+        }
+    }
+}
+
 /// Arguments of `shamap clio load`.
 #[derive(Debug, clap::Args)]
 pub struct ClioLoadArgs {
@@ -38,13 +59,8 @@ pub struct ClioLoadArgs {
     /// header; each checked against its header, held in memory).
     #[arg(long, value_name = "STORE")]
     pub from: PathBuf,
-    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
-    #[arg(long, value_name = "URL")]
-    pub db: String,
-    /// Clio's `table_prefix`: its tables are KEYSPACE.<P><name> (also
-    /// `table_prefix=P` in the URL).
-    #[arg(long, value_name = "P")]
-    pub table_prefix: Option<String>,
+    #[command(flatten)]
+    pub to: ClioTarget,
     /// The ledgers to write, A..B (or one, N).
     #[arg(long, value_name = "A..B", value_parser = parse_ledgers)]
     pub ledgers: (u32, u32),
@@ -80,12 +96,8 @@ pub struct ClioRepairArgs {
     /// directory, a cassandra:// node store.
     #[arg(long, value_name = "STORE")]
     pub from: PathBuf,
-    /// The Clio keyspace: cassandra://HOST[:PORT][,HOST...]/KEYSPACE.
-    #[arg(long, value_name = "URL")]
-    pub db: String,
-    /// Clio's `table_prefix` (also `table_prefix=P` in the URL).
-    #[arg(long, value_name = "P")]
-    pub table_prefix: Option<String>,
+    #[command(flatten)]
+    pub to: ClioTarget,
     /// Repair this ledger.
     #[arg(
         long,
@@ -234,13 +246,11 @@ pub fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
     if let Some(a) = &anchor {
         require_authenticated(&*store, a, args.ledgers)?;
     }
-    let opts = LoadOptions {
-        table_prefix: args.table_prefix.clone(),
-    };
     let bar = progress(u64::from(to - from) + 1);
     let mut done = |_: &LedgerLoaded| bar.inc(1);
     let t = std::time::Instant::now();
-    let r = load(&*store, &args.db, &opts, from, to, &mut done);
+    let (db, opts) = (&args.to.db, args.to.options());
+    let r = load(&*store, db, &opts, from, to, &mut done);
     let took = t.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let r = r.map_err(unusable)?;
@@ -279,15 +289,13 @@ pub fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
 
 pub fn repair_cmd(args: &ClioRepairArgs) -> Result<Exit, Failure> {
     let store = source_store(&args.from)?;
-    let opts = LoadOptions {
-        table_prefix: args.table_prefix.clone(),
-    };
     let (from, to) = match (args.ledger, args.from_ledger) {
         (Some(n), _) => (n, Some(n)),
         (None, Some(n)) => (n, None),
         (None, None) => return Err(Failure::unusable("give --ledger N or --from-ledger N")),
     };
-    let r = repair(&*store, &args.db, &opts, from, to, args.dry_run).map_err(unusable)?;
+    let (db, opts) = (&args.to.db, args.to.options());
+    let r = repair(&*store, db, &opts, from, to, args.dry_run).map_err(unusable)?;
     let mut out = String::new();
     for c in &r.changes {
         let done = match (c.what, args.dry_run) {
@@ -311,14 +319,14 @@ pub fn repair_cmd(args: &ClioRepairArgs) -> Result<Exit, Failure> {
             r.location
         ),
         (_, true) => format!(
-            "dry run: {n} row{} of ledgers {a}..{b} of {} would change\n",
-            if n == 1 { "" } else { "s" },
+            "dry run: {} of ledgers {a}..{b} of {} would change\n",
+            plural(n, "row", "rows"),
             r.location
         ),
         (_, false) => format!(
-            "repaired ledgers {a}..{b} of {}: {n} row{} changed\n",
+            "repaired ledgers {a}..{b} of {}: {} changed\n",
             r.location,
-            if n == 1 { "" } else { "s" }
+            plural(n, "row", "rows")
         ),
     });
     print_text(&out)?;
@@ -333,10 +341,8 @@ pub fn insert_floor_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
         ));
     }
     let store = source_store(&args.from)?;
-    let opts = LoadOptions {
-        table_prefix: args.table_prefix.clone(),
-    };
-    let (rows, took) = insert_floor(&*store, &args.db, &opts, from, to).map_err(unusable)?;
+    let (rows, took) =
+        insert_floor(&*store, &args.to.db, &args.to.options(), from, to).map_err(unusable)?;
     print_text(&format!(
         "insert floor of ledgers {from}..{to}: {rows} rows in {:.2} s\n",
         took.as_secs_f64()

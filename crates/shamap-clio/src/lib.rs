@@ -28,12 +28,18 @@
 use std::sync::Arc;
 
 use scylla::client::session::Session;
+use scylla::deserialize::row::DeserializeRow;
+use scylla::serialize::row::SerializeRow;
 use scylla::statement::prepared::PreparedStatement;
 use shamap::xrpl::ledger::{LedgerHeader, LEDGER_HEADER_LEN};
 use shamap::{Hash256, Key};
 
 use shamap_store::CassandraOptions;
 use shamap_store::StoreError;
+
+/// A row type query results are read as (for any frame's lifetimes).
+pub(crate) trait RowOf: for<'f, 'm> DeserializeRow<'f, 'm> {}
+impl<R: for<'f, 'm> DeserializeRow<'f, 'm>> RowOf for R {}
 
 mod build;
 #[cfg(feature = "test-chain")]
@@ -418,20 +424,17 @@ impl Conn {
 
     /// Runs `cql` with `values`, page by page: its rows (a failure says
     /// it could not run it).
-    fn select<V, R>(&self, cql: &str, values: V) -> Result<Vec<R>, ClioError>
-    where
-        V: scylla::serialize::row::SerializeRow,
-        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
-    {
+    fn select<V: SerializeRow, R: RowOf>(&self, cql: &str, values: V) -> Result<Vec<R>, ClioError> {
         self.select_as(&format!("cannot run '{cql}'"), cql, values)
     }
 
     /// [`Conn::select`], a failure saying `what`.
-    fn select_as<V, R>(&self, what: &str, cql: &str, values: V) -> Result<Vec<R>, ClioError>
-    where
-        V: scylla::serialize::row::SerializeRow,
-        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
-    {
+    fn select_as<V: SerializeRow, R: RowOf>(
+        &self,
+        what: &str,
+        cql: &str,
+        values: V,
+    ) -> Result<Vec<R>, ClioError> {
         use futures::StreamExt;
         self.runtime
             .block_on(async {
@@ -451,16 +454,12 @@ impl Conn {
 
     /// Runs prepared `st` with `values` (one page): its rows (a failure
     /// saying `what`).
-    fn select_prepared<V, R>(
+    fn select_prepared<V: SerializeRow, R: RowOf>(
         &self,
         what: &str,
         st: &PreparedStatement,
         values: V,
-    ) -> Result<Vec<R>, ClioError>
-    where
-        V: scylla::serialize::row::SerializeRow,
-        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
-    {
+    ) -> Result<Vec<R>, ClioError> {
         self.runtime
             .block_on(async {
                 let r = self.session.execute_unpaged(st, values).await?;

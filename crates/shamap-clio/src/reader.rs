@@ -19,13 +19,14 @@ use std::sync::Arc;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 use scylla::client::session::Session;
+use scylla::serialize::row::SerializeRow;
 use scylla::statement::prepared::PreparedStatement;
 use shamap::{Hash256, Key};
 use tokio::sync::Semaphore;
 
 use std::collections::VecDeque;
 
-use super::{key_of, ClioError, Conn, FIRST_KEY, LAST_KEY};
+use super::{key_of, ClioError, Conn, RowOf, FIRST_KEY, LAST_KEY};
 
 mod scan;
 use scan::choose_scan;
@@ -181,15 +182,11 @@ impl Shared {
 
     /// Runs `st` with `values` as one request (a permit held meanwhile),
     /// returning its first row.
-    async fn first_row<V, R>(
+    async fn first_row<V: SerializeRow, R: RowOf>(
         &self,
         st: &PreparedStatement,
         values: V,
-    ) -> Result<Option<R>, BoxError>
-    where
-        V: scylla::serialize::row::SerializeRow,
-        R: for<'f, 'm> scylla::deserialize::row::DeserializeRow<'f, 'm>,
-    {
+    ) -> Result<Option<R>, BoxError> {
         let _permit = self.permits.acquire().await?;
         let r = self.session.execute_unpaged(st, values).await?;
         Ok(r.into_rows_result()?.maybe_first_row::<R>()?)
@@ -503,7 +500,12 @@ impl ClioReader {
                 what: format!("not a Clio database: cannot query table '{table}': {e}"),
             })
         };
-        let scan = |table: &str, cql: String| {
+        // The columns of `table`'s rows in one token range, read in pages.
+        let token_range = |table: &str, columns: &str| {
+            let cql = format!(
+                "SELECT {columns} FROM {} WHERE token(key) > ? AND token(key) <= ?",
+                t(table)
+            );
             let mut s = p(table, cql)?;
             s.set_page_size(SCAN_PAGE);
             Ok::<_, ClioError>(s)
@@ -548,20 +550,8 @@ impl ClioReader {
                 ),
             )?,
             partition: None,
-            all_objects_range: scan(
-                "objects",
-                format!(
-                    "SELECT key, sequence, object FROM {t_objects} \
-                     WHERE token(key) > ? AND token(key) <= ?"
-                ),
-            )?,
-            all_successors_range: scan(
-                "successor",
-                format!(
-                    "SELECT key, seq, next FROM {t_successor} \
-                     WHERE token(key) > ? AND token(key) <= ?"
-                ),
-            )?,
+            all_objects_range: token_range("objects", "key, sequence, object")?,
+            all_successors_range: token_range("successor", "key, seq, next")?,
         };
         // The partition scans: prepared, and run once over an empty token
         // range, so that a server that refuses them says so now.

@@ -12,6 +12,7 @@ mod cassandra;
 #[cfg(feature = "cassandra")]
 mod cassandra_cluster;
 mod crash;
+#[cfg(feature = "nudb")]
 mod data_files;
 mod disk_faults;
 mod faults;

@@ -23,6 +23,7 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use super::header::{check_len, check_magic, read_header};
 use super::key_file::{u16_at, u48, u64_at, Bucket, NUDB_VERSION};
 
 /// Bytes of the data file's header.
@@ -54,15 +55,8 @@ pub struct DatHeader {
 impl DatHeader {
     /// Parses and checks a data file's header.
     pub fn parse(b: &[u8]) -> Result<DatHeader, String> {
-        if b.len() < DAT_HEADER_LEN {
-            return Err(format!(
-                "{} bytes, shorter than a data file header ({DAT_HEADER_LEN})",
-                b.len()
-            ));
-        }
-        if &b[..8] != b"nudb.dat" {
-            return Err("does not start with `nudb.dat` (not a NuDB data file)".to_owned());
-        }
+        check_len(b, DAT_HEADER_LEN, "a data file header")?;
+        check_magic(b, "nudb.dat", "a NuDB data file")?;
         let h = DatHeader {
             version: u16_at(b, 8),
             uid: u64_at(b, 10),
@@ -146,20 +140,7 @@ pub struct DatFile {
 impl DatFile {
     /// Opens and checks `path` (read-only).
     pub fn open(path: &Path) -> Result<DatFile, String> {
-        let file = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let len = file
-            .metadata()
-            .map_err(|e| format!("{}: {e}", path.display()))?
-            .len();
-        let mut b = [0u8; DAT_HEADER_LEN];
-        if len < DAT_HEADER_LEN as u64 {
-            return Err(format!(
-                "{}: {len} bytes, shorter than a data file header ({DAT_HEADER_LEN})",
-                path.display()
-            ));
-        }
-        file.read_exact_at(&mut b, 0)
-            .map_err(|e| format!("{}: reading the header: {e}", path.display()))?;
+        let (file, len, b) = read_header::<DAT_HEADER_LEN>(path, "a data file header")?;
         let header = DatHeader::parse(&b).map_err(|e| format!("{}: {e}", path.display()))?;
         Ok(DatFile {
             path: path.to_owned(),

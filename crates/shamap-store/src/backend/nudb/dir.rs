@@ -12,6 +12,7 @@ use shamap::Hash256;
 use hashbrown::HashMap;
 
 use super::dat_file::DatFile;
+use super::header::read_header;
 use super::key_file::{
     Bucket, Entry, KeyHeader, RawBucket, BUCKET_HEAD_LEN, ENTRY_LEN, KEY_HEADER_LEN,
 };
@@ -106,20 +107,7 @@ impl NudbDir {
         let stamps = Stamps::of(dir);
         let mut dat = DatFile::open(&dir.join("nudb.dat"))?;
         let key_path = dir.join("nudb.key");
-        let key = File::open(&key_path).map_err(|e| format!("{}: {e}", key_path.display()))?;
-        let mut key_len = key
-            .metadata()
-            .map_err(|e| format!("{}: {e}", key_path.display()))?
-            .len();
-        let mut b = [0u8; KEY_HEADER_LEN];
-        if key_len < KEY_HEADER_LEN as u64 {
-            return Err(format!(
-                "{}: {key_len} bytes, shorter than a key file header ({KEY_HEADER_LEN})",
-                key_path.display()
-            ));
-        }
-        key.read_exact_at(&mut b, 0)
-            .map_err(|e| format!("{}: reading the header: {e}", key_path.display()))?;
+        let (key, mut key_len, b) = read_header::<KEY_HEADER_LEN>(&key_path, "a key file header")?;
         let probe =
             KeyHeader::parse(&b, key_len).map_err(|e| format!("{}: {e}", key_path.display()))?;
         let mut overrides = HashMap::new();

@@ -28,6 +28,8 @@
 
 use xxhash_rust::xxh64::xxh64;
 
+use super::header::{check_len, check_magic};
+
 /// Bytes of the key file's header (at the start of its first block).
 pub const KEY_HEADER_LEN: usize = 104;
 /// Bytes of a bucket's count and spill fields.
@@ -150,15 +152,8 @@ impl KeyHeader {
     /// Parses and checks a key file's header; `file_len` is the file's
     /// length. The error says what is wrong (the caller names the file).
     pub fn parse(b: &[u8], file_len: u64) -> Result<KeyHeader, String> {
-        if b.len() < KEY_HEADER_LEN {
-            return Err(format!(
-                "{} bytes, shorter than a key file header ({KEY_HEADER_LEN})",
-                b.len()
-            ));
-        }
-        if &b[..8] != b"nudb.key" {
-            return Err("does not start with `nudb.key` (not a NuDB key file)".to_owned());
-        }
+        check_len(b, KEY_HEADER_LEN, "a key file header")?;
+        check_magic(b, "nudb.key", "a NuDB key file")?;
         let block_size = u16_at(b, 44);
         let capacity = bucket_capacity(block_size);
         let buckets = if block_size > 0 && file_len > u64::from(block_size) {

@@ -40,6 +40,7 @@ use std::time::SystemTime;
 
 use hashbrown::HashMap;
 
+use super::header::check_magic;
 use super::key_file::{u16_at, u64_at, Bucket, BUCKET_HEAD_LEN, ENTRY_LEN};
 
 /// Bytes of the log's header.
@@ -133,9 +134,7 @@ pub fn parse_log(b: &[u8], capacity: usize) -> Result<LogState, String> {
             len: b.len() as u64,
         });
     }
-    if &b[..8] != b"nudb.log" {
-        return Err("does not start with `nudb.log` (not NuDB's log file)".to_owned());
-    }
+    check_magic(b, "nudb.log", "a NuDB log file")?;
     let header = LogHeader {
         version: u16_at(b, 8),
         uid: u64_at(b, 10),

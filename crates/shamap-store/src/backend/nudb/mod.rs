@@ -5,6 +5,7 @@
 //!
 //! - [`key_file`], [`dat_file`]: NuDB's two files (headers, buckets,
 //!   spills, records).
+//! - `header`: the start every NuDB file shares (read, magic checked).
 //! - [`codec`]: rippled's value codec.
 //! - [`dir`]: one NuDB directory (headers checked, lookups).
 //! - [`layout`]: which directories a path holds (one directory, or
@@ -29,6 +30,7 @@ pub mod budget;
 pub mod codec;
 pub mod dat_file;
 pub mod dir;
+mod header;
 pub mod inner_cache;
 pub mod key_check;
 pub mod key_file;
