@@ -249,8 +249,8 @@ pub fn load_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
     let bar = progress(u64::from(to - from) + 1);
     let mut done = |_: &LedgerLoaded| bar.inc(1);
     let t = std::time::Instant::now();
-    let (db, opts) = (&args.to.db, args.to.options());
-    let r = load(&*store, db, &opts, from, to, &mut done);
+    let opts = args.to.options();
+    let r = load(&*store, &args.to.db, &opts, from, to, &mut done);
     let took = t.elapsed().as_secs_f64();
     bar.finish_and_clear();
     let r = r.map_err(unusable)?;
@@ -294,8 +294,8 @@ pub fn repair_cmd(args: &ClioRepairArgs) -> Result<Exit, Failure> {
         (None, Some(n)) => (n, None),
         (None, None) => return Err(Failure::unusable("give --ledger N or --from-ledger N")),
     };
-    let (db, opts) = (&args.to.db, args.to.options());
-    let r = repair(&*store, db, &opts, from, to, args.dry_run).map_err(unusable)?;
+    let opts = args.to.options();
+    let r = repair(&*store, &args.to.db, &opts, from, to, args.dry_run).map_err(unusable)?;
     let mut out = String::new();
     for c in &r.changes {
         let done = match (c.what, args.dry_run) {
@@ -341,8 +341,8 @@ pub fn insert_floor_cmd(args: &ClioLoadArgs) -> Result<Exit, Failure> {
         ));
     }
     let store = source_store(&args.from)?;
-    let (rows, took) =
-        insert_floor(&*store, &args.to.db, &args.to.options(), from, to).map_err(unusable)?;
+    let opts = args.to.options();
+    let (rows, took) = insert_floor(&*store, &args.to.db, &opts, from, to).map_err(unusable)?;
     print_text(&format!(
         "insert floor of ledgers {from}..{to}: {rows} rows in {:.2} s\n",
         took.as_secs_f64()
