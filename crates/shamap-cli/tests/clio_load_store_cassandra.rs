@@ -588,12 +588,26 @@ fn a_range_moved_by_another_writer_stops_the_load() {
         assert!(std::time::Instant::now() < deadline, "no progress");
         std::thread::sleep(Duration::from_millis(2));
     }
+    // Moved as Clio moves it: a lightweight transaction on the range it
+    // read (a plain write beside the load's transactions may be ordered
+    // before them and lost), again until it lands.
     let ks = u.rsplit('/').next().expect("ks");
-    writer
-        .execute(&format!(
-            "UPDATE {ks}.ledger_range SET sequence = 5000 WHERE is_latest = true"
-        ))
-        .expect("move the range");
+    loop {
+        let now = reader.range().ok().flatten().map_or(0, |(_, l)| l);
+        if now == 5000 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the range never moved"
+        );
+        writer
+            .execute(&format!(
+                "UPDATE {ks}.ledger_range SET sequence = 5000 WHERE is_latest = true \
+                 IF sequence = {now}"
+            ))
+            .expect("move the range");
+    }
     let out = child.wait_with_output().expect("wait");
     assert_eq!(out.status.code(), Some(2));
     let e = String::from_utf8_lossy(&out.stderr);
